@@ -1,0 +1,254 @@
+"""The lifecycle-aware record API of ``ChromaMemoryStore`` (a mixin).
+
+Records are ordinary LangGraph items (key = record id, value = ``record.to_value()``,
+indexed on ``content``), so a graph that uses the plain ``BaseStore`` API sees them too.
+This layer adds what LangGraph filters can't say: active-only by default, point-in-time
+(``as_of``) validity, record-level expiry and slot history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from langgraph.store.base import GetOp, PutOp
+from pydantic import ValidationError
+
+from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+RECORD_INDEX = ["content"]
+StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
+
+
+def _statuses(statuses: StatusArg) -> list[str] | None:
+    if statuses is None:
+        return None
+    if isinstance(statuses, (str, MemoryStatus)):
+        statuses = [statuses]
+    return [MemoryStatus(s).value for s in statuses]
+
+
+def _kinds(kinds: str | Iterable[str] | None) -> list[str] | None:
+    if kinds is None:
+        return None
+    return [kinds] if isinstance(kinds, str) else list(kinds)
+
+
+def parse_record(namespace: tuple[str, ...], document: str) -> MemoryRecord | None:
+    """A stored item → record, or ``None`` for items that are not records."""
+    try:
+        return MemoryRecord.from_value(namespace, json.loads(document))
+    except (ValidationError, ValueError, TypeError):
+        return None
+
+
+class RecordAPI:
+    """Record-level operations; mixed into ``ChromaMemoryStore``."""
+
+    if TYPE_CHECKING:
+        embeddings: Any
+        client: Any
+
+        def batch(self, ops: Iterable[Any]) -> list[Any]: ...
+        def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
+        def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]: ...
+        def _guard(self, fn: Callable[[], Any]) -> Any: ...
+        def _bump(self, namespace: tuple[str, ...]) -> None: ...
+        def query_rows(
+            self,
+            col: Any,
+            vector: list[float],
+            need: int,
+            accept: Callable[[dict[str, Any], str], bool],
+            where: dict[str, Any] | None = None,
+        ) -> list[tuple[str, dict[str, Any], float]]: ...
+
+        _cols: dict[tuple[str, ...], Any]
+
+    # ------------------------------------------------------------------ writes
+    def put_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Upsert records (by id) in one batch; every record is validated before any write."""
+        records = list(records)
+        for r in records:
+            if not isinstance(r, MemoryRecord):
+                msg = f"put_records takes MemoryRecord objects, got {type(r).__name__}."
+                raise TypeError(msg)
+        self.batch([PutOp(r.namespace, r.id, r.to_value(), index=RECORD_INDEX) for r in records])
+        return records
+
+    def put_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Upsert one record."""
+        return self.put_records([record])[0]
+
+    def delete_records(self, namespace: tuple[str, ...], ids: Sequence[str]) -> int:
+        """Hard-delete records by id; returns how many existed."""
+        namespace = C.validate_namespace(namespace)
+        col = self._col(namespace)
+        if col is None or not ids:
+            return 0
+        found = self._guard(lambda: col.get(ids=list(ids), include=[]))["ids"]
+        if found:
+            self.batch([PutOp(namespace, i, None) for i in found])
+        return len(found)
+
+    def purge(self, namespace_prefix: tuple[str, ...]) -> int:
+        """Hard-delete every item under ``namespace_prefix`` (all statuses, all history)."""
+        prefix = C.validate_namespace(namespace_prefix, what="namespace prefix")
+        removed = 0
+        for ns, col in self._namespaces():
+            if C.has_prefix(ns, prefix):
+                removed += int(self._guard(col.count))
+                self._guard(lambda col=col: self.client.delete_collection(col.name))
+                self._cols.pop(ns, None)
+                self._bump(ns)
+        return removed
+
+    # ------------------------------------------------------------------ reads
+    def get_record(self, namespace: tuple[str, ...], record_id: str) -> MemoryRecord | None:
+        """One record by id, or ``None``."""
+        item = self.batch([GetOp(tuple(namespace), record_id, refresh_ttl=False)])[0]
+        if item is None:
+            return None
+        try:
+            return MemoryRecord.from_value(item.namespace, item.value)
+        except ValidationError:
+            return None
+
+    def list_records(
+        self,
+        namespace: tuple[str, ...],
+        *,
+        statuses: StatusArg = None,
+        entity: str | None = None,
+        attribute: str | None = None,
+        kinds: str | Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> list[MemoryRecord]:
+        """Records of exactly ``namespace`` (all statuses by default), oldest first."""
+        namespace = C.validate_namespace(namespace)
+        col = self._col(namespace)
+        if col is None:
+            return []
+        clauses: list[dict[str, Any]] = []
+        if (st := _statuses(statuses)) is not None:
+            clauses.append({C.FLAT_PREFIX + "status": {"$in": st}})
+        if entity is not None:
+            clauses.append({C.FLAT_PREFIX + "entity": entity})
+        if attribute is not None:
+            clauses.append({C.FLAT_PREFIX + "attribute": attribute})
+        if (kd := _kinds(kinds)) is not None:
+            clauses.append({C.FLAT_PREFIX + "kind": {"$in": kd}})
+        where = C.where_and(clauses)
+        got = self._guard(lambda: col.get(where=where, include=["documents"]))
+        records = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
+        records.sort(key=lambda r: (r.created_at, r.valid_from))
+        return records[:limit] if limit is not None else records
+
+    def history(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:
+        """Every version of the slot ``(entity, attribute)``, oldest first."""
+        records = self.list_records(namespace, entity=entity, attribute=attribute)
+        return sorted(records, key=lambda r: (r.valid_from, r.created_at))
+
+    def count_records(self, namespace: tuple[str, ...], *, statuses: StatusArg = None) -> int:
+        """How many records a namespace holds (optionally of some statuses)."""
+        if statuses is None:
+            col = self._col(C.validate_namespace(namespace))
+            return 0 if col is None else int(self._guard(col.count))
+        return len(self.list_records(namespace, statuses=statuses))
+
+    def search_records(
+        self,
+        namespace: tuple[str, ...],
+        query: str | None = None,
+        *,
+        embedding: Sequence[float] | None = None,
+        k: int = 10,
+        statuses: StatusArg = (MemoryStatus.ACTIVE,),
+        kinds: str | Iterable[str] | None = None,
+        as_of: datetime | str | None = None,
+        now: datetime | str | None = None,
+        include_expired: bool = False,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Dense search in ``namespace``: ``(record, cosine similarity)`` best first.
+
+        By default only ``active``, unexpired records. ``as_of=t`` answers "what was true
+        at t": active or archived records with ``valid_from <= t < valid_to``.
+        """
+        namespace = C.validate_namespace(namespace)
+        if query is None and embedding is None:
+            msg = "search_records needs a `query` string or a precomputed `embedding`."
+            raise ValueError(msg)
+        if k <= 0:
+            return []
+        col = self._col(namespace)
+        if col is None:
+            return []
+        vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
+        at = ensure_aware(as_of)
+        when = ensure_aware(now) or utcnow()
+        wanted = (
+            [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
+        )
+        kind_list = _kinds(kinds)
+        cache: dict[str, MemoryRecord] = {}
+
+        def accept(meta: dict[str, Any], doc: str) -> bool:
+            if wanted is not None and meta.get(C.FLAT_PREFIX + "status") not in wanted:
+                return False
+            if kind_list is not None and meta.get(C.FLAT_PREFIX + "kind") not in kind_list:
+                return False
+            record = parse_record(namespace, doc)
+            if record is None:
+                return False
+            if at is not None and not record.is_valid_at(at):
+                return False
+            if not include_expired and record.is_expired(when):
+                return False
+            cache[doc] = record
+            return True
+
+        clauses: list[dict[str, Any]] = []
+        if wanted is not None:
+            clauses.append({C.FLAT_PREFIX + "status": {"$in": wanted}})
+        if kind_list is not None:
+            clauses.append({C.FLAT_PREFIX + "kind": {"$in": kind_list}})
+        rows = self.query_rows(col, vector, k, accept, where=C.where_and(clauses))
+        return [(cache[doc], score) for doc, _, score in rows[:k]]
+
+    # ------------------------------------------------------------------ async twins
+    async def aput_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """Async :meth:`put_records`."""
+        return await asyncio.to_thread(self.put_records, records)
+
+    async def aput_record(self, record: MemoryRecord) -> MemoryRecord:
+        """Async :meth:`put_record`."""
+        return await asyncio.to_thread(self.put_record, record)
+
+    async def aget_record(self, namespace: tuple[str, ...], record_id: str) -> MemoryRecord | None:
+        """Async :meth:`get_record`."""
+        return await asyncio.to_thread(self.get_record, namespace, record_id)
+
+    async def alist_records(self, namespace: tuple[str, ...], **kwargs: Any) -> list[MemoryRecord]:
+        """Async :meth:`list_records`."""
+        return await asyncio.to_thread(lambda: self.list_records(namespace, **kwargs))
+
+    async def asearch_records(
+        self, namespace: tuple[str, ...], query: str | None = None, **kwargs: Any
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Async :meth:`search_records`."""
+        return await asyncio.to_thread(lambda: self.search_records(namespace, query, **kwargs))
+
+    async def ahistory(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:
+        """Async :meth:`history`."""
+        return await asyncio.to_thread(self.history, namespace, entity, attribute)
+
+    async def apurge(self, namespace_prefix: tuple[str, ...]) -> int:
+        """Async :meth:`purge`."""
+        return await asyncio.to_thread(self.purge, namespace_prefix)

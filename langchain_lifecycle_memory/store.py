@@ -1,0 +1,546 @@
+"""``ChromaMemoryStore``: a LangGraph ``BaseStore`` over Chroma, plus the record API.
+
+Why ``chromadb`` directly rather than ``langchain_chroma.Chroma``: a LangGraph store
+needs exact ids, upserts that merge metadata, ``get`` by id, metadata-only filters and
+per-collection configuration (cosine space, embedding fingerprint); ``Chroma`` the
+vector store wraps these with a document API that hides them, and we still hand it
+any LangChain ``Embeddings``. ``langchain-chroma`` stays the baseline in benchmarks.
+
+Layout (measured in DESIGN.md: a ``where`` filter costs 4-17x an unfiltered query):
+
+* **one collection per namespace** (tenant), so a tenant's search needs no ``where``;
+* statuses and expiry are checked on an over-fetched candidate list, with a ``where``
+  only as a fallback when most candidates are filtered out;
+* a small ``<prefix>.meta`` collection holds the embedding fingerprint and the current
+  *generation*; a reindex writes a new generation and switches by updating that one
+  record, so an interrupted reindex leaves the old generation in use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+)
+
+from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory._records import RecordAPI
+from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
+from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
+
+__all__ = ["ChromaMemoryStore"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PATH_ENV = "LIFECYCLE_MEMORY_PATH"
+
+
+def _client_settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False)
+
+
+class ChromaMemoryStore(RecordAPI, BaseStore):
+    """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
+
+    Setup:
+        ``pip install langchain-lifecycle-memory`` (brings ``chromadb`` and the offline
+        default embedder).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory import ChromaMemoryStore
+
+            store = ChromaMemoryStore(persist_directory="./memory")  # embedded, persistent
+            # ChromaMemoryStore(client=chromadb.EphemeralClient())   # in memory
+            # ChromaMemoryStore(host="127.0.0.1", port=8000)         # `chroma run` server
+            # ChromaMemoryStore(client=chromadb.CloudClient(...))    # Chroma Cloud
+
+    Use with LangGraph:
+        .. code-block:: python
+
+            graph = builder.compile(store=store)
+            store.put(("memories", "u1"), "k1", {"content": "I like Vim"})
+            store.search(("memories", "u1"), query="editor")
+
+    Args:
+        persist_directory: Folder of an embedded ``PersistentClient`` (the default; falls
+            back to ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``).
+        client: Any chromadb client (ephemeral, persistent, HTTP, cloud). Wins over the rest.
+        host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
+        embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
+        collection_prefix: Prefix of every collection this store owns (3+ chars of
+            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
+        index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
+            semantic search. ``embed`` in it overrides ``embeddings``.
+        ttl: LangGraph ``TTLConfig`` (minutes).
+        verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
+            written with another embedder (set ``False`` only to run a reindex).
+    """
+
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        persist_directory: str | os.PathLike[str] | None = None,
+        *,
+        client: Any | None = None,
+        host: str | None = None,
+        port: int = 8000,
+        ssl: bool = False,
+        headers: dict[str, str] | None = None,
+        embeddings: Embeddings | None = None,
+        collection_prefix: str = "lifecycle_memory",
+        index: IndexConfig | bool | None = None,
+        ttl: TTLConfig | None = None,
+        verify_fingerprint: bool = True,
+    ) -> None:
+        if not isinstance(collection_prefix, str) or len(collection_prefix) < 3 or not all(
+            ch.isascii() and (ch.isalnum() or ch in "_-") for ch in collection_prefix
+        ):
+            msg = f"collection_prefix must be 3+ characters of [a-zA-Z0-9_-], got {collection_prefix!r}."
+            raise ValueError(msg)
+        self.prefix = collection_prefix
+        self._where = "embedded client"
+        self.client = client if client is not None else self._make_client(persist_directory, host, port, ssl, headers)
+        index_cfg: dict[str, Any] = {} if index in (None, True) else dict(index or {})
+        self.index_enabled = index is not False
+        embed = index_cfg.get("embed") if index_cfg else None
+        if embed is not None:
+            embeddings = ensure_embeddings(embed)
+        self.embeddings: Embeddings = embeddings or UniversalSentenceEncoderEmbeddings()
+        self.index_fields: list[str] = list(index_cfg.get("fields") or ["$"])
+        self.ttl_config: TTLConfig | None = ttl
+        self._lock = threading.RLock()
+        self._cols: dict[tuple[str, ...], Any] = {}
+        self._revisions: dict[tuple[str, ...], int] = {}
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
+        self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
+        self.dims = int(self.fingerprint["dims"])
+        self.generation = self._open_meta(verify_fingerprint)
+
+    # ------------------------------------------------------------------ setup
+    def _make_client(
+        self, path: Any, host: str | None, port: int, ssl: bool, headers: dict[str, str] | None
+    ) -> Any:
+        import chromadb
+
+        if host:
+            self._where = f"Chroma server {host}:{port}"
+            try:
+                return chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_client_settings())
+            except Exception as e:
+                msg = (
+                    f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Start one with "
+                    f"`chroma run --path DIR --host {host} --port {port}`, or fix --host/--port."
+                )
+                raise StoreUnavailableError(msg) from e
+        path = os.fspath(path) if path is not None else os.environ.get(DEFAULT_PATH_ENV, ".lifecycle_memory")
+        self._where = f"embedded Chroma at {path}"
+        return chromadb.PersistentClient(path=path, settings=_client_settings())
+
+    @property
+    def meta_name(self) -> str:
+        """Name of the collection that holds the fingerprint and generation."""
+        return f"{self.prefix}.meta"
+
+    def _meta(self) -> Any:
+        return self._guard(lambda: self.client.get_collection(self.meta_name))
+
+    def _open_meta(self, verify: bool) -> int:
+        from chromadb.errors import NotFoundError
+
+        try:
+            meta = self._guard(lambda: self.client.get_collection(self.meta_name))
+        except NotFoundError:
+            metadata = {"fingerprint": json.dumps(self.fingerprint, sort_keys=True), "generation": 0}
+            try:
+                self._guard(lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None))
+            except Exception:  # created concurrently by another process
+                self._guard(lambda: self.client.get_collection(self.meta_name))
+            return 0
+        stored = json.loads((meta.metadata or {}).get("fingerprint", "{}"))
+        if verify and stored and stored != self.fingerprint:
+            msg = (
+                f"The collections '{self.prefix}.*' were embedded with {stored}, but this store was "
+                f"opened with {self.fingerprint}; their scores are not comparable. Open the store with "
+                "the original embedder, or migrate with `store.reindex(new_embeddings)` "
+                "(CLI: `lifecycle-memory reindex`)."
+            )
+            raise EmbeddingMismatchError(msg)
+        return int((meta.metadata or {}).get("generation", 0))
+
+    def _guard(self, fn: Callable[[], Any]) -> Any:
+        """Run a Chroma call; a dead server becomes ``StoreUnavailableError``."""
+        try:
+            return fn()
+        except Exception as e:
+            name = type(e).__module__ + "." + type(e).__name__
+            if isinstance(e, (ConnectionError, OSError)) or name.startswith(("httpx.", "httpcore.")):
+                msg = (
+                    f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Is `chroma run` up? "
+                    "Nothing was written by the failed call."
+                )
+                raise StoreUnavailableError(msg) from e
+            raise
+
+    def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None:
+        from chromadb.errors import NotFoundError
+
+        with self._lock:
+            col = self._cols.get(namespace)
+            if col is not None:
+                return col
+            name = C.collection_name(self.prefix, self.generation, namespace)
+            try:
+                col = self._guard(lambda: self.client.get_collection(name, embedding_function=None))
+            except NotFoundError:
+                if not create:
+                    return None
+                metadata = {
+                    "namespace": json.dumps(list(namespace), ensure_ascii=False),
+                    "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
+                }
+                col = self._guard(
+                    lambda: self.client.get_or_create_collection(
+                        name,
+                        metadata=metadata,
+                        embedding_function=None,
+                        configuration={"hnsw": {"space": "cosine"}},
+                    )
+                )
+            self._cols[namespace] = col
+            return col
+
+    def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]:
+        """Every (namespace, collection) of a generation, read fresh from Chroma."""
+        start = C.generation_prefix(self.prefix, self.generation if generation is None else generation)
+        out = []
+        for col in self._guard(self.client.list_collections):
+            if col.name.startswith(start) and col.metadata and "namespace" in col.metadata:
+                out.append((tuple(json.loads(col.metadata["namespace"])), col))
+        return out
+
+    def _bump(self, namespace: tuple[str, ...]) -> None:
+        with self._lock:
+            self._revisions[namespace] = self._revisions.get(namespace, 0) + 1
+
+    def revision(self, namespace: tuple[str, ...]) -> int:
+        """Changes whenever this process writes to or deletes from ``namespace``."""
+        return self._revisions.get(tuple(namespace), 0)
+
+    # ------------------------------------------------------------------ embedding
+    def _index_text(self, value: dict[str, Any], fields: list[str]) -> str:
+        parts: list[str] = []
+        for field in fields:
+            parts.extend(t for t in get_text_at_path(value, tokenize_path(field) if field != "$" else "$") if t)
+        return "\n".join(parts)
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self.embeddings.embed_documents(texts)
+        if len(vectors) != len(texts) or any(len(v) != self.dims for v in vectors):
+            msg = f"The embedder returned vectors of the wrong size (expected {len(texts)} x {self.dims})."
+            raise ValueError(msg)
+        return [list(map(float, v)) for v in vectors]
+
+    def _placeholder_vector(self) -> list[float]:
+        return [1.0] + [0.0] * (self.dims - 1)
+
+    # ------------------------------------------------------------------ batch
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Execute ops: all are validated first, then puts, then reads in input order."""
+        ops = list(ops)
+        for op in ops:
+            self._validate_op(op)
+        results: list[Result] = [None] * len(ops)
+        puts = [op for op in ops if isinstance(op, PutOp)]
+        if puts:
+            self._apply_puts(puts)
+        for i, op in enumerate(ops):
+            if isinstance(op, GetOp):
+                results[i] = self._get(op)
+            elif isinstance(op, SearchOp):
+                results[i] = self._search(op)
+            elif isinstance(op, ListNamespacesOp):
+                results[i] = self._list_namespaces(op)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Async ``batch``: Chroma's client is synchronous, so it runs in a worker thread."""
+        ops = list(ops)
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, ops)
+
+    def _validate_op(self, op: Op) -> None:
+        if isinstance(op, (GetOp, PutOp)):
+            C.validate_namespace(op.namespace)
+            C.validate_key(op.key)
+            if isinstance(op, PutOp) and op.value is not None:
+                C.dumps_value(op.value)
+                if op.index not in (None, False) and not isinstance(op.index, list):
+                    msg = f"PutOp.index must be None, False or a list of field paths, got {op.index!r}."
+                    raise TypeError(msg)
+        elif isinstance(op, SearchOp):
+            C.validate_namespace(op.namespace_prefix, allow_empty=True, what="namespace prefix")
+            C.check_filter(op.filter)
+            if op.limit < 0 or op.offset < 0:
+                msg = "Search limit and offset must be >= 0."
+                raise ValueError(msg)
+        elif isinstance(op, ListNamespacesOp):
+            for cond in op.match_conditions or ():
+                C.validate_namespace(cond.path, allow_empty=True, what="namespace pattern")
+        else:
+            msg = f"Unknown store operation {type(op).__name__}."
+            raise TypeError(msg)
+
+    def _apply_puts(self, ops: list[PutOp]) -> None:
+        latest: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        for op in ops:
+            latest[(tuple(op.namespace), op.key)] = op
+        by_ns: dict[tuple[str, ...], list[PutOp]] = {}
+        for (ns, _), op in latest.items():
+            by_ns.setdefault(ns, []).append(op)
+        prepared = []
+        for ns, group in by_ns.items():
+            upserts = [op for op in group if op.value is not None]
+            texts = []
+            for op in upserts:
+                fields = self.index_fields if op.index is None else (op.index or [])
+                text = self._index_text(dict(op.value or {}), fields) if self.index_enabled and fields else ""
+                texts.append(text)
+            indexed = [i for i, t in enumerate(texts) if t]
+            vectors = self._embed([texts[i] for i in indexed])
+            prepared.append((ns, group, upserts, texts, dict(zip(indexed, vectors))))
+        for ns, group, upserts, texts, vectors in prepared:
+            self._write_namespace(ns, group, upserts, texts, vectors)
+
+    def _write_namespace(
+        self,
+        ns: tuple[str, ...],
+        group: list[PutOp],
+        upserts: list[PutOp],
+        texts: list[str],
+        vectors: dict[int, list[float]],
+    ) -> None:
+        deletes = [op.key for op in group if op.value is None]
+        if deletes:
+            col = self._col(ns)
+            if col is not None:
+                self._guard(lambda: col.delete(ids=deletes))
+        if not upserts:
+            self._bump(ns)
+            return
+        col = self._col(ns, create=True)
+        keys = [op.key for op in upserts]
+        existing = self._guard(lambda: col.get(ids=keys, include=["metadatas"]))
+        old_meta = {i: m for i, m in zip(existing["ids"], existing["metadatas"] or [])}
+        now = time.time()
+        default_ttl = (self.ttl_config or {}).get("default_ttl")
+        metadatas, documents, embeddings = [], [], []
+        for i, op in enumerate(upserts):
+            value = dict(op.value or {})
+            previous = old_meta.get(op.key) or {}
+            meta: dict[str, Any] = {
+                C.SYS_NS: ".".join(ns),
+                C.SYS_KEY: op.key,
+                C.SYS_CREATED: float(previous.get(C.SYS_CREATED, now)),
+                C.SYS_UPDATED: now,
+                C.SYS_INDEXED: i in vectors,
+                C.SYS_FIELDS: json.dumps(self.index_fields if op.index is None else (op.index or [])),
+            }
+            ttl = op.ttl if op.ttl is not None else default_ttl
+            if ttl is not None:
+                meta[C.SYS_TTL] = float(ttl)
+                meta[C.SYS_EXPIRES] = now + float(ttl) * 60
+            meta.update(C.flat_metadata(value))
+            for stale in set(previous) - set(meta):
+                meta[stale] = None
+            metadatas.append(meta)
+            documents.append(C.dumps_value(value))
+            embeddings.append(vectors.get(i) or self._placeholder_vector())
+        step = max(1, int(self._guard(self.client.get_max_batch_size)))
+        for s in range(0, len(keys), step):
+            self._guard(
+                lambda s=s: col.upsert(
+                    ids=keys[s : s + step],
+                    embeddings=embeddings[s : s + step],
+                    documents=documents[s : s + step],
+                    metadatas=metadatas[s : s + step],
+                )
+            )
+        self._bump(ns)
+
+    # ------------------------------------------------------------------ reads
+    def _refresh(self, col: Any, rows: list[tuple[str, dict[str, Any]]], refresh: bool | None) -> None:
+        default = (self.ttl_config or {}).get("refresh_on_read", True)
+        if not (default if refresh is None else refresh):
+            return
+        now = time.time()
+        ids = [i for i, m in rows if m.get(C.SYS_TTL) is not None]
+        if ids:
+            metas = [{C.SYS_EXPIRES: now + float(m[C.SYS_TTL]) * 60} for i, m in rows if m.get(C.SYS_TTL) is not None]
+            self._guard(lambda: col.update(ids=ids, metadatas=metas))
+
+    def _omit_expired(self) -> bool:
+        return bool((self.ttl_config or {}).get("omit_expired", False))
+
+    def _get(self, op: GetOp) -> Item | None:
+        col = self._col(tuple(op.namespace))
+        if col is None:
+            return None
+        got = self._guard(lambda: col.get(ids=[op.key], include=["documents", "metadatas"]))
+        if not got["ids"]:
+            return None
+        meta = got["metadatas"][0]
+        if self._omit_expired() and C.is_expired(meta, time.time()):
+            return None
+        self._refresh(col, [(op.key, meta)], op.refresh_ttl)
+        return C.row_to_item(tuple(op.namespace), got["documents"][0], meta)
+
+    def _rows(self, col: Any) -> list[tuple[str, dict[str, Any]]]:
+        got = self._guard(lambda: col.get(include=["documents", "metadatas"]))
+        return list(zip(got["documents"], got["metadatas"]))
+
+    def query_rows(
+        self,
+        col: Any,
+        vector: list[float],
+        need: int,
+        accept: Callable[[dict[str, Any], str], bool],
+        where: dict[str, Any] | None = None,
+    ) -> list[tuple[str, dict[str, Any], float]]:
+        """Nearest rows of ``col`` that pass ``accept``, over-fetching until ``need`` are found.
+
+        No ``where`` on the first try (filters cost 4-17x); the pre-filter ``where`` is
+        used once over-fetching shows that most candidates are being rejected.
+        """
+        total = int(self._guard(col.count))
+        if total == 0 or need <= 0:
+            return []
+        fetch = min(total, max(need * 4, 32))
+        use_where = None
+        while True:
+            res = self._guard(
+                lambda: col.query(
+                    query_embeddings=[vector],
+                    n_results=fetch,
+                    where=use_where,
+                    include=["documents", "metadatas", "distances"],
+                )
+            )
+            rows = [
+                (doc, meta, 1.0 - float(dist))
+                for doc, meta, dist in zip(res["documents"][0], res["metadatas"][0], res["distances"][0])
+                if accept(meta, doc)
+            ]
+            if len(rows) >= need or fetch >= total:
+                return rows
+            if where is not None and use_where is None:
+                use_where = where
+            else:
+                fetch = min(total, fetch * 4)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        cols = [(ns, col) for ns, col in self._namespaces() if C.has_prefix(ns, prefix)]
+        now = time.time()
+        omit = self._omit_expired()
+        need = op.offset + op.limit
+        scored: list[tuple[float | None, float, tuple[str, ...], str, dict[str, Any]]] = []
+        vector = self.embeddings.embed_query(op.query) if (op.query and self.index_enabled) else None
+
+        def accept(meta: dict[str, Any], doc: str) -> bool:
+            if omit and C.is_expired(meta, now):
+                return False
+            return not op.filter or C.matches_filter(json.loads(doc), op.filter)
+
+        for ns, col in cols:
+            if vector is not None:
+                rows = self.query_rows(col, vector, need, lambda m, d: bool(m.get(C.SYS_INDEXED)) and accept(m, d))
+                scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for d, m, s in rows)
+            else:
+                scored.extend((None, m[C.SYS_UPDATED], ns, d, m) for d, m in self._rows(col) if accept(m, d))
+        if vector is not None:
+            scored.sort(key=lambda r: r[0] or 0.0, reverse=True)
+        else:
+            scored.sort(key=lambda r: r[1], reverse=True)
+        page = scored[op.offset : op.offset + op.limit]
+        for ns, col in cols:
+            self._refresh(col, [(m[C.SYS_KEY], m) for _, _, n, _, m in page if n == ns], op.refresh_ttl)
+        return [C.row_to_search_item(ns, d, m, s) for s, _, ns, d, m in page]
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        found: set[tuple[str, ...]] = set()
+        for ns, col in self._namespaces():
+            if C.namespace_matches(op.match_conditions, ns) and self._guard(col.count) > 0:
+                found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+        return sorted(found)[op.offset : op.offset + op.limit]
+
+    # ------------------------------------------------------------------ TTL
+    def sweep_ttl(self) -> int:
+        """Delete every item whose LangGraph TTL has passed; returns how many."""
+        now = time.time()
+        removed = 0
+        for ns, col in self._namespaces():
+            got = self._guard(lambda col=col: col.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=[]))
+            if got["ids"]:
+                self._guard(lambda col=col, ids=got["ids"]: col.delete(ids=ids))
+                removed += len(got["ids"])
+                self._bump(ns)
+        return removed
+
+    async def asweep_ttl(self) -> int:
+        """Async :meth:`sweep_ttl`."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        """Sweep expired items periodically in a daemon thread (``TTLConfig.sweep_interval_minutes``)."""
+        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if self._sweeper and self._sweeper.is_alive():
+            return self._sweeper
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(float(interval) * 60):
+                try:
+                    self.sweep_ttl()
+                except Exception:
+                    logger.exception("TTL sweep failed; will retry at the next interval")
+
+        self._sweeper = threading.Thread(target=loop, name="lifecycle-memory-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; returns whether it stopped."""
+        self._sweeper_stop.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        return not self._sweeper.is_alive()

@@ -1,0 +1,69 @@
+"""Shared fixtures: the store on three real Chroma backends, and the shared/ folder."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import chromadb
+import pytest
+
+from langchain_lifecycle_memory import ChromaMemoryStore, UniversalSentenceEncoderEmbeddings
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SERVER_ENV = "LIFECYCLE_MEMORY_TEST_CHROMA"
+
+
+@pytest.fixture(scope="session")
+def embeddings() -> UniversalSentenceEncoderEmbeddings:
+    return UniversalSentenceEncoderEmbeddings()
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"../shared not found at {SHARED}: scenario/seed data unavailable")
+    return SHARED
+
+
+def server_address() -> tuple[str, int] | None:
+    value = os.environ.get(SERVER_ENV)
+    if not value:
+        return None
+    host, _, port = value.rpartition(":")
+    return host, int(port)
+
+
+def make_store(backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings, **kwargs: object) -> ChromaMemoryStore:
+    prefix = kwargs.pop("collection_prefix", None) or f"t{uuid.uuid4().hex[:10]}"
+    if backend == "embedded":
+        return ChromaMemoryStore(tmp_path / "chroma", embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
+    if backend == "memory":
+        return ChromaMemoryStore(client=chromadb.EphemeralClient(), embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
+    address = server_address()
+    if address is None:
+        pytest.skip(f"no Chroma server configured: set {SERVER_ENV}=host:port (.ci/run starts one)")
+    host, port = address
+    return ChromaMemoryStore(host=host, port=port, embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["embedded", "memory", "server"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings) -> Iterator[ChromaMemoryStore]:
+    s = make_store(backend, tmp_path, embeddings)
+    yield s
+    if backend != "embedded":
+        for _, col in s._namespaces():
+            s.client.delete_collection(col.name)
+
+
+@pytest.fixture
+def mem_store(tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings) -> ChromaMemoryStore:
+    """A fast in-memory store for tests that are not about the backend."""
+    return make_store("memory", tmp_path, embeddings)
