@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import pytest
+
+from langchain_lifecycle_memory.redaction import (
+    PII_KINDS,
+    PIIMatch,
+    Redactor,
+    contains_pii,
+    id_checksum_ok,
+    redact,
+)
+
+POSITIVES: list[tuple[str, list[tuple[str, str]]]] = [
+    ("我的手机号是 13761245093，有急事打这个。", [("cn_mobile", "13761245093")]),
+    ("电话：+86 137 6124 5093", [("cn_mobile", "+86 137 6124 5093")]),
+    ("打我手机139-1234-5678就行", [("cn_mobile", "139-1234-5678")]),
+    ("Call me on 15800001111 tomorrow.", [("cn_mobile", "15800001111")]),
+    ("联系方式8613761245093", [("cn_mobile", "8613761245093")]),
+    ("My UK number is +44 20 7946 0958.", [("phone", "+44 20 7946 0958")]),
+    ("Reach me at +1 (415) 555-0132 after 6pm.", [("phone", "+1 (415) 555-0132")]),
+    ("东京办公室电话 +81-3-1234-5678", [("phone", "+81-3-1234-5678")]),
+    (
+        "My email is dana.whitfield@example.com if you need to send me anything.",
+        [("email", "dana.whitfield@example.com")],
+    ),
+    ("My work email is kenji.mori@example.org.", [("email", "kenji.mori@example.org")]),
+    ("邮箱是zhang_san+memo@mail.qq.com，谢谢", [("email", "zhang_san+memo@mail.qq.com")]),
+    ("身份证号 110101199003074514 帮我填表", [("cn_id", "110101199003074514")]),
+    ("ID: 44030419851231002X", [("cn_id", "44030419851231002X")]),
+    ("我的身份证号是 110101199003074518，帮我填表的时候用。", [("cn_id", "110101199003074518")]),
+    ("卡号 6222 0212 3456 7890 128 是工资卡", [("bank_card", "6222 0212 3456 7890 128")]),
+    ("Visa 4111-1111-1111-1111 expires soon", [("bank_card", "4111-1111-1111-1111")]),
+    ("Amex 3782 822463 10005 on file", [("bank_card", "3782 822463 10005")]),
+    ("招商银行卡6228480012345671", [("bank_card", "6228480012345671")]),
+    ("服务器地址是192.168.1.10。", [("ipv4", "192.168.1.10")]),
+    ("My home IP is 8.8.4.4, weird I know.", [("ipv4", "8.8.4.4")]),
+    ("IPv6 地址 2001:db8::8a2e:370:7334 无法访问", [("ipv6", "2001:db8::8a2e:370:7334")]),
+    ("link-local fe80::1ff:fe23:4567:890a here", [("ipv6", "fe80::1ff:fe23:4567:890a")]),
+    (
+        "Email 13761245093@163.com or call 13761245093",
+        [("email", "13761245093@163.com"), ("cn_mobile", "13761245093")],
+    ),
+    (
+        "张三，手机13912345678，邮箱 zs@example.cn，身份证310115200002291235",
+        [("cn_mobile", "13912345678"), ("email", "zs@example.cn"), ("cn_id", "310115200002291235")],
+    ),
+]
+
+NEGATIVES: list[str] = [
+    "我是1990年出生的，2024年搬到了上海。",
+    "这台电脑 ¥1999，那台 3,499元。",
+    "It costs $12.50, or $1,299.99 for the pro plan.",
+    "会议定在 2024-06-17 10:30，别迟到。",
+    "The train leaves at 08:45:30 on 2024/06/17.",
+    "Upgrade to v1.2.3 and Python 3.11.7 please.",
+    "版本号 v10.0.19045.3803 已经安装",
+    "我们订了 1200 件货，单价 35 元。",
+    "邮编 100080，海淀区。",
+    "编号 12345678901 不是手机号",
+    "The order id is 10000000000 and quantity 250.",
+    "她跑了 42.195 公里，用时 3:12:45。",
+    "Pi is about 3.14159265358979, e about 2.71828.",
+    "订单号 2024061712345678 已发货",
+    "Temperature dropped to -12 and then +5 degrees.",
+    "We grew revenue 12.5% to 1,234,567 dollars in 2023.",
+    "Time stamp 1718600000000 ms since epoch.",
+    "call std::vector::push_back and a::b in C++",
+    "I wrote 4 + 12345678 on the whiteboard.",
+    "Sum: 7 +12345678 = 12345685",
+    "比分 3:2，第 89 分钟进球。",
+    "My ratio is 16:9 and the MAC is 00:1A:2B:3C:4D:5E.",
+    "身高 175cm 体重 68kg，鞋码 42。",
+    "随便一个十八位数 123456789012345678 不是身份证",
+    "Room 1203, floor 12, building 7.",
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), POSITIVES)
+def test_each_positive_sentence_is_found(text: str, expected: list[tuple[str, str]]) -> None:
+    found = redact(text, mode="keep", keep_originals=True).found
+    assert [(m.kind, m.original) for m in found] == expected
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_ordinary_numbers_are_not_pii(text: str) -> None:
+    assert redact(text).text == text
+    assert not contains_pii(text)
+
+
+def test_precision_and_recall_are_perfect_on_the_test_set() -> None:
+    assert len(POSITIVES) >= 20 and len(NEGATIVES) >= 20
+    gold = {(i, kind, s) for i, (_, exp) in enumerate(POSITIVES) for kind, s in exp}
+    sentences = [t for t, _ in POSITIVES] + NEGATIVES
+    predicted = {
+        (i, m.kind, m.original)
+        for i, text in enumerate(sentences)
+        for m in redact(text, mode="keep", keep_originals=True).found
+    }
+    true_pos = len(gold & predicted)
+    assert true_pos / len(predicted) == 1.0
+    assert true_pos / len(gold) == 1.0
+
+
+def test_mask_replaces_with_labels() -> None:
+    result = redact("手机13912345678，邮箱 zs@example.cn，IP 10.0.0.1")
+    assert result.text == "手机[PHONE]，邮箱 [EMAIL]，IP [IP_ADDRESS]"
+    assert result.kinds == {"cn_mobile", "email", "ipv4"}
+
+
+def test_originals_are_not_kept_by_default() -> None:
+    result = redact("My email is dana.whitfield@example.com")
+    assert all(m.original is None for m in result.found)
+    assert "dana.whitfield" not in result.model_dump_json()
+
+
+def test_offsets_point_into_the_original_text() -> None:
+    text = "邮箱 zs@example.cn 和 13912345678"
+    for m in redact(text).found:
+        assert text[m.start : m.end] in {"zs@example.cn", "13912345678"}
+
+
+def test_drop_mode_removes_the_text_and_reports_it() -> None:
+    result = redact("The user's email is dana.whitfield@example.com now", mode="drop")
+    assert result.text == "The user's email is now"
+    assert result.has_pii and result.found[0].kind == "email"
+
+
+def test_keep_mode_only_reports() -> None:
+    text = "我的手机号是 13761245093"
+    result = redact(text, mode="keep")
+    assert result.text == text
+    assert [m.kind for m in result.found] == ["cn_mobile"]
+
+
+def test_kinds_restrict_what_is_redacted() -> None:
+    result = redact("mail dana@example.com or call 13761245093", kinds={"cn_mobile"})
+    assert result.text == "mail dana@example.com or call [PHONE]"
+
+
+def test_disabled_kind_protects_its_span() -> None:
+    # The phone-shaped local part belongs to an email the caller chose to keep.
+    assert redact("13761245093@163.com", kinds={"cn_mobile"}).text == "13761245093@163.com"
+
+
+def test_unknown_kind_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError, match="choose from"):
+        redact("x", kinds={"passport"})
+
+
+def test_public_scenario_id_fails_the_checksum_but_is_caught_by_context() -> None:
+    assert not id_checksum_ok("110101199003074518")
+    assert id_checksum_ok("110101199003074514")
+    (match,) = redact("用户的身份证号是 110101199003074518").found
+    assert match.kind == "cn_id" and match.validated is False
+    assert not contains_pii("order 110101199003074518 shipped")
+
+
+def test_id_with_impossible_birth_date_is_ignored() -> None:
+    # 2023-02-30 does not exist even though the checksum is recomputed to pass.
+    number = "11010120230230123"
+    weights = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+    number += "10X98765432"[sum(int(c) * w for c, w in zip(number, weights, strict=True)) % 11]
+    assert id_checksum_ok(number)
+    assert not contains_pii(f"身份证 {number}")
+
+
+def test_luhn_invalid_card_is_not_a_card() -> None:
+    assert not contains_pii("卡号 6222 0212 3456 7890 123")
+
+
+def test_ipv4_octets_over_255_are_not_addresses() -> None:
+    assert not contains_pii("value 256.1.1.1 and 999.999.999.999")
+
+
+def test_redactor_custom_mask_format() -> None:
+    r = Redactor(mask_format="<{kind}>", kinds={"email", "cn_mobile"})
+    assert r.redact("a@b.co 13761245093").text == "<email> <cn_mobile>"
+    assert Redactor(labels={"email": "MAIL"}).mask_for("email") == "[MAIL]"
+
+
+def test_redactor_rejects_a_broken_mask_format() -> None:
+    with pytest.raises(ValueError, match="label"):
+        Redactor(mask_format="[{name}]")
+
+
+def test_match_model_and_kinds_are_public() -> None:
+    assert set(PII_KINDS) == {"email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv4", "ipv6"}
+    assert PIIMatch(kind="email", start=0, end=3).original is None
