@@ -1,0 +1,143 @@
+"""Write-path helpers shared by the facade and the LangGraph nodes (no logic is duplicated).
+
+* which messages make up "the last turn";
+* running an extractor so that a failure never loses the user's words: the raw turn
+  becomes an ``episode`` record and the error is reported;
+* user id → namespace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage, convert_to_messages
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from langchain_lifecycle_memory.errors import ExtractionError
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACE = ("memories", "{user_id}")
+
+
+def user_label(user_id: Any) -> str:
+    """A user id as a namespace label ('.' separates labels, so it is escaped)."""
+    if user_id is None or (isinstance(user_id, str) and not user_id.strip()):
+        msg = "A user id is required: pass user_id=..., or config={'configurable': {'user_id': ...}}."
+        raise ValueError(msg)
+    if not isinstance(user_id, (str, int)) or isinstance(user_id, bool):
+        msg = f"user_id must be a string (or int), got {type(user_id).__name__}."
+        raise TypeError(msg)
+    text = str(user_id)
+    if "\x00" in text:
+        msg = "user_id contains a NUL byte."
+        raise ValueError(msg)
+    return text.replace("%", "%25").replace(".", "%2E")
+
+
+def namespace_for(user_id: Any, template: Sequence[str] = DEFAULT_NAMESPACE) -> tuple[str, ...]:
+    """Fill a namespace template such as ``("memories", "{user_id}")``."""
+    label = user_label(user_id)
+    return tuple(part.replace("{user_id}", label) for part in template)
+
+
+def user_id_from_config(config: RunnableConfig | None, context: Any = None) -> str:
+    """The user id from ``config["configurable"]`` or the LangGraph runtime context."""
+    configurable = (config or {}).get("configurable") or {}
+    user_id = configurable.get("user_id")
+    if user_id is None and context is not None:
+        user_id = context.get("user_id") if isinstance(context, dict) else getattr(context, "user_id", None)
+    if user_id is None:
+        msg = (
+            "No user id for memory: invoke the graph with config={'configurable': {'user_id': 'u1'}} "
+            "or a runtime context that has `user_id`."
+        )
+        raise ValueError(msg)
+    return str(user_id)
+
+
+def as_messages(messages: Any) -> list[BaseMessage]:
+    """Accept messages, ``(role, text)`` tuples, dicts or a single string."""
+    if isinstance(messages, str):
+        messages = [("user", messages)]
+    if not isinstance(messages, Sequence):
+        msg = f"Expected a list of messages, got {type(messages).__name__}."
+        raise TypeError(msg)
+    return list(convert_to_messages(list(messages)))
+
+
+def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """The last human message and the replies after it (injected system messages excluded)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return [m for m in messages[i:] if not isinstance(m, SystemMessage)]
+    return []
+
+
+def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runnable:
+    """``None``/``"rule"`` → rule extractor; a chat model → LLM extraction chain."""
+    if extractor is None or extractor == "rule":
+        from langchain_lifecycle_memory.extraction import create_rule_extractor
+
+        return create_rule_extractor()
+    if isinstance(extractor, BaseChatModel):
+        from langchain_lifecycle_memory.extraction import create_extractor
+
+        return create_extractor(extractor)
+    if isinstance(extractor, Runnable):
+        return extractor
+    msg = f"extractor must be None, 'rule', a chat model or a Runnable, got {extractor!r}."
+    raise TypeError(msg)
+
+
+def extract_safely(
+    extractor: Runnable, messages: list[BaseMessage], at: datetime, config: RunnableConfig | None = None
+) -> tuple[list[Fact], str | None]:
+    """Run the extractor; on failure return no facts and the error text (logged)."""
+    try:
+        facts = extractor.invoke({"messages": messages, "now": at}, config)
+    except ExtractionError as e:
+        logger.warning("Memory extraction failed; the raw turn is kept as an episode: %s", e)
+        return [], str(e)
+    except Exception as e:  # any model/parser failure: keep the turn, report it
+        logger.exception("Memory extraction crashed; the raw turn is kept as an episode")
+        return [], f"{type(e).__name__}: {e}"
+    return [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts], None
+
+
+def episode_records(
+    messages: list[BaseMessage], namespace: tuple[str, ...], at: datetime, source: MemorySource
+) -> list[MemoryRecord]:
+    """The user's messages of a turn as ``episode`` records (never lose what was said)."""
+    out = []
+    for m in messages:
+        if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content.strip():
+            out.append(
+                MemoryRecord(
+                    namespace=namespace,
+                    content=m.content,
+                    kind="episode",
+                    status=MemoryStatus.ACTIVE,
+                    confidence=1.0,
+                    source=source.model_copy(update={"message_ids": [m.id] if m.id else []}),
+                    created_at=at,
+                    updated_at=at,
+                    valid_from=at,
+                )
+            )
+    return out
+
+
+def prepare_episodes(records: list[MemoryRecord], config: Any) -> list[MemoryRecord]:
+    """Apply the update config's PII redaction and retention to raw episode records."""
+    out = []
+    for r in records:
+        content = config.redactor.redact(r.content).text if config.redactor is not None else r.content
+        expires = config.policy.expires_at_for(r.kind, r.valid_from)
+        out.append(r.model_copy(update={"content": content, "expires_at": expires}))
+    return out

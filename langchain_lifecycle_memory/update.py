@@ -1,0 +1,349 @@
+"""The update (reconcile) step: new facts against what is stored, deterministically.
+
+For a slot-keyed fact ``(namespace, entity, attribute)``:
+
+* same value (normalised: width, case, whitespace) → refresh ``updated_at``, raise the
+  confidence, promote a pending record; never a duplicate;
+* new value → a new ``active`` record that ``supersedes`` the old one, and the old one
+  ``archived`` with ``valid_to`` = the new ``valid_from`` and ``superseded_by``;
+* confidence below ``pending_below`` → a ``pending`` record, kept but not injected until
+  it is reinforced;
+* ``operation="retract"`` ("I no longer use Vim") → archive without a replacement.
+
+Planning reads the store; applying writes it in crash-safe order: every new record
+first, then the archivals. A crash in between leaves a slot with two active records,
+which :func:`repair_slots` (and the next plan touching the slot) resolves — the newer
+``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
+LLM (:func:`create_conflict_judge`) that can only archive.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_lifecycle_memory.redaction import Redactor
+from langchain_lifecycle_memory.retention import RetentionPolicy
+from langchain_lifecycle_memory.schema import (
+    Fact,
+    MemoryRecord,
+    MemorySource,
+    MemoryStatus,
+    ensure_aware,
+    normalize_value,
+    utcnow,
+)
+from langchain_lifecycle_memory.store import ChromaMemoryStore
+
+__all__ = [
+    "ConflictVerdict",
+    "UpdateConfig",
+    "UpdatePlan",
+    "UpdateResult",
+    "apply_plan",
+    "create_conflict_judge",
+    "plan_updates",
+    "reconcile",
+    "repair_slots",
+]
+
+logger = logging.getLogger(__name__)
+_LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+
+
+class UpdateConfig(BaseModel):
+    """How facts become records."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    pending_below: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Facts with lower confidence are stored ``pending`` (not injected)."""
+    reinforce_step: float = Field(default=0.1, ge=0.0, le=1.0)
+    """Confidence added each time a fact is restated."""
+    policy: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    redactor: Redactor | None = Field(default_factory=Redactor)
+    """PII redaction before storage (default masks); ``None`` keeps text as is."""
+    dedup_min_score: float = 0.97
+    """Free-text facts this similar to an active one with the same text are refreshes."""
+    judge: Runnable | None = None
+    """Optional ``create_conflict_judge(model)`` for free-text facts."""
+
+
+class UpdatePlan(BaseModel):
+    """What an update will write: new/changed records, then archivals (in that order)."""
+
+    namespace: tuple[str, ...]
+    added: list[MemoryRecord] = Field(default_factory=list)
+    refreshed: list[MemoryRecord] = Field(default_factory=list)
+    archived: list[MemoryRecord] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to write."""
+        return not (self.added or self.refreshed or self.archived)
+
+
+class UpdateResult(BaseModel):
+    """What an update did, as a notebook user wants to see it."""
+
+    added: list[MemoryRecord] = Field(default_factory=list)
+    refreshed: list[MemoryRecord] = Field(default_factory=list)
+    archived: list[MemoryRecord] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    """Extraction failures; the raw turn was kept as an ``episode`` record."""
+
+    @property
+    def pending(self) -> list[MemoryRecord]:
+        """Added records waiting for confirmation."""
+        return [r for r in self.added if r.status is MemoryStatus.PENDING]
+
+    def summary(self) -> str:
+        """One line: ``+2 added, 1 refreshed, 1 archived``."""
+        text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
+        return text + (f", {len(self.errors)} error(s)" if self.errors else "")
+
+
+class ConflictVerdict(BaseModel):
+    """The conflict judge's answer: ids of stored facts the new fact makes untrue."""
+
+    superseded_ids: list[str] = Field(default_factory=list, description="ids of OLD facts that are no longer true")
+
+
+def _clean(text: str | None, redactor: Redactor | None) -> str | None:
+    if text is None or redactor is None:
+        return text
+    return redactor.redact(text).text
+
+
+def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime]:
+    return (r.valid_from, r.created_at)
+
+
+class _Planner:
+    """Plans one batch; keeps the slot state in memory so facts in a batch see each other."""
+
+    def __init__(self, store: ChromaMemoryStore, namespace: tuple[str, ...], at: datetime, config: UpdateConfig):
+        self.store, self.ns, self.at, self.cfg = store, namespace, at, config
+        self.plan = UpdatePlan(namespace=namespace)
+        self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
+        self._touched: dict[str, MemoryRecord] = {}
+
+    def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
+        if slot not in self._slots:
+            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE)
+            self._slots[slot] = sorted(stored, key=_sort_key)
+        return self._slots[slot]
+
+    def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
+        self._touched[record.id] = record
+        for b in (self.plan.added, self.plan.refreshed, self.plan.archived):
+            b[:] = [r for r in b if r.id != record.id]
+        bucket.append(record)
+
+    def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None:
+        archived = old.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by)
+        self._write(archived, self.plan.archived)
+        slot = old.slot
+        if slot is not None:
+            self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
+
+    def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
+        valid_from = fact.valid_from or self.at
+        return MemoryRecord(
+            namespace=self.ns,
+            content=_clean(fact.content, self.cfg.redactor) or fact.content,
+            entity=fact.entity,
+            attribute=fact.attribute,
+            value=_clean(fact.value, self.cfg.redactor),
+            kind=fact.kind,
+            status=status,
+            confidence=fact.confidence,
+            source=source,
+            created_at=self.at,
+            updated_at=self.at,
+            valid_from=valid_from,
+            expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
+        )
+
+    def add(self, fact: Fact, source: MemorySource) -> None:
+        if fact.slot is None:
+            self._add_free_text(fact, source)
+        else:
+            self._add_slot(fact, fact.slot, source)
+
+    def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
+        when = fact.valid_from or self.at
+        value = normalize_value(_clean(fact.value, self.cfg.redactor))
+        live = self.live(slot)
+        if fact.operation == "retract":
+            for old in list(live):
+                if fact.value is None or normalize_value(old.value) == value:
+                    self._archive(old, when, None)
+            return
+        same = [r for r in live if normalize_value(r.value) == value]
+        if same:
+            keep = same[-1]
+            confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
+            status = keep.status
+            if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
+                status = MemoryStatus.ACTIVE
+            refreshed = keep.model_copy(update={"confidence": confidence, "updated_at": self.at, "status": status})
+            self._write(refreshed, self.plan.refreshed)
+            self._slots[slot] = [refreshed if r.id == keep.id else r for r in live]
+            if status is MemoryStatus.ACTIVE:
+                for other in [r for r in live if r.id != keep.id and r.status is MemoryStatus.ACTIVE]:
+                    self._archive(other, max(when, other.valid_from), keep.id)
+            return
+        pending = fact.confidence < self.cfg.pending_below
+        active = [r for r in live if r.status is MemoryStatus.ACTIVE]
+        newest = max(active, key=_sort_key) if active else None
+        if newest is not None and when < newest.valid_from and not pending:
+            # An older statement learned late: history, not the current value.
+            record = self._new_record(fact, source, MemoryStatus.ACTIVE)
+            record = record.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=newest.valid_from)
+            self._write(record, self.plan.added)
+            return
+        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
+        if not pending and newest is not None:
+            record = record.model_copy(update={"supersedes": newest.id})
+        self._write(record, self.plan.added)
+        self._slots[slot] = [*live, record]
+        if not pending:
+            for old in active:
+                self._archive(old, when, record.id)
+
+    def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
+        content = _clean(fact.content, self.cfg.redactor) or fact.content
+        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
+        for old, score in similar:
+            if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
+                bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
+                self._write(old.model_copy(update={"confidence": bump, "updated_at": self.at}), self.plan.refreshed)
+                return
+        status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE
+        record = self._new_record(fact, source, status)
+        self._write(record, self.plan.added)
+        if self.cfg.judge is None or not similar or status is MemoryStatus.PENDING:
+            return
+        candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
+        if not candidates:
+            return
+        try:
+            verdict = self.cfg.judge.invoke({"new": content, "candidates": candidates})
+        except Exception:
+            logger.exception("Conflict judge failed; keeping every existing fact (nothing is archived)")
+            return
+        known = {c.id: c for c in candidates}
+        for rid in verdict.superseded_ids:
+            if rid in known:
+                self._archive(known[rid], record.valid_from, record.id)
+
+
+def plan_updates(
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    facts: Sequence[Fact],
+    *,
+    at: datetime | str | None = None,
+    source: MemorySource | None = None,
+    config: UpdateConfig | None = None,
+) -> UpdatePlan:
+    """Decide what ``facts`` change in ``namespace`` (reads the store, writes nothing)."""
+    when = ensure_aware(at) or utcnow()
+    planner = _Planner(store, tuple(namespace), when, config or UpdateConfig())
+    for fact in facts:
+        if not isinstance(fact, Fact):
+            fact = Fact.model_validate(fact)
+        planner.add(fact, source or MemorySource())
+    return planner.plan
+
+
+def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
+    """Write a plan: new and refreshed records first, archivals last (crash-safe order)."""
+    first = [*plan.added, *plan.refreshed]
+    if first:
+        store.put_records(first)
+    if plan.archived:
+        store.put_records(plan.archived)
+    return UpdateResult(added=plan.added, refreshed=plan.refreshed, archived=plan.archived)
+
+
+def reconcile(
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    facts: Sequence[Fact],
+    *,
+    at: datetime | str | None = None,
+    source: MemorySource | None = None,
+    config: UpdateConfig | None = None,
+) -> UpdateResult:
+    """Plan and apply in one call.
+
+    Example:
+        .. code-block:: python
+
+            reconcile(store, ("memories", "u1"), [Fact(entity="user", attribute="editor",
+                      value="VS Code", content="用户现在使用 VS Code")], at="2024-03-01T10:00:00Z")
+    """
+    return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
+
+
+def repair_slots(store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: datetime | None = None) -> list[MemoryRecord]:
+    """Fix slots left with several active records (a crash between the two writes).
+
+    The newest ``valid_from`` stays active; the others are archived and linked to it.
+    """
+    when = ensure_aware(at) or utcnow()
+    by_slot: dict[tuple[str, str], list[MemoryRecord]] = {}
+    for r in store.list_records(namespace, statuses=MemoryStatus.ACTIVE):
+        if r.slot is not None:
+            by_slot.setdefault(r.slot, []).append(r)
+    fixed: list[MemoryRecord] = []
+    for records in by_slot.values():
+        if len(records) < 2:
+            continue
+        records.sort(key=_sort_key)
+        winner = records[-1]
+        for old in records[:-1]:
+            fixed.append(
+                old.transition(MemoryStatus.ARCHIVED, at=when, valid_to=max(winner.valid_from, old.valid_from), superseded_by=winner.id)
+            )
+    if fixed:
+        store.put_records(fixed)
+    return fixed
+
+
+_JUDGE_PROMPT = (
+    "You maintain a user's long-term memory. A NEW fact was just learned. Decide which of the "
+    "OLD facts it makes no longer true (replaced, contradicted or retracted). Only list ids of "
+    "OLD facts that are clearly superseded; facts that can both be true stay. Answer with the ids.\n\n"
+    "NEW: {new}\n\nOLD:\n{old}"
+)
+
+
+def create_conflict_judge(model: BaseChatModel, *, run_name: str = "judge_memory_conflicts") -> Runnable:
+    """An LLM judge for free-text facts: returns ``ConflictVerdict`` (it can only archive).
+
+    Example:
+        .. code-block:: python
+
+            judge = create_conflict_judge(ChatOpenAI(model="gpt-4o-mini"))
+            config = UpdateConfig(judge=judge)
+    """
+    structured = model.with_structured_output(ConflictVerdict)
+
+    def _run(inputs: dict[str, Any]) -> ConflictVerdict:
+        candidates: list[MemoryRecord] = inputs["candidates"]
+        old = "\n".join(f"- id={c.id}: {c.content}" for c in candidates)
+        result = structured.invoke(_JUDGE_PROMPT.format(new=inputs["new"], old=old))
+        if isinstance(result, dict):
+            result = ConflictVerdict.model_validate(result)
+        return result  # type: ignore[return-value]
+
+    return RunnableLambda(_run).with_config(run_name=run_name)

@@ -1,0 +1,179 @@
+"""The update (reconcile) step: supersede, refresh, pending, retract, crash safety."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, InvalidTransitionError, MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.update import UpdateConfig, apply_plan, plan_updates, reconcile, repair_slots
+
+NS = ("memories", "u1")
+
+
+def editor(value: str, content: str | None = None, confidence: float = 0.9, **kw: Any) -> Fact:
+    return Fact(
+        entity="user",
+        attribute="editor",
+        value=value,
+        content=content or f"用户使用 {value} 编辑器",
+        kind="preference",
+        confidence=confidence,
+        **kw,
+    )
+
+
+def d(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+def test_supersede_archives_old_and_links_versions(store: ChromaMemoryStore) -> None:
+    reconcile(store, NS, [editor("Vim")], at="2024-01-01T10:00:00Z")
+    result = reconcile(store, NS, [editor("VS Code")], at="2024-03-01T10:00:00Z")
+    assert [r.value for r in result.added] == ["VS Code"]
+    assert [r.value for r in result.archived] == ["Vim"]
+
+    vim, code = store.history(NS, "user", "editor")
+    assert (vim.value, vim.status) == ("Vim", MemoryStatus.ARCHIVED)
+    assert (code.value, code.status) == ("VS Code", MemoryStatus.ACTIVE)
+    assert vim.valid_to == code.valid_from == d("2024-03-01T10:00:00")
+    assert vim.superseded_by == code.id and code.supersedes == vim.id
+
+    found = [r.value for r, _ in store.search_records(NS, "用户的编辑器偏好是什么？", now="2024-03-02")]
+    assert found == ["VS Code"]
+    then = [r.value for r, _ in store.search_records(NS, "editor", as_of="2024-01-15T00:00:00Z", now="2024-03-02")]
+    assert then == ["Vim"]
+
+
+def test_same_value_refreshes_without_duplicate(mem_store: ChromaMemoryStore) -> None:
+    reconcile(mem_store, NS, [editor("VS Code", confidence=0.7)], at="2024-01-01")
+    result = reconcile(mem_store, NS, [editor("ｖｓ  code", confidence=0.7)], at="2024-02-01")  # full-width, case, spaces
+    assert result.added == [] and len(result.refreshed) == 1
+    records = mem_store.list_records(NS)
+    assert len(records) == 1
+    assert records[0].confidence == pytest.approx(0.8)
+    assert records[0].updated_at == d("2024-02-01T00:00:00")
+
+
+def test_chain_and_revert_keep_history(mem_store: ChromaMemoryStore) -> None:
+    for when, value in [("2024-01-01", "Vim"), ("2024-02-01", "Emacs"), ("2024-03-01", "VS Code"), ("2024-04-01", "Vim")]:
+        reconcile(mem_store, NS, [editor(value)], at=when)
+    history = mem_store.history(NS, "user", "editor")
+    assert [(r.value, r.status.value) for r in history] == [
+        ("Vim", "archived"),
+        ("Emacs", "archived"),
+        ("VS Code", "archived"),
+        ("Vim", "active"),
+    ]
+    for older, newer in zip(history, history[1:]):
+        assert older.superseded_by == newer.id
+        assert older.valid_to == newer.valid_from
+
+
+def test_low_confidence_is_pending_until_reinforced(mem_store: ChromaMemoryStore) -> None:
+    reconcile(mem_store, NS, [editor("Vim")], at="2024-01-01")
+    first = reconcile(mem_store, NS, [editor("Helix", confidence=0.3)], at="2024-02-01")
+    assert [r.status for r in first.added] == [MemoryStatus.PENDING]
+    assert [r.value for r, _ in mem_store.search_records(NS, "editor", now="2024-02-02")] == ["Vim"]
+    reconcile(mem_store, NS, [editor("Helix", confidence=0.45)], at="2024-02-10")
+    statuses = {r.value: r.status for r in mem_store.list_records(NS)}
+    assert statuses == {"Vim": MemoryStatus.ARCHIVED, "Helix": MemoryStatus.ACTIVE}
+
+
+def test_retract_archives_without_replacement(mem_store: ChromaMemoryStore) -> None:
+    reconcile(mem_store, NS, [editor("Vim")], at="2024-01-01")
+    result = reconcile(mem_store, NS, [editor("Vim", operation="retract")], at="2024-05-01")
+    assert result.added == [] and [r.value for r in result.archived] == ["Vim"]
+    assert mem_store.search_records(NS, "editor", now="2024-05-02") == []
+    assert mem_store.history(NS, "user", "editor")[0].valid_to == d("2024-05-01T00:00:00")
+
+
+def test_older_statement_learned_late_becomes_history(mem_store: ChromaMemoryStore) -> None:
+    reconcile(mem_store, NS, [editor("VS Code")], at="2024-03-01")
+    reconcile(mem_store, NS, [editor("Vim", valid_from="2023-01-01")], at="2024-04-01")
+    active = mem_store.list_records(NS, statuses="active")
+    assert [r.value for r in active] == ["VS Code"]
+    old = mem_store.history(NS, "user", "editor")[0]
+    assert (old.value, old.status, old.valid_to) == ("Vim", MemoryStatus.ARCHIVED, d("2024-03-01T00:00:00"))
+
+
+def test_same_slot_twice_in_one_batch(mem_store: ChromaMemoryStore) -> None:
+    result = reconcile(mem_store, NS, [editor("Vim"), editor("VS Code")], at="2024-01-01")
+    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["VS Code"]
+    assert len(mem_store.list_records(NS)) == 2
+    assert result.summary().startswith("+1 added")
+
+
+def test_crash_between_writes_is_repaired(mem_store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    reconcile(mem_store, NS, [editor("Vim")], at="2024-01-01")
+    plan = plan_updates(mem_store, NS, [editor("VS Code")], at="2024-03-01")
+    real_put = mem_store.put_records
+    calls = {"n": 0}
+
+    def failing_put(records: list[MemoryRecord]) -> list[MemoryRecord]:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("power cut between the two writes")
+        return real_put(records)
+
+    monkeypatch.setattr(mem_store, "put_records", failing_put)
+    with pytest.raises(RuntimeError):
+        apply_plan(mem_store, plan)
+    monkeypatch.setattr(mem_store, "put_records", real_put)
+    # The new fact was written first: nothing is lost, the slot has two active versions.
+    assert sorted(r.value for r in mem_store.list_records(NS, statuses="active")) == ["VS Code", "Vim"]
+    fixed = repair_slots(mem_store, NS, at="2024-03-01T00:00:01Z")
+    assert [r.value for r in fixed] == ["Vim"]
+    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["VS Code"]
+    # and the next write to the slot also cleans up (the planner archives every active one)
+    reconcile(mem_store, NS, [editor("Zed")], at="2024-05-01")
+    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["Zed"]
+
+
+def test_pii_masked_before_storage(mem_store: ChromaMemoryStore) -> None:
+    fact = Fact(
+        entity="user", attribute="phone", value="13761245093", content="用户的手机号是 13761245093", kind="sensitive"
+    )
+    reconcile(mem_store, NS, [fact], at="2024-08-05")
+    (record,) = mem_store.list_records(NS)
+    assert "13761245093" not in record.content and "13761245093" not in (record.value or "")
+    keep = reconcile(mem_store, ("memories", "u2"), [fact], at="2024-08-05", config=UpdateConfig(redactor=None))
+    assert keep.added[0].value == "13761245093"
+
+
+def test_retention_sets_expiry_from_ttl_hint(mem_store: ChromaMemoryStore) -> None:
+    fact = Fact(entity="user", attribute="music", value="lo-fi", content="This week: lo-fi", kind="preference", ttl_days=7)
+    (record,) = reconcile(mem_store, NS, [fact], at="2024-05-13T10:00:00Z").added
+    assert record.expires_at == d("2024-05-20T10:00:00")
+    assert mem_store.search_records(NS, "music", now="2024-05-14")
+    assert mem_store.search_records(NS, "music", now="2024-05-21") == []
+
+
+def test_illegal_transition_is_a_clear_error() -> None:
+    record = MemoryRecord(namespace=NS, content="x", status="archived", valid_to="2030-01-01")
+    with pytest.raises(InvalidTransitionError, match="archived is final"):
+        record.transition("active")
+
+
+def test_free_text_duplicate_is_refreshed(mem_store: ChromaMemoryStore) -> None:
+    fact = Fact(content="The user went hiking in the Alps last summer.", kind="event")
+    reconcile(mem_store, NS, [fact], at="2024-01-01")
+    again = reconcile(mem_store, NS, [fact], at="2024-01-02")
+    assert again.added == [] and len(again.refreshed) == 1
+    assert len(mem_store.list_records(NS)) == 1
+
+
+def test_conflict_judge_may_only_archive(mem_store: ChromaMemoryStore) -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    from langchain_lifecycle_memory.update import ConflictVerdict
+
+    reconcile(mem_store, NS, [Fact(content="The user is planning a trip to Japan in May.", kind="event")], at="2024-01-01")
+    old = mem_store.list_records(NS)[0]
+    judge = RunnableLambda(lambda x: ConflictVerdict(superseded_ids=[c.id for c in x["candidates"]] + ["not-a-real-id"]))
+    cfg = UpdateConfig(judge=judge)
+    result = reconcile(mem_store, NS, [Fact(content="The user cancelled the Japan trip in May.", kind="event")], at="2024-02-01", config=cfg)
+    assert [r.id for r in result.archived] == [old.id]
+    assert len(mem_store.list_records(NS)) == 2  # archived, never deleted
