@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -28,6 +29,8 @@ SYS_TTL = "_ttl"
 SYS_INDEXED = "_idx"
 SYS_FIELDS = "_fields"
 FLAT_PREFIX = "v."
+TIME_PREFIX = "t."
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 NO_EXPIRY = 1e18
 
 
@@ -113,14 +116,30 @@ def from_ts(value: float) -> datetime:
     return datetime.fromtimestamp(float(value), tz=timezone.utc)
 
 
+def _iso_seconds(text: str) -> float | None:
+    if not _ISO.match(text):
+        return None
+    try:
+        dt = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    except ValueError:
+        return None
+    return dt.timestamp() if dt.tzinfo is not None else None
+
+
 def flat_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
-    """Mirror top-level scalar fields into metadata so Chroma ``where`` can use them."""
+    """Mirror top-level scalar fields into metadata so Chroma ``where`` can use them.
+
+    Timezone-aware ISO datetimes also get a numeric twin under ``t.<field>`` so that
+    range filters (expiry sweeps, point-in-time queries) run inside Chroma.
+    """
     flat: dict[str, Any] = {}
     for k, v in value.items():
         if isinstance(v, bool) or isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
             flat[FLAT_PREFIX + k] = v
         elif isinstance(v, str) and len(v) <= MAX_FLAT_STR:
             flat[FLAT_PREFIX + k] = v
+            if (seconds := _iso_seconds(v)) is not None:
+                flat[TIME_PREFIX + k] = seconds
     return flat
 
 
