@@ -66,9 +66,11 @@ class RecordAPI:
             col: Any,
             vector: list[float],
             need: int,
-            accept: Callable[[dict[str, Any], str], bool],
+            accept: Callable[[dict[str, Any], str | None], bool],
             where: dict[str, Any] | None = None,
-        ) -> list[tuple[str, dict[str, Any], float]]: ...
+            *,
+            with_documents: bool = True,
+        ) -> list[tuple[str, str | None, dict[str, Any], float]]: ...
 
         _cols: dict[tuple[str, ...], Any]
 
@@ -192,35 +194,43 @@ class RecordAPI:
             return []
         vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
         at = ensure_aware(as_of)
-        when = ensure_aware(now) or utcnow()
+        when = (ensure_aware(now) or utcnow()).timestamp()
         wanted = (
             [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
         )
         kind_list = _kinds(kinds)
-        cache: dict[str, MemoryRecord] = {}
+        at_s = at.timestamp() if at is not None else None
 
-        def accept(meta: dict[str, Any], doc: str) -> bool:
-            if wanted is not None and meta.get(C.FLAT_PREFIX + "status") not in wanted:
+        def accept(meta: dict[str, Any], _doc: str | None) -> bool:
+            # Decided on metadata alone: parsing a record costs more than the query.
+            status = meta.get(C.FLAT_PREFIX + "status")
+            if status is None or (wanted is not None and status not in wanted):
                 return False
             if kind_list is not None and meta.get(C.FLAT_PREFIX + "kind") not in kind_list:
                 return False
-            record = parse_record(namespace, doc)
-            if record is None:
-                return False
-            if at is not None and not record.is_valid_at(at):
-                return False
-            if not include_expired and record.is_expired(when):
-                return False
-            cache[doc] = record
-            return True
+            if at_s is not None:
+                start, end = meta.get(C.TIME_PREFIX + "valid_from"), meta.get(C.TIME_PREFIX + "valid_to")
+                if start is None or start > at_s or (end is not None and at_s >= end):
+                    return False
+            expires = meta.get(C.TIME_PREFIX + "expires_at")
+            return include_expired or expires is None or expires > when
 
         clauses: list[dict[str, Any]] = []
         if wanted is not None:
             clauses.append({C.FLAT_PREFIX + "status": {"$in": wanted}})
         if kind_list is not None:
             clauses.append({C.FLAT_PREFIX + "kind": {"$in": kind_list}})
-        rows = self.query_rows(col, vector, k, accept, where=C.where_and(clauses))
-        return [(cache[doc], score) for doc, _, score in rows[:k]]
+        rows = self.query_rows(col, vector, k, accept, where=C.where_and(clauses), with_documents=False)[:k]
+        if not rows:
+            return []
+        got = self._guard(lambda: col.get(ids=[r[0] for r in rows], include=["documents"]))
+        by_id = dict(zip(got["ids"], got["documents"]))
+        out = []
+        for rid, _, _, score in rows:
+            record = parse_record(namespace, by_id.get(rid) or "")
+            if record is not None:
+                out.append((record, score))
+        return out
 
     # ------------------------------------------------------------------ async twins
     async def aput_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:

@@ -432,39 +432,40 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         col: Any,
         vector: list[float],
         need: int,
-        accept: Callable[[dict[str, Any], str], bool],
+        accept: Callable[[dict[str, Any], str | None], bool],
         where: dict[str, Any] | None = None,
-    ) -> list[tuple[str, dict[str, Any], float]]:
-        """Nearest rows of ``col`` that pass ``accept``, over-fetching until ``need`` are found.
+        *,
+        with_documents: bool = True,
+    ) -> list[tuple[str, str | None, dict[str, Any], float]]:
+        """Nearest rows ``(id, document, metadata, similarity)`` of ``col`` that pass ``accept``.
 
-        No ``where`` on the first try (filters cost 4-17x); the pre-filter ``where`` is
-        used once over-fetching shows that most candidates are being rejected.
+        Over-fetches until ``need`` rows pass. No ``where`` on the first try (filters cost
+        4-17x a plain query); the pre-filter ``where`` is used once over-fetching shows
+        that most candidates are being rejected. ``with_documents=False`` leaves the JSON
+        bodies out (``accept`` then sees ``None``): fetching them is most of a query's cost.
         """
-        total = int(self._guard(col.count))
-        if total == 0 or need <= 0:
+        if need <= 0:
             return []
-        fetch = min(total, max(need * 4, 32))
+        fetch = max(need * 2, 20)
         use_where = None
+        include = ["documents", "metadatas", "distances"] if with_documents else ["metadatas", "distances"]
         while True:
             res = self._guard(
-                lambda: col.query(
-                    query_embeddings=[vector],
-                    n_results=fetch,
-                    where=use_where,
-                    include=["documents", "metadatas", "distances"],
-                )
+                lambda: col.query(query_embeddings=[vector], n_results=fetch, where=use_where, include=include)
             )
+            ids, metas, dists = res["ids"][0], res["metadatas"][0], res["distances"][0]
+            docs = res["documents"][0] if with_documents else [None] * len(ids)
             rows = [
-                (doc, meta, 1.0 - float(dist))
-                for doc, meta, dist in zip(res["documents"][0], res["metadatas"][0], res["distances"][0])
+                (i, doc, meta, 1.0 - float(dist))
+                for i, doc, meta, dist in zip(ids, docs, metas, dists)
                 if accept(meta, doc)
             ]
-            if len(rows) >= need or fetch >= total:
+            if len(rows) >= need or len(ids) < fetch:
                 return rows
             if where is not None and use_where is None:
                 use_where = where
             else:
-                fetch = min(total, fetch * 4)
+                fetch *= 4
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
@@ -475,15 +476,15 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         scored: list[tuple[float | None, float, tuple[str, ...], str, dict[str, Any]]] = []
         vector = self.embeddings.embed_query(op.query) if (op.query and self.index_enabled) else None
 
-        def accept(meta: dict[str, Any], doc: str) -> bool:
+        def accept(meta: dict[str, Any], doc: str | None) -> bool:
             if omit and C.is_expired(meta, now):
                 return False
-            return not op.filter or C.matches_filter(json.loads(doc), op.filter)
+            return not op.filter or C.matches_filter(json.loads(doc or "{}"), op.filter)
 
         for ns, col in cols:
             if vector is not None:
                 rows = self.query_rows(col, vector, need, lambda m, d: bool(m.get(C.SYS_INDEXED)) and accept(m, d))
-                scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for d, m, s in rows)
+                scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for _, d, m, s in rows)
             else:
                 scored.extend((None, m[C.SYS_UPDATED], ns, d, m) for d, m in self._rows(col) if accept(m, d))
         if vector is not None:
