@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     emb = UniversalSentenceEncoderEmbeddings()
     emb.embed_query("warm up")
-    console = Console()
+    console = Console(width=160)
     everything = {}
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes:
