@@ -7,20 +7,54 @@ import random
 SUBJECTS_EN = ["The user", "My sister", "Our team lead", "My neighbour", "The client", "My father"]
 VERBS_EN = ["likes", "uses", "prefers", "bought", "visited", "recommends", "is learning", "plays"]
 OBJECTS_EN = [
-    "the Vim editor", "VS Code", "green tea", "a Tesla Model 3", "Kyoto in spring", "the cello",
-    "Rust for side projects", "oat milk lattes", "Fleetwood Mac", "trail running", "Duolingo Spanish",
-    "a ThinkPad X1 Carbon", "Ethiopian food", "the Radiolab podcast", "rock climbing", "sourdough baking",
+    "the Vim editor",
+    "VS Code",
+    "green tea",
+    "a Tesla Model 3",
+    "Kyoto in spring",
+    "the cello",
+    "Rust for side projects",
+    "oat milk lattes",
+    "Fleetwood Mac",
+    "trail running",
+    "Duolingo Spanish",
+    "a ThinkPad X1 Carbon",
+    "Ethiopian food",
+    "the Radiolab podcast",
+    "rock climbing",
+    "sourdough baking",
 ]
 SUBJECTS_ZH = ["用户", "我姐姐", "我们组长", "我邻居", "客户", "我爸爸"]
 VERBS_ZH = ["喜欢", "常用", "更爱", "买了", "去过", "推荐", "在学", "会弹"]
 OBJECTS_ZH = [
-    "Vim 编辑器", "铁观音", "大众帕萨特", "杭州西湖", "钢琴", "Python 数据分析", "黑咖啡", "三体",
-    "攀岩", "评书", "潮汕牛肉火锅", "OPPO 手机", "摄影", "钓鱼", "日语", "羽毛球",
+    "Vim 编辑器",
+    "铁观音",
+    "大众帕萨特",
+    "杭州西湖",
+    "钢琴",
+    "Python 数据分析",
+    "黑咖啡",
+    "三体",
+    "攀岩",
+    "评书",
+    "潮汕牛肉火锅",
+    "OPPO 手机",
+    "摄影",
+    "钓鱼",
+    "日语",
+    "羽毛球",
 ]
 QUERIES = [
-    "What editor does the user like?", "我适合用什么工具写 Python？", "What should I drink this morning?",
-    "周末有什么运动推荐？", "Which car do I drive?", "我最近在读什么书？", "What music do I like?",
-    "我姐姐喜欢什么？", "Where did I travel?", "我在学什么语言？",
+    "What editor does the user like?",
+    "我适合用什么工具写 Python？",
+    "What should I drink this morning?",
+    "周末有什么运动推荐？",
+    "Which car do I drive?",
+    "我最近在读什么书？",
+    "What music do I like?",
+    "我姐姐喜欢什么？",
+    "Where did I travel?",
+    "我在学什么语言？",
 ]
 
 

@@ -25,15 +25,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import chromadb  # noqa: E402
-from _synthetic import QUERIES, percentile, sentences  # noqa: E402
-from langchain_chroma import Chroma  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+import chromadb
+from _synthetic import QUERIES, percentile, sentences
+from langchain_chroma import Chroma
+from langgraph.store.memory import InMemoryStore
+from rich.console import Console
+from rich.table import Table
 
-from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings  # noqa: E402
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever  # noqa: E402
+from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 
 NS = ("memories", "bench")
 
@@ -98,7 +98,9 @@ def run(size: int, queries: int, emb: UniversalSentenceEncoderEmbeddings, workdi
     for i in range(0, size, 2000):
         mem.batch([PutOp(NS, f"k{j}", {"content": texts[j]}) for j in range(i, min(size, i + 2000))])
     it2 = iter(range(10**9))
-    record("LangGraph InMemoryStore", "put", timed(lambda: mem.put(NS, f"x{next(it2)}", {"content": extra[0]}), queries))
+    record(
+        "LangGraph InMemoryStore", "put", timed(lambda: mem.put(NS, f"x{next(it2)}", {"content": extra[0]}), queries)
+    )
     kit2 = iter([f"k{j}" for j in range(queries)] * 2)
     record("LangGraph InMemoryStore", "get", timed(lambda: mem.get(NS, next(kit2)), queries))
     n_mem = max(5, queries // 5)  # brute-force python cosine: slow at 10k
@@ -127,8 +129,13 @@ def main() -> None:
             for col in ("put_p50", "put_p95", "get_p50", "get_p95", "search_p50", "search_p95"):
                 table.add_column(col, justify="right")
             for name, row in res.items():
-                table.add_row(name, *[f"{row[c]:.2f}" if c in row else "-" for c in (
-                    "put_p50", "put_p95", "get_p50", "get_p95", "search_p50", "search_p95")])
+                table.add_row(
+                    name,
+                    *[
+                        f"{row[c]:.2f}" if c in row else "-"
+                        for c in ("put_p50", "put_p95", "get_p50", "get_p95", "search_p50", "search_p95")
+                    ],
+                )
             console.print(table)
             ratio = res["LifecycleRetriever (hybrid)"]["search_p50"] / res["langchain-chroma"]["search_p50"]
             console.print(f"hybrid retriever search p50 / langchain-chroma similarity_search p50 = {ratio:.2f}x")

@@ -195,9 +195,7 @@ class RecordAPI:
         vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
         at = ensure_aware(as_of)
         when = (ensure_aware(now) or utcnow()).timestamp()
-        wanted = (
-            [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
-        )
+        wanted = [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
         kind_list = _kinds(kinds)
         at_s = at.timestamp() if at is not None else None
 

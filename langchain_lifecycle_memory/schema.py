@@ -213,7 +213,9 @@ class MemoryRecord(BaseModel):
             msg = "A memory needs non-empty `content`."
             raise ValueError(msg)
         if len(v) > MAX_CONTENT_CHARS:
-            msg = f"`content` has {len(v)} characters; the limit is {MAX_CONTENT_CHARS}. Split it into smaller memories."
+            msg = (
+                f"`content` has {len(v)} characters; the limit is {MAX_CONTENT_CHARS}. Split it into smaller memories."
+            )
             raise ValueError(msg)
         return v
 

@@ -47,6 +47,7 @@ from langgraph.store.base import (
 
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._records import RecordAPI
+from langchain_lifecycle_memory._ttl import TTLSweeper
 from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
 
@@ -63,7 +64,7 @@ def _client_settings() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-class ChromaMemoryStore(RecordAPI, BaseStore):
+class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Setup:
@@ -119,8 +120,10 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         ttl: TTLConfig | None = None,
         verify_fingerprint: bool = True,
     ) -> None:
-        if not isinstance(collection_prefix, str) or len(collection_prefix) < 3 or not all(
-            ch.isascii() and (ch.isalnum() or ch in "_-") for ch in collection_prefix
+        if (
+            not isinstance(collection_prefix, str)
+            or len(collection_prefix) < 3
+            or not all(ch.isascii() and (ch.isalnum() or ch in "_-") for ch in collection_prefix)
         ):
             msg = f"collection_prefix must be 3+ characters of [a-zA-Z0-9_-], got {collection_prefix!r}."
             raise ValueError(msg)
@@ -145,9 +148,7 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         self.generation = self._open_meta(verify_fingerprint)
 
     # ------------------------------------------------------------------ setup
-    def _make_client(
-        self, path: Any, host: str | None, port: int, ssl: bool, headers: dict[str, str] | None
-    ) -> Any:
+    def _make_client(self, path: Any, host: str | None, port: int, ssl: bool, headers: dict[str, str] | None) -> Any:
         import chromadb
 
         if host:
@@ -180,7 +181,9 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         except NotFoundError:
             metadata = {"fingerprint": json.dumps(self.fingerprint, sort_keys=True), "generation": 0}
             try:
-                self._guard(lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None))
+                self._guard(
+                    lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None)
+                )
             except Exception:  # created concurrently by another process
                 self._guard(lambda: self.client.get_collection(self.meta_name))
             return 0
@@ -451,7 +454,7 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
         include = ["documents", "metadatas", "distances"] if with_documents else ["metadatas", "distances"]
         while True:
             res = self._guard(
-                lambda: col.query(query_embeddings=[vector], n_results=fetch, where=use_where, include=include)
+                lambda n=fetch, w=use_where: col.query(query_embeddings=[vector], n_results=n, where=w, include=include)
             )
             ids, metas, dists = res["ids"][0], res["metadatas"][0], res["distances"][0]
             docs = res["documents"][0] if with_documents else [None] * len(ids)
@@ -502,46 +505,3 @@ class ChromaMemoryStore(RecordAPI, BaseStore):
             if C.namespace_matches(op.match_conditions, ns) and self._guard(col.count) > 0:
                 found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
-
-    # ------------------------------------------------------------------ TTL
-    def sweep_ttl(self) -> int:
-        """Delete every item whose LangGraph TTL has passed; returns how many."""
-        now = time.time()
-        removed = 0
-        for ns, col in self._namespaces():
-            got = self._guard(lambda col=col: col.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=[]))
-            if got["ids"]:
-                self._guard(lambda col=col, ids=got["ids"]: col.delete(ids=ids))
-                removed += len(got["ids"])
-                self._bump(ns)
-        return removed
-
-    async def asweep_ttl(self) -> int:
-        """Async :meth:`sweep_ttl`."""
-        return await asyncio.to_thread(self.sweep_ttl)
-
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
-        """Sweep expired items periodically in a daemon thread (``TTLConfig.sweep_interval_minutes``)."""
-        interval = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if self._sweeper and self._sweeper.is_alive():
-            return self._sweeper
-        self._sweeper_stop.clear()
-
-        def loop() -> None:
-            while not self._sweeper_stop.wait(float(interval) * 60):
-                try:
-                    self.sweep_ttl()
-                except Exception:
-                    logger.exception("TTL sweep failed; will retry at the next interval")
-
-        self._sweeper = threading.Thread(target=loop, name="lifecycle-memory-ttl-sweeper", daemon=True)
-        self._sweeper.start()
-        return self._sweeper
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; returns whether it stopped."""
-        self._sweeper_stop.set()
-        if self._sweeper is None:
-            return True
-        self._sweeper.join(timeout)
-        return not self._sweeper.is_alive()

@@ -147,7 +147,9 @@ class _Planner:
         bucket.append(record)
 
     def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None:
-        archived = old.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by)
+        archived = old.transition(
+            MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
+        )
         self._write(archived, self.plan.archived)
         slot = old.slot
         if slot is not None:
@@ -294,7 +296,9 @@ def reconcile(
     return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
 
 
-def repair_slots(store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: datetime | None = None) -> list[MemoryRecord]:
+def repair_slots(
+    store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: datetime | None = None
+) -> list[MemoryRecord]:
     """Fix slots left with several active records (a crash between the two writes).
 
     The newest ``valid_from`` stays active; the others are archived and linked to it.
@@ -312,7 +316,12 @@ def repair_slots(store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: da
         winner = records[-1]
         for old in records[:-1]:
             fixed.append(
-                old.transition(MemoryStatus.ARCHIVED, at=when, valid_to=max(winner.valid_from, old.valid_from), superseded_by=winner.id)
+                old.transition(
+                    MemoryStatus.ARCHIVED,
+                    at=when,
+                    valid_to=max(winner.valid_from, old.valid_from),
+                    superseded_by=winner.id,
+                )
             )
     if fixed:
         store.put_records(fixed)

@@ -36,12 +36,16 @@ def server_address() -> tuple[str, int] | None:
     return host, int(port)
 
 
-def make_store(backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings, **kwargs: object) -> ChromaMemoryStore:
+def make_store(
+    backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings, **kwargs: object
+) -> ChromaMemoryStore:
     prefix = kwargs.pop("collection_prefix", None) or f"t{uuid.uuid4().hex[:10]}"
     if backend == "embedded":
         return ChromaMemoryStore(tmp_path / "chroma", embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
     if backend == "memory":
-        return ChromaMemoryStore(client=chromadb.EphemeralClient(), embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
+        return ChromaMemoryStore(
+            client=chromadb.EphemeralClient(), embeddings=embeddings, collection_prefix=prefix, **kwargs
+        )  # type: ignore[arg-type]
     address = server_address()
     if address is None:
         pytest.skip(f"no Chroma server configured: set {SERVER_ENV}=host:port (.ci/run starts one)")

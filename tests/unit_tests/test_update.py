@@ -49,7 +49,9 @@ def test_supersede_archives_old_and_links_versions(store: ChromaMemoryStore) -> 
 
 def test_same_value_refreshes_without_duplicate(mem_store: ChromaMemoryStore) -> None:
     reconcile(mem_store, NS, [editor("VS Code", confidence=0.7)], at="2024-01-01")
-    result = reconcile(mem_store, NS, [editor("ｖｓ  code", confidence=0.7)], at="2024-02-01")  # full-width, case, spaces
+    result = reconcile(
+        mem_store, NS, [editor("ｖｓ  code", confidence=0.7)], at="2024-02-01"
+    )  # full-width, case, spaces
     assert result.added == [] and len(result.refreshed) == 1
     records = mem_store.list_records(NS)
     assert len(records) == 1
@@ -58,7 +60,12 @@ def test_same_value_refreshes_without_duplicate(mem_store: ChromaMemoryStore) ->
 
 
 def test_chain_and_revert_keep_history(mem_store: ChromaMemoryStore) -> None:
-    for when, value in [("2024-01-01", "Vim"), ("2024-02-01", "Emacs"), ("2024-03-01", "VS Code"), ("2024-04-01", "Vim")]:
+    for when, value in [
+        ("2024-01-01", "Vim"),
+        ("2024-02-01", "Emacs"),
+        ("2024-03-01", "VS Code"),
+        ("2024-04-01", "Vim"),
+    ]:
         reconcile(mem_store, NS, [editor(value)], at=when)
     history = mem_store.history(NS, "user", "editor")
     assert [(r.value, r.status.value) for r in history] == [
@@ -144,7 +151,9 @@ def test_pii_masked_before_storage(mem_store: ChromaMemoryStore) -> None:
 
 
 def test_retention_sets_expiry_from_ttl_hint(mem_store: ChromaMemoryStore) -> None:
-    fact = Fact(entity="user", attribute="music", value="lo-fi", content="This week: lo-fi", kind="preference", ttl_days=7)
+    fact = Fact(
+        entity="user", attribute="music", value="lo-fi", content="This week: lo-fi", kind="preference", ttl_days=7
+    )
     (record,) = reconcile(mem_store, NS, [fact], at="2024-05-13T10:00:00Z").added
     assert record.expires_at == d("2024-05-20T10:00:00")
     assert mem_store.search_records(NS, "music", now="2024-05-14")
@@ -170,10 +179,20 @@ def test_conflict_judge_may_only_archive(mem_store: ChromaMemoryStore) -> None:
 
     from langchain_lifecycle_memory.update import ConflictVerdict
 
-    reconcile(mem_store, NS, [Fact(content="The user is planning a trip to Japan in May.", kind="event")], at="2024-01-01")
+    reconcile(
+        mem_store, NS, [Fact(content="The user is planning a trip to Japan in May.", kind="event")], at="2024-01-01"
+    )
     old = mem_store.list_records(NS)[0]
-    judge = RunnableLambda(lambda x: ConflictVerdict(superseded_ids=[c.id for c in x["candidates"]] + ["not-a-real-id"]))
+    judge = RunnableLambda(
+        lambda x: ConflictVerdict(superseded_ids=[c.id for c in x["candidates"]] + ["not-a-real-id"])
+    )
     cfg = UpdateConfig(judge=judge)
-    result = reconcile(mem_store, NS, [Fact(content="The user cancelled the Japan trip in May.", kind="event")], at="2024-02-01", config=cfg)
+    result = reconcile(
+        mem_store,
+        NS,
+        [Fact(content="The user cancelled the Japan trip in May.", kind="event")],
+        at="2024-02-01",
+        config=cfg,
+    )
     assert [r.id for r in result.archived] == [old.id]
     assert len(mem_store.list_records(NS)) == 2  # archived, never deleted
