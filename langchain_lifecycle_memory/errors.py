@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.store.base import InvalidNamespaceError
 
 __all__ = [
@@ -31,4 +33,13 @@ class StoreUnavailableError(ConnectionError):
 
 
 class ExtractionError(RuntimeError):
-    """The model could not produce facts; the raw turn was kept."""
+    """The model could not produce facts.
+
+    ``messages`` holds the input turn (callers keep it as an ``episode`` record so
+    nothing the user said is lost) and ``raw_output`` the model's last reply.
+    """
+
+    def __init__(self, message: str, *, messages: list[Any] | None = None, raw_output: str | None = None) -> None:
+        super().__init__(message)
+        self.messages = list(messages or [])
+        self.raw_output = raw_output

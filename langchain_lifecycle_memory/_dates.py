@@ -1,0 +1,241 @@
+"""Relative dates and lifetime hints in zh/en text, resolved against the conversation's time.
+
+Both extractors use these: "last month" said on 2024-03-15 means February 2024 whenever the
+conversation is replayed, so every resolution takes ``now`` (the turn's timestamp) and never
+reads the clock.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime, timedelta
+
+from langchain_lifecycle_memory.schema import ensure_aware
+
+__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from"]
+
+_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_EN_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "several": 3,
+}  # fmt: skip
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_UNIT_DAYS = {"day": 1, "week": 7, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7}
+
+_EN_NUM = r"(\d+|a couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_ZH_NUM = r"(\d+|[零一二两三四五六七八九十]+|几|半)"
+
+# Fixed offsets, most specific first: (pattern, days, months, granularity).
+_FIXED: tuple[tuple[re.Pattern[str], int, int, str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), d, m, g)
+    for p, d, m, g in (
+        (r"\bthe day before yesterday\b|大前天", -3, 0, "day"),
+        (r"前天", -2, 0, "day"),
+        (r"\byesterday\b|\blast night\b|昨天|昨晚|昨日|昨儿", -1, 0, "day"),
+        (r"上上(?:个)?(?:周|星期|礼拜)", -14, 0, "week"),
+        (r"\blast week\b|\ba week ago\b|上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天])", -7, 0, "week"),
+        (r"上上(?:个)?月", 0, -2, "month"),
+        (r"\blast month\b|上(?:个)?月", 0, -1, "month"),
+        (r"\bthe year before last\b|前年", 0, -24, "year"),
+        (r"\blast year\b|去年", 0, -12, "year"),
+    )
+)
+_GRANULARITY = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}
+_EN_AGO = re.compile(_EN_NUM + r"\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
+_ZH_AGO = re.compile(_ZH_NUM + r"\s*(?:个)?\s*(天|日|周|星期|礼拜|月|年)(?:之|以)?前")
+_EN_LAST_WEEKDAY = re.compile(r"\blast\s+(" + "|".join(_EN_WEEKDAYS) + r")\b", re.IGNORECASE)
+_ZH_LAST_WEEKDAY = re.compile(r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
+_SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})\s*年(?:起|开始|以来)", re.IGNORECASE)
+
+# Lifetime hints: how long a statement stays true ("this week I'm craving Thai food").
+_TTL_FIXED: tuple[tuple[re.Pattern[str], float], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), d)
+    for p, d in (
+        (r"\bthis weekend\b|这(?:个)?周末|本周末", 3),
+        (r"\bthis week\b|\bfor the week\b|这(?:个)?(?:周|星期|礼拜)|本周", 7),
+        (r"\bthis month\b|\bfor (?:a|the|one) month\b|这(?:个)?月|本月", 30),
+        (r"\btoday\b|\btonight\b|\bfor the day\b|今天|今晚|今日", 1),
+        (r"这几天|\bthese few days\b|\bfor a few days\b", 3),
+    )
+)
+_EN_FOR_N = re.compile(r"\bfor\s+(?:the\s+next\s+)?" + _EN_NUM + r"\s+(day|week|month)s?\b", re.IGNORECASE)
+_ZH_FOR_N = re.compile(r"(?:接下来|未来|这)" + _ZH_NUM + r"\s*(?:个)?\s*(天|周|星期|礼拜|月)")
+# "I started at Northwind this week": the hint dates a change, it does not limit a lifetime.
+_STARTED = re.compile(
+    r"\b(?:started|start|joined|moved|began|signed|bought|got|switched|hired|promoted)\b"
+    r"|入职|搬|开始|买了|换了|改用|升职|加入|来到",
+    re.IGNORECASE,
+)
+
+
+def _aware(now: datetime) -> datetime:
+    return ensure_aware(now) or now
+
+
+def _zh_number(text: str) -> float | None:
+    if text.isdigit():
+        return float(text)
+    if text == "半":
+        return 0.5
+    if text == "几":
+        return 3.0
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return float((_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0))
+    if len(text) == 1 and text in _ZH_DIGITS:
+        return float(_ZH_DIGITS[text])
+    return None
+
+
+def _en_number(text: str) -> float:
+    text = " ".join(text.lower().split())
+    return float(text) if text.isdigit() else float(_EN_NUMBERS[text])
+
+
+def _shift_months(when: datetime, months: int) -> datetime:
+    index = when.year * 12 + (when.month - 1) + months
+    year, month = divmod(index, 12)
+    day = min(when.day, calendar.monthrange(year, month + 1)[1])
+    return when.replace(year=year, month=month + 1, day=day)
+
+
+def _shift(when: datetime, amount: float, unit: str) -> datetime:
+    if unit in ("month", "月"):
+        whole = int(amount)
+        shifted = _shift_months(when, -whole)
+        return shifted - timedelta(days=round((amount - whole) * 30))
+    if unit in ("year", "年"):
+        return _shift_months(when, -round(amount * 12))
+    return when - timedelta(days=amount * _UNIT_DAYS[unit])
+
+
+def _previous_weekday(now: datetime, weekday: int) -> datetime:
+    # "last Friday" said on a Friday means a week ago, never today.
+    back = (now.weekday() - weekday) % 7 or 7
+    return now - timedelta(days=back)
+
+
+def _zh_last_weekday(now: datetime, weekday: int) -> datetime:
+    monday_this_week = now - timedelta(days=now.weekday())
+    return monday_this_week - timedelta(days=7 - weekday)
+
+
+def resolve_valid_from(text: str, now: datetime) -> datetime | None:
+    """When the fact stated in ``text`` became true, if the text dates it relative to ``now``.
+
+    Day-level expressions keep ``now``'s time of day; "last month" / "上个月" is the same day
+    one month earlier (clamped to the month's length), so it always falls in that month.
+
+    Args:
+        text: One statement, Chinese or English.
+        now: The conversation's timestamp (naive means UTC).
+
+    Returns:
+        The resolved moment, or ``None`` when the text has no relative date.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> resolve_valid_from("上个月我搬到了上海", datetime(2024, 3, 15, tzinfo=timezone.utc)).date()
+        datetime.date(2024, 2, 15)
+    """
+    found = _find_relative(text, _aware(now))
+    return found[0] if found else None
+
+
+def _find_relative(text: str, when: datetime) -> tuple[datetime, re.Match[str], str | None] | None:
+    """The first relative date in ``text``: (moment, match, granularity or None if already absolute)."""
+    if m := _ZH_LAST_WEEKDAY.search(text):
+        return _zh_last_weekday(when, _ZH_WEEKDAYS[m.group(1)]), m, "day"
+    if m := _EN_LAST_WEEKDAY.search(text):
+        return _previous_weekday(when, _EN_WEEKDAYS.index(m.group(1).lower())), m, "day"
+    if m := _EN_AGO.search(text):
+        return _shift(when, _en_number(m.group(1)), m.group(2).lower()), m, m.group(2).lower()
+    if (m := _ZH_AGO.search(text)) and (amount := _zh_number(m.group(1))) is not None:
+        return _shift(when, amount, m.group(2)), m, _GRANULARITY[m.group(2)]
+    for pattern, days, months, granularity in _FIXED:
+        if m := pattern.search(text):
+            return _shift_months(when, months) + timedelta(days=days), m, granularity
+    if (m := _SINCE_YEAR.search(text)) and (year := int(m.group(1) or m.group(2))) <= when.year:
+        return when.replace(year=year, month=1, day=1, hour=0, minute=0, second=0, microsecond=0), m, None
+    return None
+
+
+def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
+    """``text`` with its relative date spelled out, so a stored sentence stays true later.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> absolute_dates("上个月我搬到了上海", datetime(2024, 3, 15, tzinfo=timezone.utc), zh=True)
+        '2024年2月我搬到了上海'
+        >>> absolute_dates("I moved here last week", datetime(2024, 3, 15, tzinfo=timezone.utc), zh=False)
+        'I moved here in the week of 2024-03-08'
+    """
+    found = _find_relative(text, _aware(now))
+    if found is None:
+        return text
+    when, m, granularity = found
+    if granularity is None:
+        return text
+    if zh:
+        phrase = {
+            "day": f"{when.year}年{when.month}月{when.day}日",
+            "week": f"{when.year}年{when.month}月{when.day}日那周",
+            "month": f"{when.year}年{when.month}月",
+            "year": f"{when.year}年",
+        }[granularity]
+    else:
+        phrase = {
+            "day": f"on {when.date().isoformat()}",
+            "week": f"in the week of {when.date().isoformat()}",
+            "month": f"in {when.strftime('%B')} {when.year}",
+            "year": f"in {when.year}",
+        }[granularity]
+    return text[: m.start()] + phrase + text[m.end() :]
+
+
+def resolve_ttl_days(text: str) -> float | None:
+    """How many days the statement in ``text`` is meant to last, if it says so.
+
+    "this week" / "这周" → 7, "today" / "今天" → 1, "for a month" → 30, "for 3 days" → 3.
+    A hint next to a start or change verb ("I started at Acme this week") dates the
+    change instead of limiting its life, so it gives ``None``.
+
+    Example:
+        >>> resolve_ttl_days("This week I'm really craving Thai food."), resolve_ttl_days("我住在苏州")
+        (7.0, None)
+    """
+    if _STARTED.search(text):
+        return None
+    if m := _EN_FOR_N.search(text):
+        return _en_number(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2).lower()]
+    if (m := _ZH_FOR_N.search(text)) and (amount := _zh_number(m.group(1))) is not None:
+        return amount * {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}[m.group(2)]
+    for pattern, days in _TTL_FIXED:
+        if pattern.search(text):
+            return float(days)
+    return None
+
+
+_PARTIAL_DATE = re.compile(r"^\s*((?:19|20)\d{2})(?:-(\d{1,2}))?\s*$")
+
+
+def parse_model_date(value: object, now: datetime) -> datetime | None:
+    """Read a date a model wrote (ISO date or datetime, ``YYYY-MM``, ``YYYY``, or words).
+
+    A date without a time takes ``now``'s time zone; words such as "last week" go through
+    :func:`resolve_valid_from`. Anything unreadable gives ``None`` rather than an error:
+    the caller falls back to ``now``.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return ensure_aware(value)
+    text = str(value).strip()
+    if m := _PARTIAL_DATE.match(text):
+        return datetime(int(m.group(1)), int(m.group(2) or 1), 1, tzinfo=_aware(now).tzinfo)
+    try:
+        return ensure_aware(text)
+    except (TypeError, ValueError):
+        return resolve_valid_from(text, now)

@@ -1,0 +1,315 @@
+"""Rule-based fact extraction for Chinese and English: no model, deterministic, conservative.
+
+Every sentence the speaker states in the first person (or about "my sister Maya" / "我老婆小芳")
+runs through the pattern tables in ``_patterns.py``; values go through the lexicons in
+``_lexicon.py`` to find their attribute. Questions, hypotheticals and negated preferences
+yield nothing: a missed fact costs less than a wrong memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from langchain_lifecycle_memory._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory._lexicon import EN_RELATIONS, EXTRA_KINDS, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory._patterns import EN_RULES, ZH_RULES, Candidate, apply
+from langchain_lifecycle_memory.redaction import Redactor
+from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+
+__all__ = ["extract_rule_facts"]
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s|$)")
+_QUESTION_EN = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|should|would|will|is|are|am|was|"
+    r"were|shall|may|might)\b",
+    re.IGNORECASE,
+)
+# Hypotheticals and requests to the assistant state no fact ("帮我挑点我爱喝的", "forget my email").
+_NOT_A_STATEMENT = re.compile(
+    r"^(?:if|suppose|imagine|maybe|perhaps|what if|I wonder|I wish|forget|delete|remove|tell me|give me|"
+    r"show me|help me|find me|recommend|let's|let me know)\b|"
+    r"^(?:如果|假如|要是|假设|也许|可能|我想知道|帮我|帮忙|给我|告诉我|忘掉|忘记|删除|删掉|推荐|查一下|搜一下|你)",
+    re.IGNORECASE,
+)
+_EN_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur)\b")
+_EN_INTRO = re.compile(
+    r"^(?:(?:by the way|btw|also|oh|so|and|well|anyway|fyi|actually|honestly|just so you know|fun fact|ok|okay|"
+    r"yes|yeah|no|hi|hey|hello|please|note that|note|remember that|remember|don't forget that|don't forget)"
+    r"[,!:.]?\s+)+",
+    re.IGNORECASE,
+)
+_EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, flags), r)
+    for p, r, flags in (
+        (r"[’`]", "'", 0), (r"\bI'm\b", "I am", re.I), (r"\bI've\b", "I have", re.I), (r"\bI'd\b", "I would", re.I),
+        (r"\bI'll\b", "I will", re.I), (r"\bwe're\b|\bwe are\b", "I am", re.I),
+        (r"\bwe've\b|\bwe have\b", "I have", re.I),
+        (r"\bwe\b", "I", re.I), (r"\bour\b", "my", re.I), (r"\bdon't\b", "do not", re.I),
+        (r"\bdoesn't\b", "does not", re.I), (r"\bcan't\b", "cannot", re.I), (r"\bhaven't\b", "have not", re.I),
+    )
+)  # fmt: skip
+_ELIDED_I = re.compile(
+    r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
+)
+_EN_PERSON = re.compile(
+    r"^my\s+(?P<rel>" + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True)) + r")"
+    r"(?:\s+(?P<name>(?-i:[A-Z])[a-z]+))?(?P<pos>'s)?\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
+_ZH_PERSON = re.compile(
+    r"^我(?:的|家)?(?P<rel>" + _ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?)??"
+    r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
+    r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经).*)$"
+)
+_NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
+_REDACTOR = Redactor(mode="keep", keep_originals=True)
+_PII_ATTRIBUTES = {
+    "email": "email",
+    "cn_id": "id_number",
+    "cn_mobile": "phone",
+    "phone": "phone",
+    "bank_card": "bank_card",
+}
+
+
+@dataclass(frozen=True)
+class _Subject:
+    entity: str
+    text: str
+    """The sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")."""
+
+
+def _sentences(text: str) -> Iterator[str]:
+    for part in _SPLIT.split(text):
+        if part := part.strip():
+            yield part
+
+
+def _not_a_statement(sentence: str, zh: bool) -> bool:
+    body = sentence.rstrip("。.!！~～ ")
+    if body.endswith(("?", "？")) or _NOT_A_STATEMENT.search(
+        body.removeprefix("请") if zh else _EN_INTRO.sub("", body)
+    ):
+        return True
+    if zh:
+        return bool(re.search(r"(?:吗|呢|么|嘛|没有)$", body))
+    return bool(_QUESTION_EN.search(_EN_INTRO.sub("", body)))
+
+
+def _third_to_first(rest: str) -> str:
+    verb, _, tail = rest.partition(" ")
+    low = verb.casefold()
+    if low in ("is", "'s"):
+        verb = "am"
+    elif low == "has":
+        verb = "have"
+    elif low == "does":
+        verb = "do"
+    elif re.search(r"(?:ch|sh|ss|x|o)es$", low):
+        verb = verb[:-2]
+    elif low.endswith("ies"):
+        verb = verb[:-3] + "y"
+    elif low.endswith("s") and not low.endswith("ss") and low != "was":
+        verb = verb[:-1]
+    return f"I {verb} {tail}".strip()
+
+
+def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
+    if zh:
+        if "我" not in sentence:
+            return None
+        if m := _ZH_PERSON.match(sentence):
+            name = m.group("name") or ""
+            if _NOT_NAME.search(name):
+                return None
+            rel = ZH_RELATIONS[m.group("rel")][0]
+            return _Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest").removeprefix("的"))
+        return _Subject(speaker, sentence)
+    text = _EN_INTRO.sub("", sentence.strip())
+    for pattern, repl in _EN_CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    text = _add_elided_i(text)
+    if not _EN_FIRST_PERSON.search(text):
+        return None
+    if m := _EN_PERSON.match(text):
+        rel = m.group("rel").casefold().replace("-", "").replace(" ", "_")
+        name = (m.group("name") or "").casefold()
+        rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
+        return _Subject(f"{rel}_{name}" if name else rel, rest)
+    return _Subject(speaker, text)
+
+
+def _sensitive(sentence: str) -> Iterator[Candidate]:
+    for match in _REDACTOR.find(sentence):
+        attribute = _PII_ATTRIBUTES.get(match.kind)
+        if attribute and match.original:
+            yield Candidate(attribute, match.original, 95, match.start, "sensitive", 0.95)
+
+
+def _select(candidates: list[Candidate]) -> list[Candidate]:
+    strong = [c for c in candidates if not c.weak]
+    best: dict[tuple[str, str], Candidate] = {}
+    for c in strong or candidates:
+        key = (c.attribute or "", c.operation if c.attribute else normalize_value(c.value))
+        if key not in best or (c.priority, c.position) >= (best[key].priority, best[key].position):
+            best[key] = c
+    return sorted(best.values(), key=lambda c: c.position)
+
+
+# ---- content: the sentence restated about "the user" / "用户" --------------------------------
+
+_MODALS = frozenset(
+    "can could will would should shall may might must did was had used went got made took ran swam drove bought "
+    "began became came gave grew kept knew left lost met paid put quit said sat saw sold sent spent stood taught "
+    "thought told won wore wrote just".split()
+)
+_EN_ADV = (
+    r"(?:(?:really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|never|"
+    r"recently)\s+)*"
+)
+_EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, flags), r)
+    for p, r, flags in (
+        (r"[’`]", "'", 0), (r"\b(?:I am|I'm|[Ww]e are|[Ww]e're)\b", "the user is", 0),
+        (r"\b(?:I was|[Ww]e were)\b", "the user was", 0),
+        (r"\b(?:I have|I've|[Ww]e have|[Ww]e've)\b", "the user has", 0),
+        (r"\b(?:I would|I'd)\b", "the user would", 0), (r"\b(?:I will|I'll)\b", "the user will", 0),
+        (r"\b(?:I do not|I don't|[Ww]e don't|[Ww]e do not)\b", "the user doesn't", 0),
+        (r"\bmyself\b", "themselves", re.I), (r"\b(?:my|our|mine)\b", "the user's", re.I),
+    )
+)  # fmt: skip
+_EN_I_VERB = re.compile(r"\b(?:I|[Ww]e)\s+(" + _EN_ADV + r")([A-Za-z]+)")
+
+
+def _conjugate(verb: str) -> str:
+    low = verb.casefold()
+    irregular = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+    if low in irregular:
+        return irregular[low]
+    if low in _MODALS or low.endswith("ed"):
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
+
+
+def _add_elided_i(text: str) -> str:
+    return "I " + text[:1].lower() + text[1:] if _ELIDED_I.match(text) else text
+
+
+def _en_rewrite(text: str) -> str:
+    text = _add_elided_i(text)
+    for pattern, repl in _EN_REWRITES:
+        text = pattern.sub(repl, text)
+    text = _EN_I_VERB.sub(lambda m: f"the user {m.group(1)}{_conjugate(m.group(2))}", text)
+    text = re.sub(r"\b(?:me|us)\b", "\x00them", text)
+    # Only the first mention names "the user"; later ones read as "their" / "them".
+    first = re.search(r"the user|\x00them", text)
+    head, tail = (text[: first.end()], text[first.end() :]) if first else ("", text)
+    text = head.replace("\x00them", "the user") + tail.replace("the user's", "their").replace("\x00them", "them")
+    text = text.strip(" ,;:-!?.")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _zh_rewrite(text: str) -> str:
+    text = re.sub(r"我(?:的|家)?(" + _ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
+    text = re.sub(r"^(?:请|麻烦)?(?:记住|记一下|别忘了|注意)[，,：:]?", "", text.strip())
+    text = text.replace("我的", "用户的").replace("我家", "用户家").replace("我们", "用户").replace("我", "用户")
+    return text.strip(" ，,;；:：。！!~～")
+
+
+def _content(sentence: str, value: str, zh: bool) -> str:
+    body = sentence if zh else _EN_INTRO.sub("", sentence.strip())
+    splitter = r"\s*[，,;；]\s*" if zh else r"\s*[,;:]\s*|\s+(?=(?:if|because|while|when|although|though|but)\s)"
+    clauses = [c for c in re.split(splitter, body) if c.strip()] or [body]
+    marker = re.compile(r"我") if zh else _EN_FIRST_PERSON
+    needle = normalize_value(value)
+    index = next((i for i, c in enumerate(clauses) if needle and needle in normalize_value(c)), None)
+    if index is None:
+        first = needle.split(" ")[0] if needle else ""
+        index = next((i for i, c in enumerate(clauses) if first and first in normalize_value(c)), None)
+    if index is None:
+        chosen = body
+    else:
+        start = index
+        while start > 0 and not marker.search(clauses[start]):
+            start -= 1
+        chosen = ("，" if zh else ", ").join(clauses[start : index + 1])
+    return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
+
+
+def _kind(candidate: Candidate, specs: dict[str, AttributeSpec]) -> str:
+    if candidate.kind:
+        return candidate.kind
+    if candidate.attribute is None:
+        return "preference"
+    spec = specs.get(candidate.attribute)
+    return spec.kind if spec else EXTRA_KINDS.get(candidate.attribute, "fact")
+
+
+def extract_rule_facts(
+    text: str,
+    *,
+    now: datetime | None = None,
+    speaker_entity: str = "user",
+    attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
+) -> list[Fact]:
+    """Extract entity-keyed facts from what one speaker said, with rules only (zh and en).
+
+    Args:
+        text: The speaker's message. Sentences that are questions, hypotheticals or
+            chit-chat yield nothing; "I don't like X" yields no like-fact.
+        now: The conversation's timestamp: "last week" / "上个月" are resolved against it and
+            facts without a relative date get it as ``valid_from``. Defaults to the current time.
+        speaker_entity: Entity for the speaker's own facts; other people get keys such as
+            ``sister_maya`` or ``wife_fang``.
+        attributes: Vocabulary used to name slots from nouns ("我的母语是..." -> ``native_language``)
+            and to pick each fact's kind; the rules also emit names outside it.
+
+    Returns:
+        Facts in the order they were stated; "I no longer use X" / "我不再用 X 了" gives an
+        ``operation="retract"`` fact.
+
+    Example:
+        >>> [(f.attribute, f.value, f.content) for f in extract_rule_facts("我现在改用 VS Code 了")]
+        [('editor', 'VS Code', '用户现在改用 VS Code 了')]
+    """
+    when = ensure_aware(now) or utcnow()
+    specs = {spec.name: spec for spec in attributes}
+    facts: list[Fact] = []
+    seen: set[tuple[str, str | None, str, str]] = set()
+    for sentence in _sentences(text):
+        zh = bool(_CJK.search(sentence))
+        subject = None if _not_a_statement(sentence, zh) else _subject(sentence, zh, speaker_entity)
+        if subject is None:
+            continue
+        candidates = list(_sensitive(sentence))
+        for rule in ZH_RULES if zh else EN_RULES:
+            candidates.extend(apply(rule, subject.text, zh, specs))
+        valid_from = resolve_valid_from(sentence, when) or when
+        ttl_days = resolve_ttl_days(sentence)
+        for c in _select(candidates):
+            key = (subject.entity, c.attribute, normalize_value(c.value), c.operation)
+            if key in seen:
+                continue
+            seen.add(key)
+            facts.append(
+                Fact(
+                    entity=subject.entity,
+                    attribute=c.attribute,
+                    value=c.value,
+                    content=_content(absolute_dates(sentence, when, zh=zh), c.value, zh),
+                    kind=_kind(c, specs),
+                    confidence=c.confidence,
+                    valid_from=valid_from,
+                    ttl_days=ttl_days,
+                    operation="retract" if c.operation == "retract" else "assert",
+                )
+            )
+    return facts
