@@ -1,0 +1,307 @@
+"""Pure scoring for the retriever: calibration, fusion, lifecycle filters, explanations.
+
+Every channel's raw score is mapped to [0, 1] by a *fixed* calibration (no per-query
+min-max: that would turn the best of a set of irrelevant memories into a 1.0), so a
+threshold keeps its meaning whichever channels fire. Calibrated scores are combined
+as a weighted noisy-OR, ``1 - prod(1 - w_c * p_c)``: one confident channel is enough,
+agreement between channels adds up, and a channel that does not fire costs nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+
+__all__ = [
+    "CHANNELS",
+    "ChannelWeights",
+    "Decision",
+    "RetrievalCandidate",
+    "RetrievalExplanation",
+    "ScoreCalibration",
+    "apply_k",
+    "calibrate",
+    "candidate_document",
+    "fuse_calibrated",
+    "fuse_rrf",
+    "lifecycle_decision",
+    "parse_paraphrases",
+    "rank_fusion",
+    "recency",
+]
+
+CHANNELS: tuple[str, ...] = ("dense", "lexical", "slot")
+
+Decision = Literal[
+    "kept",
+    "below_threshold",
+    "archived",
+    "pending",
+    "expired",
+    "not_valid_at_as_of",
+    "other_tenant",
+    "cut_by_k",
+    "cut_by_budget",
+]
+
+
+class ScoreCalibration(BaseModel):
+    """Fixed maps from each channel's raw score to [0, 1] (linear between floor and ceiling).
+
+    The defaults were fitted on the public scenarios with the default USE embedder
+    (``benchmarks/retrieval_scenarios.py``); another embedder has another cosine scale,
+    so recalibrate ``dense_*`` and ``route_*`` when you swap it.
+
+    Example:
+        >>> round(ScoreCalibration(dense_floor=0.2, dense_ceiling=0.6).dense(0.4), 3)
+        0.5
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    dense_floor: float = 0.22
+    """Cosine at and below which the dense channel says nothing."""
+    dense_ceiling: float = 0.60
+    """Cosine at and above which the dense channel is certain."""
+    lexical_floor: float = 0.20
+    """BM25 coverage (see ``_lexical``) mapped to 0."""
+    lexical_ceiling: float = 0.80
+    """BM25 coverage mapped to 1."""
+    route_floor: float = 0.20
+    """Query-to-attribute-card cosine mapped to 0."""
+    route_ceiling: float = 0.40
+    """Query-to-attribute-card cosine mapped to 1."""
+    attribute_mention: float = 0.8
+    """Slot score when the query names the attribute ("编辑器", "running shoes")."""
+    value_mention: float = 1.0
+    """Slot score when the query contains the stored value ("VS Code")."""
+
+    def dense(self, cosine: float) -> float:
+        """Calibrated dense score."""
+        return calibrate(cosine, self.dense_floor, self.dense_ceiling)
+
+    def lexical(self, coverage: float) -> float:
+        """Calibrated lexical score."""
+        return calibrate(coverage, self.lexical_floor, self.lexical_ceiling)
+
+    def route(self, cosine: float) -> float:
+        """Calibrated routing score."""
+        return calibrate(cosine, self.route_floor, self.route_ceiling)
+
+
+class ChannelWeights(BaseModel):
+    """How much each calibrated channel is trusted (0 switches a channel off).
+
+    Example:
+        >>> ChannelWeights(lexical=0.0).as_dict()["lexical"]
+        0.0
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    dense: float = Field(default=1.0, ge=0.0, le=1.0)
+    lexical: float = Field(default=0.8, ge=0.0, le=1.0)
+    slot: float = Field(default=0.9, ge=0.0, le=1.0)
+
+    def as_dict(self) -> dict[str, float]:
+        """``{"dense": .., "lexical": .., "slot": ..}``."""
+        return {c: float(getattr(self, c)) for c in CHANNELS}
+
+
+class RetrievalCandidate(BaseModel):
+    """One record the retriever looked at, with every score and the verdict."""
+
+    record: MemoryRecord
+    decision: Decision
+    reason: str = ""
+    raw: dict[str, float] = Field(default_factory=dict)
+    """Uncalibrated evidence: ``cosine``, ``bm25``, ``coverage``, ``route``."""
+    channels: dict[str, float] = Field(default_factory=dict)
+    """Calibrated score per channel, each in [0, 1]."""
+    entity_factor: float = 1.0
+    """Below 1 when the record is about another person than the query."""
+    fused: float = 0.0
+    """Calibrated fused score (what ``min_score`` is compared with)."""
+    rrf: float = 0.0
+    """Reciprocal-rank-fusion score (orders results when ``fusion="rrf"``)."""
+    rank: int | None = None
+    """Position among the returned documents (0 = first), if kept."""
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """The record's namespace."""
+        return self.record.namespace
+
+
+class RetrievalExplanation(BaseModel):
+    """Why a query returned what it returned (``LifecycleRetriever.explain``).
+
+    Example:
+        .. code-block:: python
+
+            exp = retriever.explain("What editor do I use?")
+            for c in exp.candidates:
+                print(c.decision, round(c.fused, 2), c.record.content)
+    """
+
+    query: str
+    queries: list[str] = Field(default_factory=list)
+    """The query and any paraphrases from ``query_model``."""
+    namespace: tuple[str, ...]
+    fusion: Literal["calibrated", "rrf"]
+    min_score: float
+    k: int
+    as_of: datetime | None = None
+    now: datetime
+    routes: dict[str, float] = Field(default_factory=dict)
+    """Query-to-attribute cosine for every attribute of the namespace."""
+    target_entities: list[str] = Field(default_factory=list)
+    """Non-user entities the query names (empty: the query is about the user)."""
+    personal: bool = True
+    """Whether the query is about or for someone (else topic routing is damped)."""
+    candidates: list[RetrievalCandidate] = Field(default_factory=list)
+
+    def kept(self) -> list[RetrievalCandidate]:
+        """Candidates that were returned, in order."""
+        return sorted((c for c in self.candidates if c.decision == "kept"), key=lambda c: c.rank or 0)
+
+    def by_decision(self, decision: Decision) -> list[RetrievalCandidate]:
+        """Candidates with one verdict."""
+        return [c for c in self.candidates if c.decision == decision]
+
+    def mark_cut_by_budget(self, record_ids: Iterable[str]) -> None:
+        """Hook for the injection step: these kept records did not fit the token budget."""
+        ids = set(record_ids)
+        for c in self.candidates:
+            if c.decision == "kept" and c.record.id in ids:
+                c.decision = "cut_by_budget"
+                c.reason = "did not fit the injection token budget"
+
+
+def calibrate(value: float, floor: float, ceiling: float) -> float:
+    """Linear map of ``value`` from ``[floor, ceiling]`` to ``[0, 1]``, clipped."""
+    if ceiling <= floor:
+        msg = f"Calibration ceiling ({ceiling}) must be above its floor ({floor}); swap or widen them."
+        raise ValueError(msg)
+    return min(1.0, max(0.0, (value - floor) / (ceiling - floor)))
+
+
+def fuse_calibrated(channels: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """Weighted noisy-OR of calibrated channel scores, in [0, 1]."""
+    miss = 1.0
+    for name, score in channels.items():
+        miss *= 1.0 - weights.get(name, 0.0) * score
+    return 1.0 - miss
+
+
+def fuse_rrf(ranks: Mapping[str, int | None], weights: Mapping[str, float], k0: int = 60) -> float:
+    """Weighted reciprocal rank fusion (``sum w_c / (k0 + rank_c)``, ranks from 1)."""
+    return sum(weights.get(name, 0.0) / (k0 + rank) for name, rank in ranks.items() if rank is not None)
+
+
+def lifecycle_decision(
+    record: MemoryRecord,
+    *,
+    statuses: tuple[MemoryStatus, ...] | None,
+    kinds: tuple[str, ...] | None,
+    as_of: datetime | None,
+    now: datetime,
+    include_expired: bool,
+) -> tuple[Decision, str] | None:
+    """Why ``record`` may not be returned at all (``None``: it is eligible).
+
+    Mirrors ``search_records``: ``as_of`` admits active and archived records valid at
+    that instant (never pending); otherwise the status must be one of ``statuses``.
+    """
+    if kinds is not None and record.kind not in kinds:
+        return "below_threshold", f"kind {record.kind!r} not requested"
+    if as_of is not None:
+        if record.status is MemoryStatus.PENDING:
+            return "pending", "pending records are not returned until confirmed"
+        if not record.is_valid_at(as_of):
+            return "not_valid_at_as_of", f"valid {record.valid_from.isoformat()} .. {_iso(record.valid_to)}"
+    elif statuses is not None and record.status not in statuses:
+        if record.status is MemoryStatus.ARCHIVED:
+            why = f"superseded by {record.superseded_by}" if record.superseded_by else "archived"
+            return "archived", why
+        return ("pending", "pending records are not returned until confirmed")
+    if not include_expired and record.is_expired(now):
+        return "expired", f"expired at {_iso(record.expires_at)}"
+    return None
+
+
+def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float:
+    """1 for a fact that became true now, 0.5 after ``half_life_days``, towards 0 after."""
+    age = max(0.0, (now - max(record.valid_from, record.updated_at)).total_seconds() / 86400.0)
+    return math.pow(0.5, age / half_life_days) if half_life_days > 0 else 0.0
+
+
+def rank_fusion(pool: list[RetrievalCandidate], weights: Mapping[str, float]) -> None:
+    """Set ``rrf`` on each candidate from its rank in every channel that fires for it."""
+    ranks: dict[str, dict[str, int]] = {}
+    for channel in CHANNELS:
+        firing = sorted((c for c in pool if c.channels.get(channel, 0.0) > 0), key=lambda c: -c.channels[channel])
+        ranks[channel] = {c.record.id: r + 1 for r, c in enumerate(firing)}
+    for c in pool:
+        c.rrf = fuse_rrf({ch: ranks[ch].get(c.record.id) for ch in CHANNELS}, weights) * c.entity_factor
+
+
+def apply_k(explanation: RetrievalExplanation, k: int) -> None:
+    """Turn kept candidates ranked ``k`` or later into ``cut_by_k``."""
+    for c in explanation.kept():
+        if c.rank is not None and c.rank >= k:
+            c.decision, c.reason, c.rank = "cut_by_k", f"rank {c.rank} beyond k={k}", None
+
+
+def parse_paraphrases(reply: Any, query: str, n: int) -> list[str]:
+    """Up to ``n`` distinct lines of a chat model's reply, list markers stripped."""
+    text = reply.content if hasattr(reply, "content") else str(reply)
+    if not isinstance(text, str):
+        text = " ".join(str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in text)
+    seen = {query.strip()}
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)、])\s*", "", line).strip()
+        if line and line not in seen:
+            seen.add(line)
+            out.append(line)
+    return out[:n]
+
+
+def candidate_document(c: RetrievalCandidate) -> Document:
+    """The ``Document`` a kept candidate is returned as (slot, lifecycle, scores)."""
+    r = c.record
+    metadata: dict[str, Any] = {
+        "id": r.id,
+        "namespace": list(r.namespace),
+        "entity": r.entity,
+        "attribute": r.attribute,
+        "value": r.value,
+        "kind": r.kind,
+        "status": r.status.value,
+        "confidence": r.confidence,
+        "created_at": _iso_or_none(r.created_at),
+        "updated_at": _iso_or_none(r.updated_at),
+        "valid_from": _iso_or_none(r.valid_from),
+        "valid_to": _iso_or_none(r.valid_to),
+        "expires_at": _iso_or_none(r.expires_at),
+        "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
+        "score": c.fused,
+    }
+    return Document(id=r.id, page_content=r.content, metadata=metadata)
+
+
+def _iso_or_none(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _iso(value: datetime | None) -> str:
+    return value.isoformat() if value is not None else "open"

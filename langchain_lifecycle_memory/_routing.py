@@ -1,0 +1,333 @@
+"""Query understanding for the slot channel: attribute routing, mentions, entity focus.
+
+*Routing* closes the semantic gap that neither embeddings nor BM25 cross on their own:
+"When is a good time to schedule a call with me?" shares no word and little meaning
+with "The user works as a night-shift ER nurse", but it is close to the ``job``
+attribute's topic card ("work schedule and shifts", "when I am available or busy").
+Each attribute's card phrases are embedded once per embedder; a query is scored
+against every phrase and an attribute takes the mean of its two best phrases.
+
+*Entity focus* keeps relatives' facts out of first-person questions ("我的笔记本电脑"
+must not recall the wife's MacBook) and the user's own facts out of questions about a
+named person ("Which shoes does Claire race in?").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from langchain_lifecycle_memory._lexical import _stem, normalize_text, word_tokens
+from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+
+__all__ = [
+    "AttributeRouter",
+    "attribute_mentioned",
+    "entity_aliases",
+    "is_other_person",
+    "is_personal",
+    "is_self_entity",
+    "query_entities",
+    "value_mentioned",
+]
+
+SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
+
+# One tuple per relation, English and Chinese forms together. Family words are
+# personal on their own ("老婆喜欢什么？"); social ones ("friends", "同事") are too
+# generic to mean a stored person unless possessed ("my friend") or named, and so are
+# one-character forms ("我哥", but not the 哥 of 哥伦比亚).
+_FAMILY: tuple[tuple[str, ...], ...] = (
+    ("wife", "spouse", "老婆", "妻子", "太太", "媳妇", "爱人"),
+    ("husband", "spouse", "老公", "丈夫", "爱人"),
+    ("partner", "对象", "伴侣"),
+    ("girlfriend", "女朋友", "女友"),
+    ("boyfriend", "男朋友", "男友"),
+    ("sister", "sis", "姐姐", "妹妹", "姐", "妹"),
+    ("brother", "bro", "哥哥", "弟弟", "哥", "弟"),
+    ("son", "儿子"),
+    ("daughter", "女儿", "闺女"),
+    ("child", "children", "kid", "孩子"),
+    ("mother", "mom", "mum", "mama", "妈妈", "母亲", "老妈", "妈"),
+    ("father", "dad", "daddy", "papa", "爸爸", "父亲", "老爸", "爸"),
+    ("grandmother", "grandma", "granny", "奶奶", "外婆", "姥姥"),
+    ("grandfather", "grandpa", "爷爷", "外公", "姥爷"),
+    ("aunt", "auntie", "阿姨", "姑姑", "姨妈"),
+    ("uncle", "叔叔", "舅舅", "伯伯"),
+    ("cousin", "表哥", "表姐", "堂哥", "堂姐", "表弟", "表妹"),
+)
+_SOCIAL: tuple[tuple[str, ...], ...] = (
+    ("friend", "buddy", "朋友"),
+    ("colleague", "coworker", "同事"),
+    ("boss", "manager", "老板", "领导", "上司"),
+    ("roommate", "flatmate", "室友"),
+    ("neighbor", "neighbour", "邻居"),
+    ("classmate", "同学"),
+    ("teacher", "老师"),
+)
+_SOCIAL_FORMS = frozenset(form for group in _SOCIAL for form in group)
+_EN_RELATION_FORMS = frozenset(f for group in (*_FAMILY, *_SOCIAL) for f in group if f.isascii())
+_ZH_RELATION_FORMS = tuple(f for group in (*_FAMILY, *_SOCIAL) for f in group if not f.isascii() and len(f) > 1)
+_POSSESSIVES_EN = ("my", "our")
+_POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
+
+
+def _relation_forms(part: str) -> set[str]:
+    """All surface forms of the relations an entity-id part names."""
+    return {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}
+
+
+_NAME_PREFIXES = "小老阿大"
+UNKNOWN_ATTRIBUTE_DISCOUNT = 0.05
+_VOWEL_GROUPS = re.compile(r"[aeiouv]+")
+
+
+def is_self_entity(entity: str | None) -> bool:
+    """Whether a record's entity is the user (or unset)."""
+    return entity is None or normalize_value(entity) in SELF_ENTITIES
+
+
+def is_other_person(entity: str | None) -> bool:
+    """Whether an entity id names someone else in the user's life (``sister_maya``, ``老婆``).
+
+    Only such records are kept out of first-person questions: an entity like ``maple``
+    or ``car`` may well be the user's own dog or car.
+    """
+    if is_self_entity(entity):
+        return False
+    norm = normalize_text(str(entity))
+    parts = set(re.split(r"[_\-\s]+", norm))
+    return bool(parts & _EN_RELATION_FORMS) or any(zh in norm for zh in _ZH_RELATION_FORMS)
+
+
+_EN_PERSONAL = frozenset(
+    "i me my mine myself im ive id we us our ours user users "
+    "give put recommend suggest help find book order remind plan pick choose get buy tell".split()
+)
+_ZH_PERSONAL = ("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点")
+
+
+def is_personal(query: str) -> bool:
+    """Whether the query is about or for the user ("my", "I", "我", "帮我", "recommend...").
+
+    General-knowledge questions ("What's the capital of Canada?", "明天会下雨吗？") are
+    not; topic routing alone must not pull a user's memories into them.
+    """
+    words = [w.replace("'", "") for w in re.findall(r"[a-z']+", normalize_text(query))]
+    if any(w in _EN_PERSONAL for w in words):
+        return True
+    return any(marker in query for marker in _ZH_PERSONAL)
+
+
+def _humanize(name: str) -> str:
+    return " ".join(part for part in re.split(r"[_\-\s]+", name) if part)
+
+
+def _stems(words: Iterable[str]) -> list[str]:
+    return [_stem(w) for w in words]
+
+
+def _contains_seq(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
+
+
+def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) -> bool:
+    """The query names the attribute itself ("编辑器", "editor", "running shoes")."""
+    text = normalize_text(query)
+    q_stems = _stems(word_tokens(query))
+    names = [_humanize(attribute)]
+    if spec is not None and spec.zh:
+        names.append(spec.zh)
+    for name in names:
+        words = word_tokens(name)
+        if not words:
+            continue
+        if all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
+            if _contains_seq(q_stems, _stems(words)):
+                return True
+        elif len(normalize_text(name)) >= 2 and normalize_text(name) in text:
+            return True
+    return False
+
+
+def value_mentioned(query: str, value: str | None) -> bool:
+    """The slot value appears in the query (whole words for latin values)."""
+    if not value:
+        return False
+    needle = normalize_value(value)
+    if len(needle) < 2:
+        return False
+    haystack = normalize_value(query)
+    if needle.isascii():
+        return re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
+    return needle in haystack
+
+
+def _syllables(romanized: str) -> int:
+    return len(_VOWEL_GROUPS.findall(romanized))
+
+
+def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+    """``(name_aliases, relation_aliases)`` by which a query can refer to ``entity``.
+
+    Names come from the entity id (``sister_claire`` -> ``claire``) and, for Chinese
+    statements, from the characters after the relation word, as many as the romanised
+    name has syllables (``daughter_duoduo`` + "女儿朵朵在学钢琴" -> ``朵朵``).
+    """
+    norm = normalize_text(entity)
+    parts = [p for p in re.split(r"[_\-\s]+", norm) if p]
+    names: set[str] = set()
+    relations: set[str] = set()
+    syllables = 0
+    for part in parts:
+        forms = _relation_forms(part)
+        if forms:
+            relations |= forms
+        elif re.fullmatch(r"[a-z]+", part):
+            if len(part) >= 2:
+                names.add(part)
+            syllables = max(syllables, _syllables(part))
+        elif len(part) >= 2:
+            names.add(part)
+    zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
+    for content in contents:
+        text = normalize_text(content)
+        for rel in zh_relations:
+            start = text.find(rel)
+            if start < 0 or not syllables:
+                continue
+            tail = text[start + len(rel) :]
+            size = syllables + (1 if tail[:1] and tail[0] in _NAME_PREFIXES else 0)
+            name = tail[:size]
+            if len(name) == size and all("\u4e00" <= ch <= "\u9fff" for ch in name):
+                names.add(name)
+    return names, relations
+
+
+def query_entities(query: str, entities: Mapping[str, Iterable[str]]) -> set[str]:
+    """The non-self entities a query is about (empty: it is about the user).
+
+    ``entities`` maps each non-self entity id to the contents of its records.
+    """
+    text = normalize_text(query)
+    words = word_tokens(query)
+    word_set = set(words)
+    found: set[str] = set()
+    for entity, contents in entities.items():
+        names, relations = entity_aliases(entity, contents)
+        if any((n in word_set) if n.isascii() else (n in text) for n in names):
+            found.add(entity)
+            continue
+        for rel in relations:
+            loose = rel in _SOCIAL_FORMS or len(rel) == 1
+            if rel.isascii():
+                forms = (rel, rel + "s")
+                hit = any(w in forms for w in words)
+                possessed = any(words[i] in _POSSESSIVES_EN and words[i + 1] in forms for i in range(len(words) - 1))
+            else:
+                hit = rel in text
+                possessed = any(p + rel in text for p in _POSSESSIVES_ZH)
+            if hit and (possessed or not loose):
+                found.add(entity)
+                break
+    return found
+
+
+def _card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
+    if spec is None:
+        return [_humanize(attribute)]
+    head = f"{_humanize(spec.name)}: {spec.description}"
+    return [head, spec.zh, *spec.topics] if spec.zh else [head, *spec.topics]
+
+
+class AttributeRouter:
+    """Scores how much a query is about each attribute (cosine to its topic cards).
+
+    Cards of the vocabulary are embedded once per embedder and cached for the process;
+    attributes outside the vocabulary get a card made of their humanised name. The
+    embedding of missing cards is left to the caller (``missing`` / ``install``) so
+    that async callers can await it; ``scores`` embeds them itself when needed.
+
+    Example:
+        .. code-block:: python
+
+            router = AttributeRouter(store.embeddings)
+            vec = store.embeddings.embed_query("Planning a road trip, where should I stop?")
+            router.scores(vec, ["car", "pet"])  # {"car": 0.4.., "pet": 0.1..}
+    """
+
+    _lock = threading.Lock()
+    _cache: dict[tuple[str, tuple[AttributeSpec, ...]], tuple[Embeddings, dict[str, np.ndarray]]] = {}
+
+    def __init__(self, embeddings: Embeddings, vocabulary: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES) -> None:
+        self.embeddings = embeddings
+        self.vocabulary = tuple(vocabulary)
+        self.specs = {spec.name: spec for spec in self.vocabulary}
+        self._cards = self._shared_cards()
+
+    def _shared_cards(self) -> dict[str, np.ndarray]:
+        # Embedders that describe themselves (``fingerprint``) share cards across
+        # instances; others are cached per object, kept alive so its id is not reused.
+        fingerprint = getattr(self.embeddings, "fingerprint", None)
+        named = isinstance(fingerprint, dict)
+        ident = json.dumps(fingerprint, sort_keys=True, default=str) if named else f"id:{id(self.embeddings)}"
+        key = (ident, self.vocabulary)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and (named or hit[0] is self.embeddings):
+                return hit[1]
+            cards: dict[str, np.ndarray] = {}
+            self._cache[key] = (self.embeddings, cards)
+            if len(self._cache) > 16:
+                self._cache.pop(next(iter(self._cache)))
+            return cards
+
+    def missing(self, attributes: Iterable[str]) -> tuple[list[str], list[str]]:
+        """``(phrases, owners)`` still to embed for ``attributes``."""
+        phrases: list[str] = []
+        owners: list[str] = []
+        for attribute in dict.fromkeys(attributes):
+            if attribute not in self._cards:
+                for phrase in _card_phrases(attribute, self.specs.get(attribute)):
+                    phrases.append(phrase)
+                    owners.append(attribute)
+        return phrases, owners
+
+    def install(self, owners: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """Store embedded card phrases (the output of ``missing``, embedded)."""
+        matrix = _unit_rows(np.asarray(vectors, dtype=np.float32))
+        for attribute in dict.fromkeys(owners):
+            self._cards[attribute] = matrix[[i for i, o in enumerate(owners) if o == attribute]]
+
+    def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
+        """Mean of the two best cosines between the query and each attribute's phrases.
+
+        Two, because a query that is really about a topic matches it in several
+        phrasings (and across languages), while an off-topic question tends to hit a
+        single phrase by accident of wording.
+        """
+        attributes = list(dict.fromkeys(attributes))
+        phrases, owners = self.missing(attributes)
+        if phrases:
+            self.install(owners, self.embeddings.embed_documents(phrases))
+        q = _unit_rows(np.asarray([query_vector], dtype=np.float32))[0]
+        out = {}
+        for a in attributes:
+            score = float(np.mean(np.sort(self._cards[a] @ q)[-2:]))
+            # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
+            # scores close to neighbouring topics ("running shoes"): trust it a bit less.
+            out[a] = score if a in self.specs else score - UNKNOWN_ATTRIBUTE_DISCOUNT
+        return out
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms

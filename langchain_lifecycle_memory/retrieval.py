@@ -1,0 +1,507 @@
+"""Use side, step 1: hybrid retrieval of active memories (``LifecycleRetriever``).
+
+Three channels look at a user's namespace:
+
+* **dense** — cosine of the query embedding to each record (``store.search_records``);
+* **lexical** — BM25 (``bm25s``) over a bilingual tokenisation, cached per namespace
+  revision;
+* **slot** — the query names a record's value or attribute, or is *routed* to its
+  attribute by topic cards (the semantic-gap bridge; see ``_routing``).
+
+Each channel is calibrated to [0, 1] and fused; ``min_score`` applies to the calibrated
+fused score whatever the channel mix, which is what keeps weather questions from
+pulling a user's three memories into the prompt (failure mode 3). Archived, pending,
+expired and other tenants' records never come back unless asked for; ``explain`` shows
+every candidate and why it was kept or dropped.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import BaseDocumentCompressor, Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
+from langchain_core.runnables import RunnableConfig, ensure_config
+from pydantic import ConfigDict, Field
+
+from langchain_lifecycle_memory._fusion import (
+    CHANNELS,
+    ChannelWeights,
+    Decision,
+    RetrievalCandidate,
+    RetrievalExplanation,
+    ScoreCalibration,
+    apply_k,
+    candidate_document,
+    fuse_calibrated,
+    fuse_rrf,
+    lifecycle_decision,
+    parse_paraphrases,
+    rank_fusion,
+    recency,
+)
+from langchain_lifecycle_memory._lexical import LexicalIndex
+from langchain_lifecycle_memory._routing import (
+    AttributeRouter,
+    attribute_mentioned,
+    is_other_person,
+    is_personal,
+    is_self_entity,
+    query_entities,
+    value_mentioned,
+)
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+
+__all__ = [
+    "ChannelWeights",
+    "LifecycleRetriever",
+    "RetrievalCandidate",
+    "RetrievalExplanation",
+    "ScoreCalibration",
+]
+
+_EXPANSION_PROMPT = (
+    "Rewrite the user's request as {n} short, different search queries for a personal memory store: "
+    "name the kind of personal fact that would help (preference, profile, job, diet, pet, ...). "
+    "Keep the user's language. One query per line, no numbering."
+)
+_CALL_OPTIONS = ("k", "namespace", "user_id", "min_score", "statuses", "kinds", "as_of", "now", "include_expired")
+
+
+@dataclass
+class _IO:
+    """One I/O request of the shared pipeline, served by the sync or the async driver."""
+
+    target: Any
+    sync: str
+    async_: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Snapshot:
+    store: Any
+    records: list[MemoryRecord]
+    index: LexicalIndex
+    entity_contents: dict[str, list[str]]
+
+
+@dataclass
+class _Options:
+    namespace: tuple[str, ...]
+    k: int
+    min_score: float
+    statuses: tuple[MemoryStatus, ...] | None
+    kinds: tuple[str, ...] | None
+    as_of: datetime | None
+    now: datetime
+    include_expired: bool
+
+
+# Records + BM25 index per (store, namespace, store.revision(namespace)): a write bumps
+# the revision, so a stale index is never reused. (Revisions are per process: another
+# process writing the same persistent store is seen on this process's next own write.)
+_SNAPSHOTS: dict[tuple[int, tuple[str, ...], int], _Snapshot] = {}
+_SNAPSHOTS_LOCK = threading.Lock()
+
+
+class LifecycleRetriever(BaseRetriever):
+    """Hybrid (dense + BM25 + slot routing) retriever over a ``ChromaMemoryStore``.
+
+    Returns active, unexpired memories of one namespace whose calibrated fused score
+    reaches ``min_score``, best first, at most ``k``. Each ``Document`` carries the
+    record's slot, lifecycle fields and every channel's score in its metadata.
+
+    Setup:
+        ``pip install langchain-lifecycle-memory``
+
+    Instantiate:
+        .. code-block:: python
+
+            import chromadb
+            from langchain_lifecycle_memory.store import ChromaMemoryStore
+            from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+
+            store = ChromaMemoryStore(client=chromadb.EphemeralClient())
+            retriever = LifecycleRetriever(store=store, namespace=("memories", "u1"))
+
+    Search:
+        .. code-block:: python
+
+            docs = retriever.invoke("我适合用什么工具写 Python？")
+            docs = retriever.invoke("What editor did I use?", as_of="2024-01-15T00:00:00Z")
+            # the namespace can come from the run config:
+            LifecycleRetriever(store=store).invoke(
+                "What editor do I use?", config={"configurable": {"user_id": "u1"}}
+            )
+            print(retriever.explain("明天会下雨吗？").by_decision("below_threshold"))
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    store: Any
+    """A ``ChromaMemoryStore`` (or anything with its record API)."""
+    namespace: tuple[str, ...] | None = None
+    """Fixed namespace; otherwise ``namespace_template`` filled with the user id."""
+    namespace_template: tuple[str, ...] = ("memories", "{user_id}")
+    user_id: str | None = None
+    """Default user id (``config["configurable"]["user_id"]`` wins at run time)."""
+    k: int = Field(default=6, ge=1)
+    min_score: float = Field(default=0.30, ge=0.0, le=1.0)
+    """Threshold on the calibrated fused score in [0, 1] (the same for any channel mix)."""
+    fusion: Literal["calibrated", "rrf"] = "calibrated"
+    """How kept records are ordered: by fused score or by reciprocal rank fusion."""
+    weights: ChannelWeights = Field(default_factory=ChannelWeights)
+    calibration: ScoreCalibration = Field(default_factory=ScoreCalibration)
+    other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
+    """Multiplies the score of records about someone the query is not about."""
+    impersonal_factor: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Multiplies topic routing and BM25 for queries that are neither about nor for the
+    user ("What's the capital of Canada?" is near the ``city`` card, "How do vaccines
+    work?" shares "work" with a job): there only dense similarity and explicit value or
+    attribute mentions count in full."""
+    statuses: tuple[MemoryStatus, ...] | None = (MemoryStatus.ACTIVE,)
+    kinds: tuple[str, ...] | None = None
+    as_of: datetime | None = None
+    """Point-in-time queries: records (active or archived) valid at this instant."""
+    now: datetime | None = None
+    """Clock for expiry and recency (default: wall clock)."""
+    include_expired: bool = False
+    recency_weight: float = Field(default=0.02, ge=0.0)
+    """Tie-breaker added to the sort key (never to the thresholded score)."""
+    recency_half_life_days: float = Field(default=90.0, gt=0.0)
+    confidence_weight: float = Field(default=0.02, ge=0.0)
+    """Tie-breaker added to the sort key (never to the thresholded score)."""
+    query_model: BaseChatModel | None = None
+    """Optional: one call that paraphrases the query; channels take the best paraphrase."""
+    num_expansions: int = Field(default=3, ge=1, le=8)
+    reranker: BaseDocumentCompressor | None = None
+    """Optional: reorders/filters the records that passed the threshold."""
+    vocabulary: tuple[AttributeSpec, ...] = DEFAULT_ATTRIBUTES
+    dense_k: int = Field(default=50, ge=1)
+    """How many nearest records the dense channel asks the store for."""
+
+    # ------------------------------------------------------------------ LangChain API
+    def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
+        embeddings = getattr(self.store, "embeddings", None)
+        model = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
+        return LangSmithRetrieverParams(
+            ls_retriever_name="lifecycle_memory",
+            ls_vector_store_provider="Chroma",
+            ls_embedding_provider=type(embeddings).__name__ if embeddings is not None else None,
+            ls_embedding_model=str(model) if model is not None else None,
+        )
+
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """Retrieve; ``config["configurable"]["user_id"]`` selects the namespace."""
+        return super().invoke(input, config, **self._from_config(config, kwargs))
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        """Async :meth:`invoke`."""
+        return await super().ainvoke(input, config, **self._from_config(config, kwargs))
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return _documents(self._drive(self._pipeline(query, self._options(kwargs), full=False)))
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        return _documents(await self._adrive(self._pipeline(query, self._options(kwargs), full=False)))
+
+    # ------------------------------------------------------------------ explain
+    def explain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
+        """Every candidate (all records of the namespace, any status) with scores and verdicts.
+
+        Takes the same per-call options as ``invoke`` (``namespace``, ``user_id``, ``k``,
+        ``as_of``, ``now``...). With ``include_other_tenants=True`` the best matches of
+        sibling namespaces are listed too, as ``other_tenant``.
+        """
+        return self._drive(self._pipeline(query, self._options(kwargs), full=True, others=include_other_tenants))
+
+    async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
+        """Async :meth:`explain`."""
+        gen = self._pipeline(query, self._options(kwargs), full=True, others=include_other_tenants)
+        return await self._adrive(gen)
+
+    # ------------------------------------------------------------------ options
+    def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        configurable = ensure_config(config).get("configurable") or {}
+        if "namespace" not in kwargs and "user_id" not in kwargs and configurable.get("user_id") is not None:
+            return {**kwargs, "user_id": str(configurable["user_id"])}
+        return kwargs
+
+    def _options(self, kwargs: dict[str, Any]) -> _Options:
+        unknown = sorted(set(kwargs) - set(_CALL_OPTIONS))
+        if unknown:
+            msg = f"Unknown retrieval option(s) {unknown}; per-call options are {list(_CALL_OPTIONS)}."
+            raise TypeError(msg)
+        k = int(kwargs.get("k", self.k))
+        if k < 1:
+            msg = f"k must be at least 1, got {k}."
+            raise ValueError(msg)
+        statuses = kwargs.get("statuses", self.statuses)
+        kinds = kwargs.get("kinds", self.kinds)
+        return _Options(
+            namespace=self._namespace(kwargs.get("namespace"), kwargs.get("user_id")),
+            k=k,
+            min_score=float(kwargs.get("min_score", self.min_score)),
+            statuses=None if statuses is None else tuple(MemoryStatus(s) for s in _as_tuple(statuses)),
+            kinds=None if kinds is None else tuple(_as_tuple(kinds)),
+            as_of=ensure_aware(kwargs.get("as_of", self.as_of)),
+            now=ensure_aware(kwargs.get("now", self.now)) or utcnow(),
+            include_expired=bool(kwargs.get("include_expired", self.include_expired)),
+        )
+
+    def _namespace(self, namespace: Sequence[str] | None, user_id: str | None) -> tuple[str, ...]:
+        if namespace is not None:
+            return tuple(namespace)
+        if user_id is None and self.namespace is not None:
+            return self.namespace
+        uid = user_id if user_id is not None else self.user_id
+        if uid is None:
+            msg = (
+                "No namespace to search: pass `namespace=(...)` or `user_id=` to LifecycleRetriever, "
+                'or invoke with config={"configurable": {"user_id": ...}}.'
+            )
+            raise ValueError(msg)
+        return tuple(part.format(user_id=uid) for part in self.namespace_template)
+
+    # ------------------------------------------------------------------ drivers
+    def _drive(self, gen: Generator[_IO, Any, Any]) -> Any:
+        reply: Any = None
+        try:
+            while True:
+                req = gen.send(reply)
+                reply = getattr(req.target, req.sync)(*req.args, **req.kwargs)
+        except StopIteration as stop:
+            return stop.value
+
+    async def _adrive(self, gen: Generator[_IO, Any, Any]) -> Any:
+        reply: Any = None
+        try:
+            while True:
+                req = gen.send(reply)
+                method = getattr(req.target, req.async_, None)
+                if method is None:  # a store without async twins: still correct, just blocking
+                    reply = getattr(req.target, req.sync)(*req.args, **req.kwargs)
+                else:
+                    reply = await method(*req.args, **req.kwargs)
+        except StopIteration as stop:
+            return stop.value
+
+    # ------------------------------------------------------------------ the shared core
+    def _pipeline(
+        self, query: str, opts: _Options, *, full: bool, others: bool = False
+    ) -> Generator[_IO, Any, RetrievalExplanation]:
+        """Sync and async share this: it yields I/O requests and does everything else."""
+        if not isinstance(query, str) or not query.strip():
+            msg = "The retrieval query must be a non-empty string."
+            raise ValueError(msg)
+        store, emb = self.store, self.store.embeddings
+        queries = [query]
+        if self.query_model is not None:
+            messages = [SystemMessage(_EXPANSION_PROMPT.format(n=self.num_expansions)), HumanMessage(query)]
+            reply = yield _IO(self.query_model, "invoke", "ainvoke", (messages,))
+            queries += parse_paraphrases(reply, query, self.num_expansions)
+        vectors = [(yield _IO(emb, "embed_query", "aembed_query", (query,)))]
+        if len(queries) > 1:
+            vectors += list((yield _IO(emb, "embed_documents", "aembed_documents", (queries[1:],))))
+
+        ns = opts.namespace
+        revision = getattr(store, "revision", None)
+        key = (id(store), ns, int(revision(ns))) if revision is not None else None
+        snapshot = _SNAPSHOTS.get(key) if key is not None else None
+        if snapshot is None or snapshot.store is not store:
+            records = yield _IO(store, "list_records", "alist_records", (ns,))
+            snapshot = _snapshot(store, records)
+            if key is not None:
+                with _SNAPSHOTS_LOCK:
+                    if len(_SNAPSHOTS) >= 64:
+                        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+                    _SNAPSHOTS[key] = snapshot
+
+        verdicts = {
+            r.id: lifecycle_decision(
+                r,
+                statuses=opts.statuses,
+                kinds=opts.kinds,
+                as_of=opts.as_of,
+                now=opts.now,
+                include_expired=opts.include_expired,
+            )
+            for r in snapshot.records
+        }
+        cosines: dict[str, float] = {}
+        search = {"k": self.dense_k, "statuses": opts.statuses, "kinds": opts.kinds, "as_of": opts.as_of}
+        search |= {"now": opts.now, "include_expired": opts.include_expired}
+        if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
+            search |= {"k": max(1, len(snapshot.records)), "statuses": None, "kinds": None, "as_of": None}
+            search |= {"include_expired": True}
+        for vector in vectors:
+            hits = yield _IO(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
+            for record, score in hits:
+                cosines[record.id] = max(score, cosines.get(record.id, -1.0))
+        eligible_ranked = sorted((i for i in cosines if verdicts.get(i) is None), key=lambda i: -cosines[i])
+        dense_ids = set(eligible_ranked[: self.dense_k])
+
+        router = AttributeRouter(emb, self.vocabulary)
+        phrases, owners = router.missing({r.attribute for r in snapshot.records if r.attribute})
+        if phrases:
+            router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
+        explanation = self._score(query, queries, vectors, router, snapshot, verdicts, cosines, dense_ids, opts)
+        if others:
+            names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
+            for other in names:
+                if tuple(other) == ns:
+                    continue
+                hits = yield _IO(
+                    store, "search_records", "asearch_records", (tuple(other),), {"embedding": vectors[0], "k": 3}
+                )
+                for record, score in hits:
+                    explanation.candidates.append(
+                        RetrievalCandidate(
+                            record=record,
+                            decision="other_tenant",
+                            reason=f"namespace {tuple(other)}",
+                            raw={"cosine": score},
+                        )
+                    )
+        kept = explanation.kept()
+        if self.reranker is not None and kept:
+            docs = [candidate_document(c) for c in kept]
+            reranked = yield _IO(self.reranker, "compress_documents", "acompress_documents", (docs, query))
+            order = [d.metadata.get("id") for d in reranked]
+            by_id = {c.record.id: c for c in kept}
+            for c in kept:
+                if c.record.id not in order:
+                    c.decision, c.reason, c.rank = "cut_by_k", "dropped by the reranker", None
+            for rank, rid in enumerate(i for i in order if i in by_id):
+                by_id[rid].rank = rank
+        apply_k(explanation, opts.k)
+        if not full:
+            explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
+        return explanation
+
+    def _score(
+        self,
+        query: str,
+        queries: list[str],
+        vectors: list[list[float]],
+        router: AttributeRouter,
+        snapshot: _Snapshot,
+        verdicts: dict[str, tuple[Decision, str] | None],
+        cosines: dict[str, float],
+        dense_ids: set[str],
+        opts: _Options,
+    ) -> RetrievalExplanation:
+        records = snapshot.records
+        bm25, coverage = snapshot.index.scores(queries[0])
+        for q in queries[1:]:
+            more_bm25, more_coverage = snapshot.index.scores(q)
+            bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
+        attributes = sorted({r.attribute for r in records if r.attribute})
+        routes: dict[str, float] = {}
+        for vector in vectors:
+            for attr, score in router.scores(vector, attributes).items():
+                routes[attr] = max(score, routes.get(attr, -1.0))
+        targets = set().union(*(query_entities(q, snapshot.entity_contents) for q in queries))
+        personal = bool(targets) or any(is_personal(q) or snapshot.index.mentions_known_name(q) for q in queries)
+        damp = 1.0 if personal else self.impersonal_factor
+        cal, weights = self.calibration, self.weights.as_dict()
+
+        candidates: list[RetrievalCandidate] = []
+        for i, record in enumerate(records):
+            cosine = cosines.get(record.id)
+            slot = 0.0
+            if record.attribute:
+                slot = cal.route(routes.get(record.attribute, 0.0)) * damp
+                spec = router.specs.get(record.attribute)
+                if any(attribute_mentioned(q, record.attribute, spec) for q in queries):
+                    slot = max(slot, cal.attribute_mention)
+            if any(value_mentioned(q, record.value) for q in queries):
+                slot = max(slot, cal.value_mention)
+            channels = {
+                "dense": cal.dense(cosine) if cosine is not None and record.id in dense_ids else 0.0,
+                "lexical": cal.lexical(float(coverage[i])) * damp,
+                "slot": slot,
+            }
+            about = record.entity in targets if targets else not is_other_person(record.entity)
+            factor = 1.0 if about else self.other_entity_factor
+            raw = {"coverage": float(coverage[i]), "bm25": float(bm25[i])}
+            if cosine is not None:
+                raw["cosine"] = cosine
+            if record.attribute in routes:
+                raw["route"] = routes[record.attribute]
+            fused = fuse_calibrated(channels, weights) * factor
+            decision: Decision
+            decision, reason = verdicts.get(record.id) or ("kept", "")
+            if decision == "kept" and fused < opts.min_score:
+                decision = "below_threshold"
+                reason = f"fused {fused:.3f} < min_score {opts.min_score:.3f}"
+                if factor < 1.0:
+                    reason += f" (about {record.entity or 'the user'}, not the query's subject)"
+            candidates.append(
+                RetrievalCandidate(
+                    record=record,
+                    decision=decision,
+                    reason=reason,
+                    raw=raw,
+                    channels=channels,
+                    entity_factor=factor,
+                    fused=fused,
+                )
+            )
+        rank_fusion([c for c in candidates if verdicts.get(c.record.id) is None], weights)
+        best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
+        kept = [c for c in candidates if c.decision == "kept"]
+        for c in kept:
+            tie = self.recency_weight * recency(c.record, opts.now, self.recency_half_life_days)
+            tie += self.confidence_weight * c.record.confidence
+            # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
+            tie += 1e-3 * (max(c.raw.get("cosine", 0.0), 0.0) + c.raw["coverage"])
+            c.raw["sort_key"] = (c.rrf / best_rrf if self.fusion == "rrf" else c.fused) + tie
+        for rank, c in enumerate(sorted(kept, key=lambda c: -c.raw["sort_key"])):
+            c.rank = rank
+        return RetrievalExplanation(
+            query=query,
+            queries=queries,
+            namespace=opts.namespace,
+            fusion=self.fusion,
+            min_score=opts.min_score,
+            k=opts.k,
+            as_of=opts.as_of,
+            now=opts.now,
+            routes=routes,
+            target_entities=sorted(targets),
+            personal=personal,
+            candidates=candidates,
+        )
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    return (value,) if isinstance(value, (str, MemoryStatus)) else tuple(value)
+
+
+def _documents(explanation: RetrievalExplanation) -> list[Document]:
+    return [candidate_document(c) for c in explanation.kept()]
+
+
+def _snapshot(store: Any, records: list[MemoryRecord]) -> _Snapshot:
+    contents: dict[str, list[str]] = {}
+    for r in records:
+        if not is_self_entity(r.entity):
+            contents.setdefault(str(r.entity), []).append(r.content)
+    index = LexicalIndex([r.content for r in records])
+    return _Snapshot(store=store, records=list(records), index=index, entity_contents=contents)
