@@ -1,0 +1,166 @@
+"""The facade and the LangGraph nodes, driven by a gold-replaying fake extractor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryStatus
+from langchain_lifecycle_memory.errors import ExtractionError
+from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.nodes import (
+    MEMORY_MESSAGE_ID,
+    create_memory_agent,
+    create_memory_reader,
+    create_memory_writer,
+)
+
+GOLD = {
+    "我喜欢使用 Vim 编辑器": Fact(
+        entity="user",
+        attribute="editor",
+        value="Vim",
+        content="用户喜欢使用 Vim 编辑器",
+        kind="preference",
+        confidence=0.9,
+    ),
+    "我现在改用 VS Code 了": Fact(
+        entity="user",
+        attribute="editor",
+        value="VS Code",
+        content="用户现在使用 VS Code 编辑器",
+        kind="preference",
+        confidence=0.9,
+    ),
+}
+
+
+def _gold(inputs: dict[str, Any]) -> list[Fact]:
+    return [GOLD[m.content] for m in inputs["messages"] if isinstance(m, HumanMessage) and m.content in GOLD]
+
+
+gold_extractor = RunnableLambda(_gold, name="gold_extractor")
+
+
+def _failing(inputs: dict[str, Any]) -> list[Fact]:
+    raise ExtractionError("model returned malformed JSON twice")
+
+
+def test_facade_seed_demo(mem_store: ChromaMemoryStore) -> None:
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor)
+    memory.add_messages([("user", "我喜欢使用 Vim 编辑器"), ("ai", "好的")], "u1", at="2024-01-01T10:00:00Z")
+    assert "Vim" in memory.inject("我适合用什么工具写 Python？", "u1", now="2024-01-04").text
+    result = memory.add_messages([("user", "我现在改用 VS Code 了")], "u1", at="2024-03-01T10:00:00Z")
+    assert result.summary() == "+1 added, 0 refreshed, 1 archived"
+    block = memory.inject("我适合用什么工具写 Python？", "u1", now="2024-03-02")
+    assert "VS Code" in block.text and "Vim" not in block.text
+    assert [(r.value, r.status) for r in memory.history("u1", "user", "editor")] == [
+        ("Vim", MemoryStatus.ARCHIVED),
+        ("VS Code", MemoryStatus.ACTIVE),
+    ]
+
+
+def test_facade_extraction_failure_keeps_the_turn(mem_store: ChromaMemoryStore) -> None:
+    memory = LifecycleMemory(mem_store, extractor=RunnableLambda(_failing))
+    result = memory.add_messages([("user", "My cat is called Waffles")], "u1", at="2024-01-01")
+    assert result.errors and "malformed" in result.errors[0]
+    (episode,) = memory.list("u1")
+    assert episode.kind == "episode" and episode.content == "My cat is called Waffles"
+
+
+def test_facade_rejects_missing_user_and_empty_messages(mem_store: ChromaMemoryStore) -> None:
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor)
+    with pytest.raises(ValueError, match="user id is required"):
+        memory.add_messages([("user", "hi")], "")
+    assert memory.add_messages([], "u1").summary() == "+0 added, 0 refreshed, 0 archived"
+    with pytest.raises(TypeError, match="list of messages"):
+        memory.add_messages(42, "u1")
+
+
+def test_user_ids_with_dots_are_safe(mem_store: ChromaMemoryStore) -> None:
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor)
+    memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], "dana.whitfield@example.com", at="2024-01-01")
+    assert memory.namespace("dana.whitfield@example.com") == ("memories", "dana%2Ewhitfield@example%2Ecom")
+    assert memory.history("dana.whitfield@example.com", "user", "editor")[0].value == "Vim"
+
+
+def _chat_graph(store: ChromaMemoryStore, replies: Iterator[Any], **writer_kw: Any) -> Any:
+    model = GenericFakeChatModel(messages=replies)
+
+    def chatbot(state: MessagesState) -> dict[str, Any]:
+        visible = [m for m in state["messages"]]
+        return {"messages": [model.invoke(visible)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("recall", create_memory_reader(store))
+    builder.add_node("chatbot", chatbot)
+    builder.add_node("remember", create_memory_writer(store, extractor=gold_extractor, **writer_kw))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "chatbot")
+    builder.add_edge("chatbot", "remember")
+    builder.add_edge("remember", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def test_writer_and_reader_nodes_across_threads(mem_store: ChromaMemoryStore) -> None:
+    graph = _chat_graph(mem_store, iter([AIMessage("ok"), AIMessage("ok"), AIMessage("ok")]))
+
+    def cfg(thread: str, when: str) -> dict[str, Any]:
+        return {"configurable": {"user_id": "u1", "thread_id": thread, "memory_now": when}}
+
+    graph.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, cfg("t1", "2024-01-01T10:00:00Z"))
+    graph.invoke({"messages": [("user", "我现在改用 VS Code 了")]}, cfg("t2", "2024-03-01T10:00:00Z"))
+    out = graph.invoke({"messages": [("user", "我适合用什么工具写 Python？")]}, cfg("t3", "2024-03-02T09:00:00Z"))
+    memory_msgs = [m for m in out["messages"] if isinstance(m, SystemMessage)]
+    assert len(memory_msgs) == 1 and memory_msgs[0].id == MEMORY_MESSAGE_ID
+    assert "VS Code" in memory_msgs[0].content and "Vim" not in memory_msgs[0].content
+    statuses = {r.value: r.status for r in mem_store.list_records(("memories", "u1"))}
+    assert statuses == {"Vim": MemoryStatus.ARCHIVED, "VS Code": MemoryStatus.ACTIVE}
+
+
+def test_writer_needs_a_user_id(mem_store: ChromaMemoryStore) -> None:
+    writer = create_memory_writer(mem_store, extractor=gold_extractor)
+    with pytest.raises(ValueError, match="configurable"):
+        writer.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]})
+
+
+def test_writer_user_id_from_runtime_context(mem_store: ChromaMemoryStore) -> None:
+    writer = create_memory_writer(mem_store, extractor=gold_extractor)
+    writer.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, context={"user_id": "ctx-user"})
+    assert [r.value for r in mem_store.list_records(("memories", "ctx-user"))] == ["Vim"]
+
+
+def test_background_writer_returns_future(mem_store: ChromaMemoryStore) -> None:
+    writer = create_memory_writer(mem_store, extractor=gold_extractor, background=True)
+    out = writer.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, {"configurable": {"user_id": "bg"}})
+    assert isinstance(out["memory_result"], Future)
+    assert out["memory_result"].result(timeout=30).added[0].value == "Vim"
+    assert [r.value for r in mem_store.list_records(("memories", "bg"))] == ["Vim"]
+
+
+def test_writer_failure_keeps_raw_turn(mem_store: ChromaMemoryStore) -> None:
+    writer = create_memory_writer(mem_store, extractor=RunnableLambda(_failing))
+    out = writer.invoke({"messages": [("user", "I moved to Lisbon")]}, {"configurable": {"user_id": "u5"}})
+    assert "malformed" in out["memory_error"]
+    assert [r.content for r in mem_store.list_records(("memories", "u5"))] == ["I moved to Lisbon"]
+
+
+def test_prebuilt_agent_uses_the_graph_store(mem_store: ChromaMemoryStore) -> None:
+    model = GenericFakeChatModel(messages=iter([AIMessage("noted"), AIMessage("You use VS Code.")]))
+    agent = create_memory_agent(model, mem_store, extractor=gold_extractor, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"user_id": "u7", "thread_id": "a"}}
+    agent.invoke({"messages": [("user", "我现在改用 VS Code 了")]}, cfg)
+    out = agent.invoke(
+        {"messages": [("user", "我适合用什么工具写 Python？")]},
+        {**cfg, "configurable": {**cfg["configurable"], "thread_id": "b"}},
+    )
+    assert "VS Code" in out["memory_block"]
+    assert out["messages"][-1].content == "You use VS Code."
