@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import chromadb
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, MemorySource
+from langchain_lifecycle_memory.portability import export_records, import_records
+
+T0 = datetime(2024, 1, 1, 9, 30, tzinfo=timezone.utc)
+U1 = ("memories", "u1")
+U2 = ("memories", "u2")
+
+
+def _store() -> ChromaMemoryStore:
+    return ChromaMemoryStore(
+        client=chromadb.EphemeralClient(),
+        embeddings=DeterministicFakeEmbedding(size=8),
+        collection_prefix=f"p{uuid.uuid4().hex[:10]}",
+    )
+
+
+@pytest.fixture
+def filled() -> ChromaMemoryStore:
+    store = _store()
+    vim = MemoryRecord(
+        namespace=U1,
+        content="用户喜欢使用 Vim 编辑器",
+        entity="user",
+        attribute="editor",
+        value="Vim",
+        kind="preference",
+        confidence=0.9,
+        source=MemorySource(extractor="llm", thread_id="t1", message_ids=["m1", "m2"]),
+        created_at=T0,
+        updated_at=T0 + timedelta(days=60),
+        valid_from=T0,
+        status="archived",
+        valid_to=T0 + timedelta(days=60),
+        metadata={"note": {"nested": [1, 2.5, "三"]}},
+    )
+    code = MemoryRecord(
+        namespace=U1,
+        content="The user now uses VS Code.",
+        entity="user",
+        attribute="editor",
+        value="VS Code",
+        supersedes=vim.id,
+        created_at=T0 + timedelta(days=60),
+        updated_at=T0 + timedelta(days=60),
+        valid_from=T0 + timedelta(days=60),
+        expires_at=T0 + timedelta(days=240),
+    )
+    vim = vim.model_copy(update={"superseded_by": code.id})
+    pending = MemoryRecord(namespace=U2, content="maybe likes jazz", status="pending", confidence=0.3, created_at=T0)
+    store.put_records([vim, code, pending])
+    store.put(U1, "plain-item", {"not": "a record"})
+    return store
+
+
+def test_round_trip_is_exact(filled: ChromaMemoryStore, tmp_path: Path) -> None:
+    first = tmp_path / "export.jsonl"
+    assert export_records(filled, first) == 3
+    lines = first.read_text(encoding="utf-8").splitlines()
+    assert {json.loads(line)["status"] for line in lines} == {"active", "archived", "pending"}
+    assert json.loads(lines[0])["namespace"] == ["memories", "u1"]
+    assert "用户喜欢使用 Vim 编辑器" in first.read_text(encoding="utf-8")  # readable, not \\u-escaped
+    assert all("embedding" not in json.loads(line) for line in lines)
+
+    fresh = _store()
+    report = import_records(fresh, first)
+    assert report.ok and report.imported == 3 and report.namespaces == [U1, U2]
+
+    second = tmp_path / "again.jsonl"
+    export_records(fresh, second)
+    assert second.read_bytes() == first.read_bytes()
+    restored = fresh.history(U1, "user", "editor")
+    assert [r.value for r in restored] == ["Vim", "VS Code"]
+    assert restored[0].superseded_by == restored[1].id and restored[0].metadata == {"note": {"nested": [1, 2.5, "三"]}}
+
+
+def test_bad_lines_are_reported_and_good_lines_imported(filled: ChromaMemoryStore) -> None:
+    buffer = io.StringIO()
+    export_records(filled, buffer, namespace_prefix=U1)
+    good = buffer.getvalue().splitlines()
+    bad = [
+        "{not json",
+        json.dumps({"namespace": ["memories", "u1"], "content": "   "}),
+        json.dumps({"namespace": ["memories", "u1"], "content": "x", "status": "deleted"}),
+        json.dumps({"content": "no namespace"}),
+        json.dumps(["a", "list"]),
+        json.dumps({"namespace": ["langgraph", "x"], "content": "reserved root"}),
+    ]
+    text = "\n".join([good[0], *bad, "", good[1]]) + "\n"
+    fresh = _store()
+
+    report = import_records(fresh, io.StringIO(text))
+
+    assert report.imported == 2 and not report.ok
+    assert [e.line for e in report.errors] == [2, 3, 4, 5, 6, 7]
+    reasons = [e.reason for e in report.errors]
+    assert "not JSON" in reasons[0]
+    assert "content" in reasons[1]
+    assert "status" in reasons[2]
+    assert "namespace" in reasons[3]
+    assert "object" in reasons[4]
+    assert "reserved" in reasons[5]
+    assert fresh.count_records(U1) == 2
+
+
+def test_import_into_another_namespace(filled: ChromaMemoryStore, tmp_path: Path) -> None:
+    path = tmp_path / "u1.jsonl"
+    assert export_records(filled, path, namespace_prefix=U1) == 2
+    target = ("memories", "u1_restored")
+    fresh = _store()
+    report = import_records(fresh, path, namespace=target)
+    assert report.namespaces == [target] and fresh.count_records(target) == 2
+    assert fresh.count_records(U1) == 0
+    assert import_records(fresh, path, namespace=target).imported == 2  # same ids: updated, not duplicated
+    assert fresh.count_records(target) == 2
