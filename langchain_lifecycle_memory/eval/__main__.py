@@ -1,0 +1,161 @@
+"""``python -m langchain_lifecycle_memory.eval {scenarios,locomo} ...``.
+
+Examples::
+
+    python -m langchain_lifecycle_memory.eval scenarios ../shared/scenarios/public.jsonl --extractor gold
+    python -m langchain_lifecycle_memory.eval scenarios FILE.jsonl --engine ours --json out.json
+    python -m langchain_lifecycle_memory.eval locomo ../shared/data/locomo/locomo7.json --k 5 10 --json out.json
+
+Exit codes: 0 when the run completed (failed probes included), 1 for a malformed input
+file or a crash, 2 for bad command-line arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m langchain_lifecycle_memory.eval", description=(__doc__ or "").split("\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sc = sub.add_parser("scenarios", help="replay a scenario .jsonl file and judge its probes")
+    sc.add_argument("file", help="scenario file, one JSON scenario a line")
+    sc.add_argument("--extractor", choices=["gold", "rule"], default="gold")
+    sc.add_argument("--engine", choices=["ours", "naive", "both"], default="both")
+    sc.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
+    sc.add_argument("-v", "--verbose", action="store_true", help="also list the naive baseline's failures")
+
+    lo = sub.add_parser("locomo", help="LoCoMo evidence recall@k per category")
+    lo.add_argument("file", help="locomo JSON (e.g. ../shared/data/locomo/locomo7.json)")
+    lo.add_argument("--k", dest="ks", type=int, nargs="+", default=[5, 10])
+    lo.add_argument("--audit", help="audit file (default: locomo_audit_errors.json if found; 'none' to skip)")
+    lo.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
+    lo.add_argument("--limit-conversations", type=int, default=None, metavar="N")
+    lo.add_argument(
+        "--text",
+        dest="text_format",
+        default="speaker",
+        help="episode text: speaker, or a +-join of date/prev/next (e.g. date+prev+next)",
+    )
+    lo.add_argument(
+        "--retrievers",
+        nargs="+",
+        default=None,
+        help="subset of: default default-nothreshold dense bm25 langgraph-inmemory (default: all)",
+    )
+    lo.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="extra LifecycleRetriever settings to measure, e.g. 'low={\"min_score\": 0.2}'",
+    )
+    return parser
+
+
+def _write_json(path: str, data: dict[str, Any]) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+def _scenarios(args: argparse.Namespace) -> int:
+    from langchain_lifecycle_memory.eval._tables import print_scenario_failures, print_scenario_summary
+    from langchain_lifecycle_memory.eval.scenarios import ScenarioFormatError, load_scenarios, run_scenarios
+
+    try:
+        scenarios = load_scenarios(args.file)
+    except (ScenarioFormatError, FileNotFoundError, UnicodeDecodeError) as e:
+        print(f"error: {args.file}: {e}", file=sys.stderr)
+        return 1
+    engines = ["ours", "naive"] if args.engine == "both" else [args.engine]
+    reports = [run_scenarios(scenarios, extractor=args.extractor, engine=e) for e in engines]
+    print_scenario_summary(reports)
+    for report in reports:
+        if report.engine == "ours" or args.verbose or len(reports) == 1:
+            print_scenario_failures(report)
+    if args.json_out:
+        main_report = reports[0]
+        data = main_report.to_dict()
+        data["engine"], data["extractor"] = main_report.engine, main_report.extractor
+        if len(reports) > 1:
+            data["baselines"] = {r.engine: r.to_dict()["summary"] for r in reports[1:]}
+        if main_report.errors:
+            data["errors"] = main_report.errors
+        _write_json(args.json_out, data)
+    return 0
+
+
+def _locomo(args: argparse.Namespace) -> int:
+    from langchain_lifecycle_memory.eval._tables import print_locomo
+    from langchain_lifecycle_memory.eval.locomo import BASELINES, evaluate_locomo, find_audit_file
+
+    if not Path(args.file).is_file():
+        print(f"error: {args.file} not found (LoCoMo lives in ../shared/data/locomo/).", file=sys.stderr)
+        return 1
+    audit: Path | None
+    if args.audit and args.audit.lower() == "none":
+        audit = None
+    elif args.audit:
+        audit = Path(args.audit)
+        if not audit.is_file():
+            print(f"error: audit file {args.audit} not found; pass --audit none to run without it.", file=sys.stderr)
+            return 1
+    else:
+        audit = find_audit_file(args.file)
+    variants: dict[str, dict[str, Any]] = {}
+    for spec in args.variant:
+        name, sep, blob = spec.partition("=")
+        try:
+            variants[name] = json.loads(blob) if sep else {}
+        except json.JSONDecodeError as e:
+            print(f"error: --variant {spec!r}: the part after '=' must be a JSON object ({e}).", file=sys.stderr)
+            return 2
+    retrievers = args.retrievers or list(BASELINES)
+    unknown = sorted(set(retrievers) - set(BASELINES))
+    if unknown:
+        print(f"error: unknown retriever(s) {unknown}; choose from {list(BASELINES)}.", file=sys.stderr)
+        return 2
+    try:
+        result = evaluate_locomo(
+            args.file,
+            ks=args.ks,
+            audit=audit,
+            limit_conversations=args.limit_conversations,
+            text_format=args.text_format,
+            retrievers=retrievers,
+            variants=variants,
+            progress=lambda line: print(line, file=sys.stderr),
+        )
+    except (ValueError, KeyError, json.JSONDecodeError) as e:
+        print(f"error: {args.file}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    print_locomo(result)
+    if args.json_out:
+        _write_json(args.json_out, result)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the eval CLI; returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        return _scenarios(args) if args.command == "scenarios" else _locomo(args)
+    except Exception:
+        traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

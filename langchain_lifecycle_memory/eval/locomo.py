@@ -1,0 +1,346 @@
+"""LoCoMo evidence recall: does retrieval bring back the turns a question's answer rests on?
+
+Every turn of a conversation is stored as an ``episode`` record through
+``LifecycleMemory.add_episode`` (user id = the conversation's ``sample_id``, time = its
+session's date, source = its ``dia_id``). For each question of categories 1-4 the
+retrievers return their top ``k`` and recall@k is the share of the question's evidence
+turns among the ``dia_id`` s of those results; reported per category and overall, as the
+mean over questions. Baselines run in the same process on the same embedder and the
+same indexed texts.
+
+Evidence ids: a few are malformed (``"D8:6; D9:17"`` → two ids, ``"D:11:26"`` →
+``D11:26``, ``"D30:05"`` → ``D30:5``); ids that still do not parse or name no turn of the
+conversation are dropped, and a question left without evidence is skipped. The audit
+file's ``correct_evidence`` replaces a question's evidence; entries are matched to
+questions **by normalised question text** (within the conversation the ``question_id``
+names, when it parses), never by position. All counts are reported.
+
+The LoCoMo data is CC BY-NC 4.0: read it from ``shared/``, never copy it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.runnables import RunnableLambda
+
+from langchain_lifecycle_memory.eval._locomo_data import (
+    CATEGORIES,
+    TEXT_PARTS,
+    Conversation,
+    EvidenceStats,
+    Question,
+    Turn,
+    apply_audit,
+    check_text_format,
+    find_audit_file,
+    index_text,
+    load_locomo,
+    normalize_evidence,
+    parse_session_date,
+    recall_at_k,
+)
+from langchain_lifecycle_memory.eval.naive import drop_store, fresh_store
+from langchain_lifecycle_memory.injection import format_memories
+from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.retention import RetentionPolicy
+from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.update import UpdateConfig
+
+__all__ = [
+    "BASELINES",
+    "CATEGORIES",
+    "TEXT_PARTS",
+    "CachedEmbeddings",
+    "Conversation",
+    "EvidenceStats",
+    "Question",
+    "Turn",
+    "apply_audit",
+    "evaluate_locomo",
+    "find_audit_file",
+    "index_text",
+    "load_locomo",
+    "normalize_evidence",
+    "parse_session_date",
+    "recall_at_k",
+]
+
+BASELINES = ("default", "default-nothreshold", "dense", "bm25", "langgraph-inmemory")
+
+
+# ---------------------------------------------------------------------------- retrievers
+class CachedEmbeddings(Embeddings):
+    """Memoises another embedder by text and embeds misses in batches.
+
+    Every retriever of the benchmark embeds the same turns and questions; a sentence
+    encoder is ~10x faster per text in batches, so texts are embedded once, up front.
+    """
+
+    def __init__(self, base: Embeddings, batch_size: int = 128) -> None:
+        self.base = base
+        self.batch_size = batch_size
+        self._cache: dict[str, list[float]] = {}
+        self.model_name = getattr(base, "model_name", None)
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """The wrapped embedder's fingerprint (the vectors are its own)."""
+        from langchain_lifecycle_memory.embeddings import embedding_fingerprint
+
+        return embedding_fingerprint(self.base)
+
+    def warm(self, texts: Iterable[str]) -> None:
+        """Embed every text not cached yet, in batches."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        for i in range(0, len(missing), self.batch_size):
+            chunk = missing[i : i + self.batch_size]
+            self._cache.update(zip(chunk, self.base.embed_documents(chunk), strict=True))
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Cached vectors (misses are embedded first)."""
+        self.warm(texts)
+        return [self._cache[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Cached vector of one text."""
+        return self.embed_documents([text])[0]
+
+
+Hit = tuple[str, str, datetime | None]
+"""``(dia_id, indexed text, time)`` of one result."""
+Retriever = Callable[[str], list[Hit]]
+
+
+def _bm25(texts: list[str], ids: list[str], times: list[datetime], k: int) -> Retriever:
+    import bm25s
+    import numpy as np
+
+    try:
+        from langchain_lifecycle_memory._lexical import tokenize
+    except ImportError:  # the package's tokeniser moved: plain whitespace
+        tokenize = str.split  # type: ignore[assignment]
+    corpus = [tokenize(t) or [""] for t in texts]
+    index = bm25s.BM25(method="lucene")
+    index.index(corpus, show_progress=False)
+    vocab = {tok for doc in corpus for tok in doc}
+
+    def run(query: str) -> list[Hit]:
+        tokens = [t for t in dict.fromkeys(tokenize(query)) if t in vocab]
+        if not tokens:
+            return []
+        scores = np.asarray(index.get_scores(tokens))
+        top = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+        return [(ids[i], texts[i], times[i]) for i in top]
+
+    return run
+
+
+def _inmemory(embeddings: Embeddings, sample_id: str, texts: list[str], ids: list[str], k: int) -> Retriever:
+    from langgraph.store.memory import InMemoryStore
+
+    dims = len(embeddings.embed_query("dimension probe"))
+    store = InMemoryStore(index={"dims": dims, "embed": embeddings, "fields": ["text"]})
+    ns = ("locomo", sample_id)
+    # One put at a time: InMemoryStore.batch fails on two equal texts in one batch
+    # (langgraph: "Number of embeddings does not match number of indices"); vectors are cached.
+    for dia, text in zip(ids, texts, strict=True):
+        store.put(ns, dia, {"text": text})
+
+    def run(query: str) -> list[Hit]:
+        return [(item.key, item.value["text"], None) for item in store.search(ns, query=query, limit=k)]
+
+    return run
+
+
+@dataclass
+class _Ingested:
+    """One conversation stored through the facade, plus what the baselines index."""
+
+    conv: Conversation
+    memory: LifecycleMemory
+    texts: list[str]
+    ids: list[str]
+    times: list[datetime]
+    by_record: dict[str, str]
+
+    def hits(self, docs: Sequence[Any]) -> list[Hit]:
+        """Retriever ``Document`` s → ``(dia_id, text, time)`` via their source or record id."""
+        out = []
+        for d in docs:
+            source = d.metadata.get("source")
+            msg_ids = source.get("message_ids") if isinstance(source, dict) else None
+            dia = msg_ids[0] if msg_ids else self.by_record.get(str(d.metadata.get("id")), "?")
+            out.append((dia, d.page_content, datetime.fromisoformat(d.metadata["valid_from"])))
+        return out
+
+
+def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str) -> _Ingested:
+    # The questions are about months-old turns: episodes must not expire (default TTL 30 days).
+    update = UpdateConfig(policy=RetentionPolicy(ttl={"episode": None}))
+    memory = LifecycleMemory(
+        store=fresh_store(embeddings), extractor=RunnableLambda(lambda _: [], name="none"), update=update
+    )
+    previous, following = [None, *conv.turns[:-1]], [*conv.turns[1:], None]
+    texts = [index_text(t, text_format, p, n) for t, p, n in zip(conv.turns, previous, following, strict=True)]
+    embeddings.warm(texts + [q.question for q in conv.questions])
+    by_record = {}
+    for turn, text in zip(conv.turns, texts, strict=True):
+        record = memory.add_episode(text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id)
+        by_record[record.id] = turn.dia_id
+    return _Ingested(conv, memory, texts, [t.dia_id for t in conv.turns], [t.at for t in conv.turns], by_record)
+
+
+def _runners(
+    data: _Ingested, names: Sequence[str], variants: dict[str, dict[str, Any]], embeddings: Embeddings, k: int
+) -> dict[str, Retriever]:
+    memory, user, now = data.memory, data.conv.sample_id, data.conv.asked_at
+    store, ns = memory.store, memory.namespace(user)
+    out: dict[str, Retriever] = {}
+    if "default" in names:
+        out["default"] = lambda q: data.hits(memory.search(q, user, k=k, now=now))
+    if "default-nothreshold" in names:
+        out["default-nothreshold"] = lambda q: data.hits(memory.search(q, user, k=k, now=now, min_score=0.0))
+    if "dense" in names:
+        out["dense"] = lambda q: [
+            (data.by_record.get(r.id, "?"), r.content, r.valid_from)
+            for r, _ in store.search_records(ns, q, k=k, now=now)
+        ]
+    if "bm25" in names:
+        out["bm25"] = _bm25(data.texts, data.ids, data.times, k)
+    if "langgraph-inmemory" in names:
+        out["langgraph-inmemory"] = _inmemory(embeddings, user, data.texts, data.ids, k)
+    for name, options in variants.items():
+        retriever = LifecycleRetriever(store=store, namespace_template=memory.namespace_template, **options)
+        out[name] = lambda q, r=retriever: data.hits(r.invoke(q, user_id=user, k=k, now=now))
+    return out
+
+
+def evaluate_locomo(
+    path: str | Path,
+    *,
+    ks: Sequence[int] = (5, 10),
+    audit: str | Path | None = None,
+    limit_conversations: int | None = None,
+    text_format: str = "speaker",
+    retrievers: Sequence[str] = BASELINES,
+    variants: dict[str, dict[str, Any]] | None = None,
+    embeddings: Embeddings | None = None,
+    max_tokens: int = 600,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; returns the ``--json`` dict (``retrievers``, ``median_injected_tokens``...).
+
+    Args:
+        path: ``locomo7.json`` (or any file of the same structure).
+        ks: Cut-offs; every retriever is asked once for ``max(ks)`` results.
+        audit: Audit file whose ``correct_evidence`` replaces evidence (``None``: no audit).
+        limit_conversations: Only the first N conversations.
+        text_format: What each episode holds, see :func:`index_text`.
+        retrievers: Which of :data:`BASELINES` to run.
+        variants: Extra ``LifecycleRetriever`` configurations to measure, by name: keyword
+            arguments of ``LifecycleRetriever`` (e.g. ``{"min_score": 0.2, "dense_k": 100}``).
+        embeddings: Shared embedder (default: the offline USE model).
+        max_tokens: Budget for the injected-token measure.
+        progress: Called with a line of progress text.
+    """
+    check_text_format(text_format)
+    unknown = sorted(set(retrievers) - set(BASELINES))
+    if unknown:
+        msg = f"Unknown retriever(s) {unknown}; choose from {list(BASELINES)} or pass `variants`."
+        raise ValueError(msg)
+    stats = EvidenceStats()
+    conversations = load_locomo(path, stats=stats, limit=limit_conversations)
+    if audit is not None:
+        entries = json.loads(Path(audit).read_text(encoding="utf-8"))
+        apply_audit(conversations, entries, stats, limited=limit_conversations is not None)
+    for conv in conversations:
+        stats.questions_without_evidence += sum(not q.evidence for q in conv.questions)
+    if embeddings is None:
+        from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+
+        embeddings = UniversalSentenceEncoderEmbeddings()
+    cached = CachedEmbeddings(embeddings)
+    kmax = max(ks)
+    names = [*retrievers, *(variants or {})]
+    recalls = {n: {k: {c: [] for c in ("all", *CATEGORIES)} for k in ks} for n in names}
+    tokens: dict[str, list[int]] = {n: [] for n in names}
+    injected = {n: {c: [] for c in ("all", *CATEGORIES)} for n in names}
+    unbudgeted: dict[str, list[int]] = {n: [] for n in names}
+    timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
+    for conv in conversations:
+        t0 = time.perf_counter()
+        data = _ingest(conv, cached, text_format)
+        runners = _runners(data, names, variants or {}, cached, kmax)
+        timings["ingest"] += time.perf_counter() - t0
+        questions = [q for q in conv.questions if q.evidence]
+        for name, run in runners.items():
+            t1 = time.perf_counter()
+            for q in questions:
+                hits = run(q.question)
+                for k in ks:
+                    r = recall_at_k(q.evidence, [h[0] for h in hits], k)
+                    recalls[name][k]["all"].append(r)
+                    recalls[name][k][q.category].append(r)
+                items = [{"id": h[0], "content": h[1], "valid_from": h[2]} for h in hits]
+                options = {"query": q.question, "now": conv.asked_at}
+                block = format_memories(items, max_tokens=max_tokens, **options)
+                tokens[name].append(block.tokens)
+                shown = recall_at_k(q.evidence, block.included, len(block.included))
+                injected[name]["all"].append(shown)
+                injected[name][q.category].append(shown)
+                unbudgeted[name].append(format_memories(items, max_tokens=10**9, **options).tokens)
+            timings[name] += time.perf_counter() - t1
+        drop_store(data.memory.store)
+        if progress is not None:
+            progress(f"{conv.sample_id}: {len(conv.turns)} turns, {len(questions)} questions")
+    result = _result(recalls, tokens, unbudgeted, timings, stats, conversations, ks, text_format, audit)
+    result["injected_recall"] = {n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in injected.items()}
+    result["max_tokens"] = max_tokens
+    return result
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _result(
+    recalls: dict[str, dict[int, dict[str, list[float]]]],
+    tokens: dict[str, list[int]],
+    tokens_unbudgeted: dict[str, list[int]],
+    timings: dict[str, float],
+    stats: EvidenceStats,
+    conversations: Sequence[Conversation],
+    ks: Sequence[int],
+    text_format: str,
+    audit: str | Path | None,
+) -> dict[str, Any]:
+    first = next(iter(recalls.values()), {})
+    counts = {c: len(v) for c, v in first.get(max(ks), {}).items()}
+    medians: dict[str, float] = {}
+    for name, values in tokens.items():
+        if values:
+            medians[name] = float(statistics.median(values))
+            medians[f"{name}-unbudgeted"] = float(statistics.median(tokens_unbudgeted[name]))
+    return {
+        "retrievers": {
+            name: {f"recall@{k}": {c: _mean(v) for c, v in by_k[k].items()} for k in ks}
+            for name, by_k in recalls.items()
+        },
+        "median_injected_tokens": medians,
+        "ks": list(ks),
+        "questions_by_category": counts,
+        "conversations": [c.sample_id for c in conversations],
+        "text_format": text_format,
+        "audit": None if audit is None else str(audit),
+        "seconds": {k: round(v, 1) for k, v in timings.items()},
+        "notes": stats.notes(),
+    }
