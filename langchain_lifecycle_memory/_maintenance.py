@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._records import parse_record
 from langchain_lifecycle_memory.embeddings import embedding_fingerprint
+from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.schema import MemoryRecord
 
 if TYPE_CHECKING:
@@ -36,14 +37,6 @@ _UUID_DIR = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 # hnswlib's header.bin as Chroma persists it: version, then the index header fields
 # (offsetLevel0, max_elements, cur_element_count, size_data_per_element, ...).
 _HNSW_HEADER = "<iQQQQQQiIQQQdQ"
-
-
-class ReindexError(RuntimeError):
-    """A reindex stopped before switching; the old generation is still in use.
-
-    Fix the cause (the message says what failed) and run ``reindex`` again: the
-    half-built generation has been removed, so a rerun starts clean.
-    """
 
 
 class CompactReport(BaseModel):

@@ -11,6 +11,7 @@ __all__ = [
     "ExtractionError",
     "InvalidNamespaceError",
     "InvalidTransitionError",
+    "ReindexError",
     "StoreUnavailableError",
 ]
 
@@ -20,7 +21,8 @@ class EmbeddingMismatchError(ValueError):
 
     Scores from two embedding models are not comparable, so the store refuses to
     mix them. Open the store with the original embedder, or migrate with
-    ``store.reindex(new_embeddings)`` / ``lifecycle-memory reindex``.
+    ``store.reindex(new_embeddings)`` (open it with ``verify_fingerprint=False``) or
+    ``lifecycle-memory reindex``.
     """
 
 
@@ -43,3 +45,11 @@ class ExtractionError(RuntimeError):
         super().__init__(message)
         self.messages = list(messages or [])
         self.raw_output = raw_output
+
+
+class ReindexError(RuntimeError):
+    """A reindex stopped before switching; the old generation is still in use.
+
+    Fix the cause (the message says what failed) and run ``reindex`` again: the
+    half-built generation has been removed, so a rerun starts clean.
+    """

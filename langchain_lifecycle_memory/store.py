@@ -505,3 +505,20 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
             if C.namespace_matches(op.match_conditions, ns) and self._guard(col.count) > 0:
                 found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
+
+    # ------------------------------------------------------------------ maintenance
+    def reindex(self, new_embeddings: Embeddings, **kwargs: Any) -> Any:
+        """Re-embed everything with ``new_embeddings`` and switch atomically (version drift).
+
+        See :func:`langchain_lifecycle_memory.lifecycle.reindex`; an interrupted reindex
+        leaves the current generation in use.
+        """
+        from langchain_lifecycle_memory._maintenance import reindex
+
+        return reindex(self, new_embeddings, **kwargs)
+
+    def compact(self, **kwargs: Any) -> Any:
+        """Make deleted data unrecoverable from an embedded Chroma directory."""
+        from langchain_lifecycle_memory._maintenance import compact
+
+        return compact(self, **kwargs)

@@ -1,0 +1,111 @@
+"""The public surface is pinned: adding or removing a name is a deliberate change."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import langchain_lifecycle_memory
+
+EXPECTED_ALL = [
+    "AttributeSpec",
+    "ChromaMemoryStore",
+    "DEFAULT_ATTRIBUTES",
+    "EmbeddingMismatchError",
+    "ExtractionError",
+    "Fact",
+    "ForgetMatch",
+    "ImportReport",
+    "InvalidNamespaceError",
+    "InvalidTransitionError",
+    "LifecycleMemory",
+    "LifecycleRetriever",
+    "MEMORY_PROMPT",
+    "MemoryBlock",
+    "MemoryRecord",
+    "MemorySource",
+    "MemoryStatus",
+    "PIIMatch",
+    "PurgeReport",
+    "RedactionResult",
+    "Redactor",
+    "ReindexError",
+    "ReindexReport",
+    "RetentionPolicy",
+    "RetrievalLog",
+    "RetrievalStats",
+    "StoreUnavailableError",
+    "SweepPlan",
+    "SweepReport",
+    "UniversalSentenceEncoderEmbeddings",
+    "UpdateConfig",
+    "UpdateResult",
+    "contains_pii",
+    "create_conflict_judge",
+    "create_extractor",
+    "create_memory_agent",
+    "create_memory_injector",
+    "create_memory_reader",
+    "create_memory_writer",
+    "create_rule_extractor",
+    "embedding_fingerprint",
+    "export_records",
+    "extract_rule_facts",
+    "forget",
+    "format_memories",
+    "import_records",
+    "preview_forget",
+    "purge",
+    "reconcile",
+    "redact",
+    "redact_record",
+    "reindex",
+    "repair_slots",
+    "retrieval_stats",
+    "sweep",
+]
+
+
+def test_all_is_pinned() -> None:
+    assert sorted(langchain_lifecycle_memory.__all__) == EXPECTED_ALL
+
+
+def test_every_public_name_imports() -> None:
+    for name in EXPECTED_ALL:
+        assert getattr(langchain_lifecycle_memory, name) is not None
+
+
+def test_nothing_in_the_package_imports_cli_or_eval() -> None:
+    import ast
+    from pathlib import Path
+
+    root = Path(langchain_lifecycle_memory.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(("eval/", "cli", "_cli_render", "__main__", "demo", "diagnostics")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            module = getattr(node, "module", None) or ""
+            names = [a.name for a in getattr(node, "names", [])]
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                t.startswith(("langchain_lifecycle_memory.cli", "langchain_lifecycle_memory.eval"))
+                for t in [module, *names]
+            ):
+                offenders.append(rel)
+    assert offenders == []
+
+
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(langchain_lifecycle_memory.__path__, "langchain_lifecycle_memory.")
+)
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_docstring_examples_run(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
