@@ -162,6 +162,9 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
                 )
                 raise StoreUnavailableError(msg) from e
         path = os.fspath(path) if path is not None else os.environ.get(DEFAULT_PATH_ENV, ".lifecycle_memory")
+        # Chroma caches clients by path string: "./memory" from two working directories
+        # would otherwise share one (stale) client.
+        path = os.path.abspath(os.path.expanduser(path))
         self._where = f"embedded Chroma at {path}"
         return chromadb.PersistentClient(path=path, settings=_client_settings())
 
