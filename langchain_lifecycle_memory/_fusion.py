@@ -71,9 +71,9 @@ class ScoreCalibration(BaseModel):
     """Cosine at and below which the dense channel says nothing."""
     dense_ceiling: float = 0.60
     """Cosine at and above which the dense channel is certain."""
-    lexical_floor: float = 0.20
+    lexical_floor: float = 0.0
     """BM25 coverage (see ``_lexical``) mapped to 0."""
-    lexical_ceiling: float = 0.80
+    lexical_ceiling: float = 0.40
     """BM25 coverage mapped to 1."""
     route_floor: float = 0.20
     """Query-to-attribute-card cosine mapped to 0."""
@@ -107,8 +107,8 @@ class ChannelWeights(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    dense: float = Field(default=1.0, ge=0.0, le=1.0)
-    lexical: float = Field(default=0.8, ge=0.0, le=1.0)
+    dense: float = Field(default=0.8, ge=0.0, le=1.0)
+    lexical: float = Field(default=1.0, ge=0.0, le=1.0)
     slot: float = Field(default=0.9, ge=0.0, le=1.0)
 
     def as_dict(self) -> dict[str, float]:

@@ -119,6 +119,10 @@ def tokenize(text: str) -> list[str]:
     return latin + unigrams + bigrams
 
 
+def _capitalised(text: str) -> list[str]:
+    return [w for w in re.findall(r"\b[A-Z][A-Za-z0-9]+", text) if w.casefold() not in _EN_STOPWORDS]
+
+
 class LexicalIndex:
     """A BM25 index over a fixed list of texts with calibrated (coverage) scores.
 
@@ -137,6 +141,7 @@ class LexicalIndex:
         for tokens in self._doc_tokens:
             for tok in set(tokens):
                 self._df[tok] = self._df.get(tok, 0) + 1
+        self._names = {w.casefold() for t in texts for w in _capitalised(t)}
         self._bm25: bm25s.BM25 | None = None
         if any(self._doc_tokens):
             self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
@@ -145,12 +150,12 @@ class LexicalIndex:
             self._bm25.index(corpus, show_progress=False)
 
     def mentions_known_name(self, query: str) -> bool:
-        """Whether the query has a capitalised word ("Caroline", "Tesla") the records contain."""
-        for word in re.findall(r"\b[A-Z][A-Za-z0-9]+", query):
-            tokens = tokenize(word)
-            if tokens and all(t in self._df for t in tokens):
-                return True
-        return False
+        """Whether the query has a capitalised word that is capitalised in the records too.
+
+        "When did Caroline move?" is about someone the memories know; "Write a haiku"
+        is not, although "writes" occurs in a memory.
+        """
+        return any(w.casefold() in self._names for w in _capitalised(query))
 
     def idf(self, token: str) -> float:
         """Lucene IDF; a token the index has never seen gets the highest possible value."""

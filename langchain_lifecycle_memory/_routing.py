@@ -108,9 +108,12 @@ def is_other_person(entity: str | None) -> bool:
 
 _EN_PERSONAL = frozenset(
     "i me my mine myself im ive id we us our ours user users "
-    "give put recommend suggest help find book order remind plan pick choose get buy tell".split()
+    "give put recommend suggest help find book order remind plan pick choose get buy tell worth".split()
 )
-_ZH_PERSONAL = ("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点")
+_ZH_PERSONAL = (
+    *("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点"),
+    *("值得", "适合"),
+)
 
 
 def is_personal(query: str) -> bool:

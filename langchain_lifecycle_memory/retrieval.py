@@ -165,11 +165,13 @@ class LifecycleRetriever(BaseRetriever):
     calibration: ScoreCalibration = Field(default_factory=ScoreCalibration)
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""
-    impersonal_factor: float = Field(default=0.3, ge=0.0, le=1.0)
+    impersonal_factor: float = Field(default=0.25, ge=0.0, le=1.0)
     """Multiplies topic routing and BM25 for queries that are neither about nor for the
     user ("What's the capital of Canada?" is near the ``city`` card, "How do vaccines
     work?" shares "work" with a job): there only dense similarity and explicit value or
     attribute mentions count in full."""
+    route_margin: float = Field(default=0.35, ge=0.0)
+    """Topic routing only counts for attributes within this cosine of the best-routed one."""
     statuses: tuple[MemoryStatus, ...] | None = (MemoryStatus.ACTIVE,)
     kinds: tuple[str, ...] | None = None
     as_of: datetime | None = None
@@ -416,7 +418,10 @@ class LifecycleRetriever(BaseRetriever):
         for vector in vectors:
             for attr, score in router.scores(vector, attributes).items():
                 routes[attr] = max(score, routes.get(attr, -1.0))
+        best_route = max(routes.values(), default=0.0)
+        named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
         targets = set().union(*(query_entities(q, snapshot.entity_contents) for q in queries))
+        others = {r.entity for r in records if is_other_person(r.entity)}
         personal = bool(targets) or any(is_personal(q) or snapshot.index.mentions_known_name(q) for q in queries)
         damp = 1.0 if personal else self.impersonal_factor
         cal, weights = self.calibration, self.weights.as_dict()
@@ -426,9 +431,12 @@ class LifecycleRetriever(BaseRetriever):
             cosine = cosines.get(record.id)
             slot = 0.0
             if record.attribute:
-                slot = cal.route(routes.get(record.attribute, 0.0)) * damp
-                spec = router.specs.get(record.attribute)
-                if any(attribute_mentioned(q, record.attribute, spec) for q in queries):
+                route = routes.get(record.attribute, 0.0)
+                # Routing picks topics: one far behind the query's best topic is a look-alike
+                # ("Where do I live?" vs the job card's "what I do for a living").
+                if route >= best_route - self.route_margin:
+                    slot = cal.route(route) * damp
+                if named[record.attribute]:
                     slot = max(slot, cal.attribute_mention)
             if any(value_mentioned(q, record.value) for q in queries):
                 slot = max(slot, cal.value_mention)
@@ -437,7 +445,7 @@ class LifecycleRetriever(BaseRetriever):
                 "lexical": cal.lexical(float(coverage[i])) * damp,
                 "slot": slot,
             }
-            about = record.entity in targets if targets else not is_other_person(record.entity)
+            about = record.entity in targets if targets else record.entity not in others
             factor = 1.0 if about else self.other_entity_factor
             raw = {"coverage": float(coverage[i]), "bm25": float(bm25[i])}
             if cosine is not None:

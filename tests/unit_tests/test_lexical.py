@@ -55,3 +55,11 @@ def test_record_with_only_stopwords_is_still_indexed() -> None:
     index = LexicalIndex(["the of and", "用户喜欢使用 Vim 编辑器"])
     raw, _ = index.scores("Vim")
     assert raw.shape == (2,) and raw[1] > raw[0]
+
+
+def test_known_names_are_capitalised_words_the_records_capitalise_too() -> None:
+    index = LexicalIndex(["Caroline: I went to the support group yesterday.", "The user writes Haskell at work."])
+    assert index.mentions_known_name("When did Caroline go to the support group?")
+    assert index.mentions_known_name("Is Haskell lazy?")
+    assert not index.mentions_known_name("Write a haiku about autumn.")
+    assert not index.mentions_known_name("The weather is nice")

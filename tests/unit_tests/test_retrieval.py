@@ -157,6 +157,20 @@ def test_weather_explanation_marks_every_candidate_below_threshold(seed_demo: Ch
     assert explanation.kept() == []
 
 
+def test_general_knowledge_is_not_routed_into_personal_facts(store: ChromaMemoryStore) -> None:
+    store.put_records(
+        [
+            record("The user lives in Minneapolis.", "city", "Minneapolis"),
+            record("The user works as a data analyst.", "job", "data analyst"),
+        ]
+    )
+    retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
+    assert retriever.invoke("What's the capital of Canada?") == []
+    assert retriever.invoke("How do vaccines work?") == []
+    assert [d.metadata["value"] for d in retriever.invoke("Which city do I live in?")] == ["Minneapolis"]
+    assert retriever.explain("What's the capital of Canada?").personal is False
+
+
 # ---------------------------------------------------------------- lifecycle filters
 
 
@@ -256,6 +270,22 @@ def test_relatives_facts_stay_out_of_first_person_questions_and_vice_versa(store
     assert explanation.target_entities == ["daughter_duoduo"]
     guitar = next(c for c in explanation.candidates if c.record.value == "guitar")
     assert guitar.decision == "below_threshold" and guitar.entity_factor < 1
+
+
+def test_relatives_are_recognised_by_relation_words_in_both_languages(store: ChromaMemoryStore) -> None:
+    store.put_records(
+        [
+            record("The user's mother lives in Lisbon.", "city", "Lisbon", entity="mother"),
+            record("The user lives in Porto.", "city", "Porto"),
+            record("用户的哥哥是律师", "job", "律师", entity="brother"),
+            record("用户是一名护士", "job", "护士"),
+        ]
+    )
+    retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
+    assert [d.metadata["value"] for d in retriever.invoke("Where does my mom live?")] == ["Lisbon"]
+    assert [d.metadata["value"] for d in retriever.invoke("Which city do I live in?")] == ["Porto"]
+    assert [d.metadata["value"] for d in retriever.invoke("我哥是做什么的？")] == ["律师"]
+    assert [d.metadata["value"] for d in retriever.invoke("我是做什么工作的？")] == ["护士"]
 
 
 # ---------------------------------------------------------------- results and options
