@@ -1,0 +1,110 @@
+"""Write-side acceptance: the seed demo and every public scenario turn, through the real
+LLM extraction chain (a fake chat model answering with the gold facts as JSON) and the
+LangGraph writer, end with exactly the gold slots, values and statuses."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import chromadb
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import HumanMessage
+
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryStatus, create_memory_writer
+from langchain_lifecycle_memory.schema import normalize_value
+
+
+def _store(embeddings: Any) -> ChromaMemoryStore:
+    return ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=embeddings, collection_prefix=f"w{uuid.uuid4().hex[:10]}"
+    )
+
+
+def _gold_model(turns: list[dict[str, Any]]) -> FakeListChatModel:
+    return FakeListChatModel(responses=[json.dumps({"facts": t.get("facts", [])}, ensure_ascii=False) for t in turns])
+
+
+SEED = [
+    {
+        "user": "我喜欢使用 Vim 编辑器",
+        "at": "2024-01-01T10:00:00Z",
+        "facts": [
+            {
+                "entity": "user",
+                "attribute": "editor",
+                "value": "Vim",
+                "content": "用户喜欢使用 Vim 编辑器",
+                "kind": "preference",
+                "confidence": 0.9,
+            }
+        ],
+    },
+    {
+        "user": "我现在改用 VS Code 了",
+        "at": "2024-03-01T10:00:00Z",
+        "facts": [
+            {
+                "entity": "user",
+                "attribute": "editor",
+                "value": "VS Code",
+                "content": "用户现在使用 VS Code 编辑器",
+                "kind": "preference",
+                "confidence": 0.9,
+            }
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize("extractor", ["rule", "fake-llm"])
+def test_seed_demo_end_to_end(extractor: str, embeddings: Any) -> None:
+    memory = LifecycleMemory(_store(embeddings), extractor="rule" if extractor == "rule" else _gold_model(SEED))
+    for turn in SEED:
+        memory.add_messages([("user", turn["user"]), ("ai", "好的")], "u1", at=turn["at"])
+    vim, code = memory.history("u1", "user", "editor")
+    assert (vim.value, vim.status, code.value, code.status) == (
+        "Vim",
+        MemoryStatus.ARCHIVED,
+        "VS Code",
+        MemoryStatus.ACTIVE,
+    )
+    assert vim.valid_to == code.valid_from and vim.superseded_by == code.id
+    for query in ["用户的编辑器偏好是什么？", "我适合用什么工具写 Python？", "What editor do I use?"]:
+        docs = memory.search(query, "u1", now="2024-03-02T09:00:00Z")
+        assert all("Vim" not in d.page_content for d in docs)
+    assert "VS Code" in memory.inject("我适合用什么工具写 Python？", "u1", now="2024-03-02T09:00:00Z").text
+
+
+def test_every_public_turn_through_the_writer(shared_dir: Path, embeddings: Any) -> None:
+    lines = (shared_dir / "scenarios" / "public.jsonl").read_text(encoding="utf-8").splitlines()
+    checked = 0
+    for line in filter(None, lines):
+        scenario = json.loads(line)
+        turns = [s for s in scenario["steps"] if s["type"] == "turn"]
+        store = _store(embeddings)
+        writer = create_memory_writer(store, extractor=_gold_model(turns))
+        expected: dict[tuple[str, str, str], list[str]] = {}  # (user, entity, attribute) -> values in order
+        for turn in turns:
+            user = turn.get("user_id", scenario["user_id"])
+            cfg = {"configurable": {"user_id": user, "memory_now": turn["at"]}}
+            out = writer.invoke({"messages": [HumanMessage(turn["user"]), ("ai", turn.get("assistant", ""))]}, cfg)
+            assert out["memory_error"] is None
+            for fact in turn.get("facts", []):
+                expected.setdefault((user, fact["entity"], fact["attribute"]), []).append(fact["value"])
+        for (user, entity, attribute), values in expected.items():
+            history = store.history(("memories", user), entity, attribute)
+            active = [r for r in history if r.status is MemoryStatus.ACTIVE]
+            distinct = list(dict.fromkeys(normalize_value(v) for v in values))
+            assert len(active) == 1, (scenario["id"], entity, attribute)
+            # PII is masked before storage, so a sensitive value is compared by presence only.
+            if active[0].kind != "sensitive":
+                assert normalize_value(active[0].value) == normalize_value(values[-1])
+            changes = sum(1 for a, b in zip(values, values[1:]) if normalize_value(a) != normalize_value(b))
+            assert len(history) == changes + 1, (scenario["id"], entity, attribute, distinct)
+            assert all(r.status is MemoryStatus.ARCHIVED for r in history if r is not active[0])
+            checked += 1
+    assert checked > 100
