@@ -230,6 +230,24 @@ class RecordAPI:
                 out.append((record, score))
         return out
 
+    def nearest_ids(self, namespace: tuple[str, ...], embedding: Sequence[float], n: int) -> list[tuple[str, float]]:
+        """The ``n`` nearest items' ids and cosine similarities, unfiltered (cheapest query).
+
+        For callers that already hold the records (the retriever's snapshot) and apply the
+        lifecycle filters themselves.
+        """
+        col = self._col(C.validate_namespace(namespace))
+        if col is None or n <= 0:
+            return []
+        res = self._guard(lambda: col.query(query_embeddings=[list(embedding)], n_results=n, include=["distances"]))
+        return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
+
+    async def anearest_ids(
+        self, namespace: tuple[str, ...], embedding: Sequence[float], n: int
+    ) -> list[tuple[str, float]]:
+        """Async :meth:`nearest_ids`."""
+        return await asyncio.to_thread(self.nearest_ids, namespace, embedding, n)
+
     # ------------------------------------------------------------------ async twins
     async def aput_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """Async :meth:`put_records`."""

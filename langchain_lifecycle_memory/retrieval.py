@@ -351,7 +351,17 @@ class LifecycleRetriever(BaseRetriever):
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
             search |= {"k": max(1, len(snapshot.records)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
+        by_id = {r.id: r for r in snapshot.records}
         for vector in vectors:
+            if not full and hasattr(store, "nearest_ids"):
+                # The snapshot holds every record and its verdict: ids and cosines suffice,
+                # over-fetched so that archived/expired neighbours don't crowd the top.
+                n = min(len(by_id), 2 * self.dense_k) or 1
+                near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
+                ranked = [(i, sc) for i, sc in near if i in by_id and verdicts.get(i) is None][: self.dense_k]
+                for rid, score in ranked:
+                    cosines[rid] = max(score, cosines.get(rid, -1.0))
+                continue
             hits = yield _IO(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
             for record, score in hits:
                 cosines[record.id] = max(score, cosines.get(record.id, -1.0))
@@ -362,7 +372,7 @@ class LifecycleRetriever(BaseRetriever):
         phrases, owners = router.missing({r.attribute for r in snapshot.records if r.attribute})
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
-        explanation = self._score(query, queries, vectors, router, snapshot, verdicts, cosines, dense_ids, opts)
+        explanation = self._score(query, queries, vectors, router, snapshot, verdicts, cosines, dense_ids, opts, full)
         if others:
             names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
             for other in names:
@@ -407,8 +417,12 @@ class LifecycleRetriever(BaseRetriever):
         cosines: dict[str, float],
         dense_ids: set[str],
         opts: _Options,
+        full: bool = True,
     ) -> RetrievalExplanation:
         records = snapshot.records
+        # A plain retrieval with calibrated fusion only needs the kept records; building a
+        # candidate object for every record is most of the cost in a large namespace.
+        lean = not full and self.fusion == "calibrated"
         bm25, coverage = snapshot.index.scores(queries[0])
         for q in queries[1:]:
             more_bm25, more_coverage = snapshot.index.scores(q)
@@ -455,6 +469,8 @@ class LifecycleRetriever(BaseRetriever):
             fused = fuse_calibrated(channels, weights) * factor
             decision: Decision
             decision, reason = verdicts.get(record.id) or ("kept", "")
+            if lean and (decision != "kept" or fused < opts.min_score):
+                continue
             if decision == "kept" and fused < opts.min_score:
                 decision = "below_threshold"
                 reason = f"fused {fused:.3f} < min_score {opts.min_score:.3f}"
