@@ -2,7 +2,7 @@
 
 The article writes "我喜欢使用 Vim 编辑器", asks a paraphrase ("我适合用什么工具写 Python？"),
 switches to VS Code, and prints the prompt block it would inject. Its engine is
-append-only, dense-only and uses a fixed ``min_score``; ``eval.naive`` rebuilds it on the
+append-only, dense-only and uses a fixed ``min_score``; ``naive`` rebuilds it on the
 same store and embedder. Here both engines hear the same conversation (extracted by the
 same rule extractor) and answer the same queries, and every cell of the comparison is
 computed from what each engine actually retrieved and injected: if the naive engine
@@ -368,9 +368,9 @@ def run_demo(lang: Lang = "zh", path: str | Path | None = None, *, embeddings: A
 
 
 def _run(lang: Lang, folder: Path, shown_path: str | None, embeddings: Any | None) -> DemoResult:
-    from langchain_lifecycle_memory.eval.naive import NaiveMemory
     from langchain_lifecycle_memory.extraction import create_rule_extractor
     from langchain_lifecycle_memory.memory import LifecycleMemory
+    from langchain_lifecycle_memory.naive import NaiveMemory
     from langchain_lifecycle_memory.store import ChromaMemoryStore
 
     started = time.perf_counter()

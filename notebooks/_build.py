@@ -287,7 +287,7 @@ by embedding similarity with a fixed `min_score`, paste the hits into the prompt
 | 4 | bloat | memories grow without bound | TTL per kind + retention sweep |
 | 5 | version drift | an embedder upgrade silently changes scores | fingerprint, `EmbeddingMismatchError`, `reindex` |
 
-Each section runs the article's engine (`eval.naive.NaiveMemory`: append-only, dense-only, `top_k=5`,
+Each section runs the article's engine (`naive.NaiveMemory`: append-only, dense-only, `top_k=5`,
 `min_score=0.3` as in the article's demo) and this package's `LifecycleMemory` on **the same facts
 with the same embedder** (the offline Universal Sentence Encoder), then plots the difference.
 """),
@@ -302,7 +302,7 @@ from _helpers import CachedEmbeddings, scratch
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.eval.naive import NaiveMemory, fresh_store
+from langchain_lifecycle_memory.naive import NaiveMemory, fresh_store
 from langchain_lifecycle_memory.memory import LifecycleMemory
 
 emb = CachedEmbeddings(UniversalSentenceEncoderEmbeddings())
@@ -874,7 +874,7 @@ from langchain_lifecycle_memory.eval import (
     scenario_examples,
     scenario_target,
 )
-from langchain_lifecycle_memory.eval.naive import fresh_store
+from langchain_lifecycle_memory.naive import fresh_store
 from langchain_lifecycle_memory.nodes import create_memory_reader, create_memory_writer
 
 emb = CachedEmbeddings(UniversalSentenceEncoderEmbeddings())

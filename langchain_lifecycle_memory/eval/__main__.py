@@ -22,6 +22,9 @@ from typing import Any
 
 __all__ = ["main"]
 
+DEFAULT_TEXT = "date+prev+next"
+"""Episode text for LoCoMo: the turn with its session date and its neighbours (measured best)."""
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -45,8 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument(
         "--text",
         dest="text_format",
-        default="speaker",
-        help="episode text: speaker, or a +-join of date/prev/next (e.g. date+prev+next)",
+        default=DEFAULT_TEXT,
+        help=f"episode text: speaker, or a +-join of date/prev/next (default: {DEFAULT_TEXT})",
     )
     lo.add_argument(
         "--retrievers",

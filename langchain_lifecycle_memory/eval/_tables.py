@@ -61,6 +61,12 @@ def print_scenario_failures(report: ScenarioReport, console: Console | None = No
         console.print(f"[red]{report.engine} engine error:[/red] {error}")
 
 
+def _num(value: Any, digits: int = 0) -> str:
+    if isinstance(value, Mapping):
+        value = value.get("all")
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def print_locomo(result: Mapping[str, Any], console: Console | None = None) -> None:
     """Recall@k per category for every retriever, then the injected-token medians."""
     console = console or Console()
@@ -83,23 +89,26 @@ def print_locomo(result: Mapping[str, Any], console: Console | None = None) -> N
     console.print(table)
     tokens = result.get("median_injected_tokens") or {}
     shown = result.get("injected_recall") or {}
+    turn_only = result.get("injected_recall_turn_only") or {}
     if tokens:
         budget = result.get("max_tokens", "?")
         t = Table(title=f"Injected block per question (top {max(ks)}, budget {budget} tokens)")
-        t.add_column("retriever")
-        t.add_column("median tokens", justify="right")
-        t.add_column("unbudgeted", justify="right")
-        t.add_column("evidence recall in block", justify="right")
+        for col in ("retriever", "median tokens", "unbudgeted", "evidence in block"):
+            t.add_column(col, justify="left" if col == "retriever" else "right")
+        if turn_only:
+            for col in ("turn-only tokens", "turn-only unbudgeted", "turn-only evidence in block"):
+                t.add_column(col, justify="right")
         for name in retrievers:
-            if name in tokens:
-                unb = tokens.get(f"{name}-unbudgeted")
-                rec = shown.get(name, {}).get("all")
-                t.add_row(
-                    name,
-                    f"{tokens[name]:.0f}",
-                    "-" if unb is None else f"{unb:.0f}",
-                    "-" if rec is None else f"{rec:.3f}",
-                )
+            if name not in tokens:
+                continue
+            row = [name, _num(tokens.get(name)), _num(tokens.get(f"{name}-unbudgeted")), _num(shown.get(name), 3)]
+            if turn_only:
+                row += [
+                    _num(tokens.get(f"{name}-turn-only")),
+                    _num(tokens.get(f"{name}-turn-only-unbudgeted")),
+                    _num(turn_only.get(name), 3),
+                ]
+            t.add_row(*row)
         console.print(t)
     for line in result.get("notes", []):
         console.print(f"- {line}")

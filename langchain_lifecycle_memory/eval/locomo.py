@@ -48,9 +48,9 @@ from langchain_lifecycle_memory.eval._locomo_data import (
     parse_session_date,
     recall_at_k,
 )
-from langchain_lifecycle_memory.eval.naive import drop_store, fresh_store
 from langchain_lifecycle_memory.injection import format_memories
 from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.naive import drop_store, fresh_store
 from langchain_lifecycle_memory.retention import RetentionPolicy
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.update import UpdateConfig
@@ -224,13 +224,80 @@ def _runners(
     return out
 
 
+_CATS = ("all", *CATEGORIES)
+
+
+def _by_category() -> dict[str, list[float]]:
+    return {c: [] for c in _CATS}
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _median(values: list[int]) -> float:
+    return float(statistics.median(values)) if values else 0.0
+
+
+class _Tally:
+    """Per-retriever recall@k, injected-block size and evidence that made it into the block."""
+
+    def __init__(self, names: Sequence[str], ks: Sequence[int], max_tokens: int, turn_only: bool) -> None:
+        self.ks, self.max_tokens, self.turn_only = list(ks), max_tokens, turn_only
+        self.recall = {n: {k: _by_category() for k in ks} for n in names}
+        self.shown = {n: _by_category() for n in names}
+        self.tokens: dict[str, list[int]] = {}
+        self.shown_turn_only = {n: _by_category() for n in names}
+
+    def _block(self, key: str, hits: list[Hit], q: Question, now: datetime) -> list[str]:
+        items = [{"id": h[0], "content": h[1], "valid_from": h[2]} for h in hits]
+        block = format_memories(items, max_tokens=self.max_tokens, query=q.question, now=now)
+        self.tokens.setdefault(key, []).append(block.tokens)
+        whole = format_memories(items, max_tokens=10**9, query=q.question, now=now)
+        self.tokens.setdefault(f"{key}-unbudgeted", []).append(whole.tokens)
+        return block.included
+
+    def add(self, name: str, q: Question, hits: list[Hit], plain: dict[str, str], now: datetime) -> None:
+        """Score one question's results (``plain``: each turn's text without context)."""
+        sources = [h[0] for h in hits]
+        for k in self.ks:
+            self.recall[name][k]["all"].append(recall_at_k(q.evidence, sources, k))
+            self.recall[name][k][q.category].append(self.recall[name][k]["all"][-1])
+        included = self._block(name, hits, q, now)
+        self.shown[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
+        self.shown[name][q.category].append(self.shown[name]["all"][-1])
+        if self.turn_only:  # what the block would cost if only the turn itself were shown
+            included = self._block(f"{name}-turn-only", [(d, plain.get(d, c), t) for d, c, t in hits], q, now)
+            self.shown_turn_only[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
+            self.shown_turn_only[name][q.category].append(self.shown_turn_only[name]["all"][-1])
+
+    def result(self) -> dict[str, Any]:
+        """The metric part of the ``--json`` dict."""
+        first = next(iter(self.recall.values()), {})
+        out: dict[str, Any] = {
+            "retrievers": {
+                name: {f"recall@{k}": {c: _mean(v) for c, v in by_k[k].items()} for k in self.ks}
+                for name, by_k in self.recall.items()
+            },
+            "median_injected_tokens": {key: _median(v) for key, v in self.tokens.items()},
+            "injected_recall": {n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown.items()},
+            "questions_by_category": {c: len(v) for c, v in first.get(max(self.ks), {}).items()},
+            "max_tokens": self.max_tokens,
+        }
+        if self.turn_only:
+            out["injected_recall_turn_only"] = {
+                n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown_turn_only.items()
+            }
+        return out
+
+
 def evaluate_locomo(
     path: str | Path,
     *,
     ks: Sequence[int] = (5, 10),
     audit: str | Path | None = None,
     limit_conversations: int | None = None,
-    text_format: str = "speaker",
+    text_format: str = "date+prev+next",
     retrievers: Sequence[str] = BASELINES,
     variants: dict[str, dict[str, Any]] | None = None,
     embeddings: Embeddings | None = None,
@@ -244,7 +311,9 @@ def evaluate_locomo(
         ks: Cut-offs; every retriever is asked once for ``max(ks)`` results.
         audit: Audit file whose ``correct_evidence`` replaces evidence (``None``: no audit).
         limit_conversations: Only the first N conversations.
-        text_format: What each episode holds, see :func:`index_text`.
+        text_format: What each episode holds, see :func:`index_text`. The default, the
+            turn with its session date and both neighbours, measured best for every
+            retriever (dense recall@10 0.33 → 0.51, BM25 0.60 → 0.70).
         retrievers: Which of :data:`BASELINES` to run.
         variants: Extra ``LifecycleRetriever`` configurations to measure, by name: keyword
             arguments of ``LifecycleRetriever`` (e.g. ``{"min_score": 0.2, "dense_k": 100}``).
@@ -271,10 +340,7 @@ def evaluate_locomo(
     cached = CachedEmbeddings(embeddings)
     kmax = max(ks)
     names = [*retrievers, *(variants or {})]
-    recalls = {n: {k: {c: [] for c in ("all", *CATEGORIES)} for k in ks} for n in names}
-    tokens: dict[str, list[int]] = {n: [] for n in names}
-    injected = {n: {c: [] for c in ("all", *CATEGORIES)} for n in names}
-    unbudgeted: dict[str, list[int]] = {n: [] for n in names}
+    tally = _Tally(names, ks, max_tokens, turn_only=bool(check_text_format(text_format) - {"date"}))
     timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
     for conv in conversations:
         t0 = time.perf_counter()
@@ -282,62 +348,18 @@ def evaluate_locomo(
         runners = _runners(data, names, variants or {}, cached, kmax)
         timings["ingest"] += time.perf_counter() - t0
         questions = [q for q in conv.questions if q.evidence]
+        plain = {t.dia_id: index_text(t) for t in conv.turns}
         for name, run in runners.items():
             t1 = time.perf_counter()
             for q in questions:
-                hits = run(q.question)
-                for k in ks:
-                    r = recall_at_k(q.evidence, [h[0] for h in hits], k)
-                    recalls[name][k]["all"].append(r)
-                    recalls[name][k][q.category].append(r)
-                items = [{"id": h[0], "content": h[1], "valid_from": h[2]} for h in hits]
-                options = {"query": q.question, "now": conv.asked_at}
-                block = format_memories(items, max_tokens=max_tokens, **options)
-                tokens[name].append(block.tokens)
-                shown = recall_at_k(q.evidence, block.included, len(block.included))
-                injected[name]["all"].append(shown)
-                injected[name][q.category].append(shown)
-                unbudgeted[name].append(format_memories(items, max_tokens=10**9, **options).tokens)
+                tally.add(name, q, run(q.question), plain, conv.asked_at)
             timings[name] += time.perf_counter() - t1
         drop_store(data.memory.store)
         if progress is not None:
             progress(f"{conv.sample_id}: {len(conv.turns)} turns, {len(questions)} questions")
-    result = _result(recalls, tokens, unbudgeted, timings, stats, conversations, ks, text_format, audit)
-    result["injected_recall"] = {n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in injected.items()}
-    result["max_tokens"] = max_tokens
-    return result
-
-
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 4) if values else 0.0
-
-
-def _result(
-    recalls: dict[str, dict[int, dict[str, list[float]]]],
-    tokens: dict[str, list[int]],
-    tokens_unbudgeted: dict[str, list[int]],
-    timings: dict[str, float],
-    stats: EvidenceStats,
-    conversations: Sequence[Conversation],
-    ks: Sequence[int],
-    text_format: str,
-    audit: str | Path | None,
-) -> dict[str, Any]:
-    first = next(iter(recalls.values()), {})
-    counts = {c: len(v) for c, v in first.get(max(ks), {}).items()}
-    medians: dict[str, float] = {}
-    for name, values in tokens.items():
-        if values:
-            medians[name] = float(statistics.median(values))
-            medians[f"{name}-unbudgeted"] = float(statistics.median(tokens_unbudgeted[name]))
     return {
-        "retrievers": {
-            name: {f"recall@{k}": {c: _mean(v) for c, v in by_k[k].items()} for k in ks}
-            for name, by_k in recalls.items()
-        },
-        "median_injected_tokens": medians,
+        **tally.result(),
         "ks": list(ks),
-        "questions_by_category": counts,
         "conversations": [c.sample_id for c in conversations],
         "text_format": text_format,
         "audit": None if audit is None else str(audit),

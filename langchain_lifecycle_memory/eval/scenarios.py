@@ -32,11 +32,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableLambda
 
-from langchain_lifecycle_memory.eval.naive import ScenarioEngine, drop_store, fresh_store, make_engine
 from langchain_lifecycle_memory.injection import MemoryBlock
 from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, utcnow
 
 __all__ = [
@@ -395,7 +396,7 @@ def run_scenarios(
         extractor: ``"gold"`` replays each turn's ``facts``; ``"rule"`` extracts them from
             the turn's text with the package's rule extractor.
         engine: ``"ours"`` (``LifecycleMemory``) or ``"naive"`` (the seed article's
-            append-only, dense-only memory, see ``eval.naive``).
+            append-only, dense-only memory, see ``naive``).
         embeddings: Embedder shared by every scenario (default: the offline USE model).
         progress: Called with each scenario before it runs.
 
@@ -420,3 +421,16 @@ def run_scenarios(
         finally:
             eng.close()
     return report
+
+
+def make_engine(name: str, *, extractor: str = "gold", embeddings: Embeddings | None = None) -> ScenarioEngine:
+    """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
+    if extractor not in ("gold", "rule"):
+        msg = f"extractor must be 'gold' or 'rule', got {extractor!r}."
+        raise ValueError(msg)
+    if name == "naive":
+        return NaiveEngine(extractor=extractor, embeddings=embeddings)
+    if name == "ours":
+        return LifecycleEngine(extractor=extractor, embeddings=embeddings)
+    msg = f"engine must be 'ours' or 'naive', got {name!r}."
+    raise ValueError(msg)
