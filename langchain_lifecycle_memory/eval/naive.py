@@ -1,5 +1,6 @@
-"""The naive baseline now lives in :mod:`langchain_lifecycle_memory.naive` (the demo uses it too,
-and nothing in the package may import ``eval``); this module keeps the old import path.
+"""Old import path of the naive baseline, now :mod:`langchain_lifecycle_memory.naive`.
+
+It moved because the demo uses it too, and nothing in the package may import ``eval``.
 """
 
 from langchain_lifecycle_memory.eval.scenarios import make_engine
