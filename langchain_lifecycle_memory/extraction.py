@@ -408,7 +408,7 @@ def create_extractor(
     *,
     attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
     max_retries: int = 1,
-    run_name: str = "extract_memories",
+    run_name: str = "llm_extract_memories",
 ) -> Runnable[Any, list[Fact]]:
     """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
 

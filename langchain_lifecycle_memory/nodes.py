@@ -8,6 +8,7 @@ store is the one given here or, if none, the graph's own (``graph.compile(store=
 from __future__ import annotations
 
 import atexit
+import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -16,6 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -72,6 +74,13 @@ def _now(config: RunnableConfig) -> Any:
     return ensure_aware(configurable.get("memory_now")) or utcnow()
 
 
+def _traced(config: RunnableConfig, user_id: str, namespace: tuple[str, ...], **extra: Any) -> RunnableConfig:
+    """Config for a stage's run with LangSmith metadata: a hash of the user id, never the id."""
+    digest = hashlib.sha256(user_id.encode()).hexdigest()[:12]
+    meta = {"memory_user_hash": digest, "memory_namespace_depth": len(namespace), **extra}
+    return merge_configs(config, {"metadata": meta})
+
+
 def _store(store: Any, runtime: Runtime | None) -> Any:
     found = store if store is not None else (runtime.store if runtime is not None else None)
     if found is None or not hasattr(found, "put_records"):
@@ -111,11 +120,13 @@ def create_memory_writer(
     config_ = update or UpdateConfig()
     template = tuple(namespace_template)
 
-    def extract(state: MemoryWriterState, config: RunnableConfig) -> dict[str, Any]:
+    def extract(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         turn = last_turn(state["messages"])
         if not turn:
             return {"memory_facts": [], "memory_error": None}
-        facts, error = extract_safely(chain, turn, _now(config), config)
+        user = user_id_from_config(config, runtime.context)
+        traced = _traced(config, user, namespace_for(user, template), memory_turn_messages=len(turn))
+        facts, error = extract_safely(chain, turn, _now(config), traced)
         return {"memory_facts": facts, "memory_error": error}
 
     def update_(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
@@ -182,14 +193,17 @@ def create_memory_reader(
         if not human:
             return {"memory_documents": []}
         query = human[-1].text if hasattr(human[-1], "text") else str(human[-1].content)
-        ns = namespace_for(user_id_from_config(config, runtime.context), template)
+        user = user_id_from_config(config, runtime.context)
+        ns = namespace_for(user, template)
         r = retriever or LifecycleRetriever(store=_store(store, runtime), namespace_template=template)
-        return {"memory_documents": r.invoke(query, config, namespace=ns, now=_now(config))}
+        return {"memory_documents": r.invoke(query, _traced(config, user, ns), namespace=ns, now=_now(config))}
 
     def inject(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
         human = [m for m in state["messages"] if isinstance(m, HumanMessage)]
         query = str(human[-1].content) if human else None
-        block = format_memories(state.get("memory_documents") or [], max_tokens=max_tokens, query=query)
+        block = format_memories(
+            state.get("memory_documents") or [], max_tokens=max_tokens, query=query, now=_now(config)
+        )
         message = SystemMessage(content=block.text, id=MEMORY_MESSAGE_ID)
         return {"memory_block": block.text, "messages": [message]}
 

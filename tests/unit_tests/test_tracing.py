@@ -51,7 +51,7 @@ def _extractor(kind: str) -> tuple[Any, str]:
     if kind == "gold":
         return RunnableLambda(_gold, name="gold_extractor"), "gold_extractor"
     replies = [json.dumps({"facts": [VIM]}, ensure_ascii=False), json.dumps({"facts": []})]
-    return FakeListChatModel(responses=replies), "extract_memories"
+    return FakeListChatModel(responses=replies), "llm_extract_memories"
 
 
 def _graph(store: ChromaMemoryStore, extractor: Any) -> Any:
@@ -104,11 +104,16 @@ def _assert_turn(root: Run, extractor_run: str) -> None:
     assert metadata["ls_retriever_name"] == "lifecycle_memory"
     assert metadata["ls_vector_store_provider"] == "Chroma"
     assert metadata["ls_embedding_provider"]
+    # the user is identifiable across runs by a hash, never by the raw id
+    assert len(metadata["memory_user_hash"]) == 12
+    assert all(str(v) != "u1" for v in metadata.values())
 
     writer = _one(root, "memory_writer")
     assert _children(writer) == ["extract_memories", "update_memories", "store_memories"]
     extract = next(c for c in writer.child_runs if c.name == "extract_memories")
     assert extractor_run in [r.name for r in _walk(extract) if r is not extract]
+    extractor = next(r for r in _walk(extract) if r.name == extractor_run)
+    assert extractor.extra["metadata"]["memory_user_hash"] == metadata["memory_user_hash"]
 
     model_run = next(r for r in _walk(root) if r.run_type == "llm" and r.name == "GenericFakeChatModel")
     assert reader.end_time <= model_run.start_time <= model_run.end_time <= writer.start_time
