@@ -135,13 +135,15 @@ def test_recall_is_the_share_of_evidence_among_the_top_k() -> None:
 
 def test_bm25_recall_per_category_with_and_without_audit(data_file: Path, audit_file: Path) -> None:
     fake = DeterministicFakeEmbedding(size=16)
-    audited = evaluate_locomo(data_file, ks=(1, 2), audit=audit_file, retrievers=["bm25"], embeddings=fake)
+    audited = evaluate_locomo(
+        data_file, ks=(1, 2), audit=audit_file, retrievers=["bm25"], embeddings=fake, text_format="speaker"
+    )
     r = audited["retrievers"]["bm25"]
     # lighthouse (caption) -> D1:3; Norway -> D2:1 then kayak -> D1:2; beagle -> D1:1 only; Pepper+learn -> D2:2
     assert r["recall@1"] == {"all": 0.75, "1": 0.5, "2": 0.5, "3": 1.0, "4": 1.0}
     assert r["recall@2"] == {"all": 0.875, "1": 1.0, "2": 0.5, "3": 1.0, "4": 1.0}
     assert audited["questions_by_category"] == {"all": 4, "1": 1, "2": 1, "3": 1, "4": 1}
-    plain = evaluate_locomo(data_file, ks=(1,), audit=None, retrievers=["bm25"], embeddings=fake)
+    plain = evaluate_locomo(data_file, ks=(1,), audit=None, retrievers=["bm25"], embeddings=fake, text_format="speaker")
     assert plain["retrievers"]["bm25"]["recall@1"]["3"] == 0.0  # the unaudited (wrong) evidence D1:2
     assert plain["retrievers"]["bm25"]["recall@1"]["2"] == 1.0
 
@@ -153,13 +155,32 @@ def test_every_retriever_maps_results_back_to_dia_ids(data_file: Path) -> None:
     for name in ("default-nothreshold", "dense", "langgraph-inmemory"):
         assert result["retrievers"][name]["recall@5"]["all"] == 1.0, name  # 5 turns, k=5: everything
     assert set(result["median_injected_tokens"]) >= {"default-nothreshold", "dense", "bm25", "langgraph-inmemory"}
+    assert result["text_format"] == "date+prev+next"  # context in the text: the turn-only cost is reported too
+    turn_only = result["median_injected_tokens"]["dense-turn-only"]
+    assert turn_only < result["median_injected_tokens"]["dense"]
+    assert result["injected_recall_turn_only"]["dense"]["all"] == 1.0
 
 
 def test_cli_writes_the_json_contract_and_finds_the_audit_next_to_the_data(data_file: Path, tmp_path: Path) -> None:
     (data_file.parent / "locomo_audit_errors.json").write_text(json.dumps(AUDIT), encoding="utf-8")
     assert find_audit_file(data_file) == data_file.parent / "locomo_audit_errors.json"
     out = tmp_path / "res" / "locomo.json"
-    code = main(["locomo", str(data_file), "--k", "1", "2", "--retrievers", "default", "bm25", "--json", str(out)])
+    code = main(
+        [
+            "locomo",
+            str(data_file),
+            "--k",
+            "1",
+            "2",
+            "--retrievers",
+            "default",
+            "bm25",
+            "--text",
+            "speaker",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     assert set(data["retrievers"]) == {"default", "bm25"}
