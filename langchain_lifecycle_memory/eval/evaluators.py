@@ -23,8 +23,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from langchain_lifecycle_memory.eval.naive import make_engine
-from langchain_lifecycle_memory.eval.scenarios import EngineName, Extractor, judge_block, load_scenarios, replay_probes
+from langchain_lifecycle_memory.eval.scenarios import (
+    EngineName,
+    Extractor,
+    judge_block,
+    load_scenarios,
+    make_engine,
+    replay_probes,
+)
 
 __all__ = [
     "empty_evaluator",
