@@ -36,7 +36,13 @@ from langchain_lifecycle_memory.observability import RetrievalLog, RetrievalStat
 from langchain_lifecycle_memory.portability import ImportReport, export_records, import_records
 from langchain_lifecycle_memory.redaction import PIIMatch, RedactionResult, Redactor, contains_pii, redact
 from langchain_lifecycle_memory.retention import RetentionPolicy, SweepPlan
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.retrieval import (
+    ChannelWeights,
+    LifecycleRetriever,
+    RetrievalCandidate,
+    RetrievalExplanation,
+    ScoreCalibration,
+)
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
 from langchain_lifecycle_memory.store import ChromaMemoryStore
 from langchain_lifecycle_memory.update import (
@@ -49,6 +55,10 @@ from langchain_lifecycle_memory.update import (
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
+    "ScoreCalibration",
+    "RetrievalExplanation",
+    "RetrievalCandidate",
+    "ChannelWeights",
     "DEFAULT_ATTRIBUTES",
     "MEMORY_PROMPT",
     "AttributeSpec",

@@ -12,6 +12,7 @@ import langchain_lifecycle_memory
 
 EXPECTED_ALL = [
     "AttributeSpec",
+    "ChannelWeights",
     "ChromaMemoryStore",
     "DEFAULT_ATTRIBUTES",
     "EmbeddingMismatchError",
@@ -35,8 +36,11 @@ EXPECTED_ALL = [
     "ReindexError",
     "ReindexReport",
     "RetentionPolicy",
+    "RetrievalCandidate",
+    "RetrievalExplanation",
     "RetrievalLog",
     "RetrievalStats",
+    "ScoreCalibration",
     "StoreUnavailableError",
     "SweepPlan",
     "SweepReport",
