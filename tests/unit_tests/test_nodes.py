@@ -164,3 +164,20 @@ def test_prebuilt_agent_uses_the_graph_store(mem_store: ChromaMemoryStore) -> No
     )
     assert "VS Code" in out["memory_block"]
     assert out["messages"][-1].content == "You use VS Code."
+
+
+def test_facade_retrieval_log_records_and_purge_removes_lines(mem_store: ChromaMemoryStore, tmp_path: Any) -> None:
+    from langchain_lifecycle_memory import RetrievalLog, retrieval_stats
+
+    log = RetrievalLog(tmp_path / "retrievals.jsonl")
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor, retrieval_log=log)
+    memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], "u1", at="2024-01-01T10:00:00Z")
+    memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], "u2", at="2024-01-01T10:00:00Z")
+    memory.inject("我适合用什么工具写 Python？", "u1", now="2024-01-02")
+    memory.inject("明天会下雨吗？", "u2", now="2024-01-02")
+    stats = retrieval_stats(log)
+    assert len(list(log.events())) == 2 and stats is not None
+    memory.purge("u1")
+    remaining = list(log.events())
+    assert len(remaining) == 1
+    assert "u1" not in (tmp_path / "retrievals.jsonl").read_text()
