@@ -90,6 +90,7 @@ class CachedEmbeddings(Embeddings):
         self.batch_size = batch_size
         self._cache: dict[str, list[float]] = {}
         self.model_name = getattr(base, "model_name", None)
+        self.dims = getattr(base, "dims", None)
 
     @property
     def fingerprint(self) -> dict[str, Any]:
