@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +30,7 @@ __all__ = [
     "ScoreCalibration",
     "apply_k",
     "calibrate",
+    "calibrate_array",
     "candidate_document",
     "fuse_calibrated",
     "fuse_rrf",
@@ -192,6 +194,12 @@ def calibrate(value: float, floor: float, ceiling: float) -> float:
         msg = f"Calibration ceiling ({ceiling}) must be above its floor ({floor}); swap or widen them."
         raise ValueError(msg)
     return min(1.0, max(0.0, (value - floor) / (ceiling - floor)))
+
+
+def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
+    """``calibrate`` over an array (the same floats, element by element)."""
+    calibrate(floor, floor, ceiling)  # the same check and message
+    return np.clip((values - floor) / (ceiling - floor), 0.0, 1.0)
 
 
 def fuse_calibrated(channels: Mapping[str, float], weights: Mapping[str, float]) -> float:

@@ -214,17 +214,23 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     return names, relations
 
 
-def query_entities(query: str, entities: Mapping[str, Iterable[str]]) -> set[str]:
+def query_entities(
+    query: str,
+    entities: Mapping[str, Iterable[str]],
+    aliases: Mapping[str, tuple[set[str], set[str]]] | None = None,
+) -> set[str]:
     """The non-self entities a query is about (empty: it is about the user).
 
-    ``entities`` maps each non-self entity id to the contents of its records.
+    ``entities`` maps each non-self entity id to the contents of its records;
+    ``aliases`` may hold their ``entity_aliases``, already computed.
     """
     text = normalize_text(query)
     words = word_tokens(query)
     word_set = set(words)
     found: set[str] = set()
     for entity, contents in entities.items():
-        names, relations = entity_aliases(entity, contents)
+        known = aliases.get(entity) if aliases is not None else None
+        names, relations = known if known is not None else entity_aliases(entity, contents)
         if any((n in word_set) if n.isascii() else (n in text) for n in names):
             found.add(entity)
             continue

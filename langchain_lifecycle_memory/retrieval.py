@@ -40,25 +40,20 @@ from langchain_lifecycle_memory._fusion import (
     RetrievalExplanation,
     ScoreCalibration,
     apply_k,
+    calibrate_array,
     candidate_document,
-    fuse_calibrated,
     fuse_rrf,
     lifecycle_decision,
     parse_paraphrases,
-    rank_fusion,
-    recency,
 )
-from langchain_lifecycle_memory._lexical import LexicalIndex
 from langchain_lifecycle_memory._routing import (
     AttributeRouter,
     attribute_mentioned,
-    is_other_person,
     is_personal,
-    is_self_entity,
     query_entities,
-    value_mentioned,
 )
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory._snapshot import Snapshot, build_snapshot
+from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
@@ -89,14 +84,6 @@ class _IO:
 
 
 @dataclass
-class _Snapshot:
-    store: Any
-    records: list[MemoryRecord]
-    index: LexicalIndex
-    entity_contents: dict[str, list[str]]
-
-
-@dataclass
 class _Options:
     namespace: tuple[str, ...]
     k: int
@@ -111,7 +98,7 @@ class _Options:
 # Records + BM25 index per (store, namespace, store.revision(namespace)): a write bumps
 # the revision, so a stale index is never reused. (Revisions are per process: another
 # process writing the same persistent store is seen on this process's next own write.)
-_SNAPSHOTS: dict[tuple[int, tuple[str, ...], int], _Snapshot] = {}
+_SNAPSHOTS: dict[tuple[int, tuple[str, ...], int], Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
 
 
@@ -327,52 +314,52 @@ class LifecycleRetriever(BaseRetriever):
         snapshot = _SNAPSHOTS.get(key) if key is not None else None
         if snapshot is None or snapshot.store is not store:
             records = yield _IO(store, "list_records", "alist_records", (ns,))
-            snapshot = _snapshot(store, records)
+            snapshot = build_snapshot(store, records)
             if key is not None:
                 with _SNAPSHOTS_LOCK:
                     if len(_SNAPSHOTS) >= 64:
                         _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
                     _SNAPSHOTS[key] = snapshot
 
-        verdicts = {
-            r.id: lifecycle_decision(
-                r,
-                statuses=opts.statuses,
-                kinds=opts.kinds,
-                as_of=opts.as_of,
-                now=opts.now,
-                include_expired=opts.include_expired,
-            )
-            for r in snapshot.records
-        }
-        cosines: dict[str, float] = {}
+        eligible = snapshot.eligible(
+            statuses=opts.statuses,
+            kinds=opts.kinds,
+            as_of=opts.as_of,
+            now=opts.now,
+            include_expired=opts.include_expired,
+        )
+        position = snapshot.position
+        cosines: dict[int, float] = {}  # record position -> best cosine over the queries
         search = {"k": self.dense_k, "statuses": opts.statuses, "kinds": opts.kinds, "as_of": opts.as_of}
         search |= {"now": opts.now, "include_expired": opts.include_expired}
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
-            search |= {"k": max(1, len(snapshot.records)), "statuses": None, "kinds": None, "as_of": None}
+            search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
-        by_id = {r.id: r for r in snapshot.records}
         for vector in vectors:
             if not full and hasattr(store, "nearest_ids"):
-                # The snapshot holds every record and its verdict: ids and cosines suffice,
-                # over-fetched so that archived/expired neighbours don't crowd the top.
-                n = min(len(by_id), 2 * self.dense_k) or 1
+                # The snapshot holds every record and its eligibility: ids and cosines
+                # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
+                n = min(len(position), 2 * self.dense_k) or 1
                 near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
-                ranked = [(i, sc) for i, sc in near if i in by_id and verdicts.get(i) is None][: self.dense_k]
-                for rid, score in ranked:
-                    cosines[rid] = max(score, cosines.get(rid, -1.0))
+                ranked = [(position[i], sc) for i, sc in near if i in position and eligible[position[i]]]
+                for pos, score in ranked[: self.dense_k]:
+                    cosines[pos] = max(score, cosines.get(pos, -1.0))
                 continue
             hits = yield _IO(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
             for record, score in hits:
-                cosines[record.id] = max(score, cosines.get(record.id, -1.0))
-        eligible_ranked = sorted((i for i in cosines if verdicts.get(i) is None), key=lambda i: -cosines[i])
-        dense_ids = set(eligible_ranked[: self.dense_k])
+                pos = position.get(record.id)
+                if pos is not None:
+                    cosines[pos] = max(score, cosines.get(pos, -1.0))
+        eligible_ranked = sorted((p for p in cosines if eligible[p]), key=lambda p: -cosines[p])
+        dense_positions = eligible_ranked[: self.dense_k]
 
         router = AttributeRouter(emb, self.vocabulary)
-        phrases, owners = router.missing({r.attribute for r in snapshot.records if r.attribute})
+        phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
-        explanation = self._score(query, queries, vectors, router, snapshot, verdicts, cosines, dense_ids, opts, full)
+        explanation = self._score(
+            query, queries, vectors, router, snapshot, eligible, cosines, dense_positions, opts, full
+        )
         if others:
             names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
             for other in names:
@@ -412,92 +399,130 @@ class LifecycleRetriever(BaseRetriever):
         queries: list[str],
         vectors: list[list[float]],
         router: AttributeRouter,
-        snapshot: _Snapshot,
-        verdicts: dict[str, tuple[Decision, str] | None],
-        cosines: dict[str, float],
-        dense_ids: set[str],
+        snap: Snapshot,
+        eligible: np.ndarray,
+        cosines: dict[int, float],
+        dense_positions: list[int],
         opts: _Options,
         full: bool = True,
     ) -> RetrievalExplanation:
-        records = snapshot.records
-        # A plain retrieval with calibrated fusion only needs the kept records; building a
-        # candidate object for every record is most of the cost in a large namespace.
-        lean = not full and self.fusion == "calibrated"
-        bm25, coverage = snapshot.index.scores(queries[0])
+        """Score every record with array operations; build candidates only for what is shown.
+
+        A plain retrieval materialises the ``k`` best (all kept ones when a reranker
+        follows); ``explain`` materialises every record with its verdict.
+        """
+        n = len(snap)
+        cal, weights = self.calibration, self.weights.as_dict()
+        bm25, coverage = snap.index.scores(queries[0])
         for q in queries[1:]:
-            more_bm25, more_coverage = snapshot.index.scores(q)
+            more_bm25, more_coverage = snap.index.scores(q)
             bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
-        attributes = sorted({r.attribute for r in records if r.attribute})
+        attributes = snap.attributes
         routes: dict[str, float] = {}
         for vector in vectors:
             for attr, score in router.scores(vector, attributes).items():
                 routes[attr] = max(score, routes.get(attr, -1.0))
         best_route = max(routes.values(), default=0.0)
         named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
-        targets = set().union(*(query_entities(q, snapshot.entity_contents) for q in queries))
-        others = {r.entity for r in records if is_other_person(r.entity)}
-        personal = bool(targets) or any(is_personal(q) or snapshot.index.mentions_known_name(q) for q in queries)
+        targets = set().union(*(query_entities(q, snap.entity_contents, snap.entity_alias) for q in queries))
+        personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
         damp = 1.0 if personal else self.impersonal_factor
-        cal, weights = self.calibration, self.weights.as_dict()
 
+        # slot: per attribute (routing picks topics; one far behind the query's best
+        # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
+        # living"), then per record, raised by an explicit value mention.
+        attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
+        for j, a in enumerate(attributes):
+            if routes.get(a, 0.0) >= best_route - self.route_margin:
+                attr_slot[j] = cal.route(routes.get(a, 0.0)) * damp
+            if named[a]:
+                attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+        slot = attr_slot[snap.attribute_code]
+        slot = np.where(snap.value_mentions(queries), np.maximum(slot, cal.value_mention), slot)
+        cosine = np.full(n, np.nan)
+        if cosines:
+            cosine[list(cosines)] = list(cosines.values())
+        dense = np.zeros(n)
+        if dense_positions:
+            dense[dense_positions] = calibrate_array(cosine[dense_positions], cal.dense_floor, cal.dense_ceiling)
+        channels = {
+            "dense": dense,
+            "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
+            "slot": slot,
+        }
+        about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
+        factor = np.where(about, 1.0, self.other_entity_factor)
+        miss = np.ones(n)
+        for name in CHANNELS:
+            miss = miss * (1.0 - weights[name] * channels[name])
+        fused = (1.0 - miss) * factor
+        kept = eligible & (fused >= opts.min_score)
+
+        # Reciprocal rank fusion over every eligible record, channel by channel.
+        pool = np.flatnonzero(eligible)
+        rrf = np.zeros(n)
+        for name in CHANNELS:
+            firing = pool[channels[name][pool] > 0]
+            order = firing[np.argsort(-channels[name][firing], kind="stable")]
+            term = np.zeros(n)
+            term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
+            rrf = rrf + term
+        rrf = rrf * factor
+        best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
+        base = rrf / best_rrf if self.fusion == "rrf" else fused
+        tie = self.recency_weight * snap.recency(opts.now, self.recency_half_life_days)
+        tie = tie + self.confidence_weight * snap.confidence
+        # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
+        tie = tie + 1e-3 * (np.maximum(np.nan_to_num(cosine, nan=0.0), 0.0) + coverage)
+        sort_key = base + tie
+        kept_positions = np.flatnonzero(kept)
+        ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
+        rank_of = {int(p): r for r, p in enumerate(ranking)}
+
+        if full:
+            shown: Sequence[int] = range(n)
+        else:
+            shown = [int(p) for p in (ranking if self.reranker is not None else ranking[: opts.k])]
         candidates: list[RetrievalCandidate] = []
-        for i, record in enumerate(records):
-            cosine = cosines.get(record.id)
-            slot = 0.0
-            if record.attribute:
-                route = routes.get(record.attribute, 0.0)
-                # Routing picks topics: one far behind the query's best topic is a look-alike
-                # ("Where do I live?" vs the job card's "what I do for a living").
-                if route >= best_route - self.route_margin:
-                    slot = cal.route(route) * damp
-                if named[record.attribute]:
-                    slot = max(slot, cal.attribute_mention)
-            if any(value_mentioned(q, record.value) for q in queries):
-                slot = max(slot, cal.value_mention)
-            channels = {
-                "dense": cal.dense(cosine) if cosine is not None and record.id in dense_ids else 0.0,
-                "lexical": cal.lexical(float(coverage[i])) * damp,
-                "slot": slot,
-            }
-            about = record.entity in targets if targets else record.entity not in others
-            factor = 1.0 if about else self.other_entity_factor
-            raw = {"coverage": float(coverage[i]), "bm25": float(bm25[i])}
-            if cosine is not None:
-                raw["cosine"] = cosine
+        for p in shown:
+            record = snap.records[p]
+            raw = {"coverage": float(coverage[p]), "bm25": float(bm25[p])}
+            if not np.isnan(cosine[p]):
+                raw["cosine"] = float(cosine[p])
             if record.attribute in routes:
                 raw["route"] = routes[record.attribute]
-            fused = fuse_calibrated(channels, weights) * factor
-            decision: Decision
-            decision, reason = verdicts.get(record.id) or ("kept", "")
-            if lean and (decision != "kept" or fused < opts.min_score):
-                continue
-            if decision == "kept" and fused < opts.min_score:
+            decision: Decision = "kept"
+            reason = ""
+            if not eligible[p]:
+                verdict = lifecycle_decision(
+                    record,
+                    statuses=opts.statuses,
+                    kinds=opts.kinds,
+                    as_of=opts.as_of,
+                    now=opts.now,
+                    include_expired=opts.include_expired,
+                )
+                decision, reason = verdict or ("below_threshold", "not eligible")
+            elif not kept[p]:
                 decision = "below_threshold"
-                reason = f"fused {fused:.3f} < min_score {opts.min_score:.3f}"
-                if factor < 1.0:
+                reason = f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
+                if factor[p] < 1.0:
                     reason += f" (about {record.entity or 'the user'}, not the query's subject)"
+            else:
+                raw["sort_key"] = float(sort_key[p])
             candidates.append(
                 RetrievalCandidate(
                     record=record,
                     decision=decision,
                     reason=reason,
                     raw=raw,
-                    channels=channels,
-                    entity_factor=factor,
-                    fused=fused,
+                    channels={name: float(channels[name][p]) for name in CHANNELS},
+                    entity_factor=float(factor[p]),
+                    fused=float(fused[p]),
+                    rrf=float(rrf[p]),
+                    rank=rank_of.get(p),
                 )
             )
-        rank_fusion([c for c in candidates if verdicts.get(c.record.id) is None], weights)
-        best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
-        kept = [c for c in candidates if c.decision == "kept"]
-        for c in kept:
-            tie = self.recency_weight * recency(c.record, opts.now, self.recency_half_life_days)
-            tie += self.confidence_weight * c.record.confidence
-            # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
-            tie += 1e-3 * (max(c.raw.get("cosine", 0.0), 0.0) + c.raw["coverage"])
-            c.raw["sort_key"] = (c.rrf / best_rrf if self.fusion == "rrf" else c.fused) + tie
-        for rank, c in enumerate(sorted(kept, key=lambda c: -c.raw["sort_key"])):
-            c.rank = rank
         return RetrievalExplanation(
             query=query,
             queries=queries,
@@ -520,12 +545,3 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 
 def _documents(explanation: RetrievalExplanation) -> list[Document]:
     return [candidate_document(c) for c in explanation.kept()]
-
-
-def _snapshot(store: Any, records: list[MemoryRecord]) -> _Snapshot:
-    contents: dict[str, list[str]] = {}
-    for r in records:
-        if not is_self_entity(r.entity):
-            contents.setdefault(str(r.entity), []).append(r.content)
-    index = LexicalIndex([r.content for r in records])
-    return _Snapshot(store=store, records=list(records), index=index, entity_contents=contents)

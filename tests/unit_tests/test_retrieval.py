@@ -391,3 +391,60 @@ def test_langsmith_retriever_params_are_traced(seed_demo: ChromaMemoryStore) -> 
     assert recorder.metadata["ls_vector_store_provider"] == "Chroma"
     assert recorder.metadata["ls_embedding_provider"] == "UniversalSentenceEncoderEmbeddings"
     assert recorder.names == ["LifecycleRetriever"]
+
+
+# ---------------------------------------------------------------- vectorised scoring
+
+
+def test_snapshot_eligibility_matches_lifecycle_decision_record_by_record() -> None:
+    from langchain_lifecycle_memory._fusion import lifecycle_decision
+    from langchain_lifecycle_memory._snapshot import build_snapshot
+
+    day = timedelta(days=1)
+    records = []
+    for i, status in enumerate(["active", "archived", "pending"] * 4):
+        r = record(f"fact {i}", "a", f"v{i}", at=T0 + i * day, kind=("preference", "fact", "event")[i % 3])
+        if status != "active":
+            r = (
+                r.transition(status, at=T0 + (i + 3) * day)
+                if status == "archived"
+                else r.model_copy(update={"status": MemoryStatus.PENDING})
+            )
+        if i % 4 == 1:
+            r = r.model_copy(update={"expires_at": T0 + (i + 1) * day})
+        if i % 5 == 2:  # expiry exactly at "now": expired (deadline <= now)
+            r = r.model_copy(update={"expires_at": T0 + 6 * day})
+        records.append(r)
+    snap = build_snapshot(None, records)
+    options = [
+        {"statuses": (MemoryStatus.ACTIVE,), "kinds": None, "as_of": None},
+        {"statuses": None, "kinds": ("preference", "event"), "as_of": None},
+        {"statuses": (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED), "kinds": None, "as_of": None},
+        {"statuses": (MemoryStatus.ACTIVE,), "kinds": None, "as_of": T0 + 4 * day},  # valid_from == as_of
+        {"statuses": None, "kinds": ("fact",), "as_of": T0 + 7 * day + timedelta(microseconds=1)},
+    ]
+    for opts in options:
+        for include_expired in (False, True):
+            now = T0 + 6 * day
+            mask = snap.eligible(now=now, include_expired=include_expired, **opts)
+            expected = [
+                lifecycle_decision(r, now=now, include_expired=include_expired, **opts) is None for r in records
+            ]
+            assert mask.tolist() == expected, opts
+
+
+def test_invoke_returns_exactly_the_kept_candidates_of_explain_in_order(store: ChromaMemoryStore) -> None:
+    store.put_records([record(f"The user drinks tea number {i}.", "drink", f"tea {i}") for i in range(8)])
+    store.put_records(
+        [
+            record("The user's sister Maya drinks coffee.", "drink", "coffee", entity="sister_maya"),
+            record("用户喜欢喝茶", "drink", "茶", confidence=0.6),
+        ]
+    )
+    for fusion in ("calibrated", "rrf"):
+        retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW, k=4, fusion=fusion)
+        for query in ("What do I like to drink?", "我喜欢喝什么？", "tea number 3"):
+            docs = retriever.invoke(query)
+            kept = retriever.explain(query).kept()
+            assert [d.id for d in docs] == [c.record.id for c in kept]
+            assert [d.metadata["scores"]["rrf"] for d in docs] == [round(c.rrf, 6) for c in kept]
