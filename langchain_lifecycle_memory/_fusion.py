@@ -33,6 +33,7 @@ __all__ = [
     "calibrate_array",
     "candidate_document",
     "fuse_calibrated",
+    "fuse_calibrated_array",
     "fuse_rrf",
     "lifecycle_decision",
     "parse_paraphrases",
@@ -210,6 +211,14 @@ def fuse_calibrated(channels: Mapping[str, float], weights: Mapping[str, float])
     return 1.0 - miss
 
 
+def fuse_calibrated_array(channels: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
+    """``fuse_calibrated`` over arrays of records (the same floats, element by element)."""
+    miss: Any = 1.0
+    for name, scores in channels.items():
+        miss = miss * (1.0 - weights.get(name, 0.0) * scores)
+    return 1.0 - np.asarray(miss, dtype=np.float64)
+
+
 def fuse_rrf(ranks: Mapping[str, int | None], weights: Mapping[str, float], k0: int = 60) -> float:
     """Weighted reciprocal rank fusion (``sum w_c / (k0 + rank_c)``, ranks from 1)."""
     return sum(weights.get(name, 0.0) / (k0 + rank) for name, rank in ranks.items() if rank is not None)
@@ -301,6 +310,7 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "valid_from": _iso_or_none(r.valid_from),
         "valid_to": _iso_or_none(r.valid_to),
         "expires_at": _iso_or_none(r.expires_at),
+        "source": r.source.model_dump(),
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,
     }

@@ -42,6 +42,7 @@ from langchain_lifecycle_memory._fusion import (
     apply_k,
     calibrate_array,
     candidate_document,
+    fuse_calibrated_array,
     fuse_rrf,
     lifecycle_decision,
     parse_paraphrases,
@@ -150,6 +151,10 @@ class LifecycleRetriever(BaseRetriever):
     """How kept records are ordered: by fused score or by reciprocal rank fusion."""
     weights: ChannelWeights = Field(default_factory=ChannelWeights)
     calibration: ScoreCalibration = Field(default_factory=ScoreCalibration)
+    rank_calibration: ScoreCalibration | None = None
+    """Calibration of the score that *orders* kept records (``None``: ``calibration``).
+
+    ``min_score`` always compares with the ``calibration`` score; this one only sorts."""
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""
     impersonal_factor: float = Field(default=0.25, ge=0.0, le=1.0)
@@ -452,10 +457,7 @@ class LifecycleRetriever(BaseRetriever):
         }
         about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
         factor = np.where(about, 1.0, self.other_entity_factor)
-        miss = np.ones(n)
-        for name in CHANNELS:
-            miss = miss * (1.0 - weights[name] * channels[name])
-        fused = (1.0 - miss) * factor
+        fused = fuse_calibrated_array(channels, weights) * factor
         kept = eligible & (fused >= opts.min_score)
 
         # Reciprocal rank fusion over every eligible record, channel by channel.
@@ -470,6 +472,15 @@ class LifecycleRetriever(BaseRetriever):
         rrf = rrf * factor
         best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
         base = rrf / best_rrf if self.fusion == "rrf" else fused
+        rank_cal = self.rank_calibration
+        if self.fusion == "calibrated" and rank_cal is not None and rank_cal != cal:
+            ordered = {"dense": np.zeros(n), "slot": slot}
+            if dense_positions:
+                ordered["dense"][dense_positions] = calibrate_array(
+                    cosine[dense_positions], rank_cal.dense_floor, rank_cal.dense_ceiling
+                )
+            ordered["lexical"] = calibrate_array(coverage, rank_cal.lexical_floor, rank_cal.lexical_ceiling) * damp
+            base = fuse_calibrated_array(ordered, weights) * factor
         tie = self.recency_weight * snap.recency(opts.now, self.recency_half_life_days)
         tie = tie + self.confidence_weight * snap.confidence
         # Sub-threshold evidence still orders results when min_score is 0 (recall@k).

@@ -301,6 +301,13 @@ def test_documents_carry_slot_lifecycle_and_scores(seed_demo: ChromaMemoryStore)
     assert 0.3 <= meta["score"] <= 1.0
 
 
+def test_documents_say_which_messages_a_memory_came_from(store: ChromaMemoryStore) -> None:
+    source = {"extractor": "rule", "thread_id": "t-7", "message_ids": ["m-41", "m-42"]}
+    store.put_record(record("用户养了一条叫旺财的狗", "pet", "旺财", source=source))
+    doc = LifecycleRetriever(store=store, namespace=NS, now=NOW).invoke("我家狗叫什么名字？")[0]
+    assert doc.metadata["source"] == source
+
+
 def test_k_limits_results_and_explain_says_cut_by_k(store: ChromaMemoryStore) -> None:
     store.put_records([record(f"The user drinks tea number {i}.", "drink", f"tea {i}") for i in range(5)])
     retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW, k=2)
