@@ -219,3 +219,12 @@ def test_public_scenarios_pass_with_gold_extraction(shared_dir: Path) -> None:
     assert report.errors == []
     assert [(p.scenario, p.step, p.reasons) for p in report.failures()] == []
     assert report.summary["passed"] >= 80
+
+
+def test_our_own_extra_scenarios_pass_with_gold_extraction() -> None:
+    """55 probes written apart from the public file (paraphrases, mixed languages, relatives, TTL)."""
+    extra = Path(__file__).resolve().parents[1] / "scenarios" / "extra.jsonl"
+    report = run_scenarios(extra, extractor="gold", engine="ours")
+    assert report.errors == []
+    assert [(p.scenario, p.step, p.reasons) for p in report.failures()] == []
+    assert report.summary["passed"] == 55

@@ -455,3 +455,23 @@ def test_invoke_returns_exactly_the_kept_candidates_of_explain_in_order(store: C
             kept = retriever.explain(query).kept()
             assert [d.id for d in docs] == [c.record.id for c in kept]
             assert [d.metadata["scores"]["rrf"] for d in docs] == [round(c.rrf, 6) for c in kept]
+
+
+def test_saturated_matches_are_ordered_by_evidence_not_by_recency(store: ChromaMemoryStore) -> None:
+    """Both turns reach fused 1.0 under the threshold calibration; the full match must come first."""
+    old, new = datetime(2023, 5, 1, tzinfo=timezone.utc), datetime(2024, 2, 25, tzinfo=timezone.utc)
+    full = "Caroline and the user drank matcha tea in Kyoto."
+    partial = "Caroline drank matcha tea at home."
+    store.put_records(
+        [
+            MemoryRecord(namespace=NS, content=full, kind="episode", created_at=old, updated_at=old, valid_from=old),
+            MemoryRecord(namespace=NS, content=partial, kind="episode", created_at=new, updated_at=new, valid_from=new),
+        ]
+    )
+    query = "matcha tea Kyoto Caroline"
+    retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
+    assert [c.fused for c in retriever.explain(query).kept()] == [1.0, 1.0]
+    assert contents(retriever.invoke(query)) == [full, partial]
+    # Ranking by the threshold calibration itself lets the newer, weaker turn win the tie.
+    clipped = LifecycleRetriever(store=store, namespace=NS, now=NOW, rank_calibration=None)
+    assert contents(clipped.invoke(query)) == [partial, full]
