@@ -4,7 +4,8 @@ Compares, in one run and with the same embedder (USE multilingual, offline):
 
 * ``ChromaMemoryStore`` (LangGraph BaseStore API: put / get / search),
 * ``ChromaMemoryStore`` record API (``search_records``: active-only, expiry-aware),
-* ``LifecycleRetriever`` (dense + BM25 + slot routing, the use side's real path),
+* ``LifecycleRetriever`` (dense + BM25 + slot routing, the use side's real path), and
+  its first query after a write (which rebuilds the namespace's snapshot),
 * LangGraph ``InMemoryStore`` (same embedder),
 * plain ``langchain_chroma.Chroma.similarity_search``.
 
@@ -76,6 +77,15 @@ def run(size: int, queries: int, emb: UniversalSentenceEncoderEmbeddings, workdi
     retriever.invoke(qs[0])  # builds the BM25 index once (cached per namespace revision)
     qit = iter(qs * 3)
     record("LifecycleRetriever (hybrid)", "search", timed(lambda: retriever.invoke(next(qit)), queries))
+    # The first query after a write rebuilds the namespace snapshot (records + BM25 index).
+    wit = iter(range(10**9))
+
+    def write_then_search() -> None:
+        store.put_record(MemoryRecord(namespace=NS, content=f"{extra[1]} ({next(wit)})"))
+        retriever.invoke(next(qit))
+
+    samples = timed(write_then_search, max(3, queries // 10))
+    record("LifecycleRetriever: put one record, then search", "search", samples)
 
     # plain langchain-chroma, same embedder, same kind of client
     client = chromadb.PersistentClient(path=str(workdir / f"lc{size}"))

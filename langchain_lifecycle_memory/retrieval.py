@@ -96,10 +96,9 @@ class _Options:
     include_expired: bool
 
 
-# Records + BM25 index per (store, namespace, store.revision(namespace)): a write bumps
-# the revision, so a stale index is never reused. (Revisions are per process: another
-# process writing the same persistent store is seen on this process's next own write.)
-_SNAPSHOTS: dict[tuple[int, tuple[str, ...], int], Snapshot] = {}
+# Records + BM25 index per (store, namespace, store.revision(namespace)): every write, by
+# any process or server client, stamps a new revision, so a stale index is never reused.
+_SNAPSHOTS: dict[tuple[int, tuple[str, ...], Any], Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
 
 
@@ -319,8 +318,9 @@ class LifecycleRetriever(BaseRetriever):
             vectors += list((yield _IO(emb, "embed_documents", "aembed_documents", (queries[1:],))))
 
         ns = opts.namespace
-        revision = getattr(store, "revision", None)
-        key = (id(store), ns, int(revision(ns))) if revision is not None else None
+        key = None
+        if hasattr(store, "revision"):
+            key = (id(store), ns, (yield _IO(store, "revision", "arevision", (ns,))))
         snapshot = _SNAPSHOTS.get(key) if key is not None else None
         if snapshot is None or snapshot.store is not store:
             records = yield _IO(store, "list_records", "alist_records", (ns,))

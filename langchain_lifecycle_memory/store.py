@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -50,6 +51,9 @@ from langchain_lifecycle_memory._records import RecordAPI
 from langchain_lifecycle_memory._ttl import TTLSweeper
 from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
+
+REVISION_KEY = "revision"
+"""Collection metadata key of the namespace's revision token (a new uuid on every write)."""
 
 __all__ = ["ChromaMemoryStore"]
 
@@ -140,7 +144,6 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
         self.ttl_config: TTLConfig | None = ttl
         self._lock = threading.RLock()
         self._cols: dict[tuple[str, ...], Any] = {}
-        self._revisions: dict[tuple[str, ...], int] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
@@ -253,12 +256,39 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
         return out
 
     def _bump(self, namespace: tuple[str, ...]) -> None:
-        with self._lock:
-            self._revisions[namespace] = self._revisions.get(namespace, 0) + 1
+        """Stamp a new revision token on the namespace's collection (seen by every process)."""
+        from chromadb.errors import NotFoundError
 
-    def revision(self, namespace: tuple[str, ...]) -> int:
-        """Changes whenever this process writes to or deletes from ``namespace``."""
-        return self._revisions.get(tuple(namespace), 0)
+        with self._lock:
+            col = self._cols.get(namespace)
+        if col is None:  # purged (or never created): ``revision`` reads the collection as absent
+            return
+        metadata = {**(col.metadata or {}), REVISION_KEY: uuid.uuid4().hex}
+        try:
+            self._guard(lambda: col.modify(metadata=metadata))
+        except NotFoundError:  # dropped meanwhile by another process
+            with self._lock:
+                self._cols.pop(namespace, None)
+
+    def revision(self, namespace: tuple[str, ...]) -> str:
+        """A token that changes whenever any process (or server client) changes ``namespace``.
+
+        Read from Chroma on every call (one metadata lookup, ~1 ms embedded): the
+        retriever keys its BM25/record snapshot by it, so a write made by another worker
+        is never answered from a stale snapshot.
+        """
+        from chromadb.errors import NotFoundError
+
+        name = C.collection_name(self.prefix, self.generation, C.validate_namespace(tuple(namespace)))
+        try:
+            col = self._guard(lambda: self.client.get_collection(name, embedding_function=None))
+        except NotFoundError:
+            return "absent"
+        return str((col.metadata or {}).get(REVISION_KEY, "initial"))
+
+    async def arevision(self, namespace: tuple[str, ...]) -> str:
+        """Async :meth:`revision`."""
+        return await asyncio.to_thread(self.revision, namespace)
 
     # ------------------------------------------------------------------ embedding
     def _index_text(self, value: dict[str, Any], fields: list[str]) -> str:

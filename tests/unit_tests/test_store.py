@@ -290,3 +290,39 @@ def test_runtime_store_in_node(mem_store: ChromaMemoryStore) -> None:
     builder.add_edge(START, "node")
     out = builder.compile(store=mem_store).invoke({"messages": [("user", "hi")]})
     assert out["messages"][-1].content == "likes tea"
+
+
+def test_a_reader_never_answers_from_a_snapshot_another_writer_made_stale(
+    backend: str, tmp_path: Path, embeddings: Any
+) -> None:
+    """Two store objects on the same data (two workers; on the server, two HTTP clients)."""
+    from langchain_lifecycle_memory import LifecycleRetriever, MemoryRecord
+
+    writer = make_store(backend, tmp_path, embeddings)
+    reader = make_store(backend, tmp_path, embeddings, collection_prefix=writer.prefix)
+    if backend == "memory":  # two EphemeralClients need not share data: share the client instead
+        reader = ChromaMemoryStore(client=writer.client, embeddings=embeddings, collection_prefix=writer.prefix)
+    ns = ("memories", "u1")
+    retriever = LifecycleRetriever(store=reader, namespace=ns)
+    try:
+        assert reader.revision(ns) == "absent"
+        vim = MemoryRecord(
+            namespace=ns, content="用户喜欢使用 Vim 编辑器", entity="user", attribute="editor", value="Vim"
+        )
+        writer.put_record(vim)
+        assert [d.page_content for d in retriever.invoke("我用什么编辑器？")] == [vim.content]
+        before = reader.revision(ns)
+        code = MemoryRecord(
+            namespace=ns, content="用户现在使用 VS Code 编辑器", entity="user", attribute="editor", value="VS Code"
+        )
+        writer.put_records(
+            [vim.transition("archived", superseded_by=code.id), code.model_copy(update={"supersedes": vim.id})]
+        )
+        assert reader.revision(ns) != before
+        assert [d.page_content for d in retriever.invoke("我用什么编辑器？")] == [code.content]
+        writer.delete_records(ns, [code.id])
+        assert retriever.invoke("我用什么编辑器？") == []
+    finally:
+        if backend != "embedded":
+            for _, col in writer._namespaces():
+                writer.client.delete_collection(col.name)
