@@ -133,15 +133,34 @@ class LexicalIndex:
         0
     """
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        texts: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        cache: dict[str, tuple[list[str], list[str]]] | None = None,
+    ) -> None:
+        """Index ``texts``.
+
+        ``cache`` (text -> tokens, names) is read and filled, so that a rebuild after a
+        few writes only analyses the new texts.
+        """
         self.k1 = k1
         self.size = len(texts)
-        self._doc_tokens = [tokenize(t) for t in texts]
+        cache = {} if cache is None else cache
+        analysed = []
+        for t in texts:
+            hit = cache.get(t)
+            if hit is None:
+                hit = cache[t] = (tokenize(t), [w.casefold() for w in _capitalised(t)])
+            analysed.append(hit)
+        self._doc_tokens = [tokens for tokens, _ in analysed]
         self._df: dict[str, int] = {}
         for tokens in self._doc_tokens:
             for tok in set(tokens):
                 self._df[tok] = self._df.get(tok, 0) + 1
-        self._names = {w.casefold() for t in texts for w in _capitalised(t)}
+        self._names = {w for _, names in analysed for w in names}
         self._bm25: bm25s.BM25 | None = None
         if any(self._doc_tokens):
             self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")

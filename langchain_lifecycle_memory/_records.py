@@ -60,7 +60,7 @@ class RecordAPI:
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
         def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]: ...
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
-        def _bump(self, namespace: tuple[str, ...]) -> None: ...
+        def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None: ...
         def query_rows(
             self,
             col: Any,
@@ -150,7 +150,7 @@ class RecordAPI:
         where = C.where_and(clauses)
         got = self._guard(lambda: col.get(where=where, include=["documents"]))
         records = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
-        records.sort(key=lambda r: (r.created_at, r.valid_from))
+        records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
         return records[:limit] if limit is not None else records
 
     def history(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:

@@ -19,12 +19,16 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from langchain_lifecycle_memory._lexical import LexicalIndex
 from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 
-__all__ = ["Snapshot", "build_snapshot", "micros"]
+__all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
+
+MAX_DELTAS = 64
+"""After this many journal deltas a snapshot is read again in full (bounds any drift)."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)
@@ -36,7 +40,9 @@ def micros(t: datetime | None, default: int = _OPEN) -> int:
     """Exact integer microseconds since the epoch (``default`` for ``None``)."""
     if t is None:
         return default
-    return (ensure_aware(t) - _EPOCH) // _US  # type: ignore[operator]
+    if t.tzinfo is None:
+        t = ensure_aware(t)
+    return (t - _EPOCH) // _US  # type: ignore[operator]
 
 
 @dataclass
@@ -69,6 +75,30 @@ class Snapshot:
     confidence: np.ndarray
     value_needles: list[tuple[str, np.ndarray]]
     """Normalised slot value -> positions of the records that hold it."""
+    namespace: tuple[str, ...] = ()
+    token: Any = None
+    """The store revision the snapshot reflects."""
+    deltas: int = 0
+    """Journal deltas applied since the last full read (bounded: see ``MAX_DELTAS``)."""
+    cache: dict[str, tuple[list[str], list[str]]] | None = None
+    """Lexical analysis per text, carried from snapshot to snapshot."""
+
+    def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
+        """A new snapshot with a store journal's ``(key, value or None)`` changes applied."""
+        by_id = {r.id: r for r in self.records}
+        for key, value in changes:
+            by_id.pop(key, None)
+            if value is None:
+                continue
+            try:
+                record = MemoryRecord.from_value(self.namespace, value)
+            except (ValidationError, ValueError, TypeError):
+                continue  # not a memory record (a plain BaseStore item): list_records skips it too
+            by_id[record.id] = record
+        records = sorted(by_id.values(), key=lambda r: (r.created_at, r.valid_from, r.id))  # as list_records
+        snap = build_snapshot(self.store, records, namespace=self.namespace, token=token, cache=self.cache)
+        snap.deltas = self.deltas + 1
+        return snap
 
     def __len__(self) -> int:
         return len(self.records)
@@ -126,9 +156,19 @@ class Snapshot:
         return np.power(0.5, age_days / half_life_days)
 
 
-def build_snapshot(store: Any, records: Sequence[MemoryRecord]) -> Snapshot:
+def build_snapshot(
+    store: Any,
+    records: Sequence[MemoryRecord],
+    *,
+    namespace: tuple[str, ...] = (),
+    token: Any = None,
+    cache: dict[str, tuple[list[str], list[str]]] | None = None,
+) -> Snapshot:
     """Columns for ``records`` (one pass; reused until the namespace's revision moves)."""
     records = list(records)
+    cache = {} if cache is None else cache
+    if len(cache) > 4 * len(records) + 1024:  # texts of deleted or edited records pile up
+        cache.clear()
     contents: dict[str, list[str]] = {}
     for r in records:
         if not is_self_entity(r.entity):
@@ -147,7 +187,7 @@ def build_snapshot(store: Any, records: Sequence[MemoryRecord]) -> Snapshot:
     return Snapshot(
         store=store,
         records=records,
-        index=LexicalIndex([r.content for r in records]),
+        index=LexicalIndex([r.content for r in records], cache=cache),
         entity_contents=contents,
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
         position={r.id: i for i, r in enumerate(records)},
@@ -165,4 +205,7 @@ def build_snapshot(store: Any, records: Sequence[MemoryRecord]) -> Snapshot:
         fresh_at=np.array([micros(max(r.valid_from, r.updated_at)) for r in records], dtype=np.int64),
         confidence=np.array([r.confidence for r in records], dtype=np.float64),
         value_needles=[(n, np.asarray(rows, dtype=np.int64)) for n, rows in needles.items()],
+        namespace=tuple(namespace),
+        token=token,
+        cache=cache,
     )

@@ -25,7 +25,7 @@ class TTLSweeper:
 
         def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]: ...
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
-        def _bump(self, namespace: tuple[str, ...]) -> None: ...
+        def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None: ...
 
     def sweep_ttl(self) -> int:
         """Delete every item whose LangGraph TTL has passed; returns how many."""
@@ -36,7 +36,7 @@ class TTLSweeper:
             if got["ids"]:
                 self._guard(lambda col=col, ids=got["ids"]: col.delete(ids=ids))
                 removed += len(got["ids"])
-                self._bump(ns)
+                self._bump(ns, [(i, None) for i in got["ids"]])
         return removed
 
     async def asweep_ttl(self) -> int:

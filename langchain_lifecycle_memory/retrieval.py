@@ -53,7 +53,7 @@ from langchain_lifecycle_memory._routing import (
     is_personal,
     query_entities,
 )
-from langchain_lifecycle_memory._snapshot import Snapshot, build_snapshot
+from langchain_lifecycle_memory._snapshot import MAX_DELTAS, Snapshot, build_snapshot
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
@@ -96,9 +96,11 @@ class _Options:
     include_expired: bool
 
 
-# Records + BM25 index per (store, namespace, store.revision(namespace)): every write, by
-# any process or server client, stamps a new revision, so a stale index is never reused.
-_SNAPSHOTS: dict[tuple[int, tuple[str, ...], Any], Snapshot] = {}
+# The latest records + BM25 snapshot per (store, namespace), tagged with the store revision
+# it reflects. Every write, by any process or server client, stamps a new revision, so a
+# stale snapshot is never used: it is brought up to date from the store's journal of this
+# process's writes, or read again in full when the journal cannot tell.
+_SNAPSHOTS: dict[tuple[int, tuple[str, ...]], Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
 
 
@@ -318,18 +320,28 @@ class LifecycleRetriever(BaseRetriever):
             vectors += list((yield _IO(emb, "embed_documents", "aembed_documents", (queries[1:],))))
 
         ns = opts.namespace
-        key = None
+        snapshot, token = None, None
+        cached = _SNAPSHOTS.get((id(store), ns))
+        if cached is not None and cached.store is not store:  # a dead store's id, reused
+            cached = None
         if hasattr(store, "revision"):
-            key = (id(store), ns, (yield _IO(store, "revision", "arevision", (ns,))))
-        snapshot = _SNAPSHOTS.get(key) if key is not None else None
-        if snapshot is None or snapshot.store is not store:
+            token = yield _IO(store, "revision", "arevision", (ns,))
+            if cached is not None and cached.token == token:
+                snapshot = cached
+            elif cached is not None and cached.deltas < MAX_DELTAS and hasattr(store, "changes_between"):
+                changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
+                if changes is not None:
+                    snapshot = cached.apply(changes, token)
+        if snapshot is None:
             records = yield _IO(store, "list_records", "alist_records", (ns,))
-            snapshot = build_snapshot(store, records)
-            if key is not None:
-                with _SNAPSHOTS_LOCK:
-                    if len(_SNAPSHOTS) >= 64:
-                        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
-                    _SNAPSHOTS[key] = snapshot
+            cache = cached.cache if cached is not None else None
+            snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
+        if token is not None and snapshot is not cached:
+            with _SNAPSHOTS_LOCK:
+                _SNAPSHOTS.pop((id(store), ns), None)
+                if len(_SNAPSHOTS) >= 64:
+                    _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+                _SNAPSHOTS[(id(store), ns)] = snapshot
 
         eligible = snapshot.eligible(
             statuses=opts.statuses,

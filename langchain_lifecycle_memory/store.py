@@ -19,6 +19,7 @@ Layout (measured in DESIGN.md: a ``where`` filter costs 4-17x an unfiltered quer
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
@@ -54,6 +55,8 @@ from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnava
 
 REVISION_KEY = "revision"
 """Collection metadata key of the namespace's revision token (a new uuid on every write)."""
+JOURNAL_LENGTH = 256
+"""Writes per namespace this process remembers for incremental snapshot updates."""
 
 __all__ = ["ChromaMemoryStore"]
 
@@ -144,6 +147,7 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
         self.ttl_config: TTLConfig | None = ttl
         self._lock = threading.RLock()
         self._cols: dict[tuple[str, ...], Any] = {}
+        self._journal: dict[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
@@ -255,20 +259,55 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
                 out.append((tuple(json.loads(col.metadata["namespace"])), col))
         return out
 
-    def _bump(self, namespace: tuple[str, ...]) -> None:
-        """Stamp a new revision token on the namespace's collection (seen by every process)."""
+    def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None:
+        """Stamp a new revision token on the namespace's collection (seen by every process).
+
+        ``changes`` (``(key, value or None)`` per written item) go to this process's
+        journal, so that a retriever can update its snapshot instead of reading the whole
+        namespace again; ``None`` means "not recorded" and forces a full read.
+        """
         from chromadb.errors import NotFoundError
 
         with self._lock:
             col = self._cols.get(namespace)
-        if col is None:  # purged (or never created): ``revision`` reads the collection as absent
-            return
-        metadata = {**(col.metadata or {}), REVISION_KEY: uuid.uuid4().hex}
-        try:
-            self._guard(lambda: col.modify(metadata=metadata))
-        except NotFoundError:  # dropped meanwhile by another process
-            with self._lock:
+            if col is None:  # purged (or never created): ``revision`` reads the collection as absent
+                self._journal.pop(namespace, None)
+                return
+            try:
+                # The token before ours, read fresh: if another process wrote since our last
+                # write, a reader's chain through the journal breaks and it reads in full.
+                fresh = self._guard(lambda: self.client.get_collection(col.name, embedding_function=None))
+                before = str((fresh.metadata or {}).get(REVISION_KEY, "initial"))
+                token = uuid.uuid4().hex
+                self._guard(lambda: col.modify(metadata={**(fresh.metadata or {}), REVISION_KEY: token}))
+            except NotFoundError:  # dropped meanwhile by another process
                 self._cols.pop(namespace, None)
+                self._journal.pop(namespace, None)
+                return
+            log = self._journal.setdefault(namespace, collections.deque(maxlen=JOURNAL_LENGTH))
+            log.append((before, token, changes))
+
+    def changes_between(self, namespace: tuple[str, ...], start: Any, end: Any) -> list[tuple[str, Any]] | None:
+        """This process's writes leading from revision ``start`` to ``end``, in order.
+
+        ``None`` when the journal cannot tell: another process wrote in between, the
+        entries were trimmed, or a write did not record its changes.
+        """
+        with self._lock:
+            log = list(self._journal.get(tuple(namespace), ()))
+        starts = [i for i, (before, _, _) in enumerate(log) if before == start]
+        if not starts:
+            return None
+        out: list[tuple[str, Any]] = []
+        current = start
+        for before, token, changes in log[starts[-1] :]:
+            if before != current or changes is None:
+                return None
+            out.extend(changes)
+            current = token
+            if current == end:
+                return out
+        return None
 
     def revision(self, namespace: tuple[str, ...]) -> str:
         """A token that changes whenever any process (or server client) changes ``namespace``.
@@ -389,8 +428,9 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
             col = self._col(ns)
             if col is not None:
                 self._guard(lambda: col.delete(ids=deletes))
+        changes = [(op.key, op.value) for op in group]
         if not upserts:
-            self._bump(ns)
+            self._bump(ns, changes)
             return
         col = self._col(ns, create=True)
         keys = [op.key for op in upserts]
@@ -430,7 +470,7 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
                     metadatas=metadatas[s : s + step],
                 )
             )
-        self._bump(ns)
+        self._bump(ns, changes)
 
     # ------------------------------------------------------------------ reads
     def _refresh(self, col: Any, rows: list[tuple[str, dict[str, Any]]], refresh: bool | None) -> None:
