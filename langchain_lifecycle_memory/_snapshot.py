@@ -115,14 +115,15 @@ class Snapshot:
         """Boolean mask of records ``lifecycle_decision`` lets through (vectorised twin)."""
         mask = np.ones(len(self.records), dtype=bool)
         if kinds is not None:
-            codes = [i for i, k in enumerate(self.kinds) if k in kinds]
-            mask &= np.isin(self.kind_code, codes)
+            allowed = np.array([k in kinds for k in self.kinds] + [False])
+            mask &= allowed[self.kind_code]
         if as_of is not None:
             t = micros(as_of)
             mask &= self.status_code != _STATUSES.index(MemoryStatus.PENDING)
             mask &= (self.valid_from <= t) & (t < self.valid_to)
         elif statuses is not None:
-            mask &= np.isin(self.status_code, [_STATUSES.index(MemoryStatus(s)) for s in statuses])
+            wanted = {MemoryStatus(s) for s in statuses}
+            mask &= np.array([s in wanted for s in _STATUSES])[self.status_code]
         if not include_expired:
             mask &= ~(self.expires_at <= micros(now))
         return mask
@@ -148,11 +149,11 @@ class Snapshot:
                     break
         return hits
 
-    def recency(self, now: datetime, half_life_days: float) -> np.ndarray:
-        """``_fusion.recency`` for every record."""
+    def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
+        """``_fusion.recency`` for the records at ``positions``."""
         if half_life_days <= 0:
-            return np.zeros(len(self.records))
-        age_days = np.maximum(0, micros(now) - self.fresh_at) / 86_400e6
+            return np.zeros(len(positions))
+        age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
         return np.power(0.5, age_days / half_life_days)
 
 

@@ -30,7 +30,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from langchain_core.runnables import RunnableConfig, ensure_config
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory._fusion import (
     CHANNELS,
@@ -190,6 +190,8 @@ class LifecycleRetriever(BaseRetriever):
     vocabulary: tuple[AttributeSpec, ...] = DEFAULT_ATTRIBUTES
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel asks the store for."""
+
+    _router_cache: dict[int, AttributeRouter] = PrivateAttr(default_factory=dict)
 
     # ------------------------------------------------------------------ LangChain API
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
@@ -361,7 +363,8 @@ class LifecycleRetriever(BaseRetriever):
             if not full and hasattr(store, "nearest_ids"):
                 # The snapshot holds every record and its eligibility: ids and cosines
                 # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
-                n = min(len(position), 2 * self.dense_k) or 1
+                # Enough neighbours for dense_k eligible ones (up to twice as many).
+                n = min(len(position), self.dense_k + min(self.dense_k, int(len(eligible) - eligible.sum()))) or 1
                 near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
                 ranked = [(position[i], sc) for i, sc in near if i in position and eligible[position[i]]]
                 for pos, score in ranked[: self.dense_k]:
@@ -375,7 +378,10 @@ class LifecycleRetriever(BaseRetriever):
         eligible_ranked = sorted((p for p in cosines if eligible[p]), key=lambda p: -cosines[p])
         dense_positions = eligible_ranked[: self.dense_k]
 
-        router = AttributeRouter(emb, self.vocabulary)
+        router = self._router_cache.get(id(emb))
+        if router is None or router.embeddings is not emb or router.vocabulary != tuple(self.vocabulary):
+            router = AttributeRouter(emb, self.vocabulary)
+            self._router_cache = {id(emb): router}
         phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
@@ -498,19 +504,21 @@ class LifecycleRetriever(BaseRetriever):
                 )
             ordered["lexical"] = calibrate_array(coverage, rank_cal.lexical_floor, rank_cal.lexical_ceiling) * damp
             base = fuse_calibrated_array(ordered, weights) * factor
-        tie = self.recency_weight * snap.recency(opts.now, self.recency_half_life_days)
-        tie = tie + self.confidence_weight * snap.confidence
-        # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
-        tie = tie + 1e-3 * (np.maximum(np.nan_to_num(cosine, nan=0.0), 0.0) + coverage)
-        sort_key = base + tie
         kept_positions = np.flatnonzero(kept)
+        tie = self.recency_weight * snap.recency(opts.now, self.recency_half_life_days, kept_positions)
+        tie = tie + self.confidence_weight * snap.confidence[kept_positions]
+        # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
+        evidence = np.maximum(np.nan_to_num(cosine[kept_positions], nan=0.0), 0.0) + coverage[kept_positions]
+        sort_key = np.zeros(n)
+        sort_key[kept_positions] = base[kept_positions] + (tie + 1e-3 * evidence)
         ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
-        rank_of = {int(p): r for r, p in enumerate(ranking)}
+        shown_kept = ranking if full or self.reranker is not None else ranking[: opts.k]
+        rank_of = {int(p): r for r, p in enumerate(shown_kept)}
 
         if full:
             shown: Sequence[int] = range(n)
         else:
-            shown = [int(p) for p in (ranking if self.reranker is not None else ranking[: opts.k])]
+            shown = list(rank_of)
         candidates: list[RetrievalCandidate] = []
         for p in shown:
             record = snap.records[p]

@@ -25,7 +25,6 @@ import logging
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -49,14 +48,10 @@ from langgraph.store.base import (
 
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._records import RecordAPI
+from langchain_lifecycle_memory._revisions import RevisionJournal, local_database
 from langchain_lifecycle_memory._ttl import TTLSweeper
 from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
-
-REVISION_KEY = "revision"
-"""Collection metadata key of the namespace's revision token (a new uuid on every write)."""
-JOURNAL_LENGTH = 256
-"""Writes per namespace this process remembers for incremental snapshot updates."""
 
 __all__ = ["ChromaMemoryStore"]
 
@@ -71,7 +66,7 @@ def _client_settings() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
+class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Setup:
@@ -148,11 +143,13 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
         self._lock = threading.RLock()
         self._cols: dict[tuple[str, ...], Any] = {}
         self._journal: dict[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = {}
+        self._tokens: dict[tuple[str, ...], tuple[Any, str]] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
         self.dims = int(self.fingerprint["dims"])
         self.generation = self._open_meta(verify_fingerprint)
+        self._local_db = local_database(self.client)
 
     # ------------------------------------------------------------------ setup
     def _make_client(self, path: Any, host: str | None, port: int, ssl: bool, headers: dict[str, str] | None) -> Any:
@@ -258,76 +255,6 @@ class ChromaMemoryStore(RecordAPI, TTLSweeper, BaseStore):
             if col.name.startswith(start) and col.metadata and "namespace" in col.metadata:
                 out.append((tuple(json.loads(col.metadata["namespace"])), col))
         return out
-
-    def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None:
-        """Stamp a new revision token on the namespace's collection (seen by every process).
-
-        ``changes`` (``(key, value or None)`` per written item) go to this process's
-        journal, so that a retriever can update its snapshot instead of reading the whole
-        namespace again; ``None`` means "not recorded" and forces a full read.
-        """
-        from chromadb.errors import NotFoundError
-
-        with self._lock:
-            col = self._cols.get(namespace)
-            if col is None:  # purged (or never created): ``revision`` reads the collection as absent
-                self._journal.pop(namespace, None)
-                return
-            try:
-                # The token before ours, read fresh: if another process wrote since our last
-                # write, a reader's chain through the journal breaks and it reads in full.
-                fresh = self._guard(lambda: self.client.get_collection(col.name, embedding_function=None))
-                before = str((fresh.metadata or {}).get(REVISION_KEY, "initial"))
-                token = uuid.uuid4().hex
-                self._guard(lambda: col.modify(metadata={**(fresh.metadata or {}), REVISION_KEY: token}))
-            except NotFoundError:  # dropped meanwhile by another process
-                self._cols.pop(namespace, None)
-                self._journal.pop(namespace, None)
-                return
-            log = self._journal.setdefault(namespace, collections.deque(maxlen=JOURNAL_LENGTH))
-            log.append((before, token, changes))
-
-    def changes_between(self, namespace: tuple[str, ...], start: Any, end: Any) -> list[tuple[str, Any]] | None:
-        """This process's writes leading from revision ``start`` to ``end``, in order.
-
-        ``None`` when the journal cannot tell: another process wrote in between, the
-        entries were trimmed, or a write did not record its changes.
-        """
-        with self._lock:
-            log = list(self._journal.get(tuple(namespace), ()))
-        starts = [i for i, (before, _, _) in enumerate(log) if before == start]
-        if not starts:
-            return None
-        out: list[tuple[str, Any]] = []
-        current = start
-        for before, token, changes in log[starts[-1] :]:
-            if before != current or changes is None:
-                return None
-            out.extend(changes)
-            current = token
-            if current == end:
-                return out
-        return None
-
-    def revision(self, namespace: tuple[str, ...]) -> str:
-        """A token that changes whenever any process (or server client) changes ``namespace``.
-
-        Read from Chroma on every call (one metadata lookup, ~1 ms embedded): the
-        retriever keys its BM25/record snapshot by it, so a write made by another worker
-        is never answered from a stale snapshot.
-        """
-        from chromadb.errors import NotFoundError
-
-        name = C.collection_name(self.prefix, self.generation, C.validate_namespace(tuple(namespace)))
-        try:
-            col = self._guard(lambda: self.client.get_collection(name, embedding_function=None))
-        except NotFoundError:
-            return "absent"
-        return str((col.metadata or {}).get(REVISION_KEY, "initial"))
-
-    async def arevision(self, namespace: tuple[str, ...]) -> str:
-        """Async :meth:`revision`."""
-        return await asyncio.to_thread(self.revision, namespace)
 
     # ------------------------------------------------------------------ embedding
     def _index_text(self, value: dict[str, Any], fields: list[str]) -> str:
