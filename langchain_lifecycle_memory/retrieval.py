@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-import numpy as np
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.language_models import BaseChatModel
@@ -33,26 +32,18 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory._fusion import (
-    CHANNELS,
     ChannelWeights,
-    Decision,
     RetrievalCandidate,
     RetrievalExplanation,
     ScoreCalibration,
     apply_k,
-    calibrate_array,
     candidate_document,
-    fuse_calibrated_array,
-    fuse_rrf,
-    lifecycle_decision,
     parse_paraphrases,
 )
 from langchain_lifecycle_memory._routing import (
     AttributeRouter,
-    attribute_mentioned,
-    is_personal,
-    query_entities,
 )
+from langchain_lifecycle_memory._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory._snapshot import MAX_DELTAS, Snapshot, build_snapshot
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -82,18 +73,6 @@ class _IO:
     async_: str
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class _Options:
-    namespace: tuple[str, ...]
-    k: int
-    min_score: float
-    statuses: tuple[MemoryStatus, ...] | None
-    kinds: tuple[str, ...] | None
-    as_of: datetime | None
-    now: datetime
-    include_expired: bool
 
 
 # The latest records + BM25 snapshot per (store, namespace), tagged with the store revision
@@ -244,7 +223,7 @@ class LifecycleRetriever(BaseRetriever):
             return {**kwargs, "user_id": str(configurable["user_id"])}
         return kwargs
 
-    def _options(self, kwargs: dict[str, Any]) -> _Options:
+    def _options(self, kwargs: dict[str, Any]) -> RetrievalOptions:
         unknown = sorted(set(kwargs) - set(_CALL_OPTIONS))
         if unknown:
             msg = f"Unknown retrieval option(s) {unknown}; per-call options are {list(_CALL_OPTIONS)}."
@@ -255,7 +234,7 @@ class LifecycleRetriever(BaseRetriever):
             raise ValueError(msg)
         statuses = kwargs.get("statuses", self.statuses)
         kinds = kwargs.get("kinds", self.kinds)
-        return _Options(
+        return RetrievalOptions(
             namespace=self._namespace(kwargs.get("namespace"), kwargs.get("user_id")),
             k=k,
             min_score=float(kwargs.get("min_score", self.min_score)),
@@ -305,7 +284,7 @@ class LifecycleRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ the shared core
     def _pipeline(
-        self, query: str, opts: _Options, *, full: bool, others: bool = False
+        self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False
     ) -> Generator[_IO, Any, RetrievalExplanation]:
         """Sync and async share this: it yields I/O requests and does everything else."""
         if not isinstance(query, str) or not query.strip():
@@ -385,8 +364,8 @@ class LifecycleRetriever(BaseRetriever):
         phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
-        explanation = self._score(
-            query, queries, vectors, router, snapshot, eligible, cosines, dense_positions, opts, full
+        explanation = score_snapshot(
+            self, query, queries, vectors, router, snapshot, eligible, cosines, dense_positions, opts, full
         )
         if others:
             names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
@@ -420,159 +399,6 @@ class LifecycleRetriever(BaseRetriever):
         if not full:
             explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
         return explanation
-
-    def _score(
-        self,
-        query: str,
-        queries: list[str],
-        vectors: list[list[float]],
-        router: AttributeRouter,
-        snap: Snapshot,
-        eligible: np.ndarray,
-        cosines: dict[int, float],
-        dense_positions: list[int],
-        opts: _Options,
-        full: bool = True,
-    ) -> RetrievalExplanation:
-        """Score every record with array operations; build candidates only for what is shown.
-
-        A plain retrieval materialises the ``k`` best (all kept ones when a reranker
-        follows); ``explain`` materialises every record with its verdict.
-        """
-        n = len(snap)
-        cal, weights = self.calibration, self.weights.as_dict()
-        bm25, coverage = snap.index.scores(queries[0])
-        for q in queries[1:]:
-            more_bm25, more_coverage = snap.index.scores(q)
-            bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
-        attributes = snap.attributes
-        routes: dict[str, float] = {}
-        for vector in vectors:
-            for attr, score in router.scores(vector, attributes).items():
-                routes[attr] = max(score, routes.get(attr, -1.0))
-        best_route = max(routes.values(), default=0.0)
-        named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
-        targets = set().union(*(query_entities(q, snap.entity_contents, snap.entity_alias) for q in queries))
-        personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
-        damp = 1.0 if personal else self.impersonal_factor
-
-        # slot: per attribute (routing picks topics; one far behind the query's best
-        # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
-        # living"), then per record, raised by an explicit value mention.
-        attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
-        for j, a in enumerate(attributes):
-            if routes.get(a, 0.0) >= best_route - self.route_margin:
-                attr_slot[j] = cal.route(routes.get(a, 0.0)) * damp
-            if named[a]:
-                attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
-        slot = attr_slot[snap.attribute_code]
-        slot = np.where(snap.value_mentions(queries), np.maximum(slot, cal.value_mention), slot)
-        cosine = np.full(n, np.nan)
-        if cosines:
-            cosine[list(cosines)] = list(cosines.values())
-        dense = np.zeros(n)
-        if dense_positions:
-            dense[dense_positions] = calibrate_array(cosine[dense_positions], cal.dense_floor, cal.dense_ceiling)
-        channels = {
-            "dense": dense,
-            "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
-            "slot": slot,
-        }
-        about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
-        factor = np.where(about, 1.0, self.other_entity_factor)
-        fused = fuse_calibrated_array(channels, weights) * factor
-        kept = eligible & (fused >= opts.min_score)
-
-        # Reciprocal rank fusion over every eligible record, channel by channel.
-        pool = np.flatnonzero(eligible)
-        rrf = np.zeros(n)
-        for name in CHANNELS:
-            firing = pool[channels[name][pool] > 0]
-            order = firing[np.argsort(-channels[name][firing], kind="stable")]
-            term = np.zeros(n)
-            term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
-            rrf = rrf + term
-        rrf = rrf * factor
-        best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
-        base = rrf / best_rrf if self.fusion == "rrf" else fused
-        rank_cal = self.rank_calibration
-        if self.fusion == "calibrated" and rank_cal is not None and rank_cal != cal:
-            ordered = {"dense": np.zeros(n), "slot": slot}
-            if dense_positions:
-                ordered["dense"][dense_positions] = calibrate_array(
-                    cosine[dense_positions], rank_cal.dense_floor, rank_cal.dense_ceiling
-                )
-            ordered["lexical"] = calibrate_array(coverage, rank_cal.lexical_floor, rank_cal.lexical_ceiling) * damp
-            base = fuse_calibrated_array(ordered, weights) * factor
-        kept_positions = np.flatnonzero(kept)
-        tie = self.recency_weight * snap.recency(opts.now, self.recency_half_life_days, kept_positions)
-        tie = tie + self.confidence_weight * snap.confidence[kept_positions]
-        # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
-        evidence = np.maximum(np.nan_to_num(cosine[kept_positions], nan=0.0), 0.0) + coverage[kept_positions]
-        sort_key = np.zeros(n)
-        sort_key[kept_positions] = base[kept_positions] + (tie + 1e-3 * evidence)
-        ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
-        shown_kept = ranking if full or self.reranker is not None else ranking[: opts.k]
-        rank_of = {int(p): r for r, p in enumerate(shown_kept)}
-
-        if full:
-            shown: Sequence[int] = range(n)
-        else:
-            shown = list(rank_of)
-        candidates: list[RetrievalCandidate] = []
-        for p in shown:
-            record = snap.records[p]
-            raw = {"coverage": float(coverage[p]), "bm25": float(bm25[p])}
-            if not np.isnan(cosine[p]):
-                raw["cosine"] = float(cosine[p])
-            if record.attribute in routes:
-                raw["route"] = routes[record.attribute]
-            decision: Decision = "kept"
-            reason = ""
-            if not eligible[p]:
-                verdict = lifecycle_decision(
-                    record,
-                    statuses=opts.statuses,
-                    kinds=opts.kinds,
-                    as_of=opts.as_of,
-                    now=opts.now,
-                    include_expired=opts.include_expired,
-                )
-                decision, reason = verdict or ("below_threshold", "not eligible")
-            elif not kept[p]:
-                decision = "below_threshold"
-                reason = f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
-                if factor[p] < 1.0:
-                    reason += f" (about {record.entity or 'the user'}, not the query's subject)"
-            else:
-                raw["sort_key"] = float(sort_key[p])
-            candidates.append(
-                RetrievalCandidate(
-                    record=record,
-                    decision=decision,
-                    reason=reason,
-                    raw=raw,
-                    channels={name: float(channels[name][p]) for name in CHANNELS},
-                    entity_factor=float(factor[p]),
-                    fused=float(fused[p]),
-                    rrf=float(rrf[p]),
-                    rank=rank_of.get(p),
-                )
-            )
-        return RetrievalExplanation(
-            query=query,
-            queries=queries,
-            namespace=opts.namespace,
-            fusion=self.fusion,
-            min_score=opts.min_score,
-            k=opts.k,
-            as_of=opts.as_of,
-            now=opts.now,
-            routes=routes,
-            target_entities=sorted(targets),
-            personal=personal,
-            candidates=candidates,
-        )
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

@@ -302,8 +302,8 @@ from _helpers import CachedEmbeddings, scratch
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.naive import NaiveMemory, fresh_store
 from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.naive import NaiveMemory, fresh_store
 
 emb = CachedEmbeddings(UniversalSentenceEncoderEmbeddings())
 NOW = "2024-03-02T09:00:00Z"

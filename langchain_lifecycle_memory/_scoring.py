@@ -1,0 +1,204 @@
+"""The retriever's scoring core, pure: a snapshot and the query's evidence in, verdicts out.
+
+``score_snapshot`` computes every channel for every record of a namespace as numpy
+columns (BM25 coverage, routing, value and attribute mentions, dense cosine), calibrates
+and fuses them, applies ``min_score``, the lifecycle verdicts and the tie-breakers, and
+builds ``RetrievalCandidate`` objects only for what is shown: the ``k`` best on a plain
+retrieval (every kept one when a reranker follows), every record for ``explain``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory._fusion import (
+    CHANNELS,
+    Decision,
+    RetrievalCandidate,
+    RetrievalExplanation,
+    calibrate_array,
+    fuse_calibrated_array,
+    fuse_rrf,
+    lifecycle_decision,
+)
+from langchain_lifecycle_memory._routing import AttributeRouter, attribute_mentioned, is_personal, query_entities
+from langchain_lifecycle_memory._snapshot import Snapshot
+from langchain_lifecycle_memory.schema import MemoryStatus
+
+__all__ = ["RetrievalOptions", "score_snapshot"]
+
+
+@dataclass
+class RetrievalOptions:
+    """Per-call options, resolved (``LifecycleRetriever._options``)."""
+
+    namespace: tuple[str, ...]
+    k: int
+    min_score: float
+    statuses: tuple[MemoryStatus, ...] | None
+    kinds: tuple[str, ...] | None
+    as_of: datetime | None
+    now: datetime
+    include_expired: bool
+
+
+def score_snapshot(
+    cfg: Any,
+    query: str,
+    queries: list[str],
+    vectors: list[list[float]],
+    router: AttributeRouter,
+    snap: Snapshot,
+    eligible: np.ndarray,
+    cosines: dict[int, float],
+    dense_positions: list[int],
+    opts: RetrievalOptions,
+    full: bool = True,
+) -> RetrievalExplanation:
+    """Score every record with array operations; build candidates only for what is shown.
+
+    ``cfg`` is the ``LifecycleRetriever`` whose settings apply (calibrations, weights,
+    factors, tie-breakers, fusion, reranker).
+
+    A plain retrieval materialises the ``k`` best (all kept ones when a reranker
+    follows); ``explain`` materialises every record with its verdict.
+    """
+    n = len(snap)
+    cal, weights = cfg.calibration, cfg.weights.as_dict()
+    bm25, coverage = snap.index.scores(queries[0])
+    for q in queries[1:]:
+        more_bm25, more_coverage = snap.index.scores(q)
+        bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
+    attributes = snap.attributes
+    routes: dict[str, float] = {}
+    for vector in vectors:
+        for attr, score in router.scores(vector, attributes).items():
+            routes[attr] = max(score, routes.get(attr, -1.0))
+    best_route = max(routes.values(), default=0.0)
+    named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
+    targets = set().union(*(query_entities(q, snap.entity_contents, snap.entity_alias) for q in queries))
+    personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
+    damp = 1.0 if personal else cfg.impersonal_factor
+
+    # slot: per attribute (routing picks topics; one far behind the query's best
+    # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
+    # living"), then per record, raised by an explicit value mention.
+    attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
+    for j, a in enumerate(attributes):
+        if routes.get(a, 0.0) >= best_route - cfg.route_margin:
+            attr_slot[j] = cal.route(routes.get(a, 0.0)) * damp
+        if named[a]:
+            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+    slot = attr_slot[snap.attribute_code]
+    slot = np.where(snap.value_mentions(queries), np.maximum(slot, cal.value_mention), slot)
+    cosine = np.full(n, np.nan)
+    if cosines:
+        cosine[list(cosines)] = list(cosines.values())
+    dense = np.zeros(n)
+    if dense_positions:
+        dense[dense_positions] = calibrate_array(cosine[dense_positions], cal.dense_floor, cal.dense_ceiling)
+    channels = {
+        "dense": dense,
+        "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
+        "slot": slot,
+    }
+    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
+    factor = np.where(about, 1.0, cfg.other_entity_factor)
+    fused = fuse_calibrated_array(channels, weights) * factor
+    kept = eligible & (fused >= opts.min_score)
+
+    # Reciprocal rank fusion over every eligible record, channel by channel.
+    pool = np.flatnonzero(eligible)
+    rrf = np.zeros(n)
+    for name in CHANNELS:
+        firing = pool[channels[name][pool] > 0]
+        order = firing[np.argsort(-channels[name][firing], kind="stable")]
+        term = np.zeros(n)
+        term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
+        rrf = rrf + term
+    rrf = rrf * factor
+    best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
+    base = rrf / best_rrf if cfg.fusion == "rrf" else fused
+    rank_cal = cfg.rank_calibration
+    if cfg.fusion == "calibrated" and rank_cal is not None and rank_cal != cal:
+        ordered = {"dense": np.zeros(n), "slot": slot}
+        if dense_positions:
+            ordered["dense"][dense_positions] = calibrate_array(
+                cosine[dense_positions], rank_cal.dense_floor, rank_cal.dense_ceiling
+            )
+        ordered["lexical"] = calibrate_array(coverage, rank_cal.lexical_floor, rank_cal.lexical_ceiling) * damp
+        base = fuse_calibrated_array(ordered, weights) * factor
+    kept_positions = np.flatnonzero(kept)
+    tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, kept_positions)
+    tie = tie + cfg.confidence_weight * snap.confidence[kept_positions]
+    # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
+    evidence = np.maximum(np.nan_to_num(cosine[kept_positions], nan=0.0), 0.0) + coverage[kept_positions]
+    sort_key = np.zeros(n)
+    sort_key[kept_positions] = base[kept_positions] + (tie + 1e-3 * evidence)
+    ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
+    shown_kept = ranking if full or cfg.reranker is not None else ranking[: opts.k]
+    rank_of = {int(p): r for r, p in enumerate(shown_kept)}
+
+    if full:
+        shown: Sequence[int] = range(n)
+    else:
+        shown = list(rank_of)
+    candidates: list[RetrievalCandidate] = []
+    for p in shown:
+        record = snap.records[p]
+        raw = {"coverage": float(coverage[p]), "bm25": float(bm25[p])}
+        if not np.isnan(cosine[p]):
+            raw["cosine"] = float(cosine[p])
+        if record.attribute in routes:
+            raw["route"] = routes[record.attribute]
+        decision: Decision = "kept"
+        reason = ""
+        if not eligible[p]:
+            verdict = lifecycle_decision(
+                record,
+                statuses=opts.statuses,
+                kinds=opts.kinds,
+                as_of=opts.as_of,
+                now=opts.now,
+                include_expired=opts.include_expired,
+            )
+            decision, reason = verdict or ("below_threshold", "not eligible")
+        elif not kept[p]:
+            decision = "below_threshold"
+            reason = f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
+            if factor[p] < 1.0:
+                reason += f" (about {record.entity or 'the user'}, not the query's subject)"
+        else:
+            raw["sort_key"] = float(sort_key[p])
+        candidates.append(
+            RetrievalCandidate(
+                record=record,
+                decision=decision,
+                reason=reason,
+                raw=raw,
+                channels={name: float(channels[name][p]) for name in CHANNELS},
+                entity_factor=float(factor[p]),
+                fused=float(fused[p]),
+                rrf=float(rrf[p]),
+                rank=rank_of.get(p),
+            )
+        )
+    return RetrievalExplanation(
+        query=query,
+        queries=queries,
+        namespace=opts.namespace,
+        fusion=cfg.fusion,
+        min_score=opts.min_score,
+        k=opts.k,
+        as_of=opts.as_of,
+        now=opts.now,
+        routes=routes,
+        target_entities=sorted(targets),
+        personal=personal,
+        candidates=candidates,
+    )
