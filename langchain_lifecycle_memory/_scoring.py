@@ -112,37 +112,43 @@ def score_snapshot(
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
 
-    # Reciprocal rank fusion over every eligible record, channel by channel.
-    pool = np.flatnonzero(eligible)
-    rrf = np.zeros(n)
-    for name in CHANNELS:
-        firing = pool[channels[name][pool] > 0]
-        order = firing[np.argsort(-channels[name][firing], kind="stable")]
-        term = np.zeros(n)
-        term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
-        rrf = rrf + term
-    rrf = rrf * factor
-    best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
-    base = rrf / best_rrf if cfg.fusion == "rrf" else fused
-    rank_cal = cfg.rank_calibration
-    if cfg.fusion == "calibrated" and rank_cal is not None and rank_cal != cal:
-        ordered = {"dense": np.zeros(n), "slot": slot}
-        if dense_positions:
-            ordered["dense"][dense_positions] = calibrate_array(
-                cosine[dense_positions], rank_cal.dense_floor, rank_cal.dense_ceiling
-            )
-        ordered["lexical"] = calibrate_array(coverage, rank_cal.lexical_floor, rank_cal.lexical_ceiling) * damp
-        base = fuse_calibrated_array(ordered, weights) * factor
     kept_positions = np.flatnonzero(kept)
+    pool = np.flatnonzero(eligible)
+    best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
+    # RRF is over every eligible record; a calibrated plain retrieval needs it only for
+    # the records it returns, so it ranks just those (below) instead of sorting the pool.
+    rrf = _rrf(channels, weights, pool, None, n) * factor if full or cfg.fusion == "rrf" else None
+    if rrf is not None and cfg.fusion == "rrf":
+        base = rrf[kept_positions] / best_rrf
+    else:
+        base = fused[kept_positions]
+        rank_cal = cfg.rank_calibration
+        if rank_cal is not None and rank_cal != cal:
+            in_dense = np.zeros(n, dtype=bool)
+            in_dense[dense_positions] = True
+            kp_cos = cosine[kept_positions]
+            dense_kp = calibrate_array(np.nan_to_num(kp_cos), rank_cal.dense_floor, rank_cal.dense_ceiling)
+            ordered = {
+                "dense": np.where(in_dense[kept_positions], dense_kp, 0.0),
+                "lexical": calibrate_array(coverage[kept_positions], rank_cal.lexical_floor, rank_cal.lexical_ceiling)
+                * damp,
+                "slot": slot[kept_positions],
+            }
+            base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, kept_positions)
     tie = tie + cfg.confidence_weight * snap.confidence[kept_positions]
     # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
     evidence = np.maximum(np.nan_to_num(cosine[kept_positions], nan=0.0), 0.0) + coverage[kept_positions]
     sort_key = np.zeros(n)
-    sort_key[kept_positions] = base[kept_positions] + (tie + 1e-3 * evidence)
+    sort_key[kept_positions] = base + (tie + 1e-3 * evidence)
     ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
     shown_kept = ranking if full or cfg.reranker is not None else ranking[: opts.k]
     rank_of = {int(p): r for r, p in enumerate(shown_kept)}
+    if rrf is None and len(shown_kept) > 64:  # many shown (a reranker follows): sorting is cheaper
+        rrf = _rrf(channels, weights, pool, None, n) * factor
+    elif rrf is None:
+        rrf = np.zeros(n)
+        rrf[shown_kept] = _rrf(channels, weights, pool, shown_kept, n)[shown_kept] * factor[shown_kept]
 
     if full:
         shown: Sequence[int] = range(n)
@@ -202,3 +208,30 @@ def score_snapshot(
         personal=personal,
         candidates=candidates,
     )
+
+
+def _rrf(
+    channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray, only: np.ndarray | None, n: int
+) -> np.ndarray:
+    """Weighted RRF of every record (``only=None``) or of the records ``only``.
+
+    A record's rank in a channel is its place among the pool's records that fire there,
+    by descending score, ties in record order (a stable sort). For a few records it is
+    counted (how many score higher, how many tie before it) instead of sorting the pool.
+    """
+    out = np.zeros(n)
+    for name in CHANNELS:
+        scores = channels[name]
+        firing = pool[scores[pool] > 0]
+        term = np.zeros(n)
+        if only is None:
+            order = firing[np.argsort(-scores[firing], kind="stable")]
+            term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
+        else:
+            targets = only[scores[only] > 0]
+            if len(targets):
+                values, mine = scores[firing][:, None], scores[targets][None, :]
+                before = (values > mine) | ((values == mine) & (firing[:, None] < targets[None, :]))
+                term[targets] = weights[name] / (60 + 1 + before.sum(axis=0))
+        out = out + term
+    return out
