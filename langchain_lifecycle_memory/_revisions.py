@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.errors import StoreUnavailableError
 
 __all__ = ["JOURNAL_LENGTH", "REVISION_KEY", "RevisionJournal", "local_database"]
 
@@ -104,6 +105,14 @@ class RevisionJournal:
                 self._cols.pop(namespace, None)
                 self._journal.pop(namespace, None)
                 return
+            except StoreUnavailableError as e:
+                self._journal.pop(namespace, None)  # this process's readers will read in full
+                msg = (
+                    f"The write to {namespace} reached Chroma, but stamping the namespace's new revision "
+                    f"failed ({e}); other workers may answer from a stale snapshot until the next write. "
+                    "Retry the write once the server is reachable (writes are idempotent upserts)."
+                )
+                raise StoreUnavailableError(msg) from e
             log = self._journal.setdefault(namespace, collections.deque(maxlen=JOURNAL_LENGTH))
             log.append((before, token, changes))
 

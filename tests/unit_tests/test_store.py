@@ -326,3 +326,29 @@ def test_a_reader_never_answers_from_a_snapshot_another_writer_made_stale(
         if backend != "embedded":
             for _, col in writer._namespaces():
                 writer.client.delete_collection(col.name)
+
+
+def test_a_revision_stamp_that_fails_says_the_write_landed(
+    mem_store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_lifecycle_memory import LifecycleRetriever, MemoryRecord
+
+    ns = ("memories", "u1")
+    first = MemoryRecord(namespace=ns, content="用户养了一条叫旺财的狗", entity="user", attribute="pet", value="旺财")
+    mem_store.put_record(first)
+    retriever = LifecycleRetriever(store=mem_store, namespace=ns)
+    assert [d.page_content for d in retriever.invoke("我家狗叫什么名字？")] == [first.content]
+
+    col = mem_store._cols[ns]
+
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("connection refused")
+
+    monkeypatch.setattr(type(col), "modify", down)
+    cat = MemoryRecord(namespace=ns, content="用户养了一只叫咪咪的猫", entity="user", attribute="cat", value="咪咪")
+    with pytest.raises(StoreUnavailableError, match="reached Chroma.*Retry the write"):
+        mem_store.put_record(cat)
+    assert mem_store.get_record(ns, cat.id) is not None  # the record itself was written
+    monkeypatch.undo()
+    mem_store.put_record(cat)  # the retry stamps a revision; readers see the cat
+    assert cat.content in [d.page_content for d in retriever.invoke("我家猫叫什么名字？")]
