@@ -9,7 +9,6 @@ agreement between channels adds up, and a channel that does not fire costs nothi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -32,13 +31,10 @@ __all__ = [
     "calibrate",
     "calibrate_array",
     "candidate_document",
-    "fuse_calibrated",
     "fuse_calibrated_array",
     "fuse_rrf",
     "lifecycle_decision",
     "parse_paraphrases",
-    "rank_fusion",
-    "recency",
 ]
 
 CHANNELS: tuple[str, ...] = ("dense", "lexical", "slot")
@@ -203,16 +199,14 @@ def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndar
     return np.clip((values - floor) / (ceiling - floor), 0.0, 1.0)
 
 
-def fuse_calibrated(channels: Mapping[str, float], weights: Mapping[str, float]) -> float:
-    """Weighted noisy-OR of calibrated channel scores, in [0, 1]."""
-    miss = 1.0
-    for name, score in channels.items():
-        miss *= 1.0 - weights.get(name, 0.0) * score
-    return 1.0 - miss
-
-
 def fuse_calibrated_array(channels: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
-    """``fuse_calibrated`` over arrays of records (the same floats, element by element)."""
+    """Weighted noisy-OR of calibrated channel scores, ``1 - prod(1 - w_c * p_c)``, per record.
+
+    Example:
+        >>> scores = {"dense": np.array([0.5]), "slot": np.array([1.0])}
+        >>> round(float(fuse_calibrated_array(scores, {"dense": 0.8, "slot": 0.9})[0]), 3)
+        0.94
+    """
     miss: Any = 1.0
     for name, scores in channels.items():
         miss = miss * (1.0 - weights.get(name, 0.0) * scores)
@@ -253,22 +247,6 @@ def lifecycle_decision(
     if not include_expired and record.is_expired(now):
         return "expired", f"expired at {_iso(record.expires_at)}"
     return None
-
-
-def recency(record: MemoryRecord, now: datetime, half_life_days: float) -> float:
-    """1 for a fact that became true now, 0.5 after ``half_life_days``, towards 0 after."""
-    age = max(0.0, (now - max(record.valid_from, record.updated_at)).total_seconds() / 86400.0)
-    return math.pow(0.5, age / half_life_days) if half_life_days > 0 else 0.0
-
-
-def rank_fusion(pool: list[RetrievalCandidate], weights: Mapping[str, float]) -> None:
-    """Set ``rrf`` on each candidate from its rank in every channel that fires for it."""
-    ranks: dict[str, dict[str, int]] = {}
-    for channel in CHANNELS:
-        firing = sorted((c for c in pool if c.channels.get(channel, 0.0) > 0), key=lambda c: -c.channels[channel])
-        ranks[channel] = {c.record.id: r + 1 for r, c in enumerate(firing)}
-    for c in pool:
-        c.rrf = fuse_rrf({ch: ranks[ch].get(c.record.id) for ch in CHANNELS}, weights) * c.entity_factor
 
 
 def apply_k(explanation: RetrievalExplanation, k: int) -> None:

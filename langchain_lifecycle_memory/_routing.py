@@ -34,6 +34,7 @@ __all__ = [
     "is_personal",
     "is_self_entity",
     "query_entities",
+    "value_in",
     "value_mentioned",
 ]
 
@@ -162,15 +163,16 @@ def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) 
 
 def value_mentioned(query: str, value: str | None) -> bool:
     """The slot value appears in the query (whole words for latin values)."""
-    if not value:
+    return bool(value) and value_in(normalize_value(str(value)), normalize_value(query))
+
+
+def value_in(needle: str, haystack: str) -> bool:
+    """``value_mentioned`` for an already normalised value and query."""
+    if len(needle) < 2 or needle not in haystack:  # the substring test is cheap; the regex only confirms
         return False
-    needle = normalize_value(value)
-    if len(needle) < 2:
-        return False
-    haystack = normalize_value(query)
     if needle.isascii():
         return re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
-    return needle in haystack
+    return True
 
 
 def _syllables(romanized: str) -> int:
@@ -214,23 +216,16 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     return names, relations
 
 
-def query_entities(
-    query: str,
-    entities: Mapping[str, Iterable[str]],
-    aliases: Mapping[str, tuple[set[str], set[str]]] | None = None,
-) -> set[str]:
+def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
     """The non-self entities a query is about (empty: it is about the user).
 
-    ``entities`` maps each non-self entity id to the contents of its records;
-    ``aliases`` may hold their ``entity_aliases``, already computed.
+    ``aliases`` maps each non-self entity id to its ``entity_aliases``.
     """
     text = normalize_text(query)
     words = word_tokens(query)
     word_set = set(words)
     found: set[str] = set()
-    for entity, contents in entities.items():
-        known = aliases.get(entity) if aliases is not None else None
-        names, relations = known if known is not None else entity_aliases(entity, contents)
+    for entity, (names, relations) in aliases.items():
         if any((n in word_set) if n.isascii() else (n in text) for n in names):
             found.add(entity)
             continue

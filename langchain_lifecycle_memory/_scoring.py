@@ -81,7 +81,7 @@ def score_snapshot(
             routes[attr] = max(score, routes.get(attr, -1.0))
     best_route = max(routes.values(), default=0.0)
     named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
-    targets = set().union(*(query_entities(q, snap.entity_contents, snap.entity_alias) for q in queries))
+    targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
     personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
     damp = 1.0 if personal else cfg.impersonal_factor
 
@@ -99,14 +99,9 @@ def score_snapshot(
     cosine = np.full(n, np.nan)
     if cosines:
         cosine[list(cosines)] = list(cosines.values())
-    dense = np.zeros(n)
-    if dense_positions:
-        dense[dense_positions] = calibrate_array(cosine[dense_positions], cal.dense_floor, cal.dense_ceiling)
-    channels = {
-        "dense": dense,
-        "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
-        "slot": slot,
-    }
+    in_dense = np.zeros(n, dtype=bool)
+    in_dense[dense_positions] = True
+    channels = _calibrated(cal, cosine, in_dense, coverage, slot, damp, slice(None))
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
@@ -114,27 +109,14 @@ def score_snapshot(
 
     kept_positions = np.flatnonzero(kept)
     pool = np.flatnonzero(eligible)
-    best_rrf = fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0
-    # RRF is over every eligible record; a calibrated plain retrieval needs it only for
-    # the records it returns, so it ranks just those (below) instead of sorting the pool.
-    rrf = _rrf(channels, weights, pool, None, n) * factor if full or cfg.fusion == "rrf" else None
-    if rrf is not None and cfg.fusion == "rrf":
-        base = rrf[kept_positions] / best_rrf
+    rrf = _rrf(channels, weights, pool, None) * factor if cfg.fusion == "rrf" else None
+    if rrf is not None:
+        base = rrf[kept_positions] / (fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0)
+    elif cfg.rank_calibration is not None and cfg.rank_calibration != cal:
+        ordered = _calibrated(cfg.rank_calibration, cosine, in_dense, coverage, slot, damp, kept_positions)
+        base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     else:
         base = fused[kept_positions]
-        rank_cal = cfg.rank_calibration
-        if rank_cal is not None and rank_cal != cal:
-            in_dense = np.zeros(n, dtype=bool)
-            in_dense[dense_positions] = True
-            kp_cos = cosine[kept_positions]
-            dense_kp = calibrate_array(np.nan_to_num(kp_cos), rank_cal.dense_floor, rank_cal.dense_ceiling)
-            ordered = {
-                "dense": np.where(in_dense[kept_positions], dense_kp, 0.0),
-                "lexical": calibrate_array(coverage[kept_positions], rank_cal.lexical_floor, rank_cal.lexical_ceiling)
-                * damp,
-                "slot": slot[kept_positions],
-            }
-            base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, kept_positions)
     tie = tie + cfg.confidence_weight * snap.confidence[kept_positions]
     # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
@@ -144,11 +126,8 @@ def score_snapshot(
     ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
     shown_kept = ranking if full or cfg.reranker is not None else ranking[: opts.k]
     rank_of = {int(p): r for r, p in enumerate(shown_kept)}
-    if rrf is None and len(shown_kept) > 64:  # many shown (a reranker follows): sorting is cheaper
-        rrf = _rrf(channels, weights, pool, None, n) * factor
-    elif rrf is None:
-        rrf = np.zeros(n)
-        rrf[shown_kept] = _rrf(channels, weights, pool, shown_kept, n)[shown_kept] * factor[shown_kept]
+    if rrf is None:  # RRF only for the metadata: ranks of the records shown (all of them for explain)
+        rrf = _rrf(channels, weights, pool, None if full else shown_kept) * factor
 
     if full:
         shown: Sequence[int] = range(n)
@@ -210,15 +189,39 @@ def score_snapshot(
     )
 
 
+def _calibrated(
+    cal: Any,
+    cosine: np.ndarray,
+    in_dense: np.ndarray,
+    coverage: np.ndarray,
+    slot: np.ndarray,
+    damp: float,
+    where: Any,
+) -> dict[str, np.ndarray]:
+    """The three channels under calibration ``cal``, for the records ``where`` selects.
+
+    The dense channel speaks only for the records the dense search ranked (``in_dense``).
+    """
+    dense = calibrate_array(np.nan_to_num(cosine[where]), cal.dense_floor, cal.dense_ceiling)
+    return {
+        "dense": np.where(in_dense[where], dense, 0.0),
+        "lexical": calibrate_array(coverage[where], cal.lexical_floor, cal.lexical_ceiling) * damp,
+        "slot": slot[where],
+    }
+
+
 def _rrf(
-    channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray, only: np.ndarray | None, n: int
+    channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray, only: np.ndarray | None
 ) -> np.ndarray:
-    """Weighted RRF of every record (``only=None``) or of the records ``only``.
+    """Weighted RRF of every record (``only=None``) or of the records ``only`` (0 elsewhere).
 
     A record's rank in a channel is its place among the pool's records that fire there,
     by descending score, ties in record order (a stable sort). For a few records it is
     counted (how many score higher, how many tie before it) instead of sorting the pool.
     """
+    if only is not None and len(only) > 64:  # many records (a reranker follows): sorting is cheaper
+        only = None
+    n = len(next(iter(channels.values())))
     out = np.zeros(n)
     for name in CHANNELS:
         scores = channels[name]

@@ -12,7 +12,6 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -22,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory._lexical import LexicalIndex
-from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity
+from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
@@ -52,10 +51,8 @@ class Snapshot:
     store: Any
     records: list[MemoryRecord]
     index: LexicalIndex
-    entity_contents: dict[str, list[str]]
-    """Contents per non-self entity (for ``query_entities``)."""
     entity_alias: dict[str, tuple[set[str], set[str]]]
-    """``entity_aliases`` of every non-self entity, computed once."""
+    """``entity_aliases`` of every non-self entity (for ``query_entities``), computed once."""
     position: dict[str, int]
     attributes: list[str]
     """Sorted distinct attributes; ``attribute_code`` indexes it (-1: none)."""
@@ -141,16 +138,12 @@ class Snapshot:
             return hits
         haystacks = [normalize_value(q) for q in queries]
         for needle, rows in self.value_needles:
-            for haystack in haystacks:
-                if needle not in haystack:  # cheap test first; the regex only confirms
-                    continue
-                if not needle.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack):
-                    hits[rows] = True
-                    break
+            if any(value_in(needle, haystack) for haystack in haystacks):
+                hits[rows] = True
         return hits
 
     def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
-        """``_fusion.recency`` for the records at ``positions``."""
+        """1 for a fact that became true at ``now``, 0.5 after ``half_life_days``, towards 0 after."""
         if half_life_days <= 0:
             return np.zeros(len(positions))
         age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
@@ -189,7 +182,6 @@ def build_snapshot(
         store=store,
         records=records,
         index=LexicalIndex([r.content for r in records], cache=cache),
-        entity_contents=contents,
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
         position={r.id: i for i, r in enumerate(records)},
         attributes=attributes,

@@ -170,7 +170,7 @@ class LifecycleRetriever(BaseRetriever):
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel asks the store for."""
 
-    _router_cache: dict[int, AttributeRouter] = PrivateAttr(default_factory=dict)
+    _router: AttributeRouter | None = PrivateAttr(default=None)
 
     # ------------------------------------------------------------------ LangChain API
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
@@ -357,10 +357,9 @@ class LifecycleRetriever(BaseRetriever):
         eligible_ranked = sorted((p for p in cosines if eligible[p]), key=lambda p: -cosines[p])
         dense_positions = eligible_ranked[: self.dense_k]
 
-        router = self._router_cache.get(id(emb))
+        router = self._router
         if router is None or router.embeddings is not emb or router.vocabulary != tuple(self.vocabulary):
-            router = AttributeRouter(emb, self.vocabulary)
-            self._router_cache = {id(emb): router}
+            router = self._router = AttributeRouter(emb, self.vocabulary)
         phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
