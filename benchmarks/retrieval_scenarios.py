@@ -7,8 +7,9 @@ must not, ``expect_empty`` means nothing is retrieved.
     python benchmarks/retrieval_scenarios.py [../shared/scenarios/public.jsonl ...] [-v]
 
 Prints pass/fail per probe for calibrated fusion, RRF ordering (gated by the same
-calibrated ``min_score``), RRF with no score gate (what rank fusion alone does to
-off-topic queries), and dense-only (the article's baseline).
+calibrated ``min_score``), a threshold calibration without ceilings (``unclipped``),
+RRF with no score gate (what rank fusion alone does to off-topic queries), and
+dense-only (the article's baseline).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import chromadb
 
-from langchain_lifecycle_memory.retrieval import ChannelWeights, LifecycleRetriever
+from langchain_lifecycle_memory.retrieval import ChannelWeights, LifecycleRetriever, ScoreCalibration
 from langchain_lifecycle_memory.schema import MemoryRecord, MemorySource, MemoryStatus, ensure_aware, normalize_value
 from langchain_lifecycle_memory.store import ChromaMemoryStore
 
@@ -32,6 +33,7 @@ DEFAULT_FILE = Path(__file__).resolve().parents[2] / "shared" / "scenarios" / "p
 CONFIGS: dict[str, dict[str, Any]] = {
     "calibrated": {},
     "rrf": {"fusion": "rrf"},
+    "unclipped": {"calibration": ScoreCalibration(lexical_ceiling=1.0, dense_ceiling=1.0)},
     "rrf-no-gate": {"fusion": "rrf", "min_score": 0.0},
     "dense-only": {"weights": ChannelWeights(dense=1.0, lexical=0.0, slot=0.0), "other_entity_factor": 1.0},
 }
