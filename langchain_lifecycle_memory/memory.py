@@ -15,12 +15,11 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
-    DEFAULT_NAMESPACE,
     as_messages,
     episode_records,
     extract_safely,
-    namespace_for,
     prepare_episodes,
     resolve_extractor,
 )

@@ -22,12 +22,11 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
-    DEFAULT_NAMESPACE,
     episode_records,
     extract_safely,
     last_turn,
-    namespace_for,
     prepare_episodes,
     resolve_extractor,
     user_id_from_config,

@@ -261,7 +261,7 @@ def test_export_import_round_trip(store: Path, tmp_path: Path) -> None:
 
 def test_import_reports_bad_lines_and_keeps_the_good(store: Path, tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
-    as_json(store, "export", str(good))
+    as_json(store, "export", str(good), "--all-users")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"oops\n[1, 2]\n{"content": "no namespace"}\n' + good.read_text(), encoding="utf-8")
     target = tmp_path / "target"
