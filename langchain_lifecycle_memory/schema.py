@@ -5,6 +5,7 @@ This module imports nothing else from the package: every stage speaks these type
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import uuid
 from datetime import datetime, timezone
@@ -94,9 +95,16 @@ def normalize_value(value: str | None) -> str:
     return " ".join(text.split())
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _check_text(value: str, field: str) -> str:
     if "\x00" in value:
         msg = f"`{field}` contains a NUL byte ('\\x00'); remove it before storing."
+        raise ValueError(msg)
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        msg = f"`{field}` contains a lone surrogate (U+{ord(bad.group()):04X}), not valid Unicode; fix the text."
         raise ValueError(msg)
     return value
 
