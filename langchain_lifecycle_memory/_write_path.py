@@ -18,7 +18,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, check_text
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,25 @@ def as_messages(messages: Any) -> list[BaseMessage]:
         msg = f"Expected a list of messages, got {type(messages).__name__}."
         raise TypeError(msg)
     return list(convert_to_messages(list(messages)))
+
+
+def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> None:
+    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs.
+
+    The error names the message; nothing of the turn is extracted or stored, so the
+    caller still holds every word and can clean the text and send it again.
+    """
+    for i, m in enumerate(messages):
+        blocks = [m.content] if isinstance(m.content, str) else list(m.content)
+        for block in blocks:
+            text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
+            if not isinstance(text, str):
+                continue
+            try:
+                check_text(text, f"{where}[{i}].content")
+            except ValueError as e:
+                msg = f"{e} Nothing of this turn was stored."
+                raise ValueError(msg) from None
 
 
 def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:

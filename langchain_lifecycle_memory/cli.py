@@ -197,6 +197,13 @@ def edit(
 
     if content is None and value is None and confidence is None and kind is None:
         raise typer.BadParameter("give at least one of --content, --value, --confidence, --kind.", param_hint="edit")
+    if value is not None and not value.strip():
+        raise typer.BadParameter(
+            "the new value cannot be empty; to stop remembering this, use `lifecycle-memory forget --id ID`.",
+            param_hint="--value",
+        )
+    if content is not None and not content.strip():
+        raise typer.BadParameter("the new statement cannot be empty.", param_hint="--content")
     when = _date(at, "--at") or utcnow()
     memory = _open(cfg)
     record = _record(memory, cfg, user, record_id)

@@ -18,6 +18,7 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
     as_messages,
+    check_messages,
     episode_records,
     extract_safely,
     prepare_episodes,
@@ -95,6 +96,7 @@ class LifecycleMemory:
         error is listed in ``result.errors``: nothing the user said is lost.
         """
         msgs = as_messages(messages)
+        check_messages(msgs)
         ns = self.namespace(user_id)
         when = ensure_aware(at) or utcnow()
         if not msgs:

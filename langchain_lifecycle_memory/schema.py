@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from langchain_lifecycle_memory.errors import InvalidTransitionError
 
@@ -98,7 +98,8 @@ def normalize_value(value: str | None) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _check_text(value: str, field: str) -> str:
+def check_text(value: str, field: str) -> str:
+    """Refuse text no store can hold (NUL bytes, lone surrogates) with an error naming ``field``."""
     if "\x00" in value:
         msg = f"`{field}` contains a NUL byte ('\\x00'); remove it before storing."
         raise ValueError(msg)
@@ -144,7 +145,7 @@ class Fact(BaseModel):
     @field_validator("content")
     @classmethod
     def _content_ok(cls, v: str) -> str:
-        v = _check_text(v, "content").strip()
+        v = check_text(v, "content").strip()
         if not v:
             msg = "A fact needs non-empty `content`."
             raise ValueError(msg)
@@ -152,10 +153,10 @@ class Fact(BaseModel):
 
     @field_validator("entity", "attribute", "value")
     @classmethod
-    def _blank_to_none(cls, v: str | None) -> str | None:
+    def _blank_to_none(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is None:
             return None
-        v = _check_text(str(v), "slot").strip()
+        v = check_text(str(v), str(info.field_name)).strip()
         return v or None
 
     @field_validator("valid_from", mode="before")
@@ -216,7 +217,7 @@ class MemoryRecord(BaseModel):
     @field_validator("content")
     @classmethod
     def _content_ok(cls, v: str) -> str:
-        v = _check_text(v, "content")
+        v = check_text(v, "content")
         if not v.strip():
             msg = "A memory needs non-empty `content`."
             raise ValueError(msg)
