@@ -157,3 +157,14 @@ def test_cli_ids_with_dots_and_percent_are_literal(store_path: Path) -> None:
     for user in ("alice.b", "alice%2Eb", "50%", "Alice"):
         data = json.loads(cli(store_path, "--json", "list", "--user", user).stdout)
         assert [r["content"] for r in data["records"]] == [_pin(user)], user
+
+
+def test_star_is_literal_on_every_backend(store: ChromaMemoryStore) -> None:
+    mem = LifecycleMemory(store)
+    for user in USERS:
+        mem.add_episode(_pin(user), user)
+    retriever = LifecycleRetriever(store=store)
+    config = {"configurable": {"user_id": "alice%2Eb"}}
+    assert [d.page_content for d in retriever.invoke("what is my PIN", config=config)] == [_pin("alice%2Eb")]
+    assert mem.purge("*").namespaces == [("memories", "*")]
+    assert {u: contents(mem, u) for u in USERS} == {u: [] if u == "*" else [_pin(u)] for u in USERS}
