@@ -39,7 +39,7 @@ def test_random_user_ids_never_cross_tenants(tmp_path: Path, embeddings: object)
     owner: dict[str, str] = {}
     counter = itertools.count()
 
-    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
     @given(users=tenants(), victim=st.integers(min_value=0, max_value=4))
     def run(users: list[str], victim: int) -> None:
         assert len({user_label(u) for u in users}) == len(users)
