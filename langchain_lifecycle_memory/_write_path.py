@@ -3,7 +3,7 @@
 * which messages make up "the last turn";
 * running an extractor so that a failure never loses the user's words: the raw turn
   becomes an ``episode`` record and the error is reported;
-* user id → namespace.
+* the user id of a run (its namespace comes from the ``_tenants`` codec).
 """
 
 from __future__ import annotations
@@ -18,32 +18,9 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, check_text
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_NAMESPACE = ("memories", "{user_id}")
-
-
-def user_label(user_id: Any) -> str:
-    """A user id as a namespace label ('.' separates labels, so it is escaped)."""
-    if user_id is None or (isinstance(user_id, str) and not user_id.strip()):
-        msg = "A user id is required: pass user_id=..., or config={'configurable': {'user_id': ...}}."
-        raise ValueError(msg)
-    if not isinstance(user_id, (str, int)) or isinstance(user_id, bool):
-        msg = f"user_id must be a string (or int), got {type(user_id).__name__}."
-        raise TypeError(msg)
-    text = str(user_id)
-    if "\x00" in text:
-        msg = "user_id contains a NUL byte."
-        raise ValueError(msg)
-    return text.replace("%", "%25").replace(".", "%2E")
-
-
-def namespace_for(user_id: Any, template: Sequence[str] = DEFAULT_NAMESPACE) -> tuple[str, ...]:
-    """Fill a namespace template such as ``("memories", "{user_id}")``."""
-    label = user_label(user_id)
-    return tuple(part.replace("{user_id}", label) for part in template)
 
 
 def user_id_from_config(config: RunnableConfig | None, context: Any = None) -> str:
@@ -69,6 +46,25 @@ def as_messages(messages: Any) -> list[BaseMessage]:
         msg = f"Expected a list of messages, got {type(messages).__name__}."
         raise TypeError(msg)
     return list(convert_to_messages(list(messages)))
+
+
+def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> None:
+    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs.
+
+    The error names the message; nothing of the turn is extracted or stored, so the
+    caller still holds every word and can clean the text and send it again.
+    """
+    for i, m in enumerate(messages):
+        blocks = [m.content] if isinstance(m.content, str) else list(m.content)
+        for block in blocks:
+            text = block if isinstance(block, str) else block.get("text") if isinstance(block, dict) else None
+            if not isinstance(text, str):
+                continue
+            try:
+                check_text(text, f"{where}[{i}].content")
+            except ValueError as e:
+                msg = f"{e} Nothing of this turn was stored."
+                raise ValueError(msg) from None
 
 
 def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:

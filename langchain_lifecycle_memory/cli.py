@@ -22,6 +22,7 @@ from rich.text import Text
 from langchain_lifecycle_memory import _cli_render as R
 from langchain_lifecycle_memory._cli_app import (
     EMBEDDERS,
+    AllUsersOpt,
     AnyUserOpt,
     CliError,
     IdArg,
@@ -37,6 +38,7 @@ from langchain_lifecycle_memory._cli_app import (
     _plural,
     _record,
     _require_user,
+    _scope,
     _users,
     app,
     make_embeddings,
@@ -195,6 +197,13 @@ def edit(
 
     if content is None and value is None and confidence is None and kind is None:
         raise typer.BadParameter("give at least one of --content, --value, --confidence, --kind.", param_hint="edit")
+    if value is not None and not value.strip():
+        raise typer.BadParameter(
+            "the new value cannot be empty; to stop remembering this, use `lifecycle-memory forget --id ID`.",
+            param_hint="--value",
+        )
+    if content is not None and not content.strip():
+        raise typer.BadParameter("the new statement cannot be empty.", param_hint="--content")
     when = _date(at, "--at") or utcnow()
     memory = _open(cfg)
     record = _record(memory, cfg, user, record_id)
@@ -297,14 +306,18 @@ def sweep(
     cfg: Settings,
     now: NowOpt = None,
     user: AnyUserOpt = None,
+    all_users: AllUsersOpt = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only report.")] = False,
 ) -> None:
-    """Archive expired memories and delete history past its retention (replay time with --now)."""
+    """Archive expired memories and delete history past its retention (replay time with --now).
+
+    Every user unless --user (--all-users says so explicitly).
+    """
     from langchain_lifecycle_memory import lifecycle
 
     when = _date(now, "--now")
     memory = _open(cfg)
-    prefix = _require_user(memory, cfg, user) if user else memory.namespace_template[:1]
+    prefix = _scope(memory, cfg, user, all_users, default_all=True)
     policy = memory.update_config.policy
     report = lifecycle.sweep(memory.store, now=when, policy=policy, namespace_prefix=prefix, dry_run=dry_run)
     R.emit(cfg.json, report, R.sweep_view(report))
@@ -329,13 +342,19 @@ def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new 
 
 @_command("export")
 def export(
-    cfg: Settings, file: Annotated[Path, typer.Argument(help="JSONL file to write.")], user: AnyUserOpt = None
+    cfg: Settings,
+    file: Annotated[Path, typer.Argument(help="JSONL file to write.")],
+    user: AnyUserOpt = None,
+    all_users: AllUsersOpt = False,
 ) -> None:
-    """Write memories as JSON lines: every status and field, no vectors (import re-embeds)."""
+    """Write memories as JSON lines: every status and field, no vectors (import re-embeds).
+
+    Give --user ID for one user or --all-users for everyone (a backup); nothing is exported without either.
+    """
     from langchain_lifecycle_memory.portability import export_records
 
     memory = _open(cfg)
-    prefix = _require_user(memory, cfg, user) if user else memory.namespace_template[:1]
+    prefix = _scope(memory, cfg, user, all_users, default_all=False)
     count = export_records(memory.store, file, namespace_prefix=prefix)
     R.emit(cfg.json, {"file": str(file), "exported": count}, f"Exported {_plural(count)} to {file}.")
 
@@ -365,14 +384,17 @@ def import_(
 def stats(
     cfg: Settings,
     user: AnyUserOpt = None,
+    all_users: AllUsersOpt = False,
     log: Annotated[Path | None, typer.Option(help="Also summarise this retrieval log (JSONL).")] = None,
 ) -> None:
-    """Per-user counts by status and kind, the store's embedder, and retrieval-log statistics (--log)."""
+    """Per-user counts by status and kind, the store's embedder, and retrieval-log statistics (--log).
+
+    Every user unless --user (--all-users says so explicitly).
+    """
     memory = _open(cfg)
-    if user:
-        _require_user(memory, cfg, user)
+    prefix = _scope(memory, cfg, user, all_users, default_all=True)
     rows = []
-    for name in [user] if user else _users(memory):
+    for name in [user] if user is not None else _users(memory):
         records = memory.list(name)
         rows.append(
             {
@@ -388,7 +410,7 @@ def stats(
 
         if not log.is_file():
             raise CliError(f"No retrieval log at {log}: pass the file given to `search --log` or RetrievalLog(path).")
-        data["retrievals"] = retrieval_stats(log, namespace_prefix=memory.namespace(user) if user else None)
+        data["retrievals"] = retrieval_stats(log, namespace_prefix=prefix if user is not None else None)
     R.emit(cfg.json, data, R.stats_view(data))
 
 

@@ -8,7 +8,9 @@ from inventing a preference it was never told.
 
 Memory text cannot break out of the block: each item is JSON-quoted on one line (newlines
 and quotes escaped) and ``<``/``>`` become full-width ``＜``/``＞``, so a stored
-``</memories>`` or ``SYSTEM:`` line stays inside its quotes.
+``</memories>`` or ``SYSTEM:`` line stays inside its quotes. Characters a reader cannot
+see (Unicode categories Cc, Cf, Cn, Co, Zl, Zp: zero-width and bidi controls, tag
+characters) are written as visible JSON-style escapes, so nothing hidden reaches the model.
 
 Budget: lines are kept in input order (the retriever ranked them) and added greedily while
 they fit; a line that does not fit is dropped whole and reported in ``dropped``, and later,
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -194,10 +197,21 @@ def quote_memory(content: str) -> str:
     """
     safe = content.replace("<", "＜").replace(">", "＞")
     quoted = json.dumps(safe, ensure_ascii=False)
-    # json.dumps leaves these Unicode line breaks raw; models and str.splitlines honour them.
-    for ch in ("\x85", "\u2028", "\u2029"):
-        quoted = quoted.replace(ch, f"\\u{ord(ch):04x}")
-    return quoted
+    if quoted.isprintable():
+        return quoted
+    # Escape what a reader cannot see but a model reads, by Unicode category, not by a list:
+    # line breaks json.dumps leaves raw (U+0085, U+2028), format characters (zero-width
+    # spaces, bidi overrides such as U+202E, tag characters U+E0001...) and unassigned code points.
+    return "".join(_visible(ch) for ch in quoted)
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"})
+
+
+def _visible(ch: str) -> str:
+    if unicodedata.category(ch) not in _INVISIBLE:
+        return ch
+    return f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
 
 
 def _line(item: _Item, texts: Mapping[str, str]) -> str:

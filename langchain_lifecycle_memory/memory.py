@@ -15,12 +15,12 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
-    DEFAULT_NAMESPACE,
     as_messages,
+    check_messages,
     episode_records,
     extract_safely,
-    namespace_for,
     prepare_episodes,
     resolve_extractor,
 )
@@ -96,6 +96,7 @@ class LifecycleMemory:
         error is listed in ``result.errors``: nothing the user said is lost.
         """
         msgs = as_messages(messages)
+        check_messages(msgs)
         ns = self.namespace(user_id)
         when = ensure_aware(at) or utcnow()
         if not msgs:

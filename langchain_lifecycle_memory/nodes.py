@@ -22,12 +22,12 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
-    DEFAULT_NAMESPACE,
+    check_messages,
     episode_records,
     extract_safely,
     last_turn,
-    namespace_for,
     prepare_episodes,
     resolve_extractor,
     user_id_from_config,
@@ -124,6 +124,7 @@ def create_memory_writer(
         turn = last_turn(state["messages"])
         if not turn:
             return {"memory_facts": [], "memory_error": None}
+        check_messages(turn, "last turn's messages")
         user = user_id_from_config(config, runtime.context)
         traced = _traced(config, user, namespace_for(user, template), memory_turn_messages=len(turn))
         facts, error = extract_safely(chain, turn, _now(config), traced)

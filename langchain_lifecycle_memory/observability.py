@@ -108,7 +108,8 @@ def _drops(dropped: Iterable[Any]) -> list[LoggedDrop]:
 
 
 def _has_prefix(namespace: Sequence[str], prefix: Sequence[str]) -> bool:
-    return len(namespace) >= len(prefix) and all(p == "*" or n == p for n, p in zip(namespace, prefix, strict=False))
+    """Label for label and literally: a user's label is never a pattern."""
+    return tuple(namespace[: len(prefix)]) == tuple(prefix)
 
 
 class RetrievalLog:

@@ -12,21 +12,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
-from langgraph.store.base import InvalidNamespaceError
+from langgraph.store.base import GetOp, InvalidNamespaceError
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._maintenance import namespaces
-from langchain_lifecycle_memory.schema import MemoryRecord
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store import ChromaMemoryStore
 
-__all__ = ["ImportIssue", "ImportReport", "export_records", "import_records", "record_line"]
+__all__ = ["ImportIssue", "ImportReport", "export_records", "import_records", "record_line", "settle_versions"]
 
 PathOrFile = str | os.PathLike[str] | IO[str]
 
@@ -45,6 +45,9 @@ class ImportReport(BaseModel):
     imported: int = 0
     namespaces: list[tuple[str, ...]] = Field(default_factory=list)
     errors: list[ImportIssue] = Field(default_factory=list)
+    """Lines not imported (nothing of them was written), with the reason."""
+    archived: list[ImportIssue] = Field(default_factory=list)
+    """Lines imported as archived, not active: the store had archived them, or their slot has a newer version."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -59,8 +62,12 @@ def _open(target: PathOrFile, mode: str) -> Iterator[IO[str]]:
         path = Path(target)
         if "w" in mode:
             path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, mode, encoding="utf-8", newline="\n") as f:
-            yield f
+        if "b" in mode:
+            with open(path, mode) as f:
+                yield f
+        else:
+            with open(path, mode, encoding="utf-8", newline="\n") as f:
+                yield f
     else:
         yield target
 
@@ -112,6 +119,135 @@ def _reason(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _lines(source: IO[Any]) -> Iterator[tuple[int, str | None, str | None]]:
+    """``(number, text, problem)`` per line; only a line feed ends a line, bad UTF-8 is one bad line."""
+    raw = getattr(source, "buffer", source)
+    for number, line in enumerate(raw, start=1):
+        if isinstance(line, str):
+            yield number, line, None
+            continue
+        try:
+            yield number, line.decode("utf-8"), None
+        except UnicodeDecodeError as e:
+            yield number, None, f"not UTF-8 text: byte {line[e.start]:#04x} at column {e.start + 1}"
+
+
+def _parse(text: str, target: tuple[str, ...] | None) -> MemoryRecord | str:
+    """A record from one line, or the reason it is not one (never an exception)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return f"not JSON: {e.msg} at column {e.colno}"
+    except RecursionError:
+        return "not imported: the JSON is nested too deeply"
+    except ValueError as e:  # e.g. an integer with too many digits
+        return f"not JSON: {e}"
+    if not isinstance(data, dict):
+        return "expected a JSON object per line"
+    if target is not None:
+        data["namespace"] = list(target)
+    try:
+        record = MemoryRecord.model_validate(data)
+        C.validate_namespace(record.namespace)
+        C.validate_key(record.id)
+        record_line(record).encode("utf-8")
+    except ValidationError as e:
+        return _reason(e)
+    except UnicodeEncodeError as e:
+        where = _surrogate_path(record.model_dump(mode="json")) or "a field"
+        return f"{where}: lone surrogate U+{ord(e.object[e.start]):04X} is not valid Unicode text; fix the text"
+    except RecursionError:
+        return "not imported: the record is nested too deeply"
+    except (InvalidNamespaceError, ValueError, TypeError) as e:
+        return str(e)
+    return record
+
+
+def _surrogate_path(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first string holding a lone surrogate."""
+    if isinstance(value, str):
+        return path if any(0xD800 <= ord(c) <= 0xDFFF for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and (found := _surrogate_path(key, f"{path}.{key}".lstrip("."))) is not None:
+            return found
+        if (found := _surrogate_path(item, f"{path}.{key}".lstrip("."))) is not None:
+            return found
+    return None
+
+
+def _newest_first(record: MemoryRecord) -> tuple[Any, ...]:
+    return (record.valid_from, record.updated_at, record.created_at, record.id)
+
+
+def settle_versions(
+    incoming: Sequence[MemoryRecord], stored: Mapping[str, MemoryRecord]
+) -> tuple[list[MemoryRecord], dict[str, str]]:
+    """What to write so that an import never leaves a slot with two current values.
+
+    ``stored`` holds the store's records that matter (same ids, same slots). A record the
+    store already archived stays archived (archived is final), and where a slot would end
+    up with several active versions, only the newest (``valid_from``, then the latest
+    write) stays active; each older one is archived with ``valid_to`` = its successor's
+    ``valid_from`` and ``superseded_by`` = its successor. Returns the records to write
+    (incoming ones, plus stored ones that had to be archived) and, per incoming id, why
+    it was imported as archived.
+    """
+    notes: dict[str, str] = {}
+    records: dict[str, MemoryRecord] = {}
+    for r in incoming:
+        old = stored.get(r.id)
+        if old is not None and old.status is MemoryStatus.ARCHIVED and r.status is not MemoryStatus.ARCHIVED:
+            keep = {k: getattr(old, k) for k in ("status", "valid_to", "superseded_by", "updated_at")}
+            r = MemoryRecord.model_validate({**r.model_dump(), **keep})
+            notes[r.id] = "the store had already archived this memory; it stays archived"
+        records[r.id] = r
+    write = dict(records)
+    slots: dict[tuple[tuple[str, ...], str, str], dict[str, MemoryRecord]] = {}
+    for r in [*stored.values(), *records.values()]:
+        if r.slot is not None:
+            slots.setdefault((r.namespace, *r.slot), {})[r.id] = records.get(r.id, r)
+    for (_, entity, attribute), versions in slots.items():
+        active = sorted((v for v in versions.values() if v.status is MemoryStatus.ACTIVE), key=_newest_first)
+        for older, newer in zip(active, active[1:]):
+            end = max(newer.valid_from, older.valid_from)
+            write[older.id] = older.model_copy(
+                update={"status": MemoryStatus.ARCHIVED, "valid_to": end, "superseded_by": newer.id}
+            )
+            if newer.supersedes is None:
+                write[newer.id] = write.get(newer.id, newer).model_copy(update={"supersedes": older.id})
+            if older.id in records:
+                notes[older.id] = (
+                    f"a newer version of {entity}.{attribute} exists ({newer.id}); imported as archived, "
+                    "superseded by it"
+                )
+    return list(write.values()), notes
+
+
+def _stored(store: ChromaMemoryStore, batch: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
+    """The store's records with the batch's ids, and every version of the batch's slots."""
+    found: dict[str, MemoryRecord] = {}
+    by_ns: dict[tuple[str, ...], list[MemoryRecord]] = {}
+    for r in batch:
+        by_ns.setdefault(r.namespace, []).append(r)
+    for ns, records in by_ns.items():
+        items = store.batch([GetOp(ns, r.id) for r in records])
+        for item in items:
+            if item is not None and (old := _as_record(ns, item.value)) is not None:
+                found[old.id] = old
+        for entity, attribute in sorted({r.slot for r in records if r.slot is not None}):
+            for old in store.list_records(ns, entity=entity, attribute=attribute):
+                found[old.id] = old
+    return found
+
+
+def _as_record(namespace: tuple[str, ...], value: Any) -> MemoryRecord | None:
+    try:
+        return MemoryRecord.from_value(namespace, value)
+    except (ValidationError, ValueError, TypeError):
+        return None
+
+
 def import_records(
     store: ChromaMemoryStore,
     path_or_file: PathOrFile,
@@ -121,13 +257,17 @@ def import_records(
 ) -> ImportReport:
     """Validate and upsert records from JSON lines (as written by :func:`export_records`).
 
-    Each line is checked on its own; a bad one is reported with its line number and
-    reason and the good ones are still imported. Records keep their ids, so importing
-    the same file twice updates rather than duplicates.
+    Each line is checked on its own before anything is written; a bad one (not UTF-8, not
+    JSON, nested too deeply, an invalid field or namespace, an over-long id, text that is
+    not valid Unicode) is reported with its line number and reason, and the good ones are
+    still imported. Records keep their ids, so importing the same file twice updates
+    rather than duplicates. An import never brings back a value the store has moved past:
+    a record the store archived stays archived, and an old active version of a slot that
+    has a newer one is imported as archived, linked to its successor (``report.archived``).
 
     Args:
         store: The target store (records are embedded with its embedder).
-        path_or_file: A path or an open text file.
+        path_or_file: A path or an open file (binary or text).
         namespace: Put every record into this namespace instead of the one in the file
             (e.g. restoring a user's export under a new user id).
         batch_size: Records per write.
@@ -143,40 +283,51 @@ def import_records(
     report = ImportReport()
     seen: set[tuple[str, ...]] = set()
     batch: list[MemoryRecord] = []
+    line_of: dict[str, int] = {}
+
+    def write(records: list[MemoryRecord]) -> None:
+        try:
+            store.put_records(records)
+        except Exception:  # find the culprit(s): one record at a time, the rest still land
+            for r in records:
+                try:
+                    store.put_records([r])
+                except Exception as e:
+                    if r.id in line_of:
+                        report.errors.append(ImportIssue(line=line_of[r.id], reason=f"{type(e).__name__}: {e}"))
+                    else:
+                        raise
 
     def flush() -> None:
-        if batch:
-            store.put_records(batch)
-            report.imported += len(batch)
-            batch.clear()
+        if not batch:
+            return
+        records, notes = settle_versions(batch, _stored(store, batch))
+        failed = len(report.errors)
+        write(records)
+        bad = {issue.line for issue in report.errors[failed:]}
+        landed = [r for r in batch if line_of[r.id] not in bad]
+        report.imported += len(landed)
+        seen.update(r.namespace for r in landed)
+        report.archived += [ImportIssue(line=line_of[i], reason=n) for i, n in notes.items() if line_of[i] not in bad]
+        batch.clear()
+        line_of.clear()
 
-    with _open(path_or_file, "r") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
+    with _open(path_or_file, "rb") as f:
+        for number, text, problem in _lines(f):
+            if problem is None and text is not None and not text.strip():
                 continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                report.errors.append(ImportIssue(line=number, reason=f"not JSON: {e.msg} at column {e.colno}"))
+            parsed = problem or _parse(text or "", target)
+            if isinstance(parsed, str):
+                report.errors.append(ImportIssue(line=number, reason=parsed))
                 continue
-            if not isinstance(data, dict):
-                report.errors.append(ImportIssue(line=number, reason="expected a JSON object per line"))
-                continue
-            if target is not None:
-                data["namespace"] = list(target)
-            try:
-                record = MemoryRecord.model_validate(data)
-                C.validate_namespace(record.namespace)
-            except ValidationError as e:
-                report.errors.append(ImportIssue(line=number, reason=_reason(e)))
-                continue
-            except InvalidNamespaceError as e:
-                report.errors.append(ImportIssue(line=number, reason=str(e)))
-                continue
-            batch.append(record)
-            seen.add(record.namespace)
+            if parsed.id in line_of:  # the same id again: write the earlier line first, then this one
+                flush()
+            batch.append(parsed)
+            line_of[parsed.id] = number
             if len(batch) >= batch_size:
                 flush()
     flush()
+    report.errors.sort(key=lambda issue: issue.line)
+    report.archived.sort(key=lambda issue: issue.line)
     report.namespaces = sorted(seen)
     return report

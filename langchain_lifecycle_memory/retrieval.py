@@ -45,6 +45,7 @@ from langchain_lifecycle_memory._routing import (
 )
 from langchain_lifecycle_memory._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory._snapshot import MAX_DELTAS, Snapshot, build_snapshot
+from langchain_lifecycle_memory._tenants import namespace_for
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
@@ -120,7 +121,7 @@ class LifecycleRetriever(BaseRetriever):
     store: Any
     """A ``ChromaMemoryStore`` (or anything with its record API)."""
     namespace: tuple[str, ...] | None = None
-    """Fixed namespace; otherwise ``namespace_template`` filled with the user id."""
+    """Fixed namespace; otherwise ``namespace_template`` filled with the user id's label (escaped like the writer)."""
     namespace_template: tuple[str, ...] = ("memories", "{user_id}")
     user_id: str | None = None
     """Default user id (``config["configurable"]["user_id"]`` wins at run time)."""
@@ -257,7 +258,7 @@ class LifecycleRetriever(BaseRetriever):
                 'or invoke with config={"configurable": {"user_id": ...}}.'
             )
             raise ValueError(msg)
-        return tuple(part.format(user_id=uid) for part in self.namespace_template)
+        return namespace_for(uid, self.namespace_template)
 
     # ------------------------------------------------------------------ drivers
     def _drive(self, gen: Generator[_IO, Any, Any]) -> Any:

@@ -5,13 +5,14 @@ This module imports nothing else from the package: every stage speaks these type
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import uuid
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from langchain_lifecycle_memory.errors import InvalidTransitionError
 
@@ -94,9 +95,17 @@ def normalize_value(value: str | None) -> str:
     return " ".join(text.split())
 
 
-def _check_text(value: str, field: str) -> str:
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(value: str, field: str) -> str:
+    """Refuse text no store can hold (NUL bytes, lone surrogates) with an error naming ``field``."""
     if "\x00" in value:
         msg = f"`{field}` contains a NUL byte ('\\x00'); remove it before storing."
+        raise ValueError(msg)
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        msg = f"`{field}` contains a lone surrogate (U+{ord(bad.group()):04X}), not valid Unicode; fix the text."
         raise ValueError(msg)
     return value
 
@@ -136,7 +145,7 @@ class Fact(BaseModel):
     @field_validator("content")
     @classmethod
     def _content_ok(cls, v: str) -> str:
-        v = _check_text(v, "content").strip()
+        v = check_text(v, "content").strip()
         if not v:
             msg = "A fact needs non-empty `content`."
             raise ValueError(msg)
@@ -144,10 +153,10 @@ class Fact(BaseModel):
 
     @field_validator("entity", "attribute", "value")
     @classmethod
-    def _blank_to_none(cls, v: str | None) -> str | None:
+    def _blank_to_none(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is None:
             return None
-        v = _check_text(str(v), "slot").strip()
+        v = check_text(str(v), str(info.field_name)).strip()
         return v or None
 
     @field_validator("valid_from", mode="before")
@@ -208,7 +217,7 @@ class MemoryRecord(BaseModel):
     @field_validator("content")
     @classmethod
     def _content_ok(cls, v: str) -> str:
-        v = _check_text(v, "content")
+        v = check_text(v, "content")
         if not v.strip():
             msg = "A memory needs non-empty `content`."
             raise ValueError(msg)

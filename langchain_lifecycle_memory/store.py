@@ -212,10 +212,7 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
         except Exception as e:
             name = type(e).__module__ + "." + type(e).__name__
             if isinstance(e, (ConnectionError, OSError)) or name.startswith(("httpx.", "httpcore.")):
-                msg = (
-                    f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Is `chroma run` up? "
-                    "Nothing was written by the failed call."
-                )
+                msg = f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Is `chroma run` up?"
                 raise StoreUnavailableError(msg) from e
             raise
 

@@ -28,6 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.retention import RetentionPolicy
 from langchain_lifecycle_memory.schema import (
@@ -269,11 +270,33 @@ def plan_updates(
 def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
     """Write a plan: new and refreshed records first, archivals last (crash-safe order)."""
     first = [*plan.added, *plan.refreshed]
-    if first:
-        store.put_records(first)
-    if plan.archived:
-        store.put_records(plan.archived)
+    written: list[MemoryRecord] = []
+    try:
+        if first:
+            store.put_records(first)
+            written = first
+        if plan.archived:
+            store.put_records(plan.archived)
+    except StoreUnavailableError as e:
+        raise StoreUnavailableError(_partial_write(plan, written, e)) from e
     return UpdateResult(added=plan.added, refreshed=plan.refreshed, archived=plan.archived)
+
+
+def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Exception) -> str:
+    """Say exactly which part of a plan reached the store before ``error``."""
+    if not written:
+        first = ", ".join(r.id[:8] for r in [*plan.added, *plan.refreshed])
+        return (
+            f"{error} The update stopped at its first write: whether its new or refreshed record(s) ({first}) "
+            "landed is unknown, nothing was archived. Check `history` and send the update again."
+        )
+    ids = ", ".join(r.id[:8] for r in written)
+    old = ", ".join(r.id[:8] for r in plan.archived)
+    return (
+        f"{error} Written before the failure: {len(written)} new or refreshed record(s) ({ids}). Not written: "
+        f"archiving the {len(plan.archived)} version(s) they replace ({old}), so those still read as current "
+        f"until `repair_slots(store, {plan.namespace!r})` or the next write to the slot archives them."
+    )
 
 
 def reconcile(

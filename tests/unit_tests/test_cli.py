@@ -261,7 +261,7 @@ def test_export_import_round_trip(store: Path, tmp_path: Path) -> None:
 
 def test_import_reports_bad_lines_and_keeps_the_good(store: Path, tmp_path: Path) -> None:
     good = tmp_path / "good.jsonl"
-    as_json(store, "export", str(good))
+    as_json(store, "export", str(good), "--all-users")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"oops\n[1, 2]\n{"content": "no namespace"}\n' + good.read_text(), encoding="utf-8")
     target = tmp_path / "target"
@@ -298,3 +298,22 @@ def test_json_errors_are_json(store: Path) -> None:
     result = cli(store, "--json", "show", "deadbeef", "--user", "u1")
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {"error": result.stderr.split("Error: ", 1)[1].strip(), "exit_code": 1}
+
+
+def test_import_skipped_lines_exit_1_and_old_exports_stay_archived(store: Path, tmp_path: Path) -> None:
+    old = tmp_path / "old.jsonl"
+    as_json(store, "export", str(old), "--user", "u1")
+    code = ids(store)["VS Code"]["id"]
+    assert cli(store, "edit", code, "--user", "u1", "--value", "Neovim", "--at", "2024-05-01").exit_code == 0
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(old.read_bytes() + b'{"namespace": "memories.u1", "content": "x"}\n' + b"[" * 50_000 + b"\n")
+    result = cli(store, "import", str(mixed))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "line 4" in result.stdout and "line 5" in result.stdout and "exit code 1" in result.stdout
+    assert "imported as archived" in result.stdout
+    versions = as_json(store, "history", "editor", "--user", "u1")["versions"]
+    assert [(v["value"], v["status"]) for v in versions] == [
+        ("Vim", "archived"),
+        ("VS Code", "archived"),
+        ("Neovim", "active"),
+    ]

@@ -124,3 +124,122 @@ def test_import_into_another_namespace(filled: ChromaMemoryStore, tmp_path: Path
     assert fresh.count_records(U1) == 0
     assert import_records(fresh, path, namespace=target).imported == 2  # same ids: updated, not duplicated
     assert fresh.count_records(target) == 2
+
+
+# ---------------------------------------------------------------------- import is all-or-report (issue 10, item 6)
+def _line(**fields: object) -> bytes:
+    base = {"namespace": ["memories", "u1"], "content": "plain memory", "created_at": T0.isoformat()}
+    return json.dumps({**base, **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        (_line(id="s", namespace="memories.u1"), "namespace"),
+        (b'{"id": "b", "namespace": ["memories", "u1"], "content": "caf\xe9"}', "not UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"id": "d", "metadata": ' + b'{"a": ' * 5_000 + b"1" + b"}" * 5_000 + b"}", "nested too deeply"),
+        (_line(id="x" * 2000), "1024"),
+        (_line(id="u", content="bad \ud800 text"), "content"),
+        (_line(id="m", metadata={"note": "bad \udc00"}), "metadata.note"),
+        (_line(id="n", content="nul \x00 byte"), "NUL"),
+    ],
+    ids=[
+        "namespace-string",
+        "invalid-utf8",
+        "deep-array",
+        "deep-metadata",
+        "long-id",
+        "surrogate",
+        "surrogate-meta",
+        "nul",
+    ],
+)
+def test_each_bad_line_is_listed_and_the_good_ones_land(tmp_path: Path, bad: bytes, reason: str) -> None:
+    good = [_line(id=f"ok{i}", content=f"memory number {i}") for i in range(300)]
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\n".join([*good[:260], bad, *good[260:]]) + b"\n")
+    fresh = _store()
+
+    report = import_records(fresh, path)
+
+    assert [e.line for e in report.errors] == [261], report.errors
+    assert reason in report.errors[0].reason
+    assert report.imported == 300 and fresh.count_records(U1) == 300
+    assert {r.content for r in fresh.list_records(U1)} == {f"memory number {i}" for i in range(300)}
+
+
+def test_reimporting_an_old_export_never_reactivates_an_archived_value(filled: ChromaMemoryStore) -> None:
+    old = io.StringIO()
+    export_records(filled, old, namespace_prefix=U1)
+    code = next(r for r in filled.list_records(U1) if r.value == "VS Code")
+    later = T0 + timedelta(days=90)
+    neovim = MemoryRecord(
+        namespace=U1,
+        content="The user now uses Neovim.",
+        entity="user",
+        attribute="editor",
+        value="Neovim",
+        supersedes=code.id,
+        created_at=later,
+        updated_at=later,
+        valid_from=later,
+    )
+    archived = code.transition("archived", at=later, superseded_by=neovim.id)
+    filled.put_records([archived, neovim])
+
+    report = import_records(filled, io.StringIO(old.getvalue()))
+
+    assert report.ok and report.imported == 2
+    versions = filled.history(U1, "user", "editor")
+    assert [(r.value, r.status.value) for r in versions] == [
+        ("Vim", "archived"),
+        ("VS Code", "archived"),
+        ("Neovim", "active"),
+    ]
+    assert versions[1].superseded_by == neovim.id and versions[1].valid_to == later
+    assert [e.line for e in report.archived] == [2] and "stays archived" in report.archived[0].reason
+
+
+def test_importing_an_older_value_from_another_store_archives_it_behind_the_newer(filled: ChromaMemoryStore) -> None:
+    later = T0 + timedelta(days=90)
+    other = _store()
+    emacs = MemoryRecord(
+        namespace=U1,
+        content="The user uses Emacs.",
+        entity="user",
+        attribute="editor",
+        value="Emacs",
+        created_at=later,
+        updated_at=later,
+        valid_from=later,
+    )
+    other.put_records([emacs])
+    old = io.StringIO()
+    export_records(filled, old, namespace_prefix=U1)
+
+    report = import_records(other, io.StringIO(old.getvalue()))
+
+    versions = other.history(U1, "user", "editor")
+    assert [(r.value, r.status.value) for r in versions] == [
+        ("Vim", "archived"),
+        ("VS Code", "archived"),
+        ("Emacs", "active"),
+    ]
+    code = versions[1]
+    assert code.superseded_by == emacs.id and code.valid_to == later
+    assert [e.line for e in report.archived] == [2] and "newer version of user.editor" in report.archived[0].reason
+    newer = MemoryRecord(
+        namespace=U1,
+        content="The user uses Zed.",
+        entity="user",
+        attribute="editor",
+        value="Zed",
+        created_at=later + timedelta(days=1),
+        updated_at=later + timedelta(days=1),
+        valid_from=later + timedelta(days=1),
+    )
+    import_records(other, io.StringIO(json.dumps(newer.model_dump(mode="json")) + "\n"))
+    active = [r for r in other.history(U1, "user", "editor") if r.status.value == "active"]
+    assert [r.value for r in active] == ["Zed"]
+    assert other.get_record(U1, emacs.id).superseded_by == newer.id
