@@ -6,7 +6,7 @@ another day, then replays it (gold facts, so only the update and read side are m
 * **attribute drift** on every second statement of a slot: qualifier prefixes/suffixes
   (``current_``, ``preferred_``, ``_name``), camelCase, plurals, and synonyms drawn from a
   held-apart list below (not the vocabulary's, which the resolver reads);
-* **entity alias forms**: ``sister_linyue`` restated as ``sister`` or ``linyue``;
+* **entity alias forms**: a fact about ``sister_linyue`` is restated about ``sister`` or ``linyue``;
 * **value variants** of a restated value (``VS Code`` → ``vscode``, case);
 * **set-valued additions**: after the first statement of an allergy/pet/hobby/instrument/
   language/sport slot, one more member is added ("also ...") — it must not erase the first.
@@ -51,7 +51,7 @@ SET_EXTRAS: dict[str, str] = {
     "pet": "a goldfish named Bubbles",
     "hobby": "origami",
     "instrument": "harmonica",
-    "sport": "table tennis",
+    "sport": "fencing",
     "language": "Esperanto",
     "learning_language": "Latin",
 }
@@ -100,6 +100,7 @@ def perturb(scenario: dict[str, Any], rng: random.Random) -> tuple[dict[str, Any
     counts: dict[str, int] = {}
     seen: dict[tuple[str, str], int] = {}
     current: dict[tuple[str, str], str] = {}
+    aliased: set[str] = set()
     steps: list[dict[str, Any]] = []
     for step in out["steps"]:
         steps.append(step)
@@ -120,14 +121,15 @@ def perturb(scenario: dict[str, Any], rng: random.Random) -> tuple[dict[str, Any
                 how, new_name = drift_attribute(fact["attribute"], rng)
                 fact["attribute"] = new_name
                 counts[f"attribute_{how}"] = counts.get(f"attribute_{how}", 0) + 1
-                alias = alias_entity(fact["entity"], rng)
-                if alias != fact["entity"]:
-                    fact["entity"] = alias
-                    counts["entity_alias"] = counts.get("entity_alias", 0) + 1
                 if value and normalize_value(current.get(slot)) == normalize_value(value):
                     fact["value"] = variant_value(value)
                     counts["value_variant"] = counts.get("value_variant", 0) + 1
             current[slot] = value
+            if fact["entity"] not in aliased and (alias := alias_entity(fact["entity"], rng)) != fact["entity"]:
+                # A later restatement of the same fact names the person by relation or name only.
+                aliased.add(fact["entity"])
+                added.append({**fact, "entity": alias, "value": variant_value(value) if value else value})
+                counts["entity_alias"] = counts.get("entity_alias", 0) + 1
         if added:
             at = ensure_aware(step["at"]) + timedelta(seconds=30)  # type: ignore[operator]
             steps.append({"type": "turn", "at": at.isoformat(), "user": "(also)", "facts": added})

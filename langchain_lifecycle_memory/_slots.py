@@ -98,7 +98,7 @@ _QUALIFIERS = frozenset(
 
 def core(name: str) -> frozenset[str]:
     """The meaning-bearing stems of a slot name (qualifiers dropped unless nothing else is left)."""
-    stems = [stem(w) for w in words(name)]
+    stems = [stem(w) for w in words(name) if w not in _STOP]
     kept = frozenset(s for s in stems if s not in _QUALIFIERS)
     return kept or frozenset(stems)
 

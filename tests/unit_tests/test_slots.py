@@ -247,3 +247,28 @@ def test_slot_judge_is_called_once_per_turn_and_only_maps(embeddings: Any) -> No
     assert _active(memory, "brother_sam", "city") == ["Reno"]
     assert _active(memory, "sister_beth", "city") == ["Chicago"]
     assert memory.store.count_records(memory.namespace("u")) >= before  # never deletes
+
+
+# ---------------------------------------------------------------- the CLI shows a set as one slot
+
+
+def test_cli_history_shows_a_set_as_one_slot(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from langchain_lifecycle_memory.cli import app
+
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        return runner.invoke(app, ["--path", str(tmp_path / "mem"), *args], env={"COLUMNS": "200"})
+
+    assert cli("add", "I live in Berlin and I'm allergic to peanuts", "-u", "bob", "--at", "2024-01-01").exit_code == 0
+    assert cli("add", "I'm also allergic to penicillin.", "-u", "bob", "--at", "2024-02-01").exit_code == 0
+    assert cli("add", "I moved to Munich", "-u", "bob", "--at", "2024-03-01").exit_code == 0
+    history = cli("history", "allergy", "--user", "bob")
+    assert history.exit_code == 0, history.output
+    assert "a set: 2 active values" in history.output
+    assert "peanuts" in history.output and "penicillin" in history.output
+    search = cli("search", "where do I live and what can't I eat?", "-u", "bob", "--now", "2024-03-02", "--block")
+    assert search.exit_code == 0, search.output
+    assert "Munich" in search.output and "Berlin" not in search.output
