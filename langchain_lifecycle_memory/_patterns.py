@@ -209,7 +209,8 @@ def _pet(m: re.Match[str], zh: bool) -> Iterator[Candidate]:
 _VERB_ATTRIBUTES = {
     "drink": "drink", "drinking": "drink", "喝": "drink", "eat": "food", "eating": "food", "吃": "food",
     "drive": "car", "driving": "car", "开": "car", "listen to": "music", "listening to": "music", "听": "music",
-    "work at": "employer", "live in": "city",
+    "work at": "employer", "live in": "city", "speak": "language", "take": "medication", "allergic to": "allergy",
+    "过敏": "allergy", "说": "language", "讲": "language",
 }  # fmt: skip
 
 
@@ -253,12 +254,15 @@ EN_RULES: tuple[Rule, ...] = (
     _en(_I + r"(?:have )?(?:switched|changed|converted|moved over)(?: over)? (?:from \S+(?: \S+)? )?to " + _V + _E_PREP,
         priority=90),
     _en(_I + r"(?:have )?(?:moved|relocated) (?:back )?to " + _V + _E_PREP, "city", priority=85, cap=True),
-    _en(_I + r"no longer (?P<verb>use|drink|eat|play|drive|listen to|work at|live in) " + _V + _E_PREP,
-        handler=_retract),
+    _en(_I + r"no longer (?P<verb>use|drink|eat|play|drive|listen to|work at|live in|speak|take|have|own) " + _V
+        + _E_PREP, handler=_retract),
+    _en(_IAM + r"no longer (?P<verb>allergic to) " + _V + _E_CLAUSE, handler=_retract),
+    _en(_IAM + r"not (?P<verb>allergic to) " + _V + r"\s+any ?more", handler=_retract),
     _en(r"\bI (?:have )?(?:stopped|quit|given up|gave up) (?P<verb>using|drinking|eating|playing|driving|listening to) "
         + _V + _E_PREP, handler=_retract),
-    _en(r"\bI do not (?P<verb>use|drink|eat|play|drive) " + _V + r"\s+any ?more", handler=_retract),
-    _en(r"\b(?<!not )allergic to " + _V + _E_CLAUSE, "allergy", priority=85),
+    _en(r"\bI do not (?P<verb>use|drink|eat|play|drive|speak|take|have|own) " + _V + r"\s+any ?more",
+        handler=_retract),
+    _en(r"\b(?<!not )(?<!no longer )allergic to " + _V + _E_CLAUSE, "allergy", priority=85),
     _en(_I + r"have an? " + _V + r" allergy", "allergy", priority=85),
     _en(_IAM + r"(?P<v>(?:lactose|gluten|fructose|dairy)[ -]intolerant|celiac|coeliac)", "diet_restriction",
         priority=85),
@@ -357,8 +361,10 @@ ZH_RULES: tuple[Rule, ...] = (
     _zh(_ZS + r"(?:不再|再也不|再不)(?P<verb>用|使用|喝|吃|玩|听|开)" + _ZV + _ZEND, handler=_retract),
     _zh(_ZS + r"不(?P<verb>用|使用|喝|吃|玩|听|开)" + _ZV + r"了", handler=_retract),
     _zh(_ZS + r"(?:戒了|戒掉了)" + _ZV + _ZEND, handler=_retract),
-    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*" + _ZADV + r"过敏", "allergy", priority=85),
-    _zh(_ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)" + _ZADV + r"过敏", "allergy", priority=80),
+    _zh(_ZS + r"(?:不再|已经不|再也不)对\s*(?P<v>[^，,。！!？?]+?)\s*(?P<verb>过敏)", handler=_retract),
+    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*(?:已经)?(?:不再|不)(?P<verb>过敏)了", handler=_retract),
+    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*" + _ZADV + r"(?<![不没])过敏", "allergy", priority=85),
+    _zh(_ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)" + _ZADV + r"(?<![不没])过敏", "allergy", priority=80),
     _zh(_ZS + r"(?P<v>吃(?:全)?素|是素食(?:主义)?者?)", "diet", priority=85, fix=lambda v, m: "素食"),
     _zh(_ZS + r"(?P<v>(?:不太|不怎么|不大|不|很|特别|比较|超)?能吃辣|不吃辣|无辣不欢|怕辣|吃不了辣)", "spice_tolerance",
         priority=85),

@@ -227,8 +227,8 @@ _MODALS = frozenset(
     "thought told won wore wrote just".split()
 )
 _EN_ADV = (
-    r"(?:(?:really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|never|"
-    r"recently)\s+)*"
+    r"(?:(?:no longer|really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|"
+    r"never|recently)\s+)*"
 )
 _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, flags), r)

@@ -347,6 +347,7 @@ def repair_slots(
     """Fix slots left with several active records (a crash between the two writes).
 
     The newest ``valid_from`` stays active; the others are archived and linked to it.
+    Set-valued slots (``cardinality="set"``) are left alone: several active values are their state.
     """
     when = ensure_aware(at) or utcnow()
     by_slot: dict[tuple[str, str], list[MemoryRecord]] = {}
@@ -355,8 +356,8 @@ def repair_slots(
             by_slot.setdefault(r.slot, []).append(r)
     fixed: list[MemoryRecord] = []
     for records in by_slot.values():
-        if len(records) < 2:
-            continue
+        if len(records) < 2 or any(r.cardinality == "set" for r in records):
+            continue  # a set-valued slot holds several active values by design
         records.sort(key=_sort_key)
         winner = records[-1]
         for old in records[:-1]:

@@ -272,3 +272,26 @@ def test_cli_history_shows_a_set_as_one_slot(tmp_path: Any) -> None:
     search = cli("search", "where do I live and what can't I eat?", "-u", "bob", "--now", "2024-03-02", "--block")
     assert search.exit_code == 0, search.output
     assert "Munich" in search.output and "Berlin" not in search.output
+
+
+def test_repair_leaves_set_members_active(embeddings: Any) -> None:
+    from langchain_lifecycle_memory.update import repair_slots
+
+    memory = _memory(embeddings)
+    _say(memory, "I'm allergic to peanuts and shellfish.", "2024-05-01T09:00:00Z")
+    assert repair_slots(memory.store, memory.namespace("u")) == []
+    assert _active(memory, "user", "allergy") == ["peanuts", "shellfish"]
+
+
+@pytest.mark.parametrize(
+    ("turns", "left"),
+    [
+        (["I'm allergic to peanuts and shellfish.", "I'm no longer allergic to peanuts."], ["shellfish"]),
+        (["我对花生和海鲜过敏。", "我对花生已经不过敏了。"], ["海鲜"]),
+    ],
+)
+def test_no_longer_retracts_one_member(embeddings: Any, turns: list[str], left: list[str]) -> None:
+    memory = _memory(embeddings)
+    for day, text in enumerate(turns, start=1):
+        _say(memory, text, f"2024-05-0{day}T09:00:00Z")
+    assert _active(memory, "user", "allergy") == left
