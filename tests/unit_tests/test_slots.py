@@ -295,3 +295,17 @@ def test_no_longer_retracts_one_member(embeddings: Any, turns: list[str], left: 
     for day, text in enumerate(turns, start=1):
         _say(memory, text, f"2024-05-0{day}T09:00:00Z")
     assert _active(memory, "user", "allergy") == left
+
+
+def test_as_of_lists_the_members_of_the_set_at_that_time(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    _say(memory, "I'm allergic to peanuts.", "2024-05-01T09:00:00Z")
+    _say(memory, "I'm also allergic to penicillin.", "2024-06-01T09:00:00Z")
+    ns = memory.namespace("u")
+
+    def members(at: str) -> list[str]:
+        hits = memory.store.search_records(ns, "allergies", k=10, as_of=at)
+        return sorted(r.value or "" for r, _ in hits if r.attribute == "allergy")
+
+    assert members("2024-05-15T00:00:00Z") == ["peanuts"]
+    assert members("2024-06-15T00:00:00Z") == ["peanuts", "penicillin"]
