@@ -5,6 +5,10 @@ extraction chain (a fake chat model that answers with JSON facts, counting its c
 and the update step, timing ``plan_updates`` + ``apply_plan`` per fact. Baseline in the
 same run: append-only ``put_records`` of the same facts (what the naive approach does).
 
+Each size runs twice in one process: slot resolution by meaning on (the default) and off
+(``UpdateConfig(resolve_slots=False)``, the exact-name code path it replaced), so the cost
+of resolving slots is read side by side.
+
 Run: ``python benchmarks/write_path.py [--sizes 1000 10000] [--turns 40]``.
 """
 
@@ -29,7 +33,7 @@ from rich.table import Table
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.extraction import create_extractor
-from langchain_lifecycle_memory.update import apply_plan, plan_updates
+from langchain_lifecycle_memory.update import UpdateConfig, apply_plan, plan_updates
 
 NS = ("memories", "writer")
 SLOTS = ["editor", "drink", "city", "pet", "hobby", "car", "employer", "music"]
@@ -61,8 +65,11 @@ def turn_facts(i: int) -> list[dict[str, Any]]:
     ]
 
 
-def run(size: int, turns: int, emb: UniversalSentenceEncoderEmbeddings, workdir: Path) -> dict[str, float]:
-    store = ChromaMemoryStore(workdir / f"w{size}", embeddings=emb, collection_prefix="bench")
+def run(
+    size: int, turns: int, emb: UniversalSentenceEncoderEmbeddings, workdir: Path, *, resolve: bool = True
+) -> dict[str, float]:
+    store = ChromaMemoryStore(workdir / f"w{size}-{resolve}", embeddings=emb, collection_prefix="bench")
+    config = UpdateConfig(resolve_slots=resolve)
     texts = sentences(size)
     for i in range(0, size, 2000):
         store.put_records([MemoryRecord(namespace=NS, content=t) for t in texts[i : i + 2000]])
@@ -76,7 +83,7 @@ def run(size: int, turns: int, emb: UniversalSentenceEncoderEmbeddings, workdir:
         messages = [("user", f"turn {i}: I changed my {SLOTS[i % len(SLOTS)]}"), ("ai", "noted")]
         facts = extractor.invoke({"messages": convert_to_messages(messages), "now": None}, {"callbacks": [counter]})
         t = time.perf_counter()
-        plan = plan_updates(store, NS, facts)
+        plan = plan_updates(store, NS, facts, config=config)
         apply_plan(store, plan)
         per_fact.append((time.perf_counter() - t) * 1000 / max(1, len(facts)))
         t = time.perf_counter()
@@ -100,15 +107,17 @@ def main() -> None:
     emb = UniversalSentenceEncoderEmbeddings()
     emb.embed_query("warm up")
     table = Table(title=f"Write path per fact ({args.turns} turns, 2 facts each), ms excluding the model")
-    for col in ("existing records", "LLM calls/turn", "reconcile+store p50", "p95", "append-only p50", "p95"):
+    columns = ("existing records", "slot resolution", "LLM calls/turn", "reconcile+store p50", "p95")
+    for col in (*columns, "append-only p50", "p95"):
         table.add_column(col, justify="right")
-    out = {}
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes:
-            row = run(size, args.turns, emb, Path(tmp))
-            out[str(size)] = row
+        for size, resolve in [(size, resolve) for size in args.sizes for resolve in (False, True)]:
+            row = run(size, args.turns, emb, Path(tmp), resolve=resolve)
+            out[f"{size}{'' if resolve else '-no-resolution'}"] = row
             table.add_row(
                 str(size),
+                "on" if resolve else "off (baseline)",
                 f"{row['llm_calls_per_turn']:.2f}",
                 f"{row['reconcile_store_p50_ms']:.1f}",
                 f"{row['reconcile_store_p95_ms']:.1f}",

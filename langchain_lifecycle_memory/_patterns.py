@@ -24,7 +24,7 @@ from langchain_lifecycle_memory._lexicon import (
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
-__all__ = ["EN_RULES", "ZH_RULES", "Candidate", "Rule", "apply"]
+__all__ = ["EN_RULES", "ZH_RULES", "Candidate", "Rule", "apply", "clean_value"]
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,10 @@ _EN_TRAILING = re.compile(
     r"(?:an?|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:day|week|month|year)s? ago|for years))+$",
     re.IGNORECASE,
 )
-_EN_LEADING = re.compile(r"^(?:(?:a|an|the|some|my|our|using|to use|only|really)\s+)+", re.IGNORECASE)
+_EN_LEADING = re.compile(
+    r"^(?:(?:a little|a bit of|a|an|the|some|my|our|using|to use|only|really|fluent|basic|conversational)\s+)+",
+    re.IGNORECASE,
+)
 _ZH_LEADING = re.compile(r"^(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|辆|名|位|个|家|台|部|款|种|杯|本|头|匹)")
 _BAD_START = re.compile(
     r"^(?:(?:that|this|these|those|it|its|your|his|her|their|you|him|them|one|so|too|much|a lot|lots|there|here|"
@@ -131,6 +134,11 @@ def _clean(value: str, zh: bool) -> str:
         return value.strip("《》〈〉 ") if value.startswith("《") else value
     value = _EN_TRAILING.sub("", _EN_LEADING.sub("", value.strip())).strip(" .,;:!")
     return _EN_LEADING.sub("", _EN_TRAILING.sub("", value)).strip()
+
+
+def clean_value(value: str, zh: bool) -> str:
+    """A raw value as a slot value: quotes, articles, trailing time words and particles removed."""
+    return _clean(value, zh)
 
 
 def _singular(value: str) -> str:
@@ -201,7 +209,8 @@ def _pet(m: re.Match[str], zh: bool) -> Iterator[Candidate]:
 _VERB_ATTRIBUTES = {
     "drink": "drink", "drinking": "drink", "喝": "drink", "eat": "food", "eating": "food", "吃": "food",
     "drive": "car", "driving": "car", "开": "car", "listen to": "music", "listening to": "music", "听": "music",
-    "work at": "employer", "live in": "city",
+    "work at": "employer", "live in": "city", "speak": "language", "take": "medication", "allergic to": "allergy",
+    "过敏": "allergy", "说": "language", "讲": "language",
 }  # fmt: skip
 
 
@@ -245,12 +254,15 @@ EN_RULES: tuple[Rule, ...] = (
     _en(_I + r"(?:have )?(?:switched|changed|converted|moved over)(?: over)? (?:from \S+(?: \S+)? )?to " + _V + _E_PREP,
         priority=90),
     _en(_I + r"(?:have )?(?:moved|relocated) (?:back )?to " + _V + _E_PREP, "city", priority=85, cap=True),
-    _en(_I + r"no longer (?P<verb>use|drink|eat|play|drive|listen to|work at|live in) " + _V + _E_PREP,
-        handler=_retract),
+    _en(_I + r"no longer (?P<verb>use|drink|eat|play|drive|listen to|work at|live in|speak|take|have|own) " + _V
+        + _E_PREP, handler=_retract),
+    _en(_IAM + r"no longer (?P<verb>allergic to) " + _V + _E_CLAUSE, handler=_retract),
+    _en(_IAM + r"not (?P<verb>allergic to) " + _V + r"\s+any ?more", handler=_retract),
     _en(r"\bI (?:have )?(?:stopped|quit|given up|gave up) (?P<verb>using|drinking|eating|playing|driving|listening to) "
         + _V + _E_PREP, handler=_retract),
-    _en(r"\bI do not (?P<verb>use|drink|eat|play|drive) " + _V + r"\s+any ?more", handler=_retract),
-    _en(r"\b(?<!not )allergic to " + _V + _E_CLAUSE, "allergy", priority=85),
+    _en(r"\bI do not (?P<verb>use|drink|eat|play|drive|speak|take|have|own) " + _V + r"\s+any ?more",
+        handler=_retract),
+    _en(r"\b(?<!not )(?<!no longer )allergic to " + _V + _E_CLAUSE, "allergy", priority=85),
     _en(_I + r"have an? " + _V + r" allergy", "allergy", priority=85),
     _en(_IAM + r"(?P<v>(?:lactose|gluten|fructose|dairy)[ -]intolerant|celiac|coeliac)", "diet_restriction",
         priority=85),
@@ -313,6 +325,8 @@ EN_RULES: tuple[Rule, ...] = (
         priority=90),
     _en(_IAM + r"(?P<v>\d{1,3})(?: years old| yrs old)?" + _E_CLAUSE, "age", priority=80),
     _en(_IAM + r"an? native (?P<v>\w+) speaker", "native_language", priority=80),
+    _en(_I + r"(?:speak|can speak|can get by in|am fluent in) " + _V + _E_PREP, "language", priority=75,
+        fix=lambda v, m: v if is_term("language", v.split()[-1]) else ""),
     _en(r"\bI (?:have|have got|got|own|adopted|just got|just adopted) (?:an?|two|three|\d+) "
         r"(?P<desc>[a-z][a-z -]{1,40}?),? (?:named|called) (?P<name>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?)",
         handler=_pet),
@@ -347,8 +361,10 @@ ZH_RULES: tuple[Rule, ...] = (
     _zh(_ZS + r"(?:不再|再也不|再不)(?P<verb>用|使用|喝|吃|玩|听|开)" + _ZV + _ZEND, handler=_retract),
     _zh(_ZS + r"不(?P<verb>用|使用|喝|吃|玩|听|开)" + _ZV + r"了", handler=_retract),
     _zh(_ZS + r"(?:戒了|戒掉了)" + _ZV + _ZEND, handler=_retract),
-    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*过敏", "allergy", priority=85),
-    _zh(_ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)过敏", "allergy", priority=80),
+    _zh(_ZS + r"(?:不再|已经不|再也不)对\s*(?P<v>[^，,。！!？?]+?)\s*(?P<verb>过敏)", handler=_retract),
+    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*(?:已经)?(?:不再|不)(?P<verb>过敏)了", handler=_retract),
+    _zh(_ZS + r"对\s*(?P<v>[^，,。！!？?]+?)\s*" + _ZADV + r"(?<![不没])过敏", "allergy", priority=85),
+    _zh(_ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)" + _ZADV + r"(?<![不没])过敏", "allergy", priority=80),
     _zh(_ZS + r"(?P<v>吃(?:全)?素|是素食(?:主义)?者?)", "diet", priority=85, fix=lambda v, m: "素食"),
     _zh(_ZS + r"(?P<v>(?:不太|不怎么|不大|不|很|特别|比较|超)?能吃辣|不吃辣|无辣不欢|怕辣|吃不了辣)", "spice_tolerance",
         priority=85),
@@ -374,6 +390,9 @@ ZH_RULES: tuple[Rule, ...] = (
     _zh(_ZS + r"(?:去|玩|搞)" + _ZTIMES + r"(?P<v>" + _alt("hobby") + r")", "hobby", priority=65),
     _zh(_ZS + r"(?:会|在)?(?:弹|拉|吹|打)(?P<v>" + _alt("instrument") + r")", "instrument", priority=70),
     _zh(_ZS + r"(?:在)?(?:自学|学习|学)" + _ZV + _ZEND, "?learn", priority=75),
+    _zh(_ZS + r"(?:会说|会讲|能说|说|讲)" + _ZV + _ZEND, "language", priority=70,
+        fix=lambda v, m: v if is_term("language", v) or re.fullmatch(r"[\u4e00-\u9fff]{1,3}[语文](?:和.+)?", v)
+        else ""),
     _zh(_ZS + r"(?:在)?(?:看|读)\s*《(?P<v>[^》]+)》", "current_book", priority=70),
     _zh(_ZS + r"(?:打算|计划|准备)(?:明年|今年|下个月|下周|月底|年底|暑假|寒假|国庆|春节|五一|十一|过年|周末|"
         r"下半年|上半年)?去" + _ZV + _ZEND, "travel_plan", priority=75, kind="event"),

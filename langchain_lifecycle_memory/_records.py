@@ -153,6 +153,27 @@ class RecordAPI:
         records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
         return records[:limit] if limit is not None else records
 
+    def slot_catalogue(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The live slots of ``namespace`` from the index alone (no record is parsed).
+
+        One row per active/pending slot record: ``entity``, ``attribute``, ``value``,
+        ``cardinality``, ``status``. Only records that carry ``cardinality`` (every slot
+        record written by the update step) are listed.
+        """
+        col = self._col(C.validate_namespace(namespace))
+        if col is None:
+            return []
+        where = C.where_and(
+            [
+                {C.FLAT_PREFIX + "cardinality": {"$in": ["single", "set"]}},
+                {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}},
+            ]
+        )
+        got = self._guard(lambda: col.get(where=where, include=["metadatas"]))
+        fields = ("entity", "attribute", "value", "cardinality", "status")
+        rows = [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
+        return [r for r in rows if r["entity"] and r["attribute"]]
+
     def history(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:
         """Every version of the slot ``(entity, attribute)``, oldest first."""
         records = self.list_records(namespace, entity=entity, attribute=attribute)

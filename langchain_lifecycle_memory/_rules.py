@@ -15,7 +15,7 @@ from datetime import datetime
 
 from langchain_lifecycle_memory._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory._lexicon import EN_RELATIONS, EXTRA_KINDS, ZH_RELATIONS, romanize
-from langchain_lifecycle_memory._patterns import EN_RULES, ZH_RULES, Candidate, apply
+from langchain_lifecycle_memory._patterns import EN_RULES, ZH_RULES, Candidate, apply, clean_value
 from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -67,6 +67,9 @@ _ZH_PERSON = re.compile(
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经).*)$"
 )
+# One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
+_EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
+                       "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 _REDACTOR = Redactor(mode="keep", keep_originals=True)
 _PII_ATTRIBUTES = {
@@ -89,6 +92,59 @@ def _sentences(text: str) -> Iterator[str]:
     for part in _SPLIT.split(text):
         if part := part.strip():
             yield part
+
+
+_EN_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)|,\s+(?=I\b|my\b)",
+)
+_ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外)")
+_ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)")
+
+
+def _clauses(sentence: str, zh: bool) -> list[str]:
+    """One statement each: "I live in Berlin and I'm allergic to peanuts" -> two clauses.
+
+    A Chinese clause with an elided subject ("…，也喜欢下棋") gets the speaker back ("我也喜欢下棋")
+    when the sentence is about the speaker.
+    """
+    parts = [p for p in (_ZH_CLAUSE_BREAK if zh else _EN_CLAUSE_BREAK).split(sentence) if p and p.strip()]
+    if len(parts) < 2:
+        return [sentence]
+    if not zh:
+        return parts
+    about_speaker = parts[0].startswith("我") and not _ZH_PERSON.match(parts[0])
+    out = [parts[0]]
+    for part in parts[1:]:
+        if _ZH_ELIDED.match(part) and not part.startswith("我"):
+            if not about_speaker:
+                out[-1] += "，" + part
+                continue
+            part = "我" + _ZH_ELIDED.sub("", part)
+        out.append(part)
+    return out
+
+
+_COORD = re.compile(r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*)")
+_CLAUSE_END = re.compile(r"[。.!?！？;；\n]")
+
+
+def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> list[str]:
+    """The values of a coordinated list for a set-valued slot ("peanuts and shellfish")."""
+    spec = specs.get(candidate.attribute or "")
+    if spec is None or spec.cardinality != "set" or candidate.operation != "assert":
+        return [candidate.value]
+    tail = text[candidate.position :]
+    tail = tail[: m.start()] if (m := _CLAUSE_END.search(tail)) else tail
+    if not normalize_value(tail).startswith(normalize_value(candidate.value)):
+        tail = candidate.value
+    tail = re.split(r"(?:也|还|都|又)*过敏|\s+(?:too|as well|also)\b", tail)[0]
+    if not re.search(r"\band\b|&|、|和|跟|以及|及", tail):
+        return [candidate.value]  # "shellfish, shrimp especially" is not a list
+    parts = [clean_value(p, zh) for p in _COORD.split(tail)]
+    parts = [p for p in parts if p and len(p.split()) <= 4 and not re.match(r"(?:I|my|we|我)\b", p)]
+    if len(parts) < 2 or not normalize_value(candidate.value).startswith(normalize_value(parts[0])):
+        return [candidate.value]
+    return list(dict.fromkeys(parts))
 
 
 def _not_a_statement(sentence: str, zh: bool) -> bool:
@@ -139,6 +195,7 @@ def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
         return None
     if m := _EN_PERSON.match(text):
         rel = m.group("rel").casefold().replace("-", "").replace(" ", "_")
+        rel = _EN_RELATION_FORMAL.get(rel, rel)
         name = (m.group("name") or "").casefold()
         rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
         return _Subject(f"{rel}_{name}" if name else rel, rest)
@@ -170,8 +227,8 @@ _MODALS = frozenset(
     "thought told won wore wrote just".split()
 )
 _EN_ADV = (
-    r"(?:(?:really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|never|"
-    r"recently)\s+)*"
+    r"(?:(?:no longer|really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|"
+    r"never|recently)\s+)*"
 )
 _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, flags), r)
@@ -244,6 +301,14 @@ def _content(sentence: str, value: str, zh: bool) -> str:
     return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
 
 
+def _one_member(content: str, members: list[str], value: str, zh: bool) -> str:
+    """The content restated for one member: "allergic to peanuts and shellfish" -> "allergic to shellfish"."""
+    pattern = r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*)\s*".join(
+        r"(?:a little |some )?" + re.escape(m) for m in members
+    )
+    return re.sub(pattern, lambda _: value, content, count=1, flags=re.IGNORECASE)
+
+
 def _kind(candidate: Candidate, specs: dict[str, AttributeSpec]) -> str:
     if candidate.kind:
         return candidate.kind
@@ -286,30 +351,38 @@ def extract_rule_facts(
     seen: set[tuple[str, str | None, str, str]] = set()
     for sentence in _sentences(text):
         zh = bool(_CJK.search(sentence))
-        subject = None if _not_a_statement(sentence, zh) else _subject(sentence, zh, speaker_entity)
-        if subject is None:
+        if _not_a_statement(sentence, zh):
             continue
-        candidates = list(_sensitive(sentence))
-        for rule in ZH_RULES if zh else EN_RULES:
-            candidates.extend(apply(rule, subject.text, zh, specs))
         valid_from = resolve_valid_from(sentence, when) or when
         ttl_days = resolve_ttl_days(sentence)
-        for c in _select(candidates):
-            key = (subject.entity, c.attribute, normalize_value(c.value), c.operation)
-            if key in seen:
+        for clause in _clauses(sentence, zh):
+            subject = _subject(clause, zh, speaker_entity)
+            if subject is None:
                 continue
-            seen.add(key)
-            facts.append(
-                Fact(
-                    entity=subject.entity,
-                    attribute=c.attribute,
-                    value=c.value,
-                    content=_content(absolute_dates(sentence, when, zh=zh), c.value, zh),
-                    kind=_kind(c, specs),
-                    confidence=c.confidence,
-                    valid_from=valid_from,
-                    ttl_days=ttl_days,
-                    operation="retract" if c.operation == "retract" else "assert",
-                )
-            )
+            candidates = list(_sensitive(clause))
+            for rule in ZH_RULES if zh else EN_RULES:
+                candidates.extend(apply(rule, subject.text, zh, specs))
+            for c in _select(candidates):
+                members = _members(c, subject.text, zh, specs)
+                for value in members:
+                    key = (subject.entity, c.attribute, normalize_value(value), c.operation)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    content = _content(absolute_dates(clause, when, zh=zh), c.value, zh)
+                    if len(members) > 1:
+                        content = _one_member(content, members, value, zh)
+                    facts.append(
+                        Fact(
+                            entity=subject.entity,
+                            attribute=c.attribute,
+                            value=value,
+                            content=content,
+                            kind=_kind(c, specs),
+                            confidence=c.confidence,
+                            valid_from=valid_from,
+                            ttl_days=ttl_days,
+                            operation="retract" if c.operation == "retract" else "assert",
+                        )
+                    )
     return facts

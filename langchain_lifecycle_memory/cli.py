@@ -170,7 +170,11 @@ def history(
             f"No history for {entity}.{attribute} of user {user!r}. Its slots: {', '.join(slots) or 'none'}."
         )
     data = {"user": user, "entity": entity, "attribute": attribute, "versions": records}
-    R.emit(cfg.json, data, R.history_table(records, title=f"{entity}.{attribute} of {user!r}"))
+    title = f"{entity}.{attribute} of {user!r}"
+    if any(r.cardinality == "set" for r in records):
+        live = sum(r.status is MemoryStatus.ACTIVE for r in records)
+        title += f" (a set: {live} active value{'s' if live != 1 else ''})"
+    R.emit(cfg.json, data, R.history_table(records, title=title))
 
 
 @_command("edit")

@@ -141,6 +141,11 @@ class Fact(BaseModel):
     valid_from: datetime | None = Field(default=None, description="When the fact became true.")
     ttl_days: float | None = Field(default=None, gt=0, description="Lifetime hint, e.g. 7 for 'this week'.")
     operation: Literal["assert", "retract"] = "assert"
+    cardinality: Literal["single", "set"] | None = Field(
+        default=None,
+        description="'set' when the slot holds several values at once (allergies, languages, pets); "
+        "'single' when a new value replaces the old one; leave empty if unsure.",
+    )
 
     @field_validator("content")
     @classmethod
@@ -195,6 +200,8 @@ class MemoryRecord(BaseModel):
     superseded_by: str | None = None
     expires_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    cardinality: Literal["single", "set"] = "single"
+    """``set``: the slot holds several active values (a new value joins); ``single``: it supersedes."""
 
     @field_validator("namespace", mode="before")
     @classmethod
@@ -286,8 +293,9 @@ class MemoryRecord(BaseModel):
 
     def to_value(self) -> dict[str, Any]:
         """JSON-safe dict (the LangGraph item value); timestamps as ISO strings."""
-        data = self.model_dump(mode="json", exclude={"namespace"})
-        return data
+        # Only slot records carry `cardinality`: its presence marks them in the index (the slot catalogue).
+        exclude = {"namespace"} if self.slot is not None else {"namespace", "cardinality"}
+        return self.model_dump(mode="json", exclude=exclude)
 
     @classmethod
     def from_value(cls, namespace: tuple[str, ...], value: dict[str, Any]) -> MemoryRecord:

@@ -28,6 +28,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_lifecycle_memory._slot_identity import DEFAULT_SLOT_THRESHOLD, resolve_facts, same_value
+from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.retention import RetentionPolicy
@@ -74,6 +76,13 @@ class UpdateConfig(BaseModel):
     """Free-text facts this similar to an active one with the same text are refreshes."""
     judge: Runnable | None = None
     """Optional ``create_conflict_judge(model)`` for free-text facts."""
+    resolve_slots: bool = True
+    """Resolve each fact's slot against the stored ones by meaning (``_slot_identity.py``); off = exact names."""
+    slot_threshold: float | None = None
+    """Embedding cosine for "same attribute"; ``None``: the calibrated value for the bundled encoder,
+    and no embedding evidence for other encoders (their scale differs)."""
+    slot_judge: Runnable | None = None
+    """Optional ``create_slot_judge(model)``: one call per turn for undecided slot names."""
 
 
 class UpdatePlan(BaseModel):
@@ -172,6 +181,7 @@ class _Planner:
             updated_at=self.at,
             valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
+            cardinality=fact.cardinality or "single",
         )
 
     def add(self, fact: Fact, source: MemorySource) -> None:
@@ -182,28 +192,33 @@ class _Planner:
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
-        value = normalize_value(_clean(fact.value, self.cfg.redactor))
+        value = _clean(fact.value, self.cfg.redactor)
         live = self.live(slot)
+        card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
         if fact.operation == "retract":
             for old in list(live):
-                if fact.value is None or normalize_value(old.value) == value:
+                if fact.value is None or same_value(old.value, value):
                     self._archive(old, when, None)
             return
-        same = [r for r in live if normalize_value(r.value) == value]
+        same = [r for r in live if same_value(r.value, value)]
         if same:
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
             status = keep.status
             if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
                 status = MemoryStatus.ACTIVE
-            refreshed = keep.model_copy(update={"confidence": confidence, "updated_at": self.at, "status": status})
+            changes = {"confidence": confidence, "updated_at": self.at, "status": status, "cardinality": card}
+            refreshed = keep.model_copy(update=changes)
             self._write(refreshed, self.plan.refreshed)
             self._slots[slot] = [refreshed if r.id == keep.id else r for r in live]
-            if status is MemoryStatus.ACTIVE:
+            if status is MemoryStatus.ACTIVE and card == "single":
                 for other in [r for r in live if r.id != keep.id and r.status is MemoryStatus.ACTIVE]:
                     self._archive(other, max(when, other.valid_from), keep.id)
             return
         pending = fact.confidence < self.cfg.pending_below
+        if card == "set":
+            self._join_set(fact, slot, source, live, pending)
+            return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
         newest = max(active, key=_sort_key) if active else None
         if newest is not None and when < newest.valid_from and not pending:
@@ -220,6 +235,20 @@ class _Planner:
         if not pending:
             for old in active:
                 self._archive(old, when, record.id)
+
+    def _join_set(
+        self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
+    ) -> None:
+        """A set-valued slot: the new value joins; members stored as single are marked ``set``."""
+        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
+        self._write(record, self.plan.added)
+        members = []
+        for r in live:
+            if r.cardinality != "set":
+                r = r.model_copy(update={"cardinality": "set", "updated_at": self.at})
+                self._write(r, self.plan.refreshed)
+            members.append(r)
+        self._slots[slot] = [*members, record]
 
     def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
         content = _clean(fact.content, self.cfg.redactor) or fact.content
@@ -259,12 +288,28 @@ def plan_updates(
 ) -> UpdatePlan:
     """Decide what ``facts`` change in ``namespace`` (reads the store, writes nothing)."""
     when = ensure_aware(at) or utcnow()
-    planner = _Planner(store, tuple(namespace), when, config or UpdateConfig())
-    for fact in facts:
-        if not isinstance(fact, Fact):
-            fact = Fact.model_validate(fact)
+    cfg = config or UpdateConfig()
+    checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
+    if cfg.resolve_slots and any(f.slot is not None for f in checked):
+        checked = _resolve(store, tuple(namespace), checked, cfg)
+    planner = _Planner(store, tuple(namespace), when, cfg)
+    for fact in checked:
         planner.add(fact, source or MemorySource())
     return planner.plan
+
+
+def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
+    """Facts renamed to the stored slots they mean, with their cardinality decided."""
+    threshold = cfg.slot_threshold
+    if threshold is None and isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings):
+        threshold = DEFAULT_SLOT_THRESHOLD
+    return resolve_facts(
+        facts,
+        store.slot_catalogue(namespace),
+        embeddings=store.embeddings,
+        threshold=threshold,
+        judge=cfg.slot_judge,
+    )
 
 
 def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
@@ -325,6 +370,7 @@ def repair_slots(
     """Fix slots left with several active records (a crash between the two writes).
 
     The newest ``valid_from`` stays active; the others are archived and linked to it.
+    Set-valued slots (``cardinality="set"``) are left alone: several active values are their state.
     """
     when = ensure_aware(at) or utcnow()
     by_slot: dict[tuple[str, str], list[MemoryRecord]] = {}
@@ -333,8 +379,8 @@ def repair_slots(
             by_slot.setdefault(r.slot, []).append(r)
     fixed: list[MemoryRecord] = []
     for records in by_slot.values():
-        if len(records) < 2:
-            continue
+        if len(records) < 2 or any(r.cardinality == "set" for r in records):
+            continue  # a set-valued slot holds several active values by design
         records.sort(key=_sort_key)
         winner = records[-1]
         for old in records[:-1]:

@@ -33,6 +33,10 @@ class AttributeSpec:
     kind: str = "profile"
     topics: tuple[str, ...] = field(default_factory=tuple)
     """Situations where this attribute matters (en and zh), used for query routing."""
+    cardinality: str = "single"
+    """``set`` when one person holds several values at once (allergies, pets): a new value joins."""
+    aliases: tuple[str, ...] = ()
+    """Other names an extractor may give this slot; used for slot identity, not for routing."""
 
 
 DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
@@ -105,6 +109,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "城市",
         "profile",
         ("the city where I live", "local recommendations near me", "我住在哪个城市", "本地推荐"),
+        aliases=("residence",),
     ),
     AttributeSpec(
         "district",
@@ -144,6 +149,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "饮食禁忌",
         "profile",
         ("recipes and ingredients", "food I should avoid", "smoothies, milk and desserts", "食谱和食材", "忌口"),
+        cardinality="set",
     ),
     AttributeSpec(
         "allergy",
@@ -160,6 +166,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
             "吃药打针",
             "做菜的食材要注意什么",
         ),
+        cardinality="set",
     ),
     AttributeSpec(
         "cuisine",
@@ -194,6 +201,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
             "出门旅行时家里宠物的照顾",
             "我的猫狗",
         ),
+        cardinality="set",
     ),
     AttributeSpec("dog_breed", "breed of their dog", "狗的品种", "profile", ("my dog's breed", "我家狗的品种")),
     AttributeSpec(
@@ -202,6 +210,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "爱好",
         "preference",
         ("my hobbies and free time", "things I enjoy doing", "业余爱好", "空闲时间喜欢做的事"),
+        cardinality="set",
     ),
     AttributeSpec(
         "sport",
@@ -209,6 +218,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "运动",
         "preference",
         ("sports gear and equipment", "sports venue or club", "exercise I do", "运动装备", "运动场馆", "我做的运动"),
+        cardinality="set",
     ),
     AttributeSpec("workout", "how they work out", "健身方式", "fact", ("exercise routine", "健身计划")),
     AttributeSpec(
@@ -217,6 +227,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "乐器",
         "profile",
         ("concerts and performances", "music lessons", "演出和音乐会", "学乐器"),
+        cardinality="set",
     ),
     AttributeSpec(
         "music",
@@ -268,7 +279,14 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "event",
         ("vacation plans", "upcoming trip", "旅行计划", "假期安排"),
     ),
-    AttributeSpec("smartphone", "phone model", "手机", "fact", ("phone apps", "phone accessories", "手机应用和配件")),
+    AttributeSpec(
+        "smartphone",
+        "phone model",
+        "手机",
+        "fact",
+        ("phone apps", "phone accessories", "手机应用和配件"),
+        aliases=("mobile", "cellphone"),
+    ),
     AttributeSpec(
         "laptop",
         "laptop or computer they use",
@@ -282,6 +300,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "在学的语言",
         "profile",
         ("language-learning app", "studying a foreign language", "学外语"),
+        cardinality="set",
     ),
     AttributeSpec(
         "native_language",
@@ -289,6 +308,30 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "母语",
         "profile",
         ("language I know best", "mother tongue", "最熟悉的语言"),
+    ),
+    AttributeSpec(
+        "language",
+        "languages they speak",
+        "会说的语言",
+        "profile",
+        ("talking to locals when travelling", "which languages I speak", "出国和当地人交流", "会说哪些语言"),
+        cardinality="set",
+    ),
+    AttributeSpec(
+        "child",
+        "their children (names)",
+        "孩子",
+        "profile",
+        ("family activities with my kids", "school and childcare", "带孩子出去玩", "孩子上学"),
+        cardinality="set",
+    ),
+    AttributeSpec(
+        "medication",
+        "medicines they take regularly",
+        "在吃的药",
+        "profile",
+        ("medicine I take every day", "drug interactions", "每天吃的药", "药物相互作用"),
+        cardinality="set",
     ),
     AttributeSpec("phone", "phone number", "手机号", "sensitive", ("contact me by phone", "联系方式")),
     AttributeSpec("email", "email address", "邮箱", "sensitive", ("send me an email", "account email", "邮件地址")),

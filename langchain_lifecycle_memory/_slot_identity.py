@@ -1,0 +1,413 @@
+"""Slot identity and cardinality: which stored slot a new fact speaks about, and how many values it holds.
+
+Extractors drift: ``editor`` / ``code_editor`` / ``preferred_ide``, entity ``sister_linyue`` /
+``sister``. Before planning, every new fact's entity and attribute are resolved against the
+live slots the namespace already holds (:meth:`RecordAPI.slot_catalogue`):
+
+* **entity**: the names' tokens (``sister_linyue`` → ``{sister, linyue}``); one name whose tokens
+  contain the other's is the same person when that match is unique. ``sister_anna`` and
+  ``sister_beth`` share only the relation, so they never merge, and ``sister`` is left alone
+  when two named sisters exist.
+* **attribute**, by evidence in this order:
+  1. the vocabulary: two distinct vocabulary attributes are different slots;
+  2. lexical structure: snake/camel tokens, stemmed, with qualifier words (``current``,
+     ``preferred``, ``name``…) removed. Equal cores are the same slot; if one core adds a
+     word, it is the same slot only when that word is part of the other's vocabulary
+     description (``code_editor`` vs ``editor``: "code editor or IDE"), otherwise it is a
+     narrower slot (``birth_city``, ``vacation_city`` are not ``city``); a core contained in
+     the other's description is the same slot (``ide`` → ``editor``);
+  3. embeddings (the store's encoder), only where 1–2 say nothing: cosine of the names
+     (and vocabulary descriptions) against a threshold calibrated on the vocabulary's
+     own pairs (``benchmarks/slot_calibration.py``); used only for the bundled encoder
+     unless a threshold is configured;
+  4. with a judge configured, the undecided candidates of the whole turn go to ONE LLM call.
+* **cardinality** (:func:`decide_cardinality`): the vocabulary's declaration, else the
+  extractor's, else a stored ``set`` slot stays a set, else the fact's own words
+  ("also / too / another / 也 / 还 / 又"), else single. Two values for one slot in the same
+  turn are a set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+
+__all__ = [
+    "DEFAULT_SLOT_THRESHOLD",
+    "attribute_relation",
+    "create_slot_judge",
+    "decide_cardinality",
+    "resolve_facts",
+    "same_value",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SLOT_THRESHOLD = 0.68
+"""Cosine (bundled USE encoder) above which two unrelated-looking attribute names are one slot."""
+JUDGE_BAND = 0.45
+"""Undecided pairs above this similarity are shown to the judge, when one is configured."""
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_STOP = frozenset(
+    "a an the of or and in at on to for with by they their them use used is are who what where which how that "
+    "do does".split()
+)
+_SET_CUE = re.compile(
+    r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
+    re.IGNORECASE,
+)
+
+
+def words(name: str) -> list[str]:
+    """``codeEditor`` / ``code_editor`` / ``code-editor`` → ``["code", "editor"]``."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^0-9a-z\u3400-\u9fff]+", text.casefold()) if w]
+
+
+def stem(word: str) -> str:
+    """A light English stemmer, enough to match ``living``/``live``, ``allergies``/``allergy``."""
+    if _CJK.search(word):
+        return word
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)] + repl
+            break
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+_QUALIFIERS = frozenset(
+    stem(w)
+    for w in (
+        "current main primary preferred favorite favourite fav usual default present new my actual personal own "
+        "daily regular name now latest today"
+    ).split()
+)
+
+
+def core(name: str) -> frozenset[str]:
+    """The meaning-bearing stems of a slot name (qualifiers dropped unless nothing else is left)."""
+    stems = [stem(w) for w in words(name) if w not in _STOP]
+    kept = frozenset(s for s in stems if s not in _QUALIFIERS)
+    return kept or frozenset(stems)
+
+
+@lru_cache(maxsize=4096)
+def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> frozenset[str]:
+    described = {stem(w) for text in (description, *aliases) for w in words(text) if w not in _STOP}
+    return core(name) | described | ({zh} if zh else set())
+
+
+def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
+    """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name."""
+    spec = specs.get(name)
+    return _concept(name, spec.description, spec.zh, spec.aliases) if spec else core(name)
+
+
+def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str | None:
+    """``"same"``, ``"different"`` or ``None`` (no evidence) from the vocabulary and the names' structure."""
+    if a == b:
+        return "same"
+    if a in specs and b in specs:
+        return "different"
+    ca, cb = core(a), core(b)
+    if ca == cb:
+        return "same"
+    ka, kb = concept(a, specs), concept(b, specs)
+    if ca & cb:
+        return "same" if (ca - cb) <= kb and (cb - ca) <= ka else "different"
+    if ca <= kb or cb <= ka:
+        return "same"
+    return None
+
+
+def set_cue(text: str | None) -> bool:
+    """Whether a statement adds to what is known ("also", "too", "另外", "也", "又"...)."""
+    return bool(text and _SET_CUE.search(text))
+
+
+def _acronym_match(short: list[str], long: list[str]) -> bool:
+    i = 0
+    for token in short:
+        if i < len(long) and token == long[i]:
+            i += 1
+            continue
+        n = len(token)
+        if n >= 2 and i + n <= len(long) and "".join(w[0] for w in long[i : i + n]) == token:
+            i += n
+            continue
+        return False
+    return i == len(long)
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """One value in two spellings: case/width, spacing ("VSCode"), plurals, initials ("VS Code")."""
+    na, nb = normalize_value(a), normalize_value(b)
+    if na == nb:
+        return True
+    if not na or not nb:
+        return False
+    if re.sub(r"[\W_]+", "", na) == re.sub(r"[\W_]+", "", nb):
+        return True
+    wa, wb = words(a or ""), words(b or "")
+    if [stem(w) for w in wa] == [stem(w) for w in wb]:
+        return True
+    short, long = (wa, wb) if len(wa) < len(wb) else (wb, wa)
+    return len(short) < len(long) and _acronym_match(short, long)
+
+
+def decide_cardinality(fact: Fact, attribute: str, stored: Sequence[str], specs: dict[str, AttributeSpec]) -> str:
+    """Single- or set-valued, in order: vocabulary, extractor, stored slot, the fact's words, single."""
+    spec = specs.get(attribute) or next(
+        (s for s in specs.values() if attribute_relation(attribute, s.name, specs) == "same"), None
+    )
+    if spec is not None:
+        return spec.cardinality
+    if fact.cardinality:
+        return fact.cardinality
+    if "set" in stored:
+        return "set"
+    return "set" if set_cue(fact.content) else "single"
+
+
+# ---------------------------------------------------------------- entities
+
+
+def _tokens(entity: str) -> frozenset[str]:
+    return frozenset(words(entity))
+
+
+def resolve_entity(entity: str, existing: Sequence[str]) -> tuple[str, list[str]]:
+    """``(resolved name, ambiguous candidates)``; the name is kept when no unique match exists."""
+    if entity in existing:
+        return entity, []
+    mine = _tokens(entity)
+    if not mine or entity.casefold() == "user":
+        return entity, []
+    others = [x for x in existing if x.casefold() != "user"]
+    same = [x for x in others if x.casefold() == entity.casefold()]
+    if same:
+        return same[0], []
+    matches = [x for x in others if mine <= _tokens(x) or _tokens(x) <= mine]
+    if len(matches) == 1:
+        match = matches[0]
+        theirs = _tokens(match)
+        # "sister_beth" into a stored "sister": only if no other stored sister has a name.
+        if theirs < mine and any(theirs < _tokens(x) for x in others if x != match):
+            return entity, []
+        return match, []
+    return entity, matches
+
+
+# ---------------------------------------------------------------- resolution
+
+
+@dataclass
+class _Question:
+    fact: int
+    entity: str
+    attribute: str
+    candidates: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+
+
+class _Embedder:
+    """Embeds slot names once per process (names repeat; encoding them per turn would dominate)."""
+
+    _cache: dict[tuple[int, str], list[float]] = {}
+
+    def __init__(self, embeddings: Any):
+        self.embeddings = embeddings
+
+    def vectors(self, texts: list[str]) -> list[list[float]]:
+        key = id(self.embeddings)
+        missing = [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]
+        if missing:
+            if len(self._cache) > 20_000:
+                self._cache.clear()
+            for t, v in zip(missing, self.embeddings.embed_documents(missing)):
+                norm = sum(x * x for x in v) ** 0.5 or 1.0
+                self._cache[(key, t)] = [x / norm for x in v]
+        return [self._cache[(key, t)] for t in texts]
+
+
+def _texts(name: str, specs: dict[str, AttributeSpec]) -> list[str]:
+    spec = specs.get(name)
+    return [" ".join(words(name))] + ([spec.description] if spec else [])
+
+
+def name_similarity(a: str, b: str, embedder: _Embedder, specs: dict[str, AttributeSpec]) -> float:
+    """Best cosine between the two names (and their vocabulary descriptions)."""
+    ta, tb = _texts(a, specs), _texts(b, specs)
+    vecs = embedder.vectors(ta + tb)
+    va, vb = vecs[: len(ta)], vecs[len(ta) :]
+    return max(sum(x * y for x, y in zip(u, v)) for u in va for v in vb)
+
+
+def resolve_facts(
+    facts: Sequence[Fact],
+    catalogue: Sequence[dict[str, Any]],
+    *,
+    embeddings: Any = None,
+    threshold: float | None = DEFAULT_SLOT_THRESHOLD,
+    judge: Runnable | None = None,
+    specs: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
+) -> list[Fact]:
+    """Rename each fact's entity/attribute to the stored slot it means, and decide its cardinality.
+
+    ``catalogue`` is the namespace's live slots (``store.slot_catalogue``). The judge, if
+    any, is invoked at most once for the whole batch.
+    """
+    spec_map = {s.name: s for s in specs}
+    entities = list(dict.fromkeys(str(r["entity"]) for r in catalogue))
+    by_entity: dict[str, dict[str, list[str]]] = {}
+    for r in catalogue:
+        by_entity.setdefault(str(r["entity"]), {}).setdefault(str(r["attribute"]), []).append(
+            str(r.get("cardinality") or "single")
+        )
+    embedder = _Embedder(embeddings) if embeddings is not None and threshold is not None else None
+    out: list[Fact] = list(facts)
+    questions: list[_Question] = []
+    for i, fact in enumerate(facts):
+        if fact.slot is None:
+            continue
+        entity, ambiguous = resolve_entity(fact.entity or "", entities)
+        attribute, undecided = _resolve_attribute(
+            fact.attribute or "", list(by_entity.get(entity, {})), spec_map, embedder, threshold, judge is not None
+        )
+        out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
+        if judge is not None and (undecided or ambiguous):
+            questions.append(_Question(i, entity, attribute, undecided, ambiguous))
+    if questions and judge is not None:
+        out = _ask_judge(judge, out, questions, catalogue)
+    return _with_cardinality(out, by_entity, spec_map)
+
+
+def _resolve_attribute(
+    attribute: str,
+    stored: list[str],
+    specs: dict[str, AttributeSpec],
+    embedder: _Embedder | None,
+    threshold: float | None,
+    has_judge: bool,
+) -> tuple[str, list[str]]:
+    if attribute in stored or not stored:
+        return attribute, []
+    relations = {b: attribute_relation(attribute, b, specs) for b in stored}
+    same = [b for b, rel in relations.items() if rel == "same"]
+    if same:
+        # Prefer the stored name closest in structure (most shared core tokens).
+        return max(same, key=lambda b: len(core(b) & core(attribute))), []
+    open_ = [b for b, rel in relations.items() if rel is None]
+    if not open_ or embedder is None or threshold is None:
+        return attribute, []
+    scored = sorted(((name_similarity(attribute, b, embedder, specs), b) for b in open_), reverse=True)
+    best_score, best = scored[0]
+    if best_score >= threshold and not has_judge:
+        return best, []
+    undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
+    return attribute, undecided
+
+
+def _with_cardinality(
+    facts: list[Fact], by_entity: dict[str, dict[str, list[str]]], specs: dict[str, AttributeSpec]
+) -> list[Fact]:
+    values: dict[tuple[str, str], list[str]] = {}
+    for f in facts:
+        if f.slot is not None and f.operation == "assert":
+            values.setdefault(f.slot, []).append(normalize_value(f.value))
+    out = []
+    for f in facts:
+        if f.slot is None:
+            out.append(f)
+            continue
+        stored = by_entity.get(f.slot[0], {}).get(f.slot[1], [])
+        card = decide_cardinality(f, f.slot[1], stored, specs)
+        many = len(set(values.get(f.slot, []))) > 1
+        if card == "single" and many and f.slot[1] not in specs:
+            card = "set"  # two values of one slot stated together hold together
+        out.append(f.model_copy(update={"cardinality": card}))
+    return out
+
+
+# ---------------------------------------------------------------- the batched judge
+
+_SLOT_JUDGE_PROMPT = """You maintain a user's long-term memory as slots (entity, attribute) with values.
+New facts were just extracted; some may name an EXISTING slot differently. For each numbered new fact,
+answer which existing slot it is about (or null for a new slot), and whether that slot holds ONE value
+(a new value replaces the old: city, employer, editor) or a SET of values (allergies, languages, pets).
+You may only map a fact to a slot listed for it; you never delete anything.
+
+Existing slots:
+{slots}
+
+New facts:
+{facts}
+
+Answer with JSON only: {{"decisions": [{{"fact": 0, "entity": "...", "attribute": "..." or null,
+"cardinality": "single" or "set" or null}}]}}"""
+
+
+def create_slot_judge(model: BaseChatModel, *, run_name: str = "judge_memory_slots") -> Runnable:
+    """One LLM decision per turn: which stored slot each new fact means (it can only map, never delete).
+
+    Example:
+        .. code-block:: python
+
+            config = UpdateConfig(slot_judge=create_slot_judge(ChatOpenAI(model="gpt-4o-mini")))
+    """
+
+    def _run(inputs: dict[str, Any]) -> list[dict[str, Any]]:
+        reply = model.invoke(_SLOT_JUDGE_PROMPT.format(slots=inputs["slots"], facts=inputs["facts"]))
+        text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        match = re.search(r"\{.*\}", text, re.DOTALL)
+        data = json.loads(match.group(0)) if match else {}
+        decisions = data.get("decisions", []) if isinstance(data, dict) else []
+        return [d for d in decisions if isinstance(d, dict)]
+
+    return RunnableLambda(_run).with_config(run_name=run_name)
+
+
+def _ask_judge(
+    judge: Runnable, facts: list[Fact], questions: list[_Question], catalogue: Sequence[dict[str, Any]]
+) -> list[Fact]:
+    slots = "\n".join(
+        f"- ({r['entity']}, {r['attribute']}) = {r.get('value')!s} [{r.get('cardinality') or 'single'}]"
+        for r in catalogue
+    )
+    lines = []
+    for q in questions:
+        f = facts[q.fact]
+        options = [f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities]
+        lines.append(
+            f"{q.fact}. ({q.entity}, {q.attribute}) = {f.value}: {f.content!r}; could be: {', '.join(options)}"
+        )
+    try:
+        decisions = judge.invoke({"slots": slots, "facts": "\n".join(lines)})
+    except Exception:
+        logger.exception("Slot judge failed; keeping the offline slot resolution")
+        return facts
+    allowed = {q.fact: q for q in questions}
+    out = list(facts)
+    for d in decisions:
+        q = allowed.get(d.get("fact")) if isinstance(d.get("fact"), int) else None
+        if q is None:
+            continue
+        entity = d.get("entity") if d.get("entity") in (q.entity, *q.entities) else q.entity
+        attribute = d.get("attribute") if d.get("attribute") in (q.attribute, *q.candidates) else q.attribute
+        update: dict[str, Any] = {"entity": entity, "attribute": attribute}
+        if d.get("cardinality") in ("single", "set"):
+            update["cardinality"] = d["cardinality"]
+        out[q.fact] = out[q.fact].model_copy(update=update)
+    return out

@@ -1,0 +1,311 @@
+"""Set-valued slots, slot identity across naming drift, one statement per fact (issue 11)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import chromadb
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryStatus
+from langchain_lifecycle_memory._slot_identity import create_slot_judge, same_value
+from langchain_lifecycle_memory.update import UpdateConfig
+
+
+def _memory(embeddings: Any, **kwargs: Any) -> LifecycleMemory:
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=embeddings, collection_prefix=f"s{uuid.uuid4().hex[:10]}"
+    )
+    return LifecycleMemory(store, **kwargs)
+
+
+def _active(memory: LifecycleMemory, entity: str, attribute: str) -> list[str]:
+    return sorted(r.value or "" for r in memory.history("u", entity, attribute) if r.status is MemoryStatus.ACTIVE)
+
+
+def _say(memory: LifecycleMemory, text: str, at: str) -> None:
+    memory.add_messages([("user", text), ("ai", "Noted.")], "u", at=at)
+
+
+def _fact(entity: str, attribute: str, value: str, content: str, **extra: Any) -> dict[str, Any]:
+    return {"entity": entity, "attribute": attribute, "value": value, "content": content, "confidence": 0.9, **extra}
+
+
+# ---------------------------------------------------------------- cardinality, rule extractor
+
+
+def test_allergies_accumulate_and_one_is_retracted_en(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    _say(memory, "I'm allergic to peanuts and shellfish.", "2024-05-01T09:00:00Z")
+    assert _active(memory, "user", "allergy") == ["peanuts", "shellfish"]
+    _say(memory, "Oh, and I'm also allergic to penicillin.", "2024-05-02T09:00:00Z")
+    assert _active(memory, "user", "allergy") == ["peanuts", "penicillin", "shellfish"]
+    assert {r.cardinality for r in memory.history("u", "user", "allergy")} == {"set"}
+    contents = [r.content for r in memory.history("u", "user", "allergy")]
+    assert "The user is allergic to shellfish." in contents  # one statement per fact
+    memory.add_facts(
+        [_fact("user", "allergy", "peanuts", "The user is no longer allergic to peanuts.", operation="retract")],
+        "u",
+        at="2024-09-01T09:00:00Z",
+    )
+    assert _active(memory, "user", "allergy") == ["penicillin", "shellfish"]
+    block = memory.inject("What should I avoid eating at the seafood restaurant?", "u", now="2024-09-02T09:00:00Z")
+    assert "shellfish" in block.text and "allergic to peanuts" not in block.text
+
+
+def test_allergies_accumulate_zh(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    _say(memory, "我对花生过敏。", "2024-05-01T09:00:00Z")
+    _say(memory, "我对青霉素也过敏。", "2024-05-02T09:00:00Z")
+    assert _active(memory, "user", "allergy") == ["花生", "青霉素"]
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        (["I play guitar. I also play the piano."], ["guitar", "piano"]),
+        (["I play the guitar.", "I also play the piano."], ["guitar", "piano"]),
+        (["我会弹吉他。", "我还会弹钢琴。"], ["吉他", "钢琴"]),
+    ],
+)
+def test_instruments_are_a_set(embeddings: Any, turns: list[str], expected: list[str]) -> None:
+    memory = _memory(embeddings)
+    for day, text in enumerate(turns, start=1):
+        _say(memory, text, f"2024-05-0{day}T09:00:00Z")
+    assert _active(memory, "user", "instrument") == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "moved", "old", "new"),
+    [
+        ("I live in Berlin and I'm allergic to peanuts", "I moved to Munich", "Berlin", "Munich"),
+        ("我住在柏林，我对花生过敏。", "我搬到慕尼黑了。", "柏林", "慕尼黑"),
+    ],
+)
+def test_superseded_city_survives_in_no_other_record(
+    embeddings: Any, first: str, moved: str, old: str, new: str
+) -> None:
+    memory = _memory(embeddings)
+    _say(memory, first, "2024-01-01T09:00:00Z")
+    _say(memory, moved, "2024-06-01T09:00:00Z")
+    assert _active(memory, "user", "city") == [new]
+    live = memory.store.list_records(memory.namespace("u"), statuses=MemoryStatus.ACTIVE)
+    assert all(old not in r.content for r in live)
+    for query in ("Where do I live?", "Any food I should avoid?", "我住在哪？"):
+        assert old not in memory.inject(query, "u", now="2024-06-02T09:00:00Z").text
+
+
+def test_single_valued_slot_still_supersedes(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    _say(memory, "I live in Austin.", "2024-01-01T09:00:00Z")
+    _say(memory, "I moved to Seattle.", "2024-06-01T09:00:00Z")
+    assert _active(memory, "user", "city") == ["Seattle"]
+
+
+# ---------------------------------------------------------------- cardinality of unknown attributes
+
+
+def test_unknown_attribute_joins_with_also_and_supersedes_without(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "collection", "黑胶唱片", "用户收集黑胶唱片")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "collection", "老邮票", "用户也收集老邮票")], "u", at="2024-01-02")
+    assert _active(memory, "user", "collection") == ["老邮票", "黑胶唱片"]
+    memory.add_facts([_fact("user", "gym", "Fitness First", "The user's gym is Fitness First.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "gym", "Anytime", "The user goes to Anytime now.")], "u", at="2024-02-01")
+    assert _active(memory, "user", "gym") == ["Anytime"]
+
+
+def test_two_values_in_one_turn_hold_together(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    facts = [_fact("user", "spoken_tongue", v, f"The user speaks {v}.") for v in ("Spanish", "Portuguese")]
+    memory.add_facts(facts, "u", at="2024-01-01")
+    assert _active(memory, "user", "spoken_tongue") == ["Portuguese", "Spanish"]
+
+
+def test_extractor_cardinality_is_used_for_unknown_attributes(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "board_game", "Go", "The user plays Go.", cardinality="set")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "board_game", "Chess", "The user plays chess.")], "u", at="2024-02-01")
+    assert _active(memory, "user", "board_game") == ["Chess", "Go"]
+
+
+# ---------------------------------------------------------------- slot identity
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "slot"),
+    [
+        (("user", "editor", "Vim"), ("user", "code_editor", "VS Code"), ("user", "editor")),
+        (("user", "editor", "Vim"), ("user", "ide", "VS Code"), ("user", "editor")),
+        (("user", "employer", "Acme"), ("user", "employer_name", "Globex"), ("user", "employer")),
+        (("user", "city", "Austin"), ("user", "residence", "Seattle"), ("user", "city")),
+        (("user", "smartphone", "Pixel 7"), ("user", "mobile", "iPhone 15"), ("user", "smartphone")),
+        (("sister_linyue", "city", "杭州"), ("sister", "current_city", "成都"), ("sister_linyue", "city")),
+        (("sister_linyue", "city", "杭州"), ("linyue", "city", "成都"), ("sister_linyue", "city")),
+        (("wife_fang", "employer", "腾讯"), ("wife", "employer", "阿里"), ("wife_fang", "employer")),
+    ],
+)
+def test_drifted_names_supersede_the_stored_slot(
+    embeddings: Any, first: tuple[str, str, str], second: tuple[str, str, str], slot: tuple[str, str]
+) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact(*first, f"{first[2]}")], "u", at="2024-01-01")
+    memory.add_facts([_fact(*second, f"{second[2]}")], "u", at="2024-03-01")
+    versions = memory.history("u", *slot)
+    assert [(r.value, r.status) for r in versions] == [
+        (first[2], MemoryStatus.ARCHIVED),
+        (second[2], MemoryStatus.ACTIVE),
+    ]
+
+
+@pytest.mark.parametrize("other", ["hometown", "birthplace", "vacation_city"])
+def test_narrower_or_other_places_are_not_the_city(embeddings: Any, other: str) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "city", "Lisbon", "The user lives in Lisbon.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", other, "Porto", f"The user's {other} is Porto.")], "u", at="2024-02-01")
+    assert _active(memory, "user", "city") == ["Lisbon"]
+    assert _active(memory, "user", other) == ["Porto"]
+
+
+def test_two_named_sisters_stay_two_people(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("sister_anna", "city", "Boston", "Anna lives in Boston.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("sister_beth", "city", "Chicago", "Beth lives in Chicago.")], "u", at="2024-01-02")
+    assert _active(memory, "sister_anna", "city") == ["Boston"]
+    assert _active(memory, "sister_beth", "city") == ["Chicago"]
+    memory.add_facts([_fact("sister", "city", "Denver", "My sister lives in Denver.")], "u", at="2024-01-03")
+    assert _active(memory, "sister_anna", "city") == ["Boston"]  # ambiguous: nobody is overwritten
+    assert _active(memory, "sister_beth", "city") == ["Chicago"]
+
+
+def test_value_variant_is_a_refresh(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "editor", "VS Code", "The user uses VS Code.")], "u", at="2024-01-01")
+    result = memory.add_facts([_fact("user", "editor", "Visual Studio Code", "Uses VSC.")], "u", at="2024-02-01")
+    assert len(result.refreshed) == 1 and not result.added
+    assert [r.value for r in memory.history("u", "user", "editor")] == ["VS Code"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("VS Code", "Visual Studio Code", True),
+        ("VSCode", "vs code", True),
+        ("peanut", "peanuts", True),
+        ("NYC", "New York City", True),
+        ("iPhone 15", "iPhone 15 Pro", False),
+        ("Vim", "Neovim", False),
+    ],
+)
+def test_same_value(a: str, b: str, same: bool) -> None:
+    assert same_value(a, b) is same
+
+
+def test_resolution_can_be_switched_off(embeddings: Any) -> None:
+    memory = _memory(embeddings, update=UpdateConfig(resolve_slots=False))
+    memory.add_facts([_fact("user", "editor", "Vim", "Vim")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "code_editor", "VS Code", "VS Code")], "u", at="2024-02-01")
+    assert _active(memory, "user", "editor") == ["Vim"]
+
+
+# ---------------------------------------------------------------- the batched judge
+
+
+def test_slot_judge_is_called_once_per_turn_and_only_maps(embeddings: Any) -> None:
+    answer = {
+        "decisions": [
+            {"fact": 0, "entity": "sister_anna", "attribute": "city", "cardinality": "single"},
+            {"fact": 1, "entity": "brother_sam", "attribute": "city"},
+            {"fact": 2, "entity": "someone_else", "attribute": "city"},  # not offered: ignored
+        ]
+    }
+    model = FakeListChatModel(responses=[json.dumps(answer)] * 5)
+    memory = _memory(embeddings, update=UpdateConfig(slot_judge=create_slot_judge(model)))
+    stored = [
+        _fact("sister_anna", "city", "Boston", "Anna lives in Boston."),
+        _fact("sister_beth", "city", "Chicago", "Beth lives in Chicago."),
+        _fact("brother_tom", "city", "Denver", "Tom lives in Denver."),
+        _fact("brother_sam", "city", "Austin", "Sam lives in Austin."),
+    ]
+    memory.add_facts(stored, "u", at="2024-01-01")
+    assert model.i == 0  # nothing was undecided
+    before = memory.store.count_records(memory.namespace("u"))
+    memory.add_facts(
+        [
+            _fact("sister", "city", "Miami", "My sister moved to Miami."),
+            _fact("brother", "city", "Reno", "My brother moved to Reno."),
+            _fact("sister", "city", "Miami", "My sister moved to Miami."),
+        ],
+        "u",
+        at="2024-02-01",
+    )
+    assert model.i == 1
+    assert _active(memory, "sister_anna", "city") == ["Miami"]
+    assert _active(memory, "brother_sam", "city") == ["Reno"]
+    assert _active(memory, "sister_beth", "city") == ["Chicago"]
+    assert memory.store.count_records(memory.namespace("u")) >= before  # never deletes
+
+
+# ---------------------------------------------------------------- the CLI shows a set as one slot
+
+
+def test_cli_history_shows_a_set_as_one_slot(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from langchain_lifecycle_memory.cli import app
+
+    runner = CliRunner()
+
+    def cli(*args: str) -> Any:
+        return runner.invoke(app, ["--path", str(tmp_path / "mem"), *args], env={"COLUMNS": "200"})
+
+    assert cli("add", "I live in Berlin and I'm allergic to peanuts", "-u", "bob", "--at", "2024-01-01").exit_code == 0
+    assert cli("add", "I'm also allergic to penicillin.", "-u", "bob", "--at", "2024-02-01").exit_code == 0
+    assert cli("add", "I moved to Munich", "-u", "bob", "--at", "2024-03-01").exit_code == 0
+    history = cli("history", "allergy", "--user", "bob")
+    assert history.exit_code == 0, history.output
+    assert "a set: 2 active values" in history.output
+    assert "peanuts" in history.output and "penicillin" in history.output
+    search = cli("search", "where do I live and what can't I eat?", "-u", "bob", "--now", "2024-03-02", "--block")
+    assert search.exit_code == 0, search.output
+    assert "Munich" in search.output and "Berlin" not in search.output
+
+
+def test_repair_leaves_set_members_active(embeddings: Any) -> None:
+    from langchain_lifecycle_memory.update import repair_slots
+
+    memory = _memory(embeddings)
+    _say(memory, "I'm allergic to peanuts and shellfish.", "2024-05-01T09:00:00Z")
+    assert repair_slots(memory.store, memory.namespace("u")) == []
+    assert _active(memory, "user", "allergy") == ["peanuts", "shellfish"]
+
+
+@pytest.mark.parametrize(
+    ("turns", "left"),
+    [
+        (["I'm allergic to peanuts and shellfish.", "I'm no longer allergic to peanuts."], ["shellfish"]),
+        (["我对花生和海鲜过敏。", "我对花生已经不过敏了。"], ["海鲜"]),
+    ],
+)
+def test_no_longer_retracts_one_member(embeddings: Any, turns: list[str], left: list[str]) -> None:
+    memory = _memory(embeddings)
+    for day, text in enumerate(turns, start=1):
+        _say(memory, text, f"2024-05-0{day}T09:00:00Z")
+    assert _active(memory, "user", "allergy") == left
+
+
+def test_as_of_lists_the_members_of_the_set_at_that_time(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    _say(memory, "I'm allergic to peanuts.", "2024-05-01T09:00:00Z")
+    _say(memory, "I'm also allergic to penicillin.", "2024-06-01T09:00:00Z")
+    ns = memory.namespace("u")
+
+    def members(at: str) -> list[str]:
+        hits = memory.store.search_records(ns, "allergies", k=10, as_of=at)
+        return sorted(r.value or "" for r, _ in hits if r.attribute == "allergy")
+
+    assert members("2024-05-15T00:00:00Z") == ["peanuts"]
+    assert members("2024-06-15T00:00:00Z") == ["peanuts", "penicillin"]
