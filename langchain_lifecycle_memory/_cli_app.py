@@ -157,6 +157,9 @@ def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable
                 fn(cfg, **kwargs)
             except (typer.Exit, typer.Abort, typer.BadParameter, _UsageError):
                 raise
+            except BrokenPipeError:  # `... | head`: the reader has what it wanted
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                raise typer.Exit(0) from None
             except CliError as e:
                 if cfg.debug and e.__cause__ is not None:
                     raise
@@ -309,7 +312,7 @@ def _open_store(cfg: Settings, folder: Path | None, emb: Any, verify: bool) -> A
         msg = (
             f"Cannot open the store at {folder} ({type(e).__name__}: {' '.join(str(e).split())[:200]}). "
             "Check --path: it must be a folder written by lifecycle-memory that you can write to "
-            "(copy a read-only store somewhere writable)."
+            f"(copy a read-only store somewhere writable){_DEBUG_HINT}."
         )
         raise CliError(msg) from e
 

@@ -145,18 +145,18 @@ def _slot(record: MemoryRecord) -> str:
 
 
 def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
-    """One row per record: id, status, kind, slot = value, confidence, valid from, content (fits 80 columns).
+    """One row per record: id, status, kind, valid from, slot=value, content (fits 80 columns).
 
-    ``show`` has every field, ``history`` the validity intervals.
+    ``show`` has every field (confidence, source...), ``history`` the validity intervals.
     """
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("id", "status", "kind", "conf", "from"):
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for name in ("id", "status", "kind", "from"):
         table.add_column(name, no_wrap=True)
-    table.add_column("slot = value", overflow="fold", ratio=1, min_width=10)
+    table.add_column("slot=value", overflow="fold", ratio=1, min_width=10)
     table.add_column("content", overflow="fold", ratio=2, min_width=16)
     for r in records:
-        slot = Text(f"{_slot(r)} = {r.value or ''}") if r.slot else Text("")
-        table.add_row(short(r.id), _status(r), r.kind, f"{r.confidence:.2f}", _day(r.valid_from), slot, Text(r.content))
+        slot = Text(f"{_slot(r)}={r.value or ''}") if r.slot else Text("")
+        table.add_row(short(r.id), _status(r), r.kind, _day(r.valid_from), slot, Text(r.content))
     return table
 
 
@@ -203,8 +203,10 @@ def update_table(result: Any) -> Table:
 def docs_table(docs: Sequence[Any], *, title: str) -> Table:
     """Retrieved documents with their fused and per-channel scores."""
     table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE if docs else None, caption_justify="left")
-    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from", "content"):
-        table.add_column(name, overflow="fold")
+    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("content", overflow="fold", min_width=16)
     for rank, d in enumerate(docs):
         scores = d.metadata.get("scores") or {}
         table.add_row(
@@ -212,7 +214,7 @@ def docs_table(docs: Sequence[Any], *, title: str) -> Table:
             short(d.metadata.get("id")),
             f"{float(d.metadata.get('score') or 0.0):.3f}",
             *(_channel(float(scores.get(c) or 0.0)) for c in ("dense", "lexical", "slot")),
-            (d.metadata.get("valid_from") or "")[:16].replace("T", " "),
+            (d.metadata.get("valid_from") or "")[:10],
             Text(d.page_content),
         )
     return table
@@ -221,15 +223,17 @@ def docs_table(docs: Sequence[Any], *, title: str) -> Table:
 def explain_table(explanation: Any) -> Table:
     """Every candidate of a retrieval with its decision and the reason."""
     title = f"why: {explanation.query!r} (min_score {explanation.min_score:.2f}, k {explanation.k})"
-    table = Table(title=title, title_justify="left")
-    for name in ("decision", "rank", "fused", "dense", "lexical", "slot", "id", "content", "reason"):
-        table.add_column(name, overflow="fold")
+    table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE, caption_justify="left")
+    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    for name in ("decision", "fused", "dense", "lex", "slot", "id"):  # kept ones come first, in rank order
+        table.add_column(name, no_wrap=True)
+    table.add_column("content", overflow="fold", ratio=1, min_width=12)
+    table.add_column("reason", overflow="fold", ratio=1, min_width=10)
     order = sorted(explanation.candidates, key=lambda c: (c.decision != "kept", c.rank or 0, -c.fused))
     for c in order:
         style = "green" if c.decision == "kept" else "dim"
         table.add_row(
-            Text(c.decision, style=style),
-            "" if c.rank is None else str(c.rank),
+            Text(c.decision if c.rank is None else f"{c.decision} #{c.rank}", style=style),
             f"{c.fused:.3f}",
             *(_channel(c.channels.get(ch)) for ch in ("dense", "lexical", "slot")),
             short(c.record.id),
