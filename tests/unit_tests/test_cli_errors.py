@@ -74,6 +74,8 @@ def test_a_file_as_path(command: str, tmp_path: Path) -> None:
     assert_clean_error(result)
     if command != "demo":
         assert "is a file" in result.output
+    below = run("--path", str(afile / "store"), *fill(COMMANDS[command], "abcd1234", tmp_path))  # under a file
+    assert_clean_error(below)
 
 
 @pytest.mark.parametrize("command", READS)
