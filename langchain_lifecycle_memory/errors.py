@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.store.base import InvalidNamespaceError
+if TYPE_CHECKING:  # pragma: no cover
+    from langgraph.store.base import InvalidNamespaceError
 
 __all__ = [
     "EmbeddingMismatchError",
@@ -53,3 +54,14 @@ class ReindexError(RuntimeError):
     Fix the cause (the message says what failed) and run ``reindex`` again: the
     half-built generation has been removed, so a rerun starts clean.
     """
+
+
+def __getattr__(name: str) -> Any:
+    # LangGraph's own namespace error, re-exported; loaded on first use so that importing
+    # the errors (the CLI does, for --help) does not import LangGraph and LangChain.
+    if name == "InvalidNamespaceError":
+        from langgraph.store.base import InvalidNamespaceError
+
+        return InvalidNamespaceError
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -6,7 +6,7 @@ per-collection configuration (cosine space, embedding fingerprint); ``Chroma`` t
 vector store wraps these with a document API that hides them, and we still hand it
 any LangChain ``Embeddings``. ``langchain-chroma`` stays the baseline in benchmarks.
 
-Layout (measured in DESIGN.md: a ``where`` filter costs 4-17x an unfiltered query):
+Layout (a ``where`` filter cost 4-17x an unfiltered query when the layout was chosen):
 
 * **one collection per namespace** (tenant), so a tenant's search needs no ``where``;
 * statuses and expiry are checked on an over-fetched candidate list, with a ``where``

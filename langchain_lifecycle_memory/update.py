@@ -131,6 +131,17 @@ def _clean(text: str | None, redactor: Redactor | None) -> str | None:
     return redactor.redact(text).text
 
 
+def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
+    """Whether redaction leaves nothing of ``value`` but masks (or nothing at all)."""
+    if not value or redactor is None or redactor.mode == "keep":
+        return False
+    result = redactor.redact(value)
+    rest = result.text
+    for m in result.found:
+        rest = rest.replace(redactor.mask_for(m.kind), " ") if redactor.mode == "mask" else rest
+    return result.has_pii and not any(ch.isalnum() for ch in rest)
+
+
 def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime]:
     return (r.valid_from, r.created_at)
 
@@ -185,6 +196,12 @@ class _Planner:
         )
 
     def add(self, fact: Fact, source: MemorySource) -> None:
+        if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
+            # A redaction mask is not a value of an ordinary attribute: "smartphone = [PHONE]"
+            # is an extractor mistaking a phone number for a device. Only an attribute meant
+            # for personal data (kind "sensitive": phone, email, ...) holds a masked value;
+            # any other fact whose value is nothing but masks keeps its statement, without a slot.
+            fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
         if fact.slot is None:
             self._add_free_text(fact, source)
         else:
@@ -252,6 +269,12 @@ class _Planner:
 
     def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
         content = _clean(fact.content, self.cfg.redactor) or fact.content
+        for earlier in self.plan.added:  # the same statement twice in one batch is one memory
+            if normalize_value(earlier.content) == normalize_value(content):
+                if fact.kind == "sensitive" and earlier.kind != "sensitive":  # the stricter retention wins
+                    expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
+                    self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
+                return
         similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):

@@ -71,3 +71,20 @@ def store(backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbe
 def mem_store(tmp_path: Path, embeddings: UniversalSentenceEncoderEmbeddings) -> ChromaMemoryStore:
     """A fast in-memory store for tests that are not about the backend."""
     return make_store("memory", tmp_path, embeddings)
+
+
+# The encoder keeps derived files (tokenizer, weights) in a cache directory; the suite
+# uses its own, removed at the end, so it neither reads nor fills the user's ~/.cache.
+_CACHE_DIR = None
+if "LIFECYCLE_MEMORY_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    _CACHE_DIR = tempfile.mkdtemp(prefix="lifecycle-test-cache-")
+    os.environ["LIFECYCLE_MEMORY_CACHE_DIR"] = _CACHE_DIR
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CACHE_DIR is not None:
+        import shutil
+
+        shutil.rmtree(_CACHE_DIR, ignore_errors=True)

@@ -1,6 +1,6 @@
 """Scenario runner: replay ``shared/scenarios/*.jsonl`` files and judge every probe.
 
-A scenario is one JSON object a line (see DESIGN.md, "Scenario format"): steps of type
+A scenario is one JSON object a line (``notebooks/data/scenarios.jsonl`` is a small example): steps of type
 ``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A
 probe is judged on the **injected memory block**: every ``expect`` string appears in it
 (case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line

@@ -241,8 +241,10 @@ def test_sweep_replays_time(store: Path) -> None:
 def test_reindex_switches_the_embedder(store: Path) -> None:
     result = cli(store, "reindex", "--embedder", "fake:16")
     assert result.exit_code == 0, result.output
-    assert "reindexed" in result.stdout and "--embedder fake:16" in result.stdout
-    mismatch = cli(store, "list", "--user", "u1")
+    assert "reindexed" in result.stdout and "fake:16" in result.stdout
+    follows = cli(store, "list", "--user", "u1")  # the store records its embedder: no --embedder needed
+    assert follows.exit_code == 0 and "Vim" in follows.stdout, follows.output
+    mismatch = cli(store, "--embedder", "usem3", "list", "--user", "u1")  # an explicit other one is refused
     assert mismatch.exit_code == 1 and "add --embedder fake:16" in mismatch.stderr
     assert "Traceback" not in mismatch.output
     assert cli(store, "--embedder", "fake:16", "list", "--user", "u1").exit_code == 0

