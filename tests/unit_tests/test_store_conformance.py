@@ -18,7 +18,6 @@ import asyncio
 import math
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from typing import Any
 import chromadb
 import numpy as np
 import pytest
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -42,37 +40,10 @@ from langgraph.store.memory import InMemoryStore
 from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory import _chroma as C
 from tests.conftest import SERVER_ENV, server_address
+from tests.fake_embeddings import CharEmbeddings
 
 DIMS = 64
 BACKENDS = ["embedded", "memory", "server", "reference"]
-
-
-class CharEmbeddings(Embeddings):
-    """Normalised sum of one fixed random direction per character, weighted by frequency."""
-
-    def __init__(self, dims: int = DIMS) -> None:
-        self.dims = dims
-        self._dirs: dict[str, np.ndarray] = {}
-
-    def _direction(self, ch: str) -> np.ndarray:
-        vec = self._dirs.get(ch)
-        if vec is None:
-            rng = np.random.default_rng(zlib.crc32(ch.encode("utf-8", "surrogatepass")))
-            vec = self._dirs[ch] = rng.standard_normal(self.dims)
-        return vec
-
-    def _one(self, text: str) -> list[float]:
-        out = np.zeros(self.dims)
-        for ch in text:
-            out += self._direction(ch)
-        norm = float(np.linalg.norm(out))
-        return (out / norm).tolist() if norm else out.tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
 
 
 EMB = CharEmbeddings()
