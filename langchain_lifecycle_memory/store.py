@@ -99,7 +99,9 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
         host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
         embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
         collection_prefix: Prefix of every collection this store owns (3+ chars of
-            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
+            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent. Every
+            ``chromadb.EphemeralClient()`` of a process is one in-memory database (Chroma's
+            design): two in-memory stores with the same prefix share their data.
         index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
             semantic search. ``embed`` in it overrides ``embeddings``.
         ttl: LangGraph ``TTLConfig`` (minutes).
