@@ -10,6 +10,7 @@ so a long item whose one line answers the query is not diluted by its other line
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_lifecycle_memory import _chroma as C
@@ -40,7 +41,7 @@ def best_items(
                 best[key] = (score, None, None) if C.SYS_PART_OF in meta else (score, doc, meta)
         missing = [k for k, (_, _, m) in best.items() if m is None]
         if missing:  # matched by an extra row only: read the item itself
-            got = store._guard(lambda ids=missing: col.get(ids=ids, include=["documents", "metadatas"]))
+            got = store._guard(partial(col.get, ids=missing, include=["documents", "metadatas"]))
             found = dict(zip(got["ids"], zip(got["documents"], got["metadatas"])))
             for key in missing:
                 doc, meta = found.get(key, (None, None))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
 import logging
 import os
@@ -383,7 +384,7 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
     ) -> None:
         deletes = [op.key for op in group if op.value is None]
         if deletes:
-            col = self._col(ns)
+            col: Any = self._col(ns)
             if col is not None:
                 old = self._guard(lambda: col.get(ids=deletes, include=["metadatas"]))
                 extra = [p for k, m in zip(old["ids"], old["metadatas"] or []) for p in C.part_ids(k, m)]
@@ -442,8 +443,8 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
             )
         ids, vecs, metas = part_rows
         for s in range(0, len(ids), step):
-            window = slice(s, s + step)
-            self._guard(lambda w=window: col.upsert(ids=ids[w], embeddings=vecs[w], metadatas=metas[w]))
+            w = slice(s, s + step)
+            self._guard(functools.partial(col.upsert, ids=ids[w], embeddings=vecs[w], metadatas=metas[w]))
         if stale_parts:
             self._guard(lambda: col.delete(ids=stale_parts))
         self._bump(ns, changes)
