@@ -15,12 +15,17 @@ when a query races them: the query is retried briefly, then answered by an exact
 
 from __future__ import annotations
 
+import json
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["Handle", "empty_result"]
+from langchain_lifecycle_memory import _chroma as C
+
+__all__ = ["Collections", "Handle", "empty_result"]
 
 _WRITES = frozenset({"add", "upsert"})
 _RETRIES = 5
@@ -122,3 +127,70 @@ class Handle:
             return empty_result(method, kwargs)
         self._col = fresh
         return _query(fresh, kwargs) if method == "query" and not args else getattr(fresh, method)(*args, **kwargs)
+
+
+class Collections:
+    """Resolving a namespace to its collection handle; mixed into ``ChromaMemoryStore``."""
+
+    if TYPE_CHECKING:
+        client: Any
+        prefix: str
+        generation: int
+        fingerprint: dict[str, Any]
+        _lock: threading.RLock
+        _cols: dict[tuple[str, ...], Any]
+        _journal: dict[tuple[str, ...], Any]
+        _tokens: dict[tuple[str, ...], Any]
+
+        @property
+        def meta_name(self) -> str: ...
+        def _guard(self, fn: Callable[[], Any]) -> Any: ...
+        def _open_meta(self, verify: bool, generation: int = 0) -> int: ...
+
+    def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None:
+        """The namespace's collection (a ``Handle``), or ``None`` when it has none (``create=False``)."""
+        with self._lock:
+            col = self._cols.get(namespace)
+            if col is not None:
+                return col
+            raw = self._open_collection(namespace, create=create)
+            if raw is None:
+                return None
+            col = self._cols[namespace] = Handle(self, namespace, raw)
+            return col
+
+    def _open_collection(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
+        from chromadb.errors import NotFoundError
+
+        name = C.collection_name(self.prefix, self.generation, namespace)
+        try:
+            return self._guard(lambda: self.client.get_collection(name, embedding_function=None))
+        except NotFoundError:
+            if not create:
+                return None
+        metadata = {
+            "namespace": json.dumps(list(namespace), ensure_ascii=False),
+            "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
+        }
+        return self._guard(
+            lambda: self.client.get_or_create_collection(
+                name, metadata=metadata, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
+            )
+        )
+
+    def _reopen(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
+        """Resolve a namespace whose cached collection vanished (purged elsewhere, server reset)."""
+        from chromadb.errors import NotFoundError
+
+        with self._lock:
+            self._tokens.pop(namespace, None)
+            self._journal.pop(namespace, None)
+            if create:
+                try:
+                    self._guard(lambda: self.client.get_collection(self.meta_name))
+                except NotFoundError:  # the whole store was wiped: put the meta record back first
+                    self._open_meta(False, generation=self.generation)
+            raw = self._open_collection(namespace, create=create)
+            if raw is None:
+                self._cols.pop(namespace, None)
+            return raw

@@ -48,7 +48,7 @@ from langgraph.store.base import (
 )
 
 from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._handles import Handle
+from langchain_lifecycle_memory._handles import Collections, Handle
 from langchain_lifecycle_memory._records import RecordAPI
 from langchain_lifecycle_memory._revisions import RevisionJournal, local_database
 from langchain_lifecycle_memory._ttl import TTLSweeper
@@ -69,7 +69,7 @@ def _client_settings() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
+class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Setup:
@@ -223,54 +223,6 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
                 )
                 raise StoreUnavailableError(msg) from e
             raise
-
-    def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None:
-        """The namespace's collection (a ``Handle``), or ``None`` when it has none (``create=False``)."""
-        with self._lock:
-            col = self._cols.get(namespace)
-            if col is not None:
-                return col
-            raw = self._open_collection(namespace, create=create)
-            if raw is None:
-                return None
-            col = self._cols[namespace] = Handle(self, namespace, raw)
-            return col
-
-    def _open_collection(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
-        from chromadb.errors import NotFoundError
-
-        name = C.collection_name(self.prefix, self.generation, namespace)
-        try:
-            return self._guard(lambda: self.client.get_collection(name, embedding_function=None))
-        except NotFoundError:
-            if not create:
-                return None
-        metadata = {
-            "namespace": json.dumps(list(namespace), ensure_ascii=False),
-            "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
-        }
-        return self._guard(
-            lambda: self.client.get_or_create_collection(
-                name, metadata=metadata, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-            )
-        )
-
-    def _reopen(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
-        """Resolve a namespace whose cached collection vanished (purged elsewhere, server reset)."""
-        from chromadb.errors import NotFoundError
-
-        with self._lock:
-            self._tokens.pop(namespace, None)
-            self._journal.pop(namespace, None)
-            if create:
-                try:
-                    self._guard(lambda: self.client.get_collection(self.meta_name))
-                except NotFoundError:  # the whole store was wiped: put the meta record back first
-                    self._open_meta(False, generation=self.generation)
-            raw = self._open_collection(namespace, create=create)
-            if raw is None:
-                self._cols.pop(namespace, None)
-            return raw
 
     def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]:
         """Every (namespace, collection) of a generation, read fresh from Chroma.
