@@ -28,6 +28,10 @@ SYS_EXPIRES = "_expires"
 SYS_TTL = "_ttl"
 SYS_INDEXED = "_idx"
 SYS_FIELDS = "_fields"
+SYS_PARTS = "_parts"
+"""On an item indexed by several texts (paths, list elements): how many extra vector rows it has."""
+SYS_PART_OF = "_of"
+"""On an extra vector row: the key of its item (the row has no document)."""
 FLAT_PREFIX = "v."
 TIME_PREFIX = "t."
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -99,6 +103,16 @@ def collection_name(prefix: str, generation: int, namespace: tuple[str, ...]) ->
     """One Chroma collection per namespace; names must be ``[a-zA-Z0-9._-]``."""
     digest = hashlib.sha256(json.dumps(list(namespace), ensure_ascii=False).encode()).hexdigest()[:24]
     return f"{prefix}.g{generation}.{digest}"
+
+
+def part_id(key: str, n: int) -> str:
+    """Id of an item's ``n``-th extra vector row (keys cannot hold NUL, so it never clashes)."""
+    return f"{key}\x00{n}"
+
+
+def part_ids(key: str, metadata: Mapping[str, Any] | None) -> list[str]:
+    """Ids of every extra vector row of the item whose metadata this is."""
+    return [part_id(key, n) for n in range(1, int((metadata or {}).get(SYS_PARTS) or 0) + 1)]
 
 
 def generation_prefix(prefix: str, generation: int) -> str:

@@ -289,31 +289,46 @@ def _copy_namespace(
             configuration={"hnsw": {"space": "cosine"}},
         )
     )
-    ids = list(store._guard(lambda: old.get(include=[]))["ids"])
-    embedded = 0
+    got_all = store._guard(lambda: old.get(include=["metadatas"]))
+    ids = [i for i, m in zip(got_all["ids"], got_all["metadatas"]) if C.SYS_PART_OF not in (m or {})]
+    embedded = parts = 0
     for start in range(0, len(ids), batch_size):
         got = store._guard(partial(old.get, ids=ids[start : start + batch_size], include=["documents", "metadatas"]))
         metadatas = [dict(m or {}) for m in got["metadatas"]]
-        texts = []
+        texts: list[list[str]] = []
         for doc, meta in zip(got["documents"], metadatas, strict=True):
             fields = json.loads(meta.get(C.SYS_FIELDS) or "[]")
             value = json.loads(doc) if doc else {}
-            texts.append(store._index_text(value, fields) if store.index_enabled and fields else "")
-        indexed = [i for i, t in enumerate(texts) if t]
-        vectors = new_embeddings.embed_documents([texts[i] for i in indexed]) if indexed else []
-        if len(vectors) != len(indexed) or any(len(v) != dims for v in vectors):
-            msg = f"The new embedder returned vectors of the wrong size (expected {len(indexed)} x {dims})."
+            texts.append(store._index_texts(value, fields) if store.index_enabled and fields else [])
+        flat = [t for item in texts for t in item]
+        vectors = new_embeddings.embed_documents(flat) if flat else []
+        if len(vectors) != len(flat) or any(len(v) != dims for v in vectors):
+            msg = f"The new embedder returned vectors of the wrong size (expected {len(flat)} x {dims})."
             raise ValueError(msg)
-        by_row = dict(zip(indexed, vectors, strict=True))
-        embeddings = [list(map(float, by_row[i])) if i in by_row else placeholder for i in range(len(texts))]
-        for i, meta in enumerate(metadatas):
-            meta[C.SYS_INDEXED] = i in by_row
+        embeddings, part_ids, part_vectors, part_metas = [], [], [], []
+        position = 0
+        for key, item, meta in zip(got["ids"], texts, metadatas, strict=True):
+            mine = [list(map(float, v)) for v in vectors[position : position + len(item)]]
+            position += len(item)
+            embeddings.append(mine[0] if mine else placeholder)
+            meta[C.SYS_INDEXED] = bool(mine)
+            meta[C.SYS_PARTS] = len(mine) - 1 if len(mine) > 1 else None
+            for n, vector in enumerate(mine[1:], 1):
+                part_ids.append(C.part_id(key, n))
+                part_vectors.append(vector)
+                part_metas.append({C.SYS_PART_OF: key, C.SYS_INDEXED: True, C.SYS_NS: meta.get(C.SYS_NS, "")})
+        for meta in metadatas:
+            if meta.get(C.SYS_PARTS) is None:
+                meta.pop(C.SYS_PARTS, None)
         store._guard(
             partial(new.add, ids=got["ids"], embeddings=embeddings, documents=got["documents"], metadatas=metadatas)
         )
-        embedded += len(indexed)
+        if part_ids:
+            store._guard(partial(new.add, ids=part_ids, embeddings=part_vectors, metadatas=part_metas))
+        embedded += sum(1 for item in texts if item)
+        parts += len(part_ids)
         advance(len(got["ids"]))
-    copied = int(store._guard(new.count))
+    copied = int(store._guard(new.count)) - parts
     if copied != len(ids):
         msg = f"Namespace {ns}: copied {copied} items but the old generation has {len(ids)}."
         raise ReindexError(msg)

@@ -32,9 +32,10 @@ class TTLSweeper:
         now = time.time()
         removed = 0
         for ns, col in self._namespaces():
-            got = self._guard(lambda col=col: col.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=[]))
+            got = self._guard(lambda col=col: col.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=["metadatas"]))
             if got["ids"]:
-                self._guard(lambda col=col, ids=got["ids"]: col.delete(ids=ids))
+                extra = [p for i, m in zip(got["ids"], got["metadatas"] or []) for p in C.part_ids(i, m)]
+                self._guard(lambda col=col, ids=got["ids"] + extra: col.delete(ids=ids))
                 removed += len(got["ids"])
                 self._bump(ns, [(i, None) for i in got["ids"]])
         return removed

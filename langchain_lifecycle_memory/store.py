@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import json
 import logging
 import os
@@ -47,9 +48,11 @@ from langgraph.store.base import (
 )
 
 from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory._handles import Collections, Handle
 from langchain_lifecycle_memory._records import RecordAPI
 from langchain_lifecycle_memory._revisions import RevisionJournal, local_database
 from langchain_lifecycle_memory._ttl import TTLSweeper
+from langchain_lifecycle_memory._vectors import best_items, has_live_items, unindexed_items
 from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
 
@@ -66,7 +69,7 @@ def _client_settings() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
+class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Setup:
@@ -97,7 +100,9 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
         host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
         embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
         collection_prefix: Prefix of every collection this store owns (3+ chars of
-            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
+            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent. Every
+            ``chromadb.EphemeralClient()`` of a process is one in-memory database (Chroma's
+            design): two in-memory stores with the same prefix share their data.
         index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
             semantic search. ``embed`` in it overrides ``embeddings``.
         ttl: LangGraph ``TTLConfig`` (minutes).
@@ -180,20 +185,20 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
     def _meta(self) -> Any:
         return self._guard(lambda: self.client.get_collection(self.meta_name))
 
-    def _open_meta(self, verify: bool) -> int:
+    def _open_meta(self, verify: bool, generation: int = 0) -> int:
         from chromadb.errors import NotFoundError
 
         try:
             meta = self._guard(lambda: self.client.get_collection(self.meta_name))
         except NotFoundError:
-            metadata = {"fingerprint": json.dumps(self.fingerprint, sort_keys=True), "generation": 0}
+            metadata = {"fingerprint": json.dumps(self.fingerprint, sort_keys=True), "generation": generation}
             try:
                 self._guard(
                     lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None)
                 )
             except Exception:  # created concurrently by another process
                 self._guard(lambda: self.client.get_collection(self.meta_name))
-            return 0
+            return generation
         stored = json.loads((meta.metadata or {}).get("fingerprint", "{}"))
         if verify and stored and stored != self.fingerprint:
             msg = (
@@ -216,49 +221,27 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
                 raise StoreUnavailableError(msg) from e
             raise
 
-    def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None:
-        from chromadb.errors import NotFoundError
-
-        with self._lock:
-            col = self._cols.get(namespace)
-            if col is not None:
-                return col
-            name = C.collection_name(self.prefix, self.generation, namespace)
-            try:
-                col = self._guard(lambda: self.client.get_collection(name, embedding_function=None))
-            except NotFoundError:
-                if not create:
-                    return None
-                metadata = {
-                    "namespace": json.dumps(list(namespace), ensure_ascii=False),
-                    "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
-                }
-                col = self._guard(
-                    lambda: self.client.get_or_create_collection(
-                        name,
-                        metadata=metadata,
-                        embedding_function=None,
-                        configuration={"hnsw": {"space": "cosine"}},
-                    )
-                )
-            self._cols[namespace] = col
-            return col
-
     def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]:
-        """Every (namespace, collection) of a generation, read fresh from Chroma."""
+        """Every (namespace, collection) of a generation, read fresh from Chroma.
+
+        The current generation's collections come as ``Handle`` s (they survive a purge elsewhere).
+        """
+        current = generation is None or generation == self.generation
         start = C.generation_prefix(self.prefix, self.generation if generation is None else generation)
         out = []
         for col in self._guard(self.client.list_collections):
             if col.name.startswith(start) and col.metadata and "namespace" in col.metadata:
-                out.append((tuple(json.loads(col.metadata["namespace"])), col))
+                ns = tuple(json.loads(col.metadata["namespace"]))
+                out.append((ns, Handle(self, ns, col) if current else col))
         return out
 
     # ------------------------------------------------------------------ embedding
-    def _index_text(self, value: dict[str, Any], fields: list[str]) -> str:
-        parts: list[str] = []
+    def _index_texts(self, value: dict[str, Any], fields: list[str]) -> list[str]:
+        """One text per indexed path and list element (LangGraph embeds each; the best one scores)."""
+        texts: list[str] = []
         for field in fields:
-            parts.extend(t for t in get_text_at_path(value, tokenize_path(field) if field != "$" else "$") if t)
-        return "\n".join(parts)
+            texts.extend(t for t in get_text_at_path(value, tokenize_path(field) if field != "$" else "$") if t)
+        return texts
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -331,27 +314,30 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
             texts = []
             for op in upserts:
                 fields = self.index_fields if op.index is None else (op.index or [])
-                text = self._index_text(dict(op.value or {}), fields) if self.index_enabled and fields else ""
-                texts.append(text)
-            indexed = [i for i, t in enumerate(texts) if t]
-            vectors = self._embed([texts[i] for i in indexed])
-            prepared.append((ns, group, upserts, texts, dict(zip(indexed, vectors))))
-        for ns, group, upserts, texts, vectors in prepared:
-            self._write_namespace(ns, group, upserts, texts, vectors)
+                texts.append(self._index_texts(dict(op.value or {}), fields) if self.index_enabled and fields else [])
+            flat = self._embed([t for item in texts for t in item])
+            vectors: dict[int, list[list[float]]] = {}
+            for i, item in enumerate(texts):
+                if item:
+                    vectors[i], flat = flat[: len(item)], flat[len(item) :]
+            prepared.append((ns, group, upserts, vectors))
+        for ns, group, upserts, vectors in prepared:
+            self._write_namespace(ns, group, upserts, vectors)
 
     def _write_namespace(
         self,
         ns: tuple[str, ...],
         group: list[PutOp],
         upserts: list[PutOp],
-        texts: list[str],
-        vectors: dict[int, list[float]],
+        vectors: dict[int, list[list[float]]],
     ) -> None:
         deletes = [op.key for op in group if op.value is None]
         if deletes:
-            col = self._col(ns)
+            col: Any = self._col(ns)
             if col is not None:
-                self._guard(lambda: col.delete(ids=deletes))
+                old = self._guard(lambda: col.get(ids=deletes, include=["metadatas"]))
+                extra = [p for k, m in zip(old["ids"], old["metadatas"] or []) for p in C.part_ids(k, m)]
+                self._guard(lambda: col.delete(ids=deletes + extra))
         changes = [(op.key, op.value) for op in group]
         if not upserts:
             self._bump(ns, changes)
@@ -363,6 +349,8 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
         now = time.time()
         default_ttl = (self.ttl_config or {}).get("default_ttl")
         metadatas, documents, embeddings = [], [], []
+        part_rows: tuple[list[str], list[list[float]], list[dict[str, Any]]] = ([], [], [])
+        stale_parts: list[str] = []
         for i, op in enumerate(upserts):
             value = dict(op.value or {})
             previous = old_meta.get(op.key) or {}
@@ -378,12 +366,20 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
             if ttl is not None:
                 meta[C.SYS_TTL] = float(ttl)
                 meta[C.SYS_EXPIRES] = now + float(ttl) * 60
+            item_vectors = vectors.get(i) or [self._placeholder_vector()]
+            if len(item_vectors) > 1:
+                meta[C.SYS_PARTS] = len(item_vectors) - 1
+                for n, vector in enumerate(item_vectors[1:], 1):
+                    part_rows[0].append(C.part_id(op.key, n))
+                    part_rows[1].append(vector)
+                    part_rows[2].append({C.SYS_PART_OF: op.key, C.SYS_INDEXED: True, C.SYS_NS: meta[C.SYS_NS]})
+            stale_parts.extend(C.part_ids(op.key, previous)[len(item_vectors) - 1 :])
             meta.update(C.flat_metadata(value))
             for stale in set(previous) - set(meta):
                 meta[stale] = None
             metadatas.append(meta)
             documents.append(C.dumps_value(value))
-            embeddings.append(vectors.get(i) or self._placeholder_vector())
+            embeddings.append(item_vectors[0])
         step = max(1, int(self._guard(self.client.get_max_batch_size)))
         for s in range(0, len(keys), step):
             self._guard(
@@ -394,6 +390,12 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
                     metadatas=metadatas[s : s + step],
                 )
             )
+        ids, vecs, metas = part_rows
+        for s in range(0, len(ids), step):
+            w = slice(s, s + step)
+            self._guard(functools.partial(col.upsert, ids=ids[w], embeddings=vecs[w], metadatas=metas[w]))
+        if stale_parts:
+            self._guard(lambda: col.delete(ids=stale_parts))
         self._bump(ns, changes)
 
     # ------------------------------------------------------------------ reads
@@ -425,7 +427,7 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
 
     def _rows(self, col: Any) -> list[tuple[str, dict[str, Any]]]:
         got = self._guard(lambda: col.get(include=["documents", "metadatas"]))
-        return list(zip(got["documents"], got["metadatas"]))
+        return [(d, m) for d, m in zip(got["documents"], got["metadatas"]) if C.SYS_PART_OF not in m]
 
     def query_rows(
         self,
@@ -483,12 +485,15 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
 
         for ns, col in cols:
             if vector is not None:
-                rows = self.query_rows(col, vector, need, lambda m, d: bool(m.get(C.SYS_INDEXED)) and accept(m, d))
-                scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for _, d, m, s in rows)
+                best = best_items(self, col, vector, need, accept)
+                scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for s, d, m in best)
             else:
                 scored.extend((None, m[C.SYS_UPDATED], ns, d, m) for d, m in self._rows(col) if accept(m, d))
         if vector is not None:
             scored.sort(key=lambda r: r[0] or 0.0, reverse=True)
+            if len(scored) < need:  # as InMemoryStore: items without a vector fill the page, unscored
+                rest = [(None, m[C.SYS_UPDATED], n, d, m) for n, c in cols for d, m in unindexed_items(self, c, accept)]
+                scored.extend(sorted(rest, key=lambda r: r[1], reverse=True))
         else:
             scored.sort(key=lambda r: r[1], reverse=True)
         page = scored[op.offset : op.offset + op.limit]
@@ -498,8 +503,9 @@ class ChromaMemoryStore(RecordAPI, RevisionJournal, TTLSweeper, BaseStore):
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found: set[tuple[str, ...]] = set()
+        omit, now = self._omit_expired(), time.time()
         for ns, col in self._namespaces():
-            if C.namespace_matches(op.match_conditions, ns) and self._guard(col.count) > 0:
+            if C.namespace_matches(op.match_conditions, ns) and has_live_items(self, col, omit, now):
                 found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
 

@@ -73,7 +73,9 @@ def test_reindex_moves_everything_to_the_new_embedder(setup: tuple[str, Any, str
     assert store.get_record(U2, "b0").status.value == "archived"  # type: ignore[union-attr]
     hits = store.search(DOCS, query="indexed text of d1")
     assert hits[0].key == "d1" and hits[0].score == pytest.approx(1.0, abs=1e-5)
-    assert [h.key for h in store.search(DOCS, query="never indexed")] == ["d1"]  # d2 still unindexed
+    # d2 is still unindexed: as in InMemoryStore it only fills the page, unscored
+    unscored = [(h.key, h.score is None) for h in store.search(DOCS, query="never indexed")]
+    assert unscored == [("d1", False), ("d2", True)]
     assert store.get(DOCS, "d2").value == {"text": "never indexed"}  # type: ignore[union-attr]
 
     with pytest.raises(EmbeddingMismatchError, match="reindex"):
@@ -132,3 +134,17 @@ def test_reindex_from_a_store_opened_for_the_migration(setup: tuple[str, Any, st
 
     assert report.old_fingerprint["dims"] == 16 and report.new_fingerprint["dims"] == 24
     assert migrating.search_records(U1, "user one fact 3", k=1)[0][0].id == "a3"
+
+
+def test_reindex_keeps_one_vector_per_list_element(tmp_path: Path) -> None:
+    from tests.fake_embeddings import CharEmbeddings
+
+    index: Any = {"fields": ["messages[*].content"]}
+    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(16), index=index, collection_prefix="mvx")
+    filler = [{"content": f"small talk number {i} about lunch"} for i in range(5)]
+    store.put(("chat",), "long", {"messages": [*filler, {"content": "zqzq"}]})
+    store.put(("chat",), "short", {"messages": [{"content": "about lunch"}]})
+    report = reindex(store, CharEmbeddings(24), progress=False)
+    assert report.items == 2
+    hits = store.search(("chat",), query="zqzq")
+    assert hits[0].key == "long" and hits[0].score == pytest.approx(1.0, abs=1e-5)

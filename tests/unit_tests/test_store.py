@@ -339,7 +339,7 @@ def test_a_revision_stamp_that_fails_says_the_write_landed(
     retriever = LifecycleRetriever(store=mem_store, namespace=ns)
     assert [d.page_content for d in retriever.invoke("我家狗叫什么名字？")] == [first.content]
 
-    col = mem_store._cols[ns]
+    col = mem_store._cols[ns]._col  # the Chroma collection behind the store's handle
 
     def down(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("connection refused")
