@@ -403,12 +403,8 @@ def test_search_prefix_labels_are_literal_and_case_sensitive(store: BaseStore) -
     assert found(("foo",)) == {("foo",)} and found(("Foo",)) == {("Foo",)}
 
 
-def test_a_star_in_a_search_prefix_is_a_literal_label(store: BaseStore, request: pytest.FixtureRequest) -> None:
+def test_a_star_in_a_search_prefix_is_a_literal_label(store: BaseStore) -> None:
     """LangGraph matches search prefixes literally (wildcards belong to ``list_namespaces``)."""
-    if not is_reference(store):
-        request.applymarker(
-            pytest.mark.xfail(reason="issue 10 part A (namespace codec, another branch): '*' is still a wildcard")
-        )
     for ns in [("star*",), ("starX",), ("docs",)]:
         store.put(ns, "k", {"v": 1})
     assert {i.namespace for i in store.search(("star*",))} == {("star*",)}
