@@ -11,8 +11,10 @@ For a slot-keyed fact ``(namespace, entity, attribute)``:
 * ``operation="retract"`` ("I no longer use Vim") → archive without a replacement.
 
 Planning reads the store; applying writes it in crash-safe order: every new record
-first, then the archivals. A crash in between leaves a slot with two active records,
-which :func:`repair_slots` (and the next plan touching the slot) resolves — the newer
+first, then the archivals, under the namespace's writer lock, followed by a check of the
+touched slots (``_repair``). A crash in between leaves a slot with two active records:
+readers already see one current value (``_slots``), and the next write to the slot,
+:func:`repair_slots`, ``sweep`` or ``doctor`` store the repaired chain — the newer
 ``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
 LLM (:func:`create_conflict_judge`) that can only archive.
 """
@@ -28,6 +30,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_lifecycle_memory._repair import check_slots, repair_namespace, writer_lock
+from langchain_lifecycle_memory._slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.retention import RetentionPolicy
 from langchain_lifecycle_memory.schema import (
@@ -82,11 +86,13 @@ class UpdatePlan(BaseModel):
     added: list[MemoryRecord] = Field(default_factory=list)
     refreshed: list[MemoryRecord] = Field(default_factory=list)
     archived: list[MemoryRecord] = Field(default_factory=list)
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions of a touched slot rewritten into one chain (a crash or a race had forked it)."""
 
     @property
     def empty(self) -> bool:
         """Nothing to write."""
-        return not (self.added or self.refreshed or self.archived)
+        return not (self.added or self.refreshed or self.archived or self.repaired)
 
 
 class UpdateResult(BaseModel):
@@ -97,6 +103,8 @@ class UpdateResult(BaseModel):
     archived: list[MemoryRecord] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     """Extraction failures; the raw turn was kept as an ``episode`` record."""
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions rewritten into one chain because another writer forked a touched slot."""
 
     @property
     def pending(self) -> list[MemoryRecord]:
@@ -121,8 +129,8 @@ def _clean(text: str | None, redactor: Redactor | None) -> str | None:
     return redactor.redact(text).text
 
 
-def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime]:
-    return (r.valid_from, r.created_at)
+def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime, str]:
+    return precedence(r)
 
 
 class _Planner:
@@ -136,13 +144,16 @@ class _Planner:
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
         if slot not in self._slots:
-            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE)
-            self._slots[slot] = sorted(stored, key=_sort_key)
+            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE, resolve=False)
+            for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
+                self._write(fix, self.plan.repaired)
+            live = [r for r in resolve_current(stored) if r.status in _LIVE]
+            self._slots[slot] = sorted(live, key=_sort_key)
         return self._slots[slot]
 
     def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
         self._touched[record.id] = record
-        for b in (self.plan.added, self.plan.refreshed, self.plan.archived):
+        for b in (self.plan.added, self.plan.refreshed, self.plan.archived, self.plan.repaired):
             b[:] = [r for r in b if r.id != record.id]
         bucket.append(record)
 
@@ -222,7 +233,7 @@ class _Planner:
 
     def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
         content = _clean(fact.content, self.cfg.redactor) or fact.content
-        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
+        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at, resolve=False)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
                 bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
@@ -267,13 +278,24 @@ def plan_updates(
 
 
 def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
-    """Write a plan: new and refreshed records first, archivals last (crash-safe order)."""
+    """Write a plan: new and refreshed records first, archivals last (crash-safe order).
+
+    Runs under the namespace's writer lock, then checks the touched slots and repairs a
+    fork another process may have made meanwhile (``UpdateResult.repaired``).
+    """
     first = [*plan.added, *plan.refreshed]
-    if first:
-        store.put_records(first)
-    if plan.archived:
-        store.put_records(plan.archived)
-    return UpdateResult(added=plan.added, refreshed=plan.refreshed, archived=plan.archived)
+    second = [*plan.archived, *plan.repaired]
+    slots = {r.slot for r in [*first, *second] if r.slot is not None}
+    parents = {r.id for r in second} | {r.supersedes for r in [*first, *second] if r.supersedes}
+    with writer_lock(store, plan.namespace):
+        if first:
+            store.put_records(first)
+        if second:
+            store.put_records(second)
+        repaired = check_slots(store, plan.namespace, slots, parents=parents) if slots else []
+    return UpdateResult(
+        added=plan.added, refreshed=plan.refreshed, archived=plan.archived, repaired=[*plan.repaired, *repaired]
+    )
 
 
 def reconcile(
@@ -285,7 +307,7 @@ def reconcile(
     source: MemorySource | None = None,
     config: UpdateConfig | None = None,
 ) -> UpdateResult:
-    """Plan and apply in one call.
+    """Plan and apply in one call, under the namespace's writer lock.
 
     Example:
         .. code-block:: python
@@ -293,39 +315,24 @@ def reconcile(
             reconcile(store, ("memories", "u1"), [Fact(entity="user", attribute="editor",
                       value="VS Code", content="用户现在使用 VS Code")], at="2024-03-01T10:00:00Z")
     """
-    return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
+    with writer_lock(store, tuple(namespace)):
+        return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
 
 
 def repair_slots(
-    store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: datetime | None = None
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    *,
+    at: datetime | None = None,
+    slots: Sequence[tuple[str, str]] | None = None,
 ) -> list[MemoryRecord]:
-    """Fix slots left with several active records (a crash between the two writes).
+    """Fix slots left with several active records or forked histories (crash, racing writers).
 
-    The newest ``valid_from`` stays active; the others are archived and linked to it.
+    Each single-valued slot becomes one linear chain: the newest ``valid_from`` (then the
+    newest write) stays active, the others are archived and linked to their successor;
+    nothing is deleted. Returns the records rewritten. ``slots`` limits it to those slots.
     """
-    when = ensure_aware(at) or utcnow()
-    by_slot: dict[tuple[str, str], list[MemoryRecord]] = {}
-    for r in store.list_records(namespace, statuses=MemoryStatus.ACTIVE):
-        if r.slot is not None:
-            by_slot.setdefault(r.slot, []).append(r)
-    fixed: list[MemoryRecord] = []
-    for records in by_slot.values():
-        if len(records) < 2:
-            continue
-        records.sort(key=_sort_key)
-        winner = records[-1]
-        for old in records[:-1]:
-            fixed.append(
-                old.transition(
-                    MemoryStatus.ARCHIVED,
-                    at=when,
-                    valid_to=max(winner.valid_from, old.valid_from),
-                    superseded_by=winner.id,
-                )
-            )
-    if fixed:
-        store.put_records(fixed)
-    return fixed
+    return repair_namespace(store, tuple(namespace), slots=slots, at=ensure_aware(at))
 
 
 _JUDGE_PROMPT = (
