@@ -239,7 +239,8 @@ def sweep_view(report: Any) -> Table:
     """A lifecycle ``SweepReport``."""
     dry = " (dry run)" if report.dry_run else ""
     pairs = [("now", report.now.isoformat()), ("namespaces scanned", report.scanned_namespaces)]
-    return kv_table("sweep" + dry, [*pairs, ("archived", report.archived), ("deleted", report.deleted)])
+    rows = [*pairs, ("archived", report.archived), ("deleted", report.deleted), ("repaired", report.repaired)]
+    return kv_table("sweep" + dry, rows)
 
 
 def purge_view(user: str, report: Any) -> Table:
