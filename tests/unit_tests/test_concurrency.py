@@ -33,6 +33,11 @@ def fact(slot: str, value: str) -> Fact:
     return Fact(entity="user", attribute=slot, value=value, content=f"The user's {slot} is {value}", confidence=0.9)
 
 
+def stored(store: ChromaMemoryStore, ns: tuple[str, ...] = ("memories", USER)) -> list[MemoryRecord]:
+    """The records exactly as stored, read through the plain LangGraph store API."""
+    return [MemoryRecord.from_value(ns, item.value) for item in store.search(ns, limit=100_000)]
+
+
 def faults(records: list[MemoryRecord]) -> tuple[int, int]:
     """(slots with two active records, records superseded by two), counted from raw records."""
     active = Counter(r.slot for r in records if r.slot and r.status.value == "active")
@@ -114,7 +119,7 @@ def test_after_a_crash_readers_see_one_value_and_sweep_repairs(mem_store: Chroma
     memory.add_facts([fact("city", "Hangzhou")], USER, at="2024-01-01")
     _crash_after_first_write(mem_store, [fact("city", "Shanghai")], "2024-06-01")
     ns = memory.namespace(USER)
-    assert faults(mem_store.list_records(ns, resolve=False)) == (1, 0)  # stored: doubled
+    assert faults(stored(mem_store)) == (1, 0)  # stored: doubled
 
     view = current_values(memory, "city", "2024-06-02")
     assert all(values == {"Shanghai"} for values in view.values()), view
@@ -129,7 +134,7 @@ def test_after_a_crash_readers_see_one_value_and_sweep_repairs(mem_store: Chroma
 
     report = memory.sweep(now="2024-06-02")
     assert report.repaired == 1
-    assert faults(mem_store.list_records(ns, resolve=False)) == (0, 0)
+    assert faults(stored(mem_store)) == (0, 0)
     assert [(r.value, r.status.value) for r in mem_store.history(ns, "user", "city")] == [
         ("Hangzhou", "archived"),
         ("Shanghai", "active"),
@@ -143,7 +148,7 @@ def test_after_a_crash_the_next_write_repairs_the_chain(mem_store: ChromaMemoryS
     _crash_after_first_write(mem_store, [fact("editor", "VS Code")], "2024-03-01")
     result = memory.add_facts([fact("editor", "Zed")], USER, at="2024-05-01")
     assert [r.value for r in result.repaired] == ["Vim"]
-    records = mem_store.list_records(memory.namespace(USER), resolve=False)
+    records = stored(mem_store)
     assert faults(records) == (0, 0)
     chain = mem_store.history(memory.namespace(USER), "user", "editor")
     assert [r.value for r in chain] == ["Vim", "VS Code", "Zed"]
@@ -160,7 +165,7 @@ def test_doctor_repairs_the_slot_it_looks_at(mem_store: ChromaMemoryStore) -> No
     report = doctor(memory, USER, "Vim", now="2024-03-02")
     assert report.verdict == "archived" and report.successor is not None and report.successor.value == "VS Code"
     assert any(f.step == "chain" for f in report.findings)
-    assert faults(mem_store.list_records(memory.namespace(USER), resolve=False)) == (0, 0)
+    assert faults(stored(mem_store)) == (0, 0)
 
 
 def test_set_valued_slots_keep_every_member(mem_store: ChromaMemoryStore) -> None:
@@ -187,7 +192,7 @@ def test_two_writers_planning_from_the_same_state_leave_one_chain(mem_store: Chr
     apply_plan(mem_store, second)
     result = apply_plan(mem_store, first)  # stale: it also archives Vim, claiming it for Helix
     assert result.repaired
-    records = mem_store.list_records(ns, resolve=False)
+    records = stored(mem_store)
     assert faults(records) == (0, 0)
     chain = mem_store.history(ns, "user", "editor")
     assert [(r.value, r.status.value) for r in chain] == [
@@ -223,7 +228,7 @@ def test_eight_threads_on_one_embedded_store(tmp_path: Path, embeddings: Any) ->
     for t in threads:
         t.join()
     assert len(acknowledged) == 48
-    _check_race(memory.store.list_records(memory.namespace(USER), resolve=False), acknowledged)
+    _check_race(stored(memory.store), acknowledged)
 
 
 _WORKER = textwrap.dedent(
@@ -284,7 +289,7 @@ def test_four_processes_on_a_server(tmp_path: Path) -> None:
     acknowledged = [tuple(pair) for out in outputs for pair in json.loads(out)]
     assert len(acknowledged) == 32
     try:
-        _check_race(store.list_records(("memories", USER), resolve=False), acknowledged)  # type: ignore[arg-type]
+        _check_race(stored(store), acknowledged)  # type: ignore[arg-type]
     finally:
         for _, col in store._namespaces():
             store.client.delete_collection(col.name)
