@@ -54,7 +54,9 @@ def cardinality(record: Any) -> str:
     Reads the record's ``cardinality`` field and ``metadata["cardinality"]`` (records and
     the mappings of documents/items alike); either one saying ``"set"`` makes it a set.
     """
-    if isinstance(record, Mapping):
+    if isinstance(record, MemoryRecord):  # its fields live in __dict__ (a missing one via getattr is slow)
+        field, meta = record.__dict__.get("cardinality"), record.metadata
+    elif isinstance(record, Mapping):
         field, meta = record.get("cardinality"), record.get("metadata")
     else:
         field, meta = getattr(record, "cardinality", None), getattr(record, "metadata", None)
@@ -75,13 +77,26 @@ def slot_key(record: MemoryRecord) -> SlotKey | None:
     return (tuple(record.namespace), record.entity, record.attribute)
 
 
+def _out_of_line(records: list[MemoryRecord]) -> bool:
+    """Two active records, or two records superseding the same one."""
+    active = sum(r.status is MemoryStatus.ACTIVE for r in records)
+    claimed = [r.supersedes for r in records if r.supersedes]
+    return active > 1 or len(claimed) != len(set(claimed))
+
+
 def _groups(records: Sequence[MemoryRecord]) -> list[list[int]]:
+    """Positions of each single-valued slot that is out of line (the rest need no work)."""
     by_slot: dict[SlotKey, list[int]] = {}
     for i, r in enumerate(records):
-        key = slot_key(r)
-        if key is not None and r.status is not MemoryStatus.PENDING:
-            by_slot.setdefault(key, []).append(i)
-    return [positions for positions in by_slot.values() if len(positions) > 1]
+        if r.entity and r.attribute and r.status is not MemoryStatus.PENDING:
+            by_slot.setdefault((tuple(r.namespace), r.entity, r.attribute), []).append(i)
+    out = []
+    for positions in by_slot.values():
+        if len(positions) > 1 and _out_of_line([records[i] for i in positions]):
+            single = [i for i in positions if cardinality(records[i]) == SINGLE]
+            if len(single) > 1 and _out_of_line([records[i] for i in single]):
+                out.append(single)
+    return out
 
 
 class _Chain:
