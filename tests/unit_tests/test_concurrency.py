@@ -293,3 +293,36 @@ def test_four_processes_on_a_server(tmp_path: Path) -> None:
     finally:
         for _, col in store._namespaces():
             store.client.delete_collection(col.name)
+
+
+# ---------------------------------------------------------------- the resolution rule itself
+
+
+def test_as_of_picks_one_version_where_intervals_overlap(mem_store: ChromaMemoryStore) -> None:
+    """A statement learned late ("I used Emacs from February") overlaps the archived Vim."""
+    memory = LifecycleMemory(mem_store)
+    memory.add_facts([fact("editor", "Vim")], USER, at="2024-01-01")
+    memory.add_facts([fact("editor", "VS Code")], USER, at="2024-03-01")
+    late = Fact.model_validate({**fact("editor", "Emacs").model_dump(), "valid_from": "2024-02-01"})
+    memory.add_facts([late], USER, at="2024-04-01")
+    for t, value in [("2024-01-15", "Vim"), ("2024-02-15", "Emacs"), ("2024-03-15", "VS Code")]:
+        docs = memory.search("What editor do I use?", USER, as_of=t, min_score=0.0, now="2024-04-02")
+        assert [d.metadata["value"] for d in docs if d.metadata["attribute"] == "editor"] == [value], t
+
+
+def test_injection_never_carries_two_current_values() -> None:
+    from langchain_core.documents import Document
+
+    from langchain_lifecycle_memory.injection import format_memories
+
+    def doc(value: str, day: str, **extra: Any) -> Document:
+        meta = {"id": value, "namespace": ["memories", USER], "entity": "user", "attribute": "editor"}
+        meta |= {"value": value, "status": "active", "valid_from": f"2024-{day}T00:00:00Z", **extra}
+        return Document(page_content=f"The user uses {value}", metadata=meta)
+
+    block = format_memories([doc("Vim", "01-01"), doc("VS Code", "03-01")])
+    assert "VS Code" in block.text and "Vim" not in block.text
+    members = [("peanuts", "01-01"), ("dust", "02-01")]
+    allergies = [doc(v, d, attribute="allergy", cardinality="set") for v, d in members]
+    both = format_memories(allergies).text
+    assert "peanuts" in both and "dust" in both
