@@ -10,10 +10,13 @@ Three parts, one process (numbers side by side):
   touched slots) next to the pre-change path (plan, then the two writes, nothing else),
   interleaved update by update on two stores so both see the same machine load.
 
-After the writers finish (no sweep, no repair call) it counts, from the stored records:
+The races run twice: on the current write path and on the pre-change one (readers are
+the current ones in both). After the writers finish (no sweep, no repair call) it counts,
+from the stored records:
 slots with two active records, forks (a record that two records claim to supersede),
 acknowledged writes missing or changed; and, through ``search(as_of=t)`` at every
-record's start time, answers that carry two values of one slot. All must be 0.
+record's start time, answers that carry two values of one slot. All must be 0 on the
+current path.
 
 The race parts use ``DeterministicFakeEmbedding`` (the embedder plays no part in slot
 logic and keeps four processes light); the latency part uses the default offline embedder.
@@ -85,9 +88,17 @@ def _updates(worker: int, count: int, slots: list[str]) -> list[tuple[str, str]]
     return [(slots[(worker + i) % len(slots)], f"w{worker}-{i}") for i in range(count)]
 
 
-def run_threads(threads: int, updates: int, slots: list[str], folder: Path) -> dict[str, int]:
+def update(memory: LifecycleMemory, f: Fact, baseline: bool) -> list[MemoryRecord]:
+    """One update: the current path, or the pre-change one; returns the records added."""
+    if baseline:
+        return _baseline_update(memory, f)
+    return memory.add_facts([f], USER).added
+
+
+def run_threads(threads: int, updates: int, slots: list[str], folder: Path, baseline: bool) -> dict[str, int]:
     """``threads`` threads on one embedded store."""
-    store = ChromaMemoryStore(folder / "threads", embeddings=DeterministicFakeEmbedding(size=FAKE_DIMS))
+    name = "threads-baseline" if baseline else "threads"
+    store = ChromaMemoryStore(folder / name, embeddings=DeterministicFakeEmbedding(size=FAKE_DIMS))
     memory = LifecycleMemory(store)
     acknowledged: list[tuple[str, str]] = []
     start = threading.Barrier(threads)
@@ -95,8 +106,8 @@ def run_threads(threads: int, updates: int, slots: list[str], folder: Path) -> d
     def writer(n: int) -> None:
         start.wait()
         for slot, value in _updates(n, updates // threads, slots):
-            result = memory.add_facts([fact(slot, value)], USER)
-            acknowledged.extend((r.id, r.value or "") for r in result.added)
+            added = update(memory, fact(slot, value), baseline)
+            acknowledged.extend((r.id, r.value or "") for r in added)
 
     pool = [threading.Thread(target=writer, args=(n,)) for n in range(threads)]
     for t in pool:
@@ -106,7 +117,9 @@ def run_threads(threads: int, updates: int, slots: list[str], folder: Path) -> d
     return measure(memory, acknowledged, slots)
 
 
-def _process_worker(host: str, port: int, prefix: str, n: int, count: int, slots: list[str], go: Any) -> list[Any]:
+def _process_worker(
+    host: str, port: int, prefix: str, n: int, count: int, slots: list[str], go: Any, baseline: bool
+) -> list[Any]:
     store = ChromaMemoryStore(
         host=host, port=port, collection_prefix=prefix, embeddings=DeterministicFakeEmbedding(size=FAKE_DIMS)
     )
@@ -114,20 +127,21 @@ def _process_worker(host: str, port: int, prefix: str, n: int, count: int, slots
     go.wait()
     acknowledged = []
     for slot, value in _updates(n, count, slots):
-        result = memory.add_facts([fact(slot, value)], USER)
-        acknowledged += [(r.id, r.value) for r in result.added]
+        acknowledged += [(r.id, r.value) for r in update(memory, fact(slot, value), baseline)]
     return acknowledged
 
 
-def run_processes(processes: int, updates: int, slots: list[str], host: str, port: int) -> dict[str, int]:
+def run_processes(
+    processes: int, updates: int, slots: list[str], host: str, port: int, baseline: bool
+) -> dict[str, int]:
     """``processes`` processes on one Chroma server."""
-    prefix = f"bench{os.getpid()}"
+    prefix = f"bench{os.getpid()}{'b' if baseline else ''}"
     ctx = mp.get_context("spawn")
     with ctx.Manager() as manager:
         go = manager.Barrier(processes)
         with ctx.Pool(processes) as pool:
             jobs = [
-                pool.apply_async(_process_worker, (host, port, prefix, n, updates // processes, slots, go))
+                pool.apply_async(_process_worker, (host, port, prefix, n, updates // processes, slots, go, baseline))
                 for n in range(processes)
             ]
             acknowledged = [tuple(pair) for job in jobs for pair in job.get(timeout=3600)]
@@ -141,7 +155,7 @@ def run_processes(processes: int, updates: int, slots: list[str], host: str, por
             store.client.delete_collection(col.name)
 
 
-def _baseline_update(memory: LifecycleMemory, f: Fact) -> None:
+def _baseline_update(memory: LifecycleMemory, f: Fact) -> list[MemoryRecord]:
     """The pre-change path: plan, write the new records, then the archivals; no lock, no check."""
     plan = plan_updates(memory.store, NS, [f], config=memory.update_config)
     first = [*plan.added, *plan.refreshed]
@@ -149,6 +163,7 @@ def _baseline_update(memory: LifecycleMemory, f: Fact) -> None:
         memory.store.put_records(first)
     if plan.archived:
         memory.store.put_records(plan.archived)
+    return plan.added
 
 
 def run_latency(updates: int, slots: list[str], folder: Path) -> dict[str, float]:
@@ -216,12 +231,15 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=3, help="shared single-valued slots")
     parser.add_argument("--latency-updates", type=int, default=200)
     parser.add_argument("--server", default=None, help="host:port of a running `chroma run` (else one is started)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the races on the pre-change write path")
     args = parser.parse_args()
     slots = ["editor", "city", "drink", "employer", "phone", "car"][: max(1, min(6, args.slots))]
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         folder = Path(tmp)
-        out["threads"] = run_threads(args.threads, args.updates, slots, folder)
+        runs = [False] if args.no_baseline else [False, True]
+        for baseline in runs:
+            out["threads" + "-baseline" * baseline] = run_threads(args.threads, args.updates, slots, folder, baseline)
         server = None
         if args.server:
             host, _, port_text = args.server.rpartition(":")
@@ -230,7 +248,9 @@ def main() -> None:
             server, port = start_server(folder)
             host = "127.0.0.1"
         try:
-            out["processes"] = run_processes(args.processes, args.updates, slots, host, port)
+            for baseline in runs:
+                key = "processes" + "-baseline" * baseline
+                out[key] = run_processes(args.processes, args.updates, slots, host, port, baseline)
         finally:
             if server is not None:
                 server.terminate()
@@ -238,12 +258,16 @@ def main() -> None:
         out["latency"] = run_latency(args.latency_updates, slots, folder)
 
     console = Console(width=140)
-    races = Table(title=f"{args.updates} updates to {len(slots)} shared slots (must all be 0 but the first row)")
+    races = Table(title=f"{args.updates} updates in all to {len(slots)} shared slots (all 0 but the first row)")
     races.add_column("count")
-    races.add_column(f"{args.threads} threads, embedded", justify="right")
-    races.add_column(f"{args.processes} processes, chroma run", justify="right")
+    columns = [("threads", f"{args.threads} threads, embedded"), ("processes", f"{args.processes} processes, server")]
+    if not args.no_baseline:
+        columns.insert(1, ("threads-baseline", "pre-change writes"))
+        columns.append(("processes-baseline", "pre-change writes"))
+    for _, title in columns:
+        races.add_column(title, justify="right")
     for key in out["threads"]:
-        races.add_row(key, str(out["threads"][key]), str(out["processes"][key]))
+        races.add_row(key, *(str(out[run][key]) for run, _ in columns))
     console.print(races)
     lat = out["latency"]
     latency = Table(title=f"Single-writer update latency, {args.latency_updates} updates (embedded, default embedder)")

@@ -10,7 +10,8 @@ both ``supersede`` (a fork). Readers never show that: they read the store throug
   :func:`precedence` stays active; each other one reads as ``archived``, superseded by
   the next active one, ``valid_to`` = that one's ``valid_from``;
 * **forks**: records claiming to supersede the same record are chained in precedence
-  order (the first keeps the link, each later one supersedes the one before it).
+  order (the first keeps the link, each later one supersedes the one before it), and a
+  version names as its successor the one record that claims to supersede it.
 
 The write side repairs by storing exactly this view (:func:`repairs`), so what readers
 see before and after a repair is the same. Set-valued slots (``cardinality == "set"``)
@@ -78,10 +79,16 @@ def slot_key(record: MemoryRecord) -> SlotKey | None:
 
 
 def _out_of_line(records: list[MemoryRecord]) -> bool:
-    """Two active records, or two records superseding the same one."""
+    """Two active records, two records superseding the same one, or a link that points elsewhere."""
     active = sum(r.status is MemoryStatus.ACTIVE for r in records)
     claimed = [r.supersedes for r in records if r.supersedes]
-    return active > 1 or len(claimed) != len(set(claimed))
+    if active > 1 or len(claimed) != len(set(claimed)):
+        return True
+    by_id = {r.id: r for r in records}
+    return any(
+        r.supersedes in by_id and by_id[r.supersedes].superseded_by not in (None, r.id)  # type: ignore[index]
+        for r in records
+    )
 
 
 def _groups(records: Sequence[MemoryRecord]) -> list[list[int]]:
@@ -132,6 +139,10 @@ class _Chain:
             for before, kid in zip(kids, kids[1:]):
                 self._set(kid, supersedes=before)
                 self._close(before, kid)
+        for r in self.order:  # the one record claiming a version is the one it names as successor
+            parent = self.now[r.id].supersedes
+            if parent in self.now and self.now[parent].superseded_by not in (None, r.id):  # type: ignore[index]
+                self._close(parent, r.id)  # type: ignore[arg-type]
         active = [r.id for r in self.order if self.now[r.id].status is MemoryStatus.ACTIVE]
         for before, after in zip(active, active[1:]):
             self._close(before, after)

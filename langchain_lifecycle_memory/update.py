@@ -114,6 +114,7 @@ class UpdateResult(BaseModel):
     def summary(self) -> str:
         """One line: ``+2 added, 1 refreshed, 1 archived``."""
         text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
+        text += f", {len(self.repaired)} repaired" if self.repaired else ""
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
 
 
