@@ -326,3 +326,34 @@ def test_injection_never_carries_two_current_values() -> None:
     allergies = [doc(v, d, attribute="allergy", cardinality="set") for v, d in members]
     both = format_memories(allergies).text
     assert "peanuts" in both and "dust" in both
+
+
+def test_resolution_is_deterministic_and_a_repair_is_its_fixed_point() -> None:
+    from datetime import datetime, timezone
+
+    from langchain_lifecycle_memory._slots import repairs, resolve_current
+
+    ns, t = ("memories", USER), "2024-03-01T00:00:00Z"
+    old = MemoryRecord(namespace=ns, content="Vim", entity="user", attribute="editor", value="Vim", valid_from=t)
+    old = old.model_copy(update={"status": "archived", "valid_to": old.valid_from})
+    twins = [  # same instant, both claim the old version: the id breaks the tie
+        MemoryRecord(
+            id=i,
+            namespace=ns,
+            content=v,
+            entity="user",
+            attribute="editor",
+            value=v,
+            valid_from=t,
+            created_at=t,
+            supersedes=old.id,
+        )  # fmt: skip
+        for i, v in [("b", "Zed"), ("a", "Helix")]
+    ]
+    for order in ([old, *twins], [twins[1], old, twins[0]]):
+        view = {r.id: r for r in resolve_current(order)}
+        assert [view[i].status.value for i in ("a", "b")] == ["archived", "active"]
+        assert (view["a"].superseded_by, view["b"].supersedes, view[old.id].superseded_by) == ("b", "a", "a")
+    at = datetime(2024, 3, 2, tzinfo=timezone.utc)
+    fixed = {r.id: r for r in [old, *twins]} | {r.id: r for r in repairs([old, *twins], at=at)}
+    assert repairs(list(fixed.values()), at=at) == []
