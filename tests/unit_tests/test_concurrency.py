@@ -347,7 +347,7 @@ def test_resolution_is_deterministic_and_a_repair_is_its_fixed_point() -> None:
             valid_from=t,
             created_at=t,
             supersedes=old.id,
-        )  # fmt: skip
+        )
         for i, v in [("b", "Zed"), ("a", "Helix")]
     ]
     for order in ([old, *twins], [twins[1], old, twins[0]]):
