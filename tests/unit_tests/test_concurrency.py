@@ -7,13 +7,7 @@ by two, or an acknowledged write that vanished.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
 import threading
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -231,66 +225,50 @@ def test_eight_threads_on_one_embedded_store(tmp_path: Path, embeddings: Any) ->
     _check_race(stored(memory.store), acknowledged)
 
 
-_WORKER = textwrap.dedent(
-    """
-    import json, os, sys, time
+def _server_worker(address: tuple[str, int], prefix: str, n: int, go: Any, results: Any) -> None:
+    """One writer process: 6 updates of the shared slots once every writer is ready."""
     from langchain_core.embeddings import DeterministicFakeEmbedding
-    from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
 
-    host, port, prefix, n, updates, folder = sys.argv[1:7]
-    store = ChromaMemoryStore(host=host, port=int(port), collection_prefix=prefix,
-                              embeddings=DeterministicFakeEmbedding(size=64))
-    memory = LifecycleMemory(store)
-    open(os.path.join(folder, f"ready{n}"), "w").close()
-    while not os.path.exists(os.path.join(folder, "go")):
-        time.sleep(0.01)
-    slots = ("editor", "city", "drink")
+    host, port = address
+    emb = DeterministicFakeEmbedding(size=64)
+    memory = LifecycleMemory(ChromaMemoryStore(host=host, port=port, collection_prefix=prefix, embeddings=emb))
+    go.wait()
     acknowledged = []
-    for i in range(int(updates)):
-        slot, value = slots[(int(n) + i) % 3], f"p{n}-{i}"
-        fact = Fact(entity="user", attribute=slot, value=value, content=f"The user's {slot} is {value}")
-        result = memory.add_facts([fact], "u1")
-        acknowledged += [(r.id, r.value) for r in result.added]
-    print(json.dumps(acknowledged))
-    """
-)
+    for i in range(6):
+        slot, value = SLOTS[(n + i) % len(SLOTS)], f"p{n}-{i}"
+        acknowledged += [(r.id, r.value) for r in memory.add_facts([fact(slot, value)], USER).added]
+    results.put(acknowledged)
 
 
 @pytest.mark.server
-def test_four_processes_on_a_server(tmp_path: Path) -> None:
+def test_four_processes_on_a_server() -> None:
+    import multiprocessing as mp
+
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
     address = server_address()
     if address is None:
         pytest.skip("no Chroma server configured (LIFECYCLE_MEMORY_TEST_CHROMA=host:port)")
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-
     prefix = f"t{uuid.uuid4().hex[:10]}"
     store = ChromaMemoryStore(
         host=address[0], port=address[1], collection_prefix=prefix, embeddings=DeterministicFakeEmbedding(size=64)
     )
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    args = [str(address[0]), str(address[1]), prefix]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WORKER, *args, str(n), "8", str(tmp_path)], stdout=subprocess.PIPE, env=env
-        )
-        for n in range(4)
-    ]
+    ctx = mp.get_context("forkserver")  # the package is imported once, then each writer forks from it
+    ctx.set_forkserver_preload(["langchain_lifecycle_memory", __name__])
+    go, results = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_server_worker, args=(address, prefix, n, go, results)) for n in range(4)]
+    for p in procs:
+        p.start()
     try:
-        deadline = time.monotonic() + 120
-        while sum((tmp_path / f"ready{n}").exists() for n in range(4)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (tmp_path / "go").touch()
-        outputs = [p.communicate(timeout=180)[0] for p in procs]
+        acknowledged = [tuple(pair) for _ in procs for pair in results.get(timeout=180)]
+        for p in procs:
+            p.join(timeout=30)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+        assert len(acknowledged) == 24
+        _check_race(stored(store), acknowledged)  # type: ignore[arg-type]
     finally:
         for p in procs:
             p.kill()
-    assert [p.returncode for p in procs] == [0, 0, 0, 0]
-    acknowledged = [tuple(pair) for out in outputs for pair in json.loads(out)]
-    assert len(acknowledged) == 32
-    try:
-        _check_race(stored(store), acknowledged)  # type: ignore[arg-type]
-    finally:
         for _, col in store._namespaces():
             store.client.delete_collection(col.name)
 
