@@ -7,6 +7,8 @@ by two, or an acknowledged write that vanished.
 
 from __future__ import annotations
 
+import io
+import json
 import threading
 import uuid
 from collections import Counter
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord
+from langchain_lifecycle_memory.portability import export_records
 from langchain_lifecycle_memory.update import apply_plan, plan_updates, reconcile
 from tests.conftest import make_store, server_address
 
@@ -125,6 +128,10 @@ def test_after_a_crash_readers_see_one_value_and_sweep_repairs(mem_store: Chroma
         assert [d.metadata["value"] for d in docs if d.metadata["attribute"] == "city"] == [value]
     block = memory.inject("Which city do I live in?", USER, min_score=0.0, now="2024-06-02")
     assert "Shanghai" in block.text and "Hangzhou" not in block.text
+    exported = io.StringIO()
+    export_records(mem_store, exported, namespace_prefix=ns)
+    lines = [json.loads(line) for line in exported.getvalue().splitlines()]
+    assert sorted((d["value"], d["status"]) for d in lines) == [("Hangzhou", "archived"), ("Shanghai", "active")]
 
     report = memory.sweep(now="2024-06-02")
     assert report.repaired == 1
