@@ -279,7 +279,10 @@ def sweep_view(report: Any, records: Mapping[str, MemoryRecord] | None = None) -
     dry = " (dry run)" if report.dry_run else ""
     verb = ("would archive", "would delete") if report.dry_run else ("archived", "deleted")
     pairs = [("now", _timestamp(report.now)), ("namespaces scanned", report.scanned_namespaces)]
-    counts = kv_table("sweep" + dry, [*pairs, (verb[0], report.archived), (verb[1], report.deleted)])
+    counts = kv_table(
+        "sweep" + dry,
+        [*pairs, (verb[0], report.archived), (verb[1], report.deleted), ("repaired", report.repaired)],
+    )
     table = Table(title=f"memories {verb[0]} / {verb[1].split()[-1]}", title_justify="left")
     for name in ("action", "user", "id", "kind", "content"):
         table.add_column(name, overflow="fold")

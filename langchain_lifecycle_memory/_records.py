@@ -18,6 +18,7 @@ from langgraph.store.base import GetOp, PutOp
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory._slots import resolve_at, resolve_current, slot_key
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 
 if TYPE_CHECKING:
@@ -132,14 +133,24 @@ class RecordAPI:
         attribute: str | None = None,
         kinds: str | Iterable[str] | None = None,
         limit: int | None = None,
+        resolve: bool = True,
     ) -> list[MemoryRecord]:
-        """Records of exactly ``namespace`` (all statuses by default), oldest first."""
+        """Records of exactly ``namespace`` (all statuses by default), oldest first.
+
+        A single-valued slot shows one current value even while a write is half done or
+        after two writers raced (``_slots.resolve_current``); ``resolve=False`` returns the
+        records exactly as stored (for repair and diagnostics).
+        """
         namespace = C.validate_namespace(namespace)
         col = self._col(namespace)
         if col is None:
             return []
         clauses: list[dict[str, Any]] = []
-        if (st := _statuses(statuses)) is not None:
+        wanted = _statuses(statuses)
+        st = wanted
+        if resolve and wanted is not None and MemoryStatus.ARCHIVED.value in wanted:
+            st = sorted({*wanted, MemoryStatus.ACTIVE.value})  # an outranked active record reads as archived
+        if st is not None:
             clauses.append({C.FLAT_PREFIX + "status": {"$in": st}})
         if entity is not None:
             clauses.append({C.FLAT_PREFIX + "entity": entity})
@@ -150,6 +161,10 @@ class RecordAPI:
         where = C.where_and(clauses)
         got = self._guard(lambda: col.get(where=where, include=["documents"]))
         records = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
+        if resolve:
+            records = resolve_current(records)
+            if wanted is not None:
+                records = [r for r in records if r.status.value in wanted]
         records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
         return records[:limit] if limit is not None else records
 
@@ -198,11 +213,14 @@ class RecordAPI:
         as_of: datetime | str | None = None,
         now: datetime | str | None = None,
         include_expired: bool = False,
+        resolve: bool = True,
     ) -> list[tuple[MemoryRecord, float]]:
         """Dense search in ``namespace``: ``(record, cosine similarity)`` best first.
 
         By default only ``active``, unexpired records. ``as_of=t`` answers "what was true
-        at t": active or archived records with ``valid_from <= t < valid_to``.
+        at t": active or archived records with ``valid_from <= t < valid_to``. A slot's
+        outranked version is never returned beside its current one (``resolve=False``:
+        as stored).
         """
         namespace = C.validate_namespace(namespace)
         if query is None and embedding is None:
@@ -249,6 +267,29 @@ class RecordAPI:
             record = parse_record(namespace, by_id.get(rid) or "")
             if record is not None:
                 out.append((record, score))
+        return self._resolve_hits(col, namespace, out, at) if resolve else out
+
+    def _resolve_hits(
+        self, col: Any, namespace: tuple[str, ...], hits: list[tuple[MemoryRecord, float]], at: datetime | None
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Drop hits that another version of their slot outranks (read with one ``get``)."""
+        live = (MemoryStatus.ACTIVE,) if at is None else (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
+        slots = sorted({key[1:] for r, _ in hits if r.status in live and (key := slot_key(r)) is not None})
+        if not slots:
+            return hits
+        by_slot = [{"$and": [{C.FLAT_PREFIX + "entity": e}, {C.FLAT_PREFIX + "attribute": a}]} for e, a in slots]
+        clauses: list[dict[str, Any]] = [by_slot[0] if len(by_slot) == 1 else {"$or": by_slot}]
+        if at is None:
+            clauses.append({C.FLAT_PREFIX + "status": MemoryStatus.ACTIVE.value})
+        got = self._guard(lambda: col.get(where=C.where_and(clauses), include=["documents"]))
+        versions = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
+        view = {r.id: r for r in (resolve_current(versions) if at is None else resolve_at(versions, at))}
+        out = []
+        for record, score in hits:
+            if slot_key(record) is None or record.status not in live:
+                out.append((record, score))
+            elif record.id in view and (at is not None or view[record.id].status is MemoryStatus.ACTIVE):
+                out.append((view[record.id], score))
         return out
 
     def nearest_ids(self, namespace: tuple[str, ...], embedding: Sequence[float], n: int) -> list[tuple[str, float]]:

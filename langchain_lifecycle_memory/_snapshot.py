@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from langchain_lifecycle_memory._lexical import LexicalIndex
 from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity, value_in
+from langchain_lifecycle_memory._slots import resolve_current, slot_key
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
@@ -50,6 +51,9 @@ class Snapshot:
 
     store: Any
     records: list[MemoryRecord]
+    """The records as readers see them (:func:`~._slots.resolve_current`: one current value per slot)."""
+    stored: list[MemoryRecord]
+    """The records as stored (journal deltas apply to these)."""
     index: LexicalIndex
     entity_alias: dict[str, tuple[set[str], set[str]]]
     """``entity_aliases`` of every non-self entity (for ``query_entities``), computed once."""
@@ -70,6 +74,10 @@ class Snapshot:
     fresh_at: np.ndarray
     """``max(valid_from, updated_at)``: what recency decays from."""
     confidence: np.ndarray
+    slot_code: np.ndarray
+    """Single-valued slot of each record (-1: none, set-valued or pending)."""
+    rank: np.ndarray
+    """Each record's place in version precedence (``_slots.precedence``)."""
     value_needles: list[tuple[str, np.ndarray]]
     """Normalised slot value -> positions of the records that hold it."""
     namespace: tuple[str, ...] = ()
@@ -82,7 +90,7 @@ class Snapshot:
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
         """A new snapshot with a store journal's ``(key, value or None)`` changes applied."""
-        by_id = {r.id: r for r in self.records}
+        by_id = {r.id: r for r in self.stored}
         for key, value in changes:
             by_id.pop(key, None)
             if value is None:
@@ -118,12 +126,25 @@ class Snapshot:
             t = micros(as_of)
             mask &= self.status_code != _STATUSES.index(MemoryStatus.PENDING)
             mask &= (self.valid_from <= t) & (t < self.valid_to)
+            mask &= ~self._outranked(mask)
         elif statuses is not None:
             wanted = {MemoryStatus(s) for s in statuses}
             mask &= np.array([s in wanted for s in _STATUSES])[self.status_code]
         if not include_expired:
             mask &= ~(self.expires_at <= micros(now))
         return mask
+
+    def _outranked(self, mask: np.ndarray) -> np.ndarray:
+        """Records of ``mask`` that another record of ``mask`` in the same slot outranks."""
+        out = np.zeros(len(self.records), dtype=bool)
+        chosen = np.flatnonzero(mask & (self.slot_code >= 0))
+        if len(chosen) < 2:
+            return out
+        order = np.lexsort((self.rank[chosen], self.slot_code[chosen]))
+        codes = self.slot_code[chosen][order]
+        last_of_slot = np.append(codes[1:] != codes[:-1], True)
+        out[chosen[order[~last_of_slot]]] = True
+        return out
 
     def entity_mask(self, entities: Iterable[str]) -> np.ndarray:
         """Records whose entity is one of ``entities``."""
@@ -159,7 +180,8 @@ def build_snapshot(
     cache: dict[str, tuple[list[str], list[str]]] | None = None,
 ) -> Snapshot:
     """Columns for ``records`` (one pass; reused until the namespace's revision moves)."""
-    records = list(records)
+    stored = list(records)
+    records = resolve_current(stored)
     cache = {} if cache is None else cache
     if len(cache) > 4 * len(records) + 1024:  # texts of deleted or edited records pile up
         cache.clear()
@@ -174,6 +196,15 @@ def build_snapshot(
     kinds = sorted({r.kind for r in records})
     kind_pos = {k: i for i, k in enumerate(kinds)}
     needles: dict[str, list[int]] = {}
+    slots: dict[Any, int] = {}
+    slot_code = np.full(len(records), -1, dtype=np.int64)
+    for i, r in enumerate(records):
+        if r.status is not MemoryStatus.PENDING and (key := slot_key(r)) is not None:
+            slot_code[i] = slots.setdefault(key, len(slots))
+    valid_from = np.array([micros(r.valid_from) for r in records], dtype=np.int64)
+    created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
+    rank = np.empty(len(records), dtype=np.int64)  # the order of ``_slots.precedence``, vectorised
+    rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
     for i, r in enumerate(records):
         needle = normalize_value(r.value) if r.value else ""
         if len(needle) >= 2:
@@ -181,6 +212,7 @@ def build_snapshot(
     return Snapshot(
         store=store,
         records=records,
+        stored=stored,
         index=LexicalIndex([r.content for r in records], cache=cache),
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
         position={r.id: i for i, r in enumerate(records)},
@@ -192,11 +224,13 @@ def build_snapshot(
         status_code=np.array([_STATUSES.index(r.status) for r in records], dtype=np.int8),
         kinds=kinds,
         kind_code=np.array([kind_pos[r.kind] for r in records], dtype=np.int64),
-        valid_from=np.array([micros(r.valid_from) for r in records], dtype=np.int64),
+        valid_from=valid_from,
         valid_to=np.array([micros(r.valid_to) for r in records], dtype=np.int64),
         expires_at=np.array([micros(r.expires_at) for r in records], dtype=np.int64),
         fresh_at=np.array([micros(max(r.valid_from, r.updated_at)) for r in records], dtype=np.int64),
         confidence=np.array([r.confidence for r in records], dtype=np.float64),
+        slot_code=slot_code,
+        rank=rank,
         value_needles=[(n, np.asarray(rows, dtype=np.int64)) for n, rows in needles.items()],
         namespace=tuple(namespace),
         token=token,

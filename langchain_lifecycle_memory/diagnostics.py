@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from langchain_lifecycle_memory._routing import value_mentioned
 from langchain_lifecycle_memory.demo import memory_lines
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value, utcnow
+from langchain_lifecycle_memory.update import repair_slots
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = ["DoctorReport", "Finding", "QueryCheck", "doctor", "generate_paraphrases"]
@@ -68,7 +69,7 @@ class QueryCheck(BaseModel):
 class Finding(BaseModel):
     """One line of the checklist."""
 
-    step: Literal["stored", "status", "own text", "paraphrases", "injected"]
+    step: Literal["stored", "chain", "status", "own text", "paraphrases", "injected"]
     ok: bool
     message: str
 
@@ -270,6 +271,19 @@ def doctor(
     report.findings.append(
         Finding(step="stored", ok=True, message=f"stored as {record.id[:8]} ({how}): {record.content!r}")
     )
+    if record.slot is not None:
+        fixed = repair_slots(memory.store, report.namespace, slots=[record.slot], at=when)
+        if fixed:
+            report.record = record = memory.store.get_record(report.namespace, record.id) or record
+            report.findings.append(
+                Finding(
+                    step="chain",
+                    ok=False,
+                    message=f"slot {record.entity}.{record.attribute} held {len(fixed)} version(s) out of line (two "
+                    "current values or a forked history, left by a crash or by concurrent writers); repaired into "
+                    "one chain, the newest valid_from current, nothing deleted.",
+                )
+            )
     if record.superseded_by:
         report.successor = memory.store.get_record(report.namespace, record.superseded_by)
     report.findings.append(_status_finding(report, when))

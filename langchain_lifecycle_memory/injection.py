@@ -36,6 +36,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.store.base import Item
 from pydantic import BaseModel
 
+from langchain_lifecycle_memory._slots import SET, cardinality, current_losers, precedence, slot_key
 from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
 
 __all__ = [
@@ -285,7 +286,10 @@ def format_memories(
 
     items: list[_Item] = []
     seen: set[str] = set()
+    outranked = _outranked_current(records)
     for index, memory in enumerate(records):
+        if index in outranked:
+            continue
         item = _normalize(memory, index)
         if item.id in seen or not item.content.strip():
             continue
@@ -333,6 +337,42 @@ def format_memories(
         empty=not included,
         lang=chosen,
     )
+
+
+def _current_entry(memory: Any) -> tuple[Any, Any] | None:
+    """``(slot key, precedence)`` of an active slot-keyed memory, else ``None``."""
+    if isinstance(memory, MemoryRecord):
+        return (slot_key(memory), precedence(memory)) if memory.status.value == "active" else None
+    data: Mapping[str, Any] | None = None
+    namespace: Any = ()
+    if isinstance(memory, Document):
+        data, namespace = memory.metadata, memory.metadata.get("namespace") or ()
+    elif isinstance(memory, Item):
+        data, namespace = memory.value, memory.namespace
+    elif isinstance(memory, Mapping):
+        data, namespace = memory, memory.get("namespace") or ()
+    if data is None or str(getattr(data.get("status"), "value", data.get("status")) or "active") != "active":
+        return None
+    entity, attribute = data.get("entity"), data.get("attribute")
+    if not entity or not attribute or cardinality(data) == SET:
+        return None
+    order = (_aware_or_none(data.get("valid_from")), _aware_or_none(data.get("created_at")), str(data.get("id") or ""))
+    if order[0] is None:
+        return None
+    return ((tuple(namespace), str(entity), str(attribute)), (order[0], order[1] or order[0], order[2]))
+
+
+def _outranked_current(records: Sequence[Any]) -> set[int]:
+    """Positions of active memories that a newer version of the same slot outranks (never two values)."""
+    entries = []
+    for index, memory in enumerate(records):
+        try:
+            found = _current_entry(memory)
+        except (TypeError, ValueError):
+            found = None
+        if found is not None:
+            entries.append((str(index), found[0], found[1]))
+    return {int(i) for i in current_losers(entries)}
 
 
 MEMORY_PROMPT: ChatPromptTemplate = ChatPromptTemplate.from_messages(

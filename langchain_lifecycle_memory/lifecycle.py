@@ -1,7 +1,8 @@
 """Maintenance stage: sweep expired memories, forget on request, purge a tenant, reindex.
 
 * :func:`sweep` applies a :class:`~langchain_lifecycle_memory.retention.RetentionPolicy`:
-  expired ``active``/``pending`` records are archived, old history is hard-deleted. It
+  expired ``active``/``pending`` records are archived, old history is hard-deleted; and
+  it repairs slots a crash or racing writers left with two active records. It
   asks Chroma for due records with ``where`` filters on numeric time fields, so a sweep
   that finds nothing costs a few index lookups per namespace, not a scan.
 * :func:`forget` archives what a user asks to forget (never deletes: the history stays
@@ -32,6 +33,7 @@ from langchain_lifecycle_memory._maintenance import (
     namespaces,
     reindex,
 )
+from langchain_lifecycle_memory._repair import doubled_slots, repair_namespace
 from langchain_lifecycle_memory._routing import attribute_mentioned, value_mentioned
 from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.retention import RetentionPolicy
@@ -82,6 +84,8 @@ class NamespaceSweep(BaseModel):
     """Ids archived because their TTL passed."""
     deleted: list[str] = Field(default_factory=list)
     """Ids of archived records hard-deleted after the archived-retention window."""
+    repaired: list[str] = Field(default_factory=list)
+    """Ids rewritten into one chain: a slot a crash or racing writers left with two current values."""
 
 
 class SweepReport(BaseModel):
@@ -103,6 +107,12 @@ class SweepReport(BaseModel):
     def deleted(self) -> int:
         """Records hard-deleted, all namespaces."""
         return sum(len(n.deleted) for n in self.namespaces)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def repaired(self) -> int:
+        """Records rewritten into a linear slot history, all namespaces."""
+        return sum(len(n.repaired) for n in self.namespaces)
 
 
 def _where_or(clauses: list[dict[str, Any]]) -> dict[str, Any]:
@@ -155,6 +165,7 @@ def sweep(
     policy: RetentionPolicy | None = None,
     namespace_prefix: Sequence[str] | None = None,
     dry_run: bool = False,
+    repair: bool = True,
 ) -> SweepReport:
     """Archive expired records and hard-delete history past its retention window.
 
@@ -169,6 +180,8 @@ def sweep(
         policy: Retention policy; default :class:`RetentionPolicy()`.
         namespace_prefix: Only namespaces under this prefix, e.g. ``("memories", "u1")``.
         dry_run: Report what would happen without writing.
+        repair: Also repair slots left with two active records (a crash between an update's
+            two writes, racing writers): one metadata read of the active records per namespace.
 
     Returns:
         A :class:`SweepReport` with the ids per namespace.
@@ -187,11 +200,14 @@ def sweep(
     targets = namespaces(store, tuple(namespace_prefix or ()))
     report = SweepReport(now=at, dry_run=dry_run, scanned_namespaces=len(targets))
     for ns, _ in targets:
+        repaired: list[str] = []
+        if repair and (doubled := doubled_slots(store, ns)):
+            repaired = [r.id for r in repair_namespace(store, ns, slots=doubled, at=at, dry_run=dry_run)]
         candidates = find_records(store, ns, where)
-        if not candidates:
-            continue
-        plan = policy.sweep_plan(candidates, at)
-        if plan.empty:
+        plan = policy.sweep_plan(candidates, at) if candidates else None
+        if plan is None or plan.empty:
+            if repaired:
+                report.namespaces.append(NamespaceSweep(namespace=ns, repaired=repaired))
             continue
         by_id = {r.id: r for r in candidates}
         archived = [_archive(by_id[a.id], a.since, at) for a in plan.archive]
@@ -200,7 +216,9 @@ def sweep(
                 store.put_records(archived)
             if plan.delete_ids:
                 store.delete_records(ns, plan.delete_ids)
-        report.namespaces.append(NamespaceSweep(namespace=ns, archived=plan.archive_ids, deleted=plan.delete_ids))
+        report.namespaces.append(
+            NamespaceSweep(namespace=ns, archived=plan.archive_ids, deleted=plan.delete_ids, repaired=repaired)
+        )
     return report
 
 

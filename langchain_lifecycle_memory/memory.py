@@ -28,7 +28,7 @@ from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import ChromaMemoryStore
-from langchain_lifecycle_memory.update import UpdateConfig, UpdateResult, apply_plan, plan_updates
+from langchain_lifecycle_memory.update import UpdateConfig, UpdateResult, reconcile
 
 __all__ = ["LifecycleMemory"]
 
@@ -122,8 +122,8 @@ class LifecycleMemory:
         """Reconcile already-extracted facts (e.g. from your own extractor)."""
         ns = self.namespace(user_id)
         parsed = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
-        plan = plan_updates(self.store, ns, parsed, at=at, source=source, config=self.update_config)
-        return apply_plan(self.store, plan)
+        # Plan and apply under the namespace's writer lock: threads never plan from the same state.
+        return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config)
 
     def add_episode(
         self,

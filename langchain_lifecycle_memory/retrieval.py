@@ -315,7 +315,7 @@ class LifecycleRetriever(BaseRetriever):
                 if changes is not None:
                     snapshot = cached.apply(changes, token)
         if snapshot is None:
-            records = yield _IO(store, "list_records", "alist_records", (ns,))
+            records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
             cache = cached.cache if cached is not None else None
             snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
         if token is not None and snapshot is not cached:
@@ -335,7 +335,7 @@ class LifecycleRetriever(BaseRetriever):
         position = snapshot.position
         cosines: dict[int, float] = {}  # record position -> best cosine over the queries
         search = {"k": self.dense_k, "statuses": opts.statuses, "kinds": opts.kinds, "as_of": opts.as_of}
-        search |= {"now": opts.now, "include_expired": opts.include_expired}
+        search |= {"now": opts.now, "include_expired": opts.include_expired, "resolve": False}
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
             search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}

@@ -11,8 +11,10 @@ For a slot-keyed fact ``(namespace, entity, attribute)``:
 * ``operation="retract"`` ("I no longer use Vim") → archive without a replacement.
 
 Planning reads the store; applying writes it in crash-safe order: every new record
-first, then the archivals. A crash in between leaves a slot with two active records,
-which :func:`repair_slots` (and the next plan touching the slot) resolves — the newer
+first, then the archivals, under the namespace's writer lock, followed by a check of the
+touched slots (``_repair``). A crash in between leaves a slot with two active records:
+readers already see one current value (``_slots``), and the next write to the slot,
+:func:`repair_slots`, ``sweep`` or ``doctor`` store the repaired chain — the newer
 ``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
 LLM (:func:`create_conflict_judge`) that can only archive.
 """
@@ -28,7 +30,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_lifecycle_memory._repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory._slot_identity import DEFAULT_SLOT_THRESHOLD, resolve_facts, same_value
+from langchain_lifecycle_memory._slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.redaction import Redactor
@@ -92,11 +96,13 @@ class UpdatePlan(BaseModel):
     added: list[MemoryRecord] = Field(default_factory=list)
     refreshed: list[MemoryRecord] = Field(default_factory=list)
     archived: list[MemoryRecord] = Field(default_factory=list)
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions of a touched slot rewritten into one chain (a crash or a race had forked it)."""
 
     @property
     def empty(self) -> bool:
         """Nothing to write."""
-        return not (self.added or self.refreshed or self.archived)
+        return not (self.added or self.refreshed or self.archived or self.repaired)
 
 
 class UpdateResult(BaseModel):
@@ -107,6 +113,8 @@ class UpdateResult(BaseModel):
     archived: list[MemoryRecord] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     """Extraction failures; the raw turn was kept as an ``episode`` record."""
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions rewritten into one chain because another writer forked a touched slot."""
 
     @property
     def pending(self) -> list[MemoryRecord]:
@@ -116,6 +124,7 @@ class UpdateResult(BaseModel):
     def summary(self) -> str:
         """One line: ``+2 added, 1 refreshed, 1 archived``."""
         text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
+        text += f", {len(self.repaired)} repaired" if self.repaired else ""
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
 
 
@@ -142,8 +151,8 @@ def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
     return result.has_pii and not any(ch.isalnum() for ch in rest)
 
 
-def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime]:
-    return (r.valid_from, r.created_at)
+def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime, str]:
+    return precedence(r)
 
 
 class _Planner:
@@ -157,13 +166,16 @@ class _Planner:
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
         if slot not in self._slots:
-            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE)
-            self._slots[slot] = sorted(stored, key=_sort_key)
+            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE, resolve=False)
+            for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
+                self._write(fix, self.plan.repaired)
+            live = [r for r in resolve_current(stored) if r.status in _LIVE]
+            self._slots[slot] = sorted(live, key=_sort_key)
         return self._slots[slot]
 
     def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
         self._touched[record.id] = record
-        for b in (self.plan.added, self.plan.refreshed, self.plan.archived):
+        for b in (self.plan.added, self.plan.refreshed, self.plan.archived, self.plan.repaired):
             b[:] = [r for r in b if r.id != record.id]
         bucket.append(record)
 
@@ -275,7 +287,7 @@ class _Planner:
                     expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
                     self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
                 return
-        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
+        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at, resolve=False)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
                 bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
@@ -336,18 +348,29 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
 
 
 def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
-    """Write a plan: new and refreshed records first, archivals last (crash-safe order)."""
+    """Write a plan: new and refreshed records first, archivals last (crash-safe order).
+
+    Runs under the namespace's writer lock, then checks the touched slots and repairs a
+    fork another process may have made meanwhile (``UpdateResult.repaired``).
+    """
     first = [*plan.added, *plan.refreshed]
+    second = [*plan.archived, *plan.repaired]
+    slots = {r.slot for r in [*first, *second] if r.slot is not None}
+    parents = {r.id for r in second} | {r.supersedes for r in [*first, *second] if r.supersedes}
     written: list[MemoryRecord] = []
-    try:
-        if first:
-            store.put_records(first)
-            written = first
-        if plan.archived:
-            store.put_records(plan.archived)
-    except StoreUnavailableError as e:
-        raise StoreUnavailableError(_partial_write(plan, written, e)) from e
-    return UpdateResult(added=plan.added, refreshed=plan.refreshed, archived=plan.archived)
+    with writer_lock(store, plan.namespace):
+        try:
+            if first:
+                store.put_records(first)
+                written = first
+            if second:
+                store.put_records(second)
+        except StoreUnavailableError as e:
+            raise StoreUnavailableError(_partial_write(plan, written, e)) from e
+        repaired = check_slots(store, plan.namespace, slots, parents=parents) if slots else []
+    return UpdateResult(
+        added=plan.added, refreshed=plan.refreshed, archived=plan.archived, repaired=[*plan.repaired, *repaired]
+    )
 
 
 def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Exception) -> str:
@@ -376,7 +399,7 @@ def reconcile(
     source: MemorySource | None = None,
     config: UpdateConfig | None = None,
 ) -> UpdateResult:
-    """Plan and apply in one call.
+    """Plan and apply in one call, under the namespace's writer lock.
 
     Example:
         .. code-block:: python
@@ -384,40 +407,24 @@ def reconcile(
             reconcile(store, ("memories", "u1"), [Fact(entity="user", attribute="editor",
                       value="VS Code", content="用户现在使用 VS Code")], at="2024-03-01T10:00:00Z")
     """
-    return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
+    with writer_lock(store, tuple(namespace)):
+        return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
 
 
 def repair_slots(
-    store: ChromaMemoryStore, namespace: tuple[str, ...], *, at: datetime | None = None
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    *,
+    at: datetime | None = None,
+    slots: Sequence[tuple[str, str]] | None = None,
 ) -> list[MemoryRecord]:
-    """Fix slots left with several active records (a crash between the two writes).
+    """Fix slots left with several active records or forked histories (crash, racing writers).
 
-    The newest ``valid_from`` stays active; the others are archived and linked to it.
-    Set-valued slots (``cardinality="set"``) are left alone: several active values are their state.
+    Each single-valued slot becomes one linear chain: the newest ``valid_from`` (then the
+    newest write) stays active, the others are archived and linked to their successor;
+    nothing is deleted. Returns the records rewritten. ``slots`` limits it to those slots.
     """
-    when = ensure_aware(at) or utcnow()
-    by_slot: dict[tuple[str, str], list[MemoryRecord]] = {}
-    for r in store.list_records(namespace, statuses=MemoryStatus.ACTIVE):
-        if r.slot is not None:
-            by_slot.setdefault(r.slot, []).append(r)
-    fixed: list[MemoryRecord] = []
-    for records in by_slot.values():
-        if len(records) < 2 or any(r.cardinality == "set" for r in records):
-            continue  # a set-valued slot holds several active values by design
-        records.sort(key=_sort_key)
-        winner = records[-1]
-        for old in records[:-1]:
-            fixed.append(
-                old.transition(
-                    MemoryStatus.ARCHIVED,
-                    at=when,
-                    valid_to=max(winner.valid_from, old.valid_from),
-                    superseded_by=winner.id,
-                )
-            )
-    if fixed:
-        store.put_records(fixed)
-    return fixed
+    return repair_namespace(store, tuple(namespace), slots=slots, at=ensure_aware(at))
 
 
 _JUDGE_PROMPT = (

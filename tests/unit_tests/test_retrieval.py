@@ -51,6 +51,10 @@ def store(client: Any, embeddings: UniversalSentenceEncoderEmbeddings) -> Iterat
     yield ChromaMemoryStore(client=client, embeddings=embeddings, collection_prefix=f"t{uuid.uuid4().hex[:8]}")
 
 
+SET_VALUED = {"cardinality": "set"}
+"""Several current values of one slot are legitimate only in a set-valued slot."""
+
+
 def record(
     content: str,
     attribute: str | None = None,
@@ -309,7 +313,8 @@ def test_documents_say_which_messages_a_memory_came_from(store: ChromaMemoryStor
 
 
 def test_k_limits_results_and_explain_says_cut_by_k(store: ChromaMemoryStore) -> None:
-    store.put_records([record(f"The user drinks tea number {i}.", "drink", f"tea {i}") for i in range(5)])
+    teas = [record(f"The user drinks tea number {i}.", "drink", f"tea {i}", metadata=SET_VALUED) for i in range(5)]
+    store.put_records(teas)
     retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW, k=2)
     assert len(retriever.invoke("What do I like to drink?")) == 2
     assert len(retriever.invoke("What do I like to drink?", k=4)) == 4
@@ -360,9 +365,9 @@ class _ReverseAndDropLast(BaseDocumentCompressor):
 def test_reranker_reorders_and_may_drop(store: ChromaMemoryStore) -> None:
     store.put_records(
         [
-            record("The user drinks an oat milk latte every morning.", "drink", "oat milk latte"),
-            record("The user drinks green tea in the afternoon.", "drink", "green tea", entity="user"),
-            record("The user drinks black coffee at work.", "drink", "black coffee"),
+            record("The user drinks an oat milk latte every morning.", "drink", "oat milk latte", metadata=SET_VALUED),
+            record("The user drinks green tea in the afternoon.", "drink", "green tea", metadata=SET_VALUED),
+            record("The user drinks black coffee at work.", "drink", "black coffee", metadata=SET_VALUED),
         ]
     )
     plain = LifecycleRetriever(store=store, namespace=NS, now=NOW)
@@ -410,7 +415,7 @@ def test_snapshot_eligibility_matches_lifecycle_decision_record_by_record() -> N
     day = timedelta(days=1)
     records = []
     for i, status in enumerate(["active", "archived", "pending"] * 4):
-        r = record(f"fact {i}", "a", f"v{i}", at=T0 + i * day, kind=("preference", "fact", "event")[i % 3])
+        r = record(f"fact {i}", f"a{i}", f"v{i}", at=T0 + i * day, kind=("preference", "fact", "event")[i % 3])
         if status != "active":
             r = (
                 r.transition(status, at=T0 + (i + 3) * day)

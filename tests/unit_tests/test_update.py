@@ -129,14 +129,21 @@ def test_crash_between_writes_is_repaired(mem_store: ChromaMemoryStore, monkeypa
     with pytest.raises(RuntimeError):
         apply_plan(mem_store, plan)
     monkeypatch.setattr(mem_store, "put_records", real_put)
-    # The new fact was written first: nothing is lost, the slot has two active versions.
-    assert sorted(r.value for r in mem_store.list_records(NS, statuses="active")) == ["VS Code", "Vim"]
+    # The new fact was written first: nothing is lost; stored, the slot has two active versions,
+    # but readers already see one current value and a linear history.
+    stored = mem_store.list_records(NS, statuses="active", resolve=False)
+    assert sorted(r.value for r in stored) == ["VS Code", "Vim"]
+    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["VS Code"]
+    assert [(r.value, r.status.value) for r in mem_store.history(NS, "user", "editor")] == [
+        ("Vim", "archived"),
+        ("VS Code", "active"),
+    ]
     fixed = repair_slots(mem_store, NS, at="2024-03-01T00:00:01Z")
     assert [r.value for r in fixed] == ["Vim"]
-    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["VS Code"]
+    assert [r.value for r in mem_store.list_records(NS, statuses="active", resolve=False)] == ["VS Code"]
     # and the next write to the slot also cleans up (the planner archives every active one)
     reconcile(mem_store, NS, [editor("Zed")], at="2024-05-01")
-    assert [r.value for r in mem_store.list_records(NS, statuses="active")] == ["Zed"]
+    assert [r.value for r in mem_store.list_records(NS, statuses="active", resolve=False)] == ["Zed"]
 
 
 def test_pii_masked_before_storage(mem_store: ChromaMemoryStore) -> None:

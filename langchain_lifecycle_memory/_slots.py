@@ -1,0 +1,203 @@
+"""Which version of a slot is current: one rule for every reader and for repair (pure).
+
+Writers go new-record-first, archive-second, and two writers (threads, processes) can
+plan from the same state, so the store may hold, for a while or after a crash, a
+single-valued slot with several ``active`` records, or an old record that two new ones
+both ``supersede`` (a fork). Readers never show that: they read the store through
+:func:`resolve_current`, which turns such a slot into one linear chain —
+
+* **current value**: of the slot's ``active`` records the one with the highest
+  :func:`precedence` stays active; each other one reads as ``archived``, superseded by
+  the next active one, ``valid_to`` = that one's ``valid_from``;
+* **forks**: records claiming to supersede the same record are chained in precedence
+  order (the first keeps the link, each later one supersedes the one before it), and a
+  version names as its successor the one record that claims to supersede it.
+
+The write side repairs by storing exactly this view (:func:`repairs`), so what readers
+see before and after a repair is the same. Set-valued slots (``cardinality == "set"``)
+legitimately hold one active record per value and are left alone; pending records are
+never current and take no part.
+
+Precedence is ``(valid_from, created_at, id)``: the newest world time wins, then the
+newest write, then the id. ``updated_at`` is deliberately not part of it: a refresh or a
+repair touches it, and the order must not change because a record was repaired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+
+__all__ = [
+    "SET",
+    "SINGLE",
+    "cardinality",
+    "current_losers",
+    "precedence",
+    "repairs",
+    "resolve_at",
+    "resolve_current",
+    "slot_key",
+]
+
+SINGLE = "single"
+SET = "set"
+
+SlotKey = tuple[tuple[str, ...], str, str]
+
+
+def cardinality(record: Any) -> str:
+    """``"set"`` for a set-valued slot, else ``"single"`` (the default when unset).
+
+    Reads the record's ``cardinality`` field and ``metadata["cardinality"]`` (records and
+    the mappings of documents/items alike); either one saying ``"set"`` makes it a set.
+    """
+    if isinstance(record, MemoryRecord):  # its fields live in __dict__ (a missing one via getattr is slow)
+        field, meta = record.__dict__.get("cardinality"), record.metadata
+    elif isinstance(record, Mapping):
+        field, meta = record.get("cardinality"), record.get("metadata")
+    else:
+        field, meta = getattr(record, "cardinality", None), getattr(record, "metadata", None)
+    tagged = meta.get("cardinality") if isinstance(meta, Mapping) else None
+    said = {str(getattr(v, "value", v) or "").strip().lower() for v in (field, tagged)}
+    return SET if SET in said else SINGLE
+
+
+def precedence(record: MemoryRecord) -> tuple[datetime, datetime, str]:
+    """Order of versions: newest ``valid_from``, then newest write, then id (last wins)."""
+    return (record.valid_from, record.created_at, record.id)
+
+
+def slot_key(record: MemoryRecord) -> SlotKey | None:
+    """The single-valued slot a record versions, or ``None`` (free text, set-valued)."""
+    if not record.entity or not record.attribute or cardinality(record) == SET:
+        return None
+    return (tuple(record.namespace), record.entity, record.attribute)
+
+
+def _out_of_line(records: list[MemoryRecord]) -> bool:
+    """Two active records, two records superseding the same one, or a link that points elsewhere."""
+    active = sum(r.status is MemoryStatus.ACTIVE for r in records)
+    claimed = [r.supersedes for r in records if r.supersedes]
+    if active > 1 or len(claimed) != len(set(claimed)):
+        return True
+    by_id = {r.id: r for r in records}
+    return any(
+        r.supersedes in by_id and by_id[r.supersedes].superseded_by not in (None, r.id)  # type: ignore[index]
+        for r in records
+    )
+
+
+def _groups(records: Sequence[MemoryRecord]) -> list[list[int]]:
+    """Positions of each single-valued slot that is out of line (the rest need no work)."""
+    by_slot: dict[SlotKey, list[int]] = {}
+    for i, r in enumerate(records):
+        if r.entity and r.attribute and r.status is not MemoryStatus.PENDING:
+            by_slot.setdefault((tuple(r.namespace), r.entity, r.attribute), []).append(i)
+    out = []
+    for positions in by_slot.values():
+        if len(positions) > 1 and _out_of_line([records[i] for i in positions]):
+            single = [i for i in positions if cardinality(records[i]) == SINGLE]
+            if len(single) > 1 and _out_of_line([records[i] for i in single]):
+                out.append(single)
+    return out
+
+
+class _Chain:
+    """One slot's records and the changes that make them a linear chain."""
+
+    def __init__(self, records: list[MemoryRecord]) -> None:
+        self.order = sorted(records, key=precedence)
+        self.now: dict[str, MemoryRecord] = {r.id: r for r in self.order}
+
+    def _set(self, rid: str, **changes: Any) -> None:
+        record = self.now[rid]
+        if any(getattr(record, k) != v for k, v in changes.items()):
+            self.now[rid] = record.model_copy(update=changes)
+
+    def _close(self, rid: str, successor: str) -> None:
+        """``rid`` is followed by ``successor``: archived, linked, its validity ending there."""
+        record, start = self.now[rid], self.now[successor].valid_from
+        valid_to = record.valid_to
+        if valid_to is None or valid_to > start:
+            valid_to = max(start, record.valid_from)
+        self._set(rid, status=MemoryStatus.ARCHIVED, superseded_by=successor, valid_to=valid_to)
+
+    def linearize(self) -> dict[str, MemoryRecord]:
+        children: dict[str, list[str]] = {}
+        for r in self.order:
+            if r.supersedes:
+                children.setdefault(r.supersedes, []).append(r.id)
+        for parent, kids in children.items():
+            if len(kids) < 2:
+                continue
+            if parent in self.now:
+                self._close(parent, kids[0])
+            for before, kid in zip(kids, kids[1:]):
+                self._set(kid, supersedes=before)
+                self._close(before, kid)
+        for r in self.order:  # the one record claiming a version is the one it names as successor
+            parent = self.now[r.id].supersedes
+            if parent in self.now and self.now[parent].superseded_by not in (None, r.id):  # type: ignore[index]
+                self._close(parent, r.id)  # type: ignore[arg-type]
+        active = [r.id for r in self.order if self.now[r.id].status is MemoryStatus.ACTIVE]
+        for before, after in zip(active, active[1:]):
+            self._close(before, after)
+            successor = self.now[after]
+            if successor.supersedes is None or successor.supersedes == self.now[before].supersedes:
+                self._set(after, supersedes=before)
+        return self.now
+
+
+def resolve_current(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
+    """The records as readers must see them: at most one current value per single-valued slot.
+
+    Same length and order as ``records``; a record that needs no change is returned as is.
+    """
+    out = list(records)
+    for positions in _groups(out):
+        fixed = _Chain([out[i] for i in positions]).linearize()
+        for i in positions:
+            out[i] = fixed[out[i].id]
+    return out
+
+
+def repairs(records: Iterable[MemoryRecord], *, at: datetime) -> list[MemoryRecord]:
+    """The records whose stored form differs from :func:`resolve_current`'s view, to write back.
+
+    ``updated_at`` of a repaired record is ``at`` (the repair is a write).
+    """
+    stored = list(records)
+    return [
+        view.model_copy(update={"updated_at": max(at, view.updated_at)})
+        for before, view in zip(stored, resolve_current(stored))
+        if view is not before
+    ]
+
+
+def current_losers(entries: Iterable[tuple[str, SlotKey | None, Any]]) -> set[str]:
+    """Ids that lose to another entry of the same slot: ``(id, slot key, precedence)`` triples."""
+    best: dict[SlotKey, tuple[Any, str]] = {}
+    losers: set[str] = set()
+    for rid, key, order in entries:
+        if key is None:
+            continue
+        held = best.get(key)
+        if held is None:
+            best[key] = (order, rid)
+        elif order > held[0]:
+            losers.add(held[1])
+            best[key] = (order, rid)
+        else:
+            losers.add(rid)
+    return losers
+
+
+def resolve_at(records: Iterable[MemoryRecord], t: datetime) -> list[MemoryRecord]:
+    """Records valid at ``t`` (``as_of``), one per single-valued slot: the highest precedence."""
+    valid = [r for r in resolve_current(records) if r.status is not MemoryStatus.PENDING and r.is_valid_at(t)]
+    losers = current_losers((r.id, slot_key(r), precedence(r)) for r in valid)
+    return [r for r in valid if r.id not in losers]
