@@ -280,6 +280,7 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "entity": r.entity,
         "attribute": r.attribute,
         "value": r.value,
+        "cardinality": r.cardinality,
         "kind": r.kind,
         "status": r.status.value,
         "confidence": r.confidence,
