@@ -24,8 +24,8 @@ from langchain_lifecycle_memory._write_path import (
     prepare_episodes,
     resolve_extractor,
 )
-from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.cues import attach_cues
+from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import ChromaMemoryStore
