@@ -42,7 +42,13 @@ def _parser() -> argparse.ArgumentParser:
         "--retriever",
         default=None,
         metavar="JSON",
-        help="LifecycleRetriever settings for ours, e.g. '{\"topic_routing\": false}' (ablations)",
+        help="LifecycleRetriever settings for ours, e.g. '{\"topic_cards\": false}' (ablations)",
+    )
+    sc.add_argument(
+        "--cues-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for write-time cues (e.g. the local model's /v1 URL)",
     )
 
     lo = sub.add_parser("locomo", help="LoCoMo evidence recall@k per category")
@@ -110,8 +116,15 @@ def _scenarios(args: argparse.Namespace) -> int:
         print(f"error: --retriever must be a JSON object ({e}).", file=sys.stderr)
         return 2
     emb = _embedder(args.embedder)
+    cue_model = None
+    if args.cues_llm:
+        from langchain_openai import ChatOpenAI
+
+        cue_model = ChatOpenAI(base_url=args.cues_llm, api_key="local", model="local", temperature=0)
     reports = [
-        run_scenarios(scenarios, extractor=args.extractor, engine=e, embeddings=emb, retriever=retriever)
+        run_scenarios(
+            scenarios, extractor=args.extractor, engine=e, embeddings=emb, retriever=retriever, cue_model=cue_model
+        )
         for e in engines
     ]
     print_scenario_summary(reports)

@@ -132,14 +132,21 @@ class LifecycleEngine:
     name = "ours"
 
     def __init__(
-        self, *, extractor: str = "gold", embeddings: Any | None = None, retriever: dict[str, Any] | None = None
+        self,
+        *,
+        extractor: str = "gold",
+        embeddings: Any | None = None,
+        retriever: dict[str, Any] | None = None,
+        cue_model: Any | None = None,
     ) -> None:
         self.extractor = extractor
         self.store = fresh_store(embeddings)
         # With gold facts nothing is extracted from text: a no-op extractor avoids loading one.
         chosen: Any = "rule" if extractor == "rule" else RunnableLambda(lambda _: [], name="gold_replay")
         chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
-        self.memory = LifecycleMemory(store=self.store, extractor=chosen, retriever=chosen_retriever)
+        self.memory = LifecycleMemory(
+            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model
+        )
 
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
@@ -393,6 +400,7 @@ def run_scenarios(
     embeddings: Any | None = None,
     progress: Callable[[Scenario], None] | None = None,
     retriever: dict[str, Any] | None = None,
+    cue_model: Any | None = None,
 ) -> ScenarioReport:
     """Replay every scenario in a fresh store and judge its probes.
 
@@ -405,7 +413,8 @@ def run_scenarios(
         embeddings: Embedder shared by every scenario (default: the offline USE model).
         progress: Called with each scenario before it runs.
         retriever: ``LifecycleRetriever`` settings for ``"ours"`` (ablations), e.g.
-            ``{"topic_routing": False}``.
+            ``{"topic_cards": False}``.
+        cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
 
     Returns:
         The verdict on every probe; engine exceptions fail the scenario's remaining
@@ -419,7 +428,7 @@ def run_scenarios(
     for scenario in scenarios:
         if progress is not None:
             progress(scenario)
-        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, retriever=retriever)
+        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
         try:
             for i, step, block, error in replay_probes(scenario, eng):
                 report.probes.append(_verdict(scenario, i, step, block, error))
@@ -436,6 +445,7 @@ def make_engine(
     extractor: str = "gold",
     embeddings: Embeddings | None = None,
     retriever: dict[str, Any] | None = None,
+    cue_model: Any | None = None,
 ) -> ScenarioEngine:
     """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
     if extractor not in ("gold", "rule"):
@@ -444,6 +454,6 @@ def make_engine(
     if name == "naive":
         return NaiveEngine(extractor=extractor, embeddings=embeddings)
     if name == "ours":
-        return LifecycleEngine(extractor=extractor, embeddings=embeddings, retriever=retriever)
+        return LifecycleEngine(extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
     msg = f"engine must be 'ours' or 'naive', got {name!r}."
     raise ValueError(msg)
