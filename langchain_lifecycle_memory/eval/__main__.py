@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="JSON",
         help="LifecycleRetriever settings for ours, e.g. '{\"topic_cards\": false}' (ablations)",
     )
+    sc.add_argument("--category", action="append", default=None, help="only scenarios of this category (repeatable)")
     sc.add_argument(
         "--cues-llm",
         default=None,
@@ -109,6 +110,8 @@ def _scenarios(args: argparse.Namespace) -> int:
     except (ScenarioFormatError, FileNotFoundError, UnicodeDecodeError) as e:
         print(f"error: {args.file}: {e}", file=sys.stderr)
         return 1
+    if args.category:
+        scenarios = [s for s in scenarios if s.category in args.category]
     engines = ["ours", "naive"] if args.engine == "both" else [args.engine]
     try:
         retriever = json.loads(args.retriever) if args.retriever else None
