@@ -9,7 +9,7 @@ Compares, in one run and with the same embedder (USE multilingual, offline):
 * LangGraph ``InMemoryStore`` (same embedder),
 * plain ``langchain_chroma.Chroma.similarity_search``.
 
-Run: ``python benchmarks/store_latency.py [--sizes 1000 10000] [--queries 50]``.
+Run: ``python benchmarks/store_latency.py [--sizes 1000 10000] [--queries 50] [--embedder use|e5]``.
 Writes ``benchmarks/results/store_latency.json``. Timings are printed, never asserted.
 """
 
@@ -34,6 +34,7 @@ from rich.console import Console
 from rich.table import Table
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 
 NS = ("memories", "bench")
@@ -132,9 +133,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--embedder", choices=["use", "e5"], default="use", help="the encoder every system uses")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "store_latency.json"))
     args = parser.parse_args()
-    emb = UniversalSentenceEncoderEmbeddings()
+    emb = UniversalSentenceEncoderEmbeddings() if args.embedder == "use" else E5SmallEmbeddings()
     emb.embed_query("warm up")
     console = Console(width=160)
     everything = {}

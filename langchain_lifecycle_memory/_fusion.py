@@ -22,6 +22,8 @@ from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 
 __all__ = [
     "CHANNELS",
+    "E5_CALIBRATION",
+    "E5_RANK_CALIBRATION",
     "ChannelWeights",
     "Decision",
     "RetrievalCandidate",
@@ -82,6 +84,16 @@ class ScoreCalibration(BaseModel):
     """Slot score when the query names the attribute ("编辑器", "running shoes")."""
     value_mention: float = 1.0
     """Slot score when the query contains the stored value ("VS Code")."""
+    agreement_floor: float = 0.20
+    """Cosine at and below which the meaning of a fact does not back a word match on it."""
+    agreement_ceiling: float = 0.35
+    """Cosine at and above which it fully does. A fact's value or words found in the query
+    ("apple" pie vs an Apple laptop, wild "jaguars" vs a Jaguar car) count in proportion
+    to this dense agreement, unless the query is routed to or names the fact's attribute."""
+    centered: bool = False
+    """Dense and routing cosines are taken minus the query's mean cosine to a fixed
+    background (``_anchors``) before the floor/ceiling map: for encoders whose cosines
+    sit on a high, query-dependent floor (e5; see ``E5_CALIBRATION``)."""
 
     def dense(self, cosine: float) -> float:
         """Calibrated dense score."""
@@ -94,6 +106,30 @@ class ScoreCalibration(BaseModel):
     def route(self, cosine: float) -> float:
         """Calibrated routing score."""
         return calibrate(cosine, self.route_floor, self.route_ceiling)
+
+
+E5_CALIBRATION = ScoreCalibration(
+    dense_floor=0.035,
+    dense_ceiling=0.11,
+    route_floor=0.045,
+    route_ceiling=0.10,
+    agreement_floor=0.0,
+    agreement_ceiling=0.05,
+    centered=True,
+)
+"""Threshold calibration for ``E5SmallEmbeddings`` (query-centred cosines), fitted like the
+USE defaults on the public and extra scenario probes (``benchmarks/encoder_choice.py``)."""
+E5_RANK_CALIBRATION = ScoreCalibration(
+    dense_floor=0.035,
+    dense_ceiling=0.40,
+    lexical_ceiling=1.0,
+    route_floor=0.045,
+    route_ceiling=0.10,
+    agreement_floor=0.0,
+    agreement_ceiling=0.05,
+    centered=True,
+)
+"""Ordering calibration for ``E5SmallEmbeddings`` (open dense ceiling, like the USE default)."""
 
 
 class ChannelWeights(BaseModel):

@@ -59,6 +59,8 @@ def score_snapshot(
     dense_positions: list[int],
     opts: RetrievalOptions,
     full: bool = True,
+    offsets: Sequence[float] | None = None,
+    cue_scores: dict[int, float] | None = None,
 ) -> RetrievalExplanation:
     """Score every record with array operations; build candidates only for what is shown.
 
@@ -66,7 +68,10 @@ def score_snapshot(
     factors, tie-breakers, fusion, reranker).
 
     A plain retrieval materialises the ``k`` best (all kept ones when a reranker
-    follows); ``explain`` materialises every record with its verdict.
+    follows); ``explain`` materialises every record with its verdict. ``offsets`` (one
+    per query vector) are subtracted from routing cosines, as the caller did for
+    ``cosines`` (query-centred calibration, ``_anchors``). ``cue_scores``: best cosine of
+    the query to each record's write-time cues (``cues``), routed like a topic card.
     """
     n = len(snap)
     cal, weights = cfg.calibration, cfg.weights.as_dict()
@@ -76,9 +81,9 @@ def score_snapshot(
         bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
     attributes = snap.attributes
     routes: dict[str, float] = {}
-    for vector in vectors:
+    for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
         for attr, score in router.scores(vector, attributes).items():
-            routes[attr] = max(score, routes.get(attr, -1.0))
+            routes[attr] = max(score - offset, routes.get(attr, -1.0))
     best_route = max(routes.values(), default=0.0)
     named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
     targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
@@ -94,14 +99,26 @@ def score_snapshot(
             attr_slot[j] = cal.route(routes.get(a, 0.0)) * damp
         if named[a]:
             attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
-    slot = attr_slot[snap.attribute_code]
-    slot = np.where(snap.value_mentions(queries), np.maximum(slot, cal.value_mention), slot)
     cosine = np.full(n, np.nan)
     if cosines:
         cosine[list(cosines)] = list(cosines.values())
+    # A word match on a fact (its value or its words in the query) counts as far as the
+    # fact's meaning agrees with the query, or its attribute is the query's topic: the
+    # user's "Apple" laptop is not evidence for an apple pie recipe.
+    topic = attr_slot[snap.attribute_code]
+    if cue_scores:  # per-record situations (write-time cues) count like the record's own topic card
+        cue = np.zeros(n)
+        cue[list(cue_scores)] = calibrate_array(
+            np.asarray(list(cue_scores.values())), cal.route_floor, cal.route_ceiling
+        )
+        topic = np.maximum(topic, cue * damp)
+    agree = calibrate_array(np.nan_to_num(cosine, nan=-1.0), cal.agreement_floor, cal.agreement_ceiling)
+    support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
+    slot = np.where(snap.value_mentions(queries), np.maximum(topic, cal.value_mention * support), topic)
     in_dense = np.zeros(n, dtype=bool)
     in_dense[dense_positions] = True
-    channels = _calibrated(cal, cosine, in_dense, coverage, slot, damp, slice(None))
+    coverage_backed = coverage * support
+    channels = _calibrated(cal, cosine, in_dense, coverage_backed, slot, damp, slice(None))
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
@@ -113,7 +130,7 @@ def score_snapshot(
     if rrf is not None:
         base = rrf[kept_positions] / (fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0)
     elif cfg.rank_calibration is not None and cfg.rank_calibration != cal:
-        ordered = _calibrated(cfg.rank_calibration, cosine, in_dense, coverage, slot, damp, kept_positions)
+        ordered = _calibrated(cfg.rank_calibration, cosine, in_dense, coverage_backed, slot, damp, kept_positions)
         base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     else:
         base = fused[kept_positions]
@@ -141,6 +158,8 @@ def score_snapshot(
             raw["cosine"] = float(cosine[p])
         if record.attribute in routes:
             raw["route"] = routes[record.attribute]
+        if cue_scores and p in cue_scores:
+            raw["cue"] = cue_scores[p]
         decision: Decision = "kept"
         reason = ""
         if not eligible[p]:

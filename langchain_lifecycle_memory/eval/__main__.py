@@ -38,6 +38,19 @@ def _parser() -> argparse.ArgumentParser:
     sc.add_argument("--engine", choices=["ours", "naive", "both"], default="both")
     sc.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
     sc.add_argument("-v", "--verbose", action="store_true", help="also list the naive baseline's failures")
+    sc.add_argument(
+        "--retriever",
+        default=None,
+        metavar="JSON",
+        help="LifecycleRetriever settings for ours, e.g. '{\"topic_cards\": false}' (ablations)",
+    )
+    sc.add_argument("--category", action="append", default=None, help="only scenarios of this category (repeatable)")
+    sc.add_argument(
+        "--cues-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for write-time cues (e.g. the local model's /v1 URL)",
+    )
 
     lo = sub.add_parser("locomo", help="LoCoMo evidence recall@k per category")
     lo.add_argument("file", help="locomo JSON (e.g. ../shared/data/locomo/locomo7.json)")
@@ -64,7 +77,22 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=JSON",
         help="extra LifecycleRetriever settings to measure, e.g. 'low={\"min_score\": 0.2}'",
     )
+    for p in (sc, lo):
+        p.add_argument(
+            "--embedder", choices=sorted(EMBEDDERS), default=None, help="offline encoder (default: the package's)"
+        )
     return parser
+
+
+EMBEDDERS = {"use": "UniversalSentenceEncoderEmbeddings", "e5": "E5SmallEmbeddings"}
+
+
+def _embedder(name: str | None) -> Any:
+    if name is None:
+        return None
+    from langchain_lifecycle_memory import embeddings
+
+    return getattr(embeddings, EMBEDDERS[name])()
 
 
 def _write_json(path: str, data: dict[str, Any]) -> None:
@@ -82,8 +110,26 @@ def _scenarios(args: argparse.Namespace) -> int:
     except (ScenarioFormatError, FileNotFoundError, UnicodeDecodeError) as e:
         print(f"error: {args.file}: {e}", file=sys.stderr)
         return 1
+    if args.category:
+        scenarios = [s for s in scenarios if s.category in args.category]
     engines = ["ours", "naive"] if args.engine == "both" else [args.engine]
-    reports = [run_scenarios(scenarios, extractor=args.extractor, engine=e) for e in engines]
+    try:
+        retriever = json.loads(args.retriever) if args.retriever else None
+    except json.JSONDecodeError as e:
+        print(f"error: --retriever must be a JSON object ({e}).", file=sys.stderr)
+        return 2
+    emb = _embedder(args.embedder)
+    cue_model = None
+    if args.cues_llm:
+        from langchain_openai import ChatOpenAI
+
+        cue_model = ChatOpenAI(base_url=args.cues_llm, api_key="local", model="local", temperature=0)
+    reports = [
+        run_scenarios(
+            scenarios, extractor=args.extractor, engine=e, embeddings=emb, retriever=retriever, cue_model=cue_model
+        )
+        for e in engines
+    ]
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:
@@ -139,6 +185,7 @@ def _locomo(args: argparse.Namespace) -> int:
             text_format=args.text_format,
             retrievers=retrievers,
             variants=variants,
+            embeddings=_embedder(args.embedder),
             progress=lambda line: print(line, file=sys.stderr),
         )
     except (ValueError, KeyError, json.JSONDecodeError) as e:

@@ -88,7 +88,7 @@ class CachedEmbeddings(Embeddings):
     def __init__(self, base: Embeddings, batch_size: int = 128) -> None:
         self.base = base
         self.batch_size = batch_size
-        self._cache: dict[str, list[float]] = {}
+        self._cache: dict[tuple[str, str], list[float]] = {}
         self.model_name = getattr(base, "model_name", None)
         self.dims = getattr(base, "dims", None)
 
@@ -99,21 +99,34 @@ class CachedEmbeddings(Embeddings):
 
         return embedding_fingerprint(self.base)
 
-    def warm(self, texts: Iterable[str]) -> None:
-        """Embed every text not cached yet, in batches."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        for i in range(0, len(missing), self.batch_size):
-            chunk = missing[i : i + self.batch_size]
-            self._cache.update(zip(chunk, self.base.embed_documents(chunk), strict=True))
+    def warm(self, texts: Iterable[str], *, queries: Iterable[str] = ()) -> None:
+        """Embed every text (and query) not cached yet, in batches.
+
+        Queries are cached apart: an asymmetric encoder (e5) embeds them with another prefix.
+        """
+        for kind, items in (("doc", texts), ("query", queries)):
+            missing = list(dict.fromkeys(t for t in items if (kind, t) not in self._cache))
+            embed = self.base.embed_documents
+            if kind == "query":
+                embed = getattr(self.base, "embed_queries", None) or (lambda b: [self.base.embed_query(t) for t in b])
+            for i in range(0, len(missing), self.batch_size):
+                chunk = missing[i : i + self.batch_size]
+                self._cache.update(zip([(kind, t) for t in chunk], embed(chunk), strict=True))
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Cached vectors (misses are embedded first)."""
         self.warm(texts)
-        return [self._cache[t] for t in texts]
+        return [self._cache[("doc", t)] for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
-        """Cached vector of one text."""
-        return self.embed_documents([text])[0]
+        """Cached query vector of one text."""
+        self.warm((), queries=[text])
+        return self._cache[("query", text)]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Cached query vectors."""
+        self.warm((), queries=texts)
+        return [self._cache[("query", t)] for t in texts]
 
 
 Hit = tuple[str, str, datetime | None]
@@ -192,7 +205,7 @@ def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str) 
     )
     previous, following = [None, *conv.turns[:-1]], [*conv.turns[1:], None]
     texts = [index_text(t, text_format, p, n) for t, p, n in zip(conv.turns, previous, following, strict=True)]
-    embeddings.warm(texts + [q.question for q in conv.questions])
+    embeddings.warm(texts, queries=[q.question for q in conv.questions])
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
         record = memory.add_episode(text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id)

@@ -38,6 +38,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_lifecycle_memory.injection import MemoryBlock
 from langchain_lifecycle_memory.memory import LifecycleMemory
 from langchain_lifecycle_memory.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
+from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, utcnow
 
 __all__ = [
@@ -130,12 +131,22 @@ class LifecycleEngine:
 
     name = "ours"
 
-    def __init__(self, *, extractor: str = "gold", embeddings: Any | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        extractor: str = "gold",
+        embeddings: Any | None = None,
+        retriever: dict[str, Any] | None = None,
+        cue_model: Any | None = None,
+    ) -> None:
         self.extractor = extractor
         self.store = fresh_store(embeddings)
         # With gold facts nothing is extracted from text: a no-op extractor avoids loading one.
         chosen: Any = "rule" if extractor == "rule" else RunnableLambda(lambda _: [], name="gold_replay")
-        self.memory = LifecycleMemory(store=self.store, extractor=chosen)
+        chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
+        self.memory = LifecycleMemory(
+            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model
+        )
 
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
@@ -388,6 +399,8 @@ def run_scenarios(
     engine: EngineName = "ours",
     embeddings: Any | None = None,
     progress: Callable[[Scenario], None] | None = None,
+    retriever: dict[str, Any] | None = None,
+    cue_model: Any | None = None,
 ) -> ScenarioReport:
     """Replay every scenario in a fresh store and judge its probes.
 
@@ -399,6 +412,9 @@ def run_scenarios(
             append-only, dense-only memory, see ``naive``).
         embeddings: Embedder shared by every scenario (default: the offline USE model).
         progress: Called with each scenario before it runs.
+        retriever: ``LifecycleRetriever`` settings for ``"ours"`` (ablations), e.g.
+            ``{"topic_cards": False}``.
+        cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
 
     Returns:
         The verdict on every probe; engine exceptions fail the scenario's remaining
@@ -412,7 +428,7 @@ def run_scenarios(
     for scenario in scenarios:
         if progress is not None:
             progress(scenario)
-        eng = make_engine(engine, extractor=extractor, embeddings=embeddings)
+        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
         try:
             for i, step, block, error in replay_probes(scenario, eng):
                 report.probes.append(_verdict(scenario, i, step, block, error))
@@ -423,7 +439,14 @@ def run_scenarios(
     return report
 
 
-def make_engine(name: str, *, extractor: str = "gold", embeddings: Embeddings | None = None) -> ScenarioEngine:
+def make_engine(
+    name: str,
+    *,
+    extractor: str = "gold",
+    embeddings: Embeddings | None = None,
+    retriever: dict[str, Any] | None = None,
+    cue_model: Any | None = None,
+) -> ScenarioEngine:
     """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
     if extractor not in ("gold", "rule"):
         msg = f"extractor must be 'gold' or 'rule', got {extractor!r}."
@@ -431,6 +454,6 @@ def make_engine(name: str, *, extractor: str = "gold", embeddings: Embeddings | 
     if name == "naive":
         return NaiveEngine(extractor=extractor, embeddings=embeddings)
     if name == "ours":
-        return LifecycleEngine(extractor=extractor, embeddings=embeddings)
+        return LifecycleEngine(extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
     msg = f"engine must be 'ours' or 'naive', got {name!r}."
     raise ValueError(msg)

@@ -1,0 +1,77 @@
+"""Query-centred cosines for encoders whose cosines sit on a high, query-dependent floor.
+
+multilingual-e5 gives unrelated texts cosines of 0.7-0.85, and how high depends on the
+query more than on the record: a fixed threshold then lets "Will it snow tomorrow?"
+through and stops a real match. Centring removes the query's part: a record's cosine
+minus the query's mean cosine to a fixed background of short personal-fact
+descriptions (the vocabulary's, en and zh). The background is the same for every
+namespace, so a centred score keeps a fixed meaning (no per-namespace min-max); a
+query close to *everything* personal gains nothing from it, one close to a single
+record stands out.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+__all__ = ["BACKGROUND", "QueryCentering"]
+
+BACKGROUND: tuple[str, ...] = tuple(s.description for s in DEFAULT_ATTRIBUTES) + tuple(
+    s.zh for s in DEFAULT_ATTRIBUTES if s.zh
+)
+"""Background texts (embedded as stored texts) that a query's offset is measured on."""
+
+
+class QueryCentering:
+    """The background matrix per embedder (embedded once per process) and the offsets.
+
+    Example:
+        .. code-block:: python
+
+            centering = QueryCentering.for_embeddings(emb)
+            if centering.missing():
+                centering.install(emb.embed_documents(list(BACKGROUND)))
+            offset = centering.offset(emb.embed_query("Will it snow tomorrow?"))
+    """
+
+    _lock = threading.Lock()
+    _cache: dict[int, tuple[Any, QueryCentering]] = {}
+
+    def __init__(self) -> None:
+        self._matrix: np.ndarray | None = None
+
+    @classmethod
+    def for_embeddings(cls, embeddings: Any) -> QueryCentering:
+        """The shared instance for this embedder object."""
+        with cls._lock:
+            hit = cls._cache.get(id(embeddings))
+            if hit is None or hit[0] is not embeddings:
+                if len(cls._cache) >= 16:
+                    cls._cache.pop(next(iter(cls._cache)))
+                hit = (embeddings, cls())
+                cls._cache[id(embeddings)] = hit
+            return hit[1]
+
+    def missing(self) -> list[str]:
+        """The background texts to embed (empty once installed)."""
+        return [] if self._matrix is not None else list(BACKGROUND)
+
+    def install(self, vectors: Sequence[Sequence[float]]) -> None:
+        """Store the embedded background."""
+        matrix = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self._matrix = matrix / np.where(norms == 0, 1.0, norms)
+
+    def offset(self, vector: Sequence[float]) -> float:
+        """Mean cosine of ``vector`` to the background (0 before ``install``)."""
+        if self._matrix is None:
+            return 0.0
+        v = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(v)) or 1.0
+        return float(np.mean(self._matrix @ (v / norm)))

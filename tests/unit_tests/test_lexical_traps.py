@@ -1,0 +1,53 @@
+"""A fact's name found in an unrelated question (issue 13): word matches need the meaning to agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+
+from langchain_lifecycle_memory import LifecycleMemory
+
+FACTS = [
+    {
+        "entity": "user",
+        "attribute": "laptop",
+        "value": "Apple MacBook Pro",
+        "content": "The user's laptop is an Apple MacBook Pro.",
+        "kind": "fact",
+    },
+    {
+        "entity": "user",
+        "attribute": "employer",
+        "value": "Amazon",
+        "content": "The user works at Amazon in logistics.",
+        "kind": "profile",
+    },
+    {"entity": "user", "attribute": "smartphone", "value": "小米14", "content": "用户用的手机是小米14", "kind": "fact"},
+]
+NOW = "2025-04-02T10:00:00Z"
+
+
+def _memory(mem_store: Any) -> LifecycleMemory:
+    memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
+    memory.add_facts(FACTS, "u1", at="2025-04-01T09:00:00Z")
+    return memory
+
+
+def test_a_brand_that_is_also_a_common_word_is_not_injected(mem_store: Any) -> None:
+    memory = _memory(mem_store)
+    for question in (
+        "How do I make an apple pie from scratch?",
+        "How much of the Amazon rainforest has been cut down?",
+    ):
+        assert memory.search(question, "u1", now=NOW) == [], question
+    explained = memory.explain("How do I make an apple pie from scratch?", "u1", now=NOW)
+    apple = next(c for c in explained.candidates if c.record.value == "Apple MacBook Pro")
+    assert apple.decision == "below_threshold"
+
+
+def test_questions_about_the_users_own_things_still_find_them(mem_store: Any) -> None:
+    memory = _memory(mem_store)
+    assert "Amazon" in memory.inject("Which company do I work for?", "u1", now=NOW).text
+    assert "MacBook" in memory.inject("Is my Apple laptop good for video editing?", "u1", now=NOW).text
+    assert "小米14" in memory.inject("我的小米手机电池不耐用怎么办？", "u1", now=NOW).text
