@@ -12,6 +12,7 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -26,8 +27,10 @@ from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
 
-MAX_DELTAS = 64
-"""After this many journal deltas a snapshot is read again in full (bounds any drift)."""
+MAX_DELTAS = 4096
+"""After this many journal deltas a snapshot is read again in full. ``apply`` is exact
+(it equals a fresh build over the same records), so this only bounds how long a
+snapshot lives without a full read."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)
@@ -70,8 +73,9 @@ class Snapshot:
     fresh_at: np.ndarray
     """``max(valid_from, updated_at)``: what recency decays from."""
     confidence: np.ndarray
-    value_needles: list[tuple[str, np.ndarray]]
-    """Normalised slot value -> positions of the records that hold it."""
+    needles: list[str]
+    """Distinct normalised slot values (2+ characters); ``needle_code`` indexes it (-1: none)."""
+    needle_code: np.ndarray
     namespace: tuple[str, ...] = ()
     token: Any = None
     """The store revision the snapshot reflects."""
@@ -81,19 +85,35 @@ class Snapshot:
     """Lexical analysis per text, carried from snapshot to snapshot."""
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
-        """A new snapshot with a store journal's ``(key, value or None)`` changes applied."""
-        by_id = {r.id: r for r in self.records}
+        """A new snapshot with a store journal's ``(key, value or None)`` changes applied.
+
+        Costs time in the number of changes plus a few array passes: changed records are
+        spliced into the columns at their sorted place and the lexical index is updated
+        (not rebuilt), so a search right after a write stays cheap in a large namespace.
+        The result equals ``build_snapshot`` over the same records.
+        """
+        removed: set[int] = set()
+        added: dict[str, MemoryRecord] = {}
         for key, value in changes:
-            by_id.pop(key, None)
+            if (pos := self.position.get(key)) is not None:
+                removed.add(pos)
+            added.pop(key, None)
             if value is None:
                 continue
             try:
                 record = MemoryRecord.from_value(self.namespace, value)
             except (ValidationError, ValueError, TypeError):
                 continue  # not a memory record (a plain BaseStore item): list_records skips it too
-            by_id[record.id] = record
-        records = sorted(by_id.values(), key=lambda r: (r.created_at, r.valid_from, r.id))  # as list_records
-        snap = build_snapshot(self.store, records, namespace=self.namespace, token=token, cache=self.cache)
+            if (pos := self.position.get(record.id)) is not None:
+                removed.add(pos)
+            added[record.id] = record
+        keep = np.setdiff1d(np.arange(len(self.records)), np.fromiter(removed, dtype=np.int64, count=len(removed)))
+        kept = [self.records[i] for i in keep.tolist()]
+        new = sorted(added.values(), key=_order_key)
+        # Where each new record goes among the kept ones (both sorted as list_records).
+        at = [bisect.bisect_left(kept, _order_key(r), key=_order_key) for r in new]
+        order = np.insert(np.arange(len(kept)), at, np.arange(len(kept), len(kept) + len(new))) if new else None
+        snap = _assemble(self, keep, new, order, token)
         snap.deltas = self.deltas + 1
         return snap
 
@@ -133,14 +153,11 @@ class Snapshot:
 
     def value_mentions(self, queries: Sequence[str]) -> np.ndarray:
         """Records whose slot value a query contains (``value_mentioned``, per distinct value)."""
-        hits = np.zeros(len(self.records), dtype=bool)
-        if not self.value_needles:
-            return hits
+        if not self.needles:
+            return np.zeros(len(self.records), dtype=bool)
         haystacks = [normalize_value(q) for q in queries]
-        for needle, rows in self.value_needles:
-            if any(value_in(needle, haystack) for haystack in haystacks):
-                hits[rows] = True
-        return hits
+        found = [j for j, needle in enumerate(self.needles) if any(value_in(needle, h) for h in haystacks)]
+        return np.isin(self.needle_code, found)
 
     def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
         """1 for a fact that became true at ``now``, 0.5 after ``half_life_days``, towards 0 after."""
@@ -148,6 +165,130 @@ class Snapshot:
             return np.zeros(len(positions))
         age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
         return np.power(0.5, age_days / half_life_days)
+
+
+def _order_key(r: MemoryRecord) -> tuple[Any, ...]:
+    return (r.created_at, r.valid_from, r.id)  # as list_records
+
+
+def _columns(records: Sequence[MemoryRecord]) -> dict[str, Any]:
+    """Per-record columns of ``records`` (codes are filled in by ``_coded``)."""
+    return {
+        "status_code": np.array([_STATUSES.index(r.status) for r in records], dtype=np.int8),
+        "valid_from": np.array([micros(r.valid_from) for r in records], dtype=np.int64),
+        "valid_to": np.array([micros(r.valid_to) for r in records], dtype=np.int64),
+        "expires_at": np.array([micros(r.expires_at) for r in records], dtype=np.int64),
+        "fresh_at": np.array([micros(max(r.valid_from, r.updated_at)) for r in records], dtype=np.int64),
+        "confidence": np.array([r.confidence for r in records], dtype=np.float64),
+    }
+
+
+def _needle(r: MemoryRecord) -> str | None:
+    needle = normalize_value(r.value) if r.value else ""
+    return needle if len(needle) >= 2 else None
+
+
+def _entity_key(e: str | None) -> tuple[bool, str]:
+    return (e is not None, e or "")
+
+
+def _coded(
+    names: list[Any], codes: np.ndarray, added: list[Any], *, none: bool, key: Any = None
+) -> tuple[list[Any], np.ndarray]:
+    """Distinct values (sorted) and codes of ``codes``' rows followed by ``added`` values.
+
+    Values no row uses any more are dropped; with ``none``, ``None`` (and "") is code -1.
+    """
+    used = np.unique(codes[codes >= 0]).tolist()
+    values = {names[c] for c in used} | {v for v in added if not (none and not v)}
+    ordered = sorted(values, key=key)
+    if ordered == names:
+        pos = {v: i for i, v in enumerate(names)}
+        new_codes = codes
+    else:
+        pos = {v: i for i, v in enumerate(ordered)}
+        remap = np.array([pos.get(v, -1) for v in names] + [-1], dtype=np.int64)
+        new_codes = remap[codes]
+    extra = np.array([-1 if (none and not v) else pos[v] for v in added], dtype=np.int64)
+    return ordered, np.concatenate([new_codes.astype(np.int64), extra])
+
+
+def _assemble(
+    base: Snapshot | None,
+    keep: np.ndarray,
+    new: list[MemoryRecord],
+    order: np.ndarray | None,
+    token: Any,
+    cache: dict[str, tuple[list[str], list[str]]] | None = None,
+) -> Snapshot:
+    """``base``'s rows at ``keep`` plus ``new`` rows, permuted by ``order`` (``None``: as is)."""
+    cols = _columns(new)
+    if base is None:
+        records, index_cols = list(new), cols
+        names: dict[str, tuple[list[Any], np.ndarray]] = {
+            "attribute": ([], np.zeros(0, dtype=np.int64)),
+            "entity": ([], np.zeros(0, dtype=np.int64)),
+            "kind": ([], np.zeros(0, dtype=np.int64)),
+            "needle": ([], np.zeros(0, dtype=np.int64)),
+        }
+    else:
+        kept = [base.records[i] for i in keep.tolist()]
+        records = kept + list(new)
+        index_cols = {k: np.concatenate([getattr(base, k)[keep], v]) for k, v in cols.items()}
+        names = {
+            "attribute": (base.attributes, base.attribute_code[keep]),
+            "entity": (base.entities, base.entity_code[keep]),
+            "kind": (base.kinds, base.kind_code[keep]),
+            "needle": (base.needles, base.needle_code[keep]),
+        }
+    attributes, attribute_code = _coded(*names["attribute"], [r.attribute for r in new], none=True)
+    entities, entity_code = _coded(*names["entity"], [r.entity for r in new], none=False, key=_entity_key)
+    kinds, kind_code = _coded(*names["kind"], [r.kind for r in new], none=False)
+    needles, needle_code = _coded(*names["needle"], [_needle(r) for r in new], none=True)
+    if order is not None:
+        records = [records[i] for i in order.tolist()]
+        index_cols = {k: v[order] for k, v in index_cols.items()}
+        attribute_code, entity_code = attribute_code[order], entity_code[order]
+        kind_code, needle_code = kind_code[order], needle_code[order]
+    entity_set = set(entities)
+    if base is None:
+        cache = {} if cache is None else cache
+        index = LexicalIndex([r.content for r in records], cache=cache)
+        touched = set(entities)
+        aliases: dict[str, tuple[set[str], set[str]]] = {}
+    else:
+        cache = base.cache if base.cache is not None else {}
+        index = base.index.updated(keep, [r.content for r in new], order)
+        touched = {base.records[i].entity for i in np.setdiff1d(np.arange(len(base.records)), keep).tolist()}
+        touched |= {r.entity for r in new}
+        aliases = {e: v for e, v in base.entity_alias.items() if e not in touched and e in entity_set}
+    touched = {e for e in touched if not is_self_entity(e) and e in entity_set}
+    contents: dict[str, list[str]] = {str(e): [] for e in touched}
+    if touched:
+        for r in records:
+            if r.entity in touched:
+                contents[str(r.entity)].append(r.content)
+    aliases.update({e: entity_aliases(e, c) for e, c in contents.items()})
+    return Snapshot(
+        store=base.store if base is not None else None,
+        records=records,
+        index=index,
+        entity_alias=aliases,
+        position={r.id: i for i, r in enumerate(records)},
+        attributes=attributes,
+        attribute_code=attribute_code,
+        entities=entities,
+        entity_code=entity_code,
+        other_entities={e for e in entities if is_other_person(e)},
+        kinds=kinds,
+        kind_code=kind_code,
+        needles=needles,
+        needle_code=needle_code,
+        namespace=base.namespace if base is not None else (),
+        token=token,
+        cache=cache,
+        **index_cols,
+    )
 
 
 def build_snapshot(
@@ -163,42 +304,6 @@ def build_snapshot(
     cache = {} if cache is None else cache
     if len(cache) > 4 * len(records) + 1024:  # texts of deleted or edited records pile up
         cache.clear()
-    contents: dict[str, list[str]] = {}
-    for r in records:
-        if not is_self_entity(r.entity):
-            contents.setdefault(str(r.entity), []).append(r.content)
-    attributes = sorted({r.attribute for r in records if r.attribute})
-    attr_pos = {a: i for i, a in enumerate(attributes)}
-    entities = sorted({r.entity for r in records}, key=lambda e: (e is not None, e or ""))
-    ent_pos = {e: i for i, e in enumerate(entities)}
-    kinds = sorted({r.kind for r in records})
-    kind_pos = {k: i for i, k in enumerate(kinds)}
-    needles: dict[str, list[int]] = {}
-    for i, r in enumerate(records):
-        needle = normalize_value(r.value) if r.value else ""
-        if len(needle) >= 2:
-            needles.setdefault(needle, []).append(i)
-    return Snapshot(
-        store=store,
-        records=records,
-        index=LexicalIndex([r.content for r in records], cache=cache),
-        entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
-        position={r.id: i for i, r in enumerate(records)},
-        attributes=attributes,
-        attribute_code=np.array([attr_pos[r.attribute] if r.attribute else -1 for r in records], dtype=np.int64),
-        entities=entities,
-        entity_code=np.array([ent_pos[r.entity] for r in records], dtype=np.int64),
-        other_entities={e for e in entities if is_other_person(e)},
-        status_code=np.array([_STATUSES.index(r.status) for r in records], dtype=np.int8),
-        kinds=kinds,
-        kind_code=np.array([kind_pos[r.kind] for r in records], dtype=np.int64),
-        valid_from=np.array([micros(r.valid_from) for r in records], dtype=np.int64),
-        valid_to=np.array([micros(r.valid_to) for r in records], dtype=np.int64),
-        expires_at=np.array([micros(r.expires_at) for r in records], dtype=np.int64),
-        fresh_at=np.array([micros(max(r.valid_from, r.updated_at)) for r in records], dtype=np.int64),
-        confidence=np.array([r.confidence for r in records], dtype=np.float64),
-        value_needles=[(n, np.asarray(rows, dtype=np.int64)) for n, rows in needles.items()],
-        namespace=tuple(namespace),
-        token=token,
-        cache=cache,
-    )
+    snap = _assemble(None, np.zeros(0, dtype=np.int64), records, None, token, cache)
+    snap.store, snap.namespace, snap.cache = store, tuple(namespace), cache
+    return snap
