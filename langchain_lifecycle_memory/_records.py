@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 RECORD_INDEX = ["content"]
+LIST_PAGE = 5000
+"""Records per Chroma read when listing (bounds the size of one response)."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
 
 
@@ -134,10 +136,32 @@ class RecordAPI:
         limit: int | None = None,
     ) -> list[MemoryRecord]:
         """Records of exactly ``namespace`` (all statuses by default), oldest first."""
+        pages = self.iter_records(
+            namespace, statuses=statuses, entity=entity, attribute=attribute, kinds=kinds, page_size=LIST_PAGE
+        )
+        records = sorted(pages, key=lambda r: (r.created_at, r.valid_from, r.id))
+        return records[:limit] if limit is not None else records
+
+    def iter_records(
+        self,
+        namespace: tuple[str, ...],
+        *,
+        statuses: StatusArg = None,
+        entity: str | None = None,
+        attribute: str | None = None,
+        kinds: str | Iterable[str] | None = None,
+        page_size: int = 1000,
+    ) -> Iterator[MemoryRecord]:
+        """Records of exactly ``namespace`` in storage order, read ``page_size`` at a time.
+
+        Memory stays constant in the number of records (``export`` streams through
+        this). Pages are ``limit``/``offset`` reads, so records written or deleted while
+        iterating may be skipped or seen twice; ``list_records`` sorts a complete read.
+        """
         namespace = C.validate_namespace(namespace)
-        col = self._col(namespace)
-        if col is None:
-            return []
+        if page_size < 1:
+            msg = f"page_size must be >= 1, got {page_size}."
+            raise ValueError(msg)
         clauses: list[dict[str, Any]] = []
         if (st := _statuses(statuses)) is not None:
             clauses.append({C.FLAT_PREFIX + "status": {"$in": st}})
@@ -147,11 +171,21 @@ class RecordAPI:
             clauses.append({C.FLAT_PREFIX + "attribute": attribute})
         if (kd := _kinds(kinds)) is not None:
             clauses.append({C.FLAT_PREFIX + "kind": {"$in": kd}})
-        where = C.where_and(clauses)
-        got = self._guard(lambda: col.get(where=where, include=["documents"]))
-        records = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
-        records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
-        return records[:limit] if limit is not None else records
+        return self._pages(namespace, C.where_and(clauses), page_size)
+
+    def _pages(self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int) -> Iterator[MemoryRecord]:
+        col = self._col(namespace)
+        offset = 0
+        while col is not None:
+            got = self._guard(
+                lambda o=offset: col.get(where=where, include=["documents"], limit=size, offset=o)  # type: ignore[misc]
+            )
+            for document in got["documents"]:
+                if (record := parse_record(namespace, document)) is not None:
+                    yield record
+            if len(got["ids"]) < size:
+                return
+            offset += size
 
     def history(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:
         """Every version of the slot ``(entity, attribute)``, oldest first."""

@@ -83,6 +83,9 @@ def export_records(
 ) -> int:
     """Write every record (all statuses) under ``namespace_prefix`` as JSON lines; returns how many.
 
+    Namespaces in order, each one's records in storage order, streamed page by page
+    (memory does not grow with the number of records).
+
     Items that are not memory records (plain LangGraph ``store.put`` values) are skipped.
 
     Example:
@@ -97,8 +100,7 @@ def export_records(
     count = 0
     with _open(path_or_file, "w") as f:
         for ns, _ in sorted(namespaces(store, tuple(namespace_prefix or ())), key=lambda p: p[0]):
-            records = sorted(store.list_records(ns), key=lambda r: (r.created_at, r.valid_from, r.id))
-            for record in records:
+            for record in store.iter_records(ns):  # page by page: constant memory
                 f.write(record_line(record) + "\n")
                 count += 1
     return count

@@ -148,3 +148,61 @@ def test_lru_cache_is_bounded_and_keeps_recent_entries() -> None:
     assert len(cache) == 3 and 9 in cache
     with pytest.raises(ValueError, match="maxsize"):
         LRUCache(0)
+
+
+def _store(**kwargs: object) -> object:
+    import uuid
+
+    import chromadb
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_lifecycle_memory.store import ChromaMemoryStore
+
+    return ChromaMemoryStore(
+        client=chromadb.EphemeralClient(),
+        embeddings=DeterministicFakeEmbedding(size=8),
+        collection_prefix=f"t{uuid.uuid4().hex[:8]}",
+        **kwargs,
+    )
+
+
+def test_iter_records_pages_through_every_record_and_export_streams_them(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from langchain_lifecycle_memory.portability import export_records
+
+    store = _store()
+    records = [
+        MemoryRecord(namespace=NS, content=f"note {i}", created_at=T0 + timedelta(minutes=i), valid_from=T0)
+        for i in range(23)
+    ]
+    store.put_records(records)
+    paged = list(store.iter_records(NS, page_size=5))
+    assert sorted(r.id for r in paged) == sorted(r.id for r in records)
+    assert [r.id for r in store.list_records(NS)] == [r.id for r in records]
+    assert list(store.iter_records(("memories", "nobody"))) == []
+    with pytest.raises(ValueError, match="page_size"):
+        store.iter_records(NS, page_size=0)
+    out = Path(str(tmp_path)) / "export.jsonl"
+    assert export_records(store, out) == 23
+    assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == sorted(r.id for r in records)
+
+
+def test_writes_stay_visible_to_search_when_namespace_caches_evict(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_lifecycle_memory import store as store_module
+    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+
+    monkeypatch.setattr(store_module, "CACHED_NAMESPACES", 2)
+    store = _store()
+    users = [("memories", f"u{i}") for i in range(5)]
+    retrievers = {ns: LifecycleRetriever(store=store, namespace=ns, k=5, min_score=0.0) for ns in users}
+    for ns in users:
+        store.put_record(MemoryRecord(namespace=ns, content=f"The user {ns[1]} likes green tea", valid_from=T0))
+        retrievers[ns].invoke("green tea")  # snapshot cached at this revision
+    assert len(store._cols) <= 2 and len(store._tokens) <= 2 and len(store._journal) <= 2
+    for ns in users:  # every handle was evicted at least once: the write must still bump the revision
+        store.put_record(MemoryRecord(namespace=ns, content=f"The user {ns[1]} drives a Tesla", valid_from=T0))
+        found = [d.page_content for d in retrievers[ns].invoke("Tesla")]
+        assert f"The user {ns[1]} drives a Tesla" in found
+        assert all(ns[1] in text for text in found)  # no other tenant's memory
