@@ -158,6 +158,18 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         after.append(ms(t0))
     out["write"], out["search_after_write"] = stats(writes), stats(after)
     out["rss_growth_mb"] = round(rss_mb() - base, 1)
+    if attributes:  # the router alone, on a fresh card cache (a vocabulary of its own)
+        from langchain_lifecycle_memory._routing import AttributeRouter
+
+        names, router = [f"topic_{j}" for j in range(size)], AttributeRouter(emb, vocabulary=())
+        t0 = time.perf_counter()
+        phrases, owners = router.missing(names)
+        vectors = emb.embed_documents(phrases)
+        out["router_embed_cards_ms"] = round(ms(t0), 1)
+        t0 = time.perf_counter()
+        router.install(owners, vectors)
+        router.scores(emb.embed_query(qs[0]), names)
+        out["router_install_and_score_ms"] = round(ms(t0), 1)
     return out
 
 
@@ -429,7 +441,8 @@ def main() -> None:
                 show(
                     f"{args.attributes} distinct attributes (embedded), ms",
                     [("ours", r)],
-                    ["first_search_ms", "warm.p50", "search_after_write.p50", "rss_growth_mb"],
+                    ["first_search_ms", "warm.p50", "search_after_write.p50", "rss_growth_mb"]
+                    + ["router_embed_cards_ms", "router_install_and_score_ms"],
                 )
             if "users" in args.parts:
                 part = results.setdefault("users", {}).setdefault(where, {})
