@@ -13,8 +13,9 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -83,6 +84,8 @@ class Snapshot:
     """Journal deltas applied since the last full read (bounded: see ``MAX_DELTAS``)."""
     cache: dict[str, tuple[list[str], list[str]]] | None = None
     """Lexical analysis per text, carried from snapshot to snapshot."""
+    ids: list[str] = field(default_factory=list)
+    """``records``' ids, in order."""
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
         """A new snapshot with a store journal's ``(key, value or None)`` changes applied.
@@ -107,12 +110,17 @@ class Snapshot:
             if (pos := self.position.get(record.id)) is not None:
                 removed.add(pos)
             added[record.id] = record
-        keep = np.setdiff1d(np.arange(len(self.records)), np.fromiter(removed, dtype=np.int64, count=len(removed)))
-        kept = [self.records[i] for i in keep.tolist()]
+        mask = np.ones(len(self.records), dtype=bool)
+        mask[list(removed)] = False
+        keep = np.flatnonzero(mask)
         new = sorted(added.values(), key=_order_key)
-        # Where each new record goes among the kept ones (both sorted as list_records).
-        at = [bisect.bisect_left(kept, _order_key(r), key=_order_key) for r in new]
-        order = np.insert(np.arange(len(kept)), at, np.arange(len(kept), len(kept) + len(new))) if new else None
+        # Where each new record goes among the kept ones (both sorted as list_records):
+        # its place in the full sorted list, counted in kept records only.
+        at = [bisect.bisect_left(self.records, _order_key(r), key=_order_key) for r in new]
+        at = np.searchsorted(keep, at).tolist()
+        order = None  # new records after every kept one (the usual case): no permutation
+        if any(a < len(keep) for a in at):
+            order = np.insert(np.arange(len(keep)), at, np.arange(len(keep), len(keep) + len(new)))
         snap = _assemble(self, keep, new, order, token)
         snap.deltas = self.deltas + 1
         return snap
@@ -167,6 +175,24 @@ class Snapshot:
         return np.power(0.5, age_days / half_life_days)
 
 
+def _take(items: Sequence[Any], positions: np.ndarray) -> list[Any]:
+    """``[items[i] for i in positions]``, in C (an object array would probe every item)."""
+    if len(positions) == 0:
+        return []
+    if len(positions) == 1:
+        return [items[int(positions[0])]]
+    return list(operator.itemgetter(*positions.tolist())(items))
+
+
+def _positions(base: Snapshot | None, ids: list[str]) -> dict[str, int]:
+    """Id -> position; a copy of ``base``'s when its records kept their places."""
+    if base is not None and len(ids) >= len(base.ids) and ids[: len(base.ids)] == base.ids:
+        position = base.position.copy()
+        position.update(zip(ids[len(base.ids) :], range(len(base.ids), len(ids))))
+        return position
+    return dict(zip(ids, range(len(ids))))
+
+
 def _order_key(r: MemoryRecord) -> tuple[Any, ...]:
     return (r.created_at, r.valid_from, r.id)  # as list_records
 
@@ -199,7 +225,7 @@ def _coded(
 
     Values no row uses any more are dropped; with ``none``, ``None`` (and "") is code -1.
     """
-    used = np.unique(codes[codes >= 0]).tolist()
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(names))).tolist()
     values = {names[c] for c in used} | {v for v in added if not (none and not v)}
     ordered = sorted(values, key=key)
     if ordered == names:
@@ -223,6 +249,7 @@ def _assemble(
 ) -> Snapshot:
     """``base``'s rows at ``keep`` plus ``new`` rows, permuted by ``order`` (``None``: as is)."""
     cols = _columns(new)
+    ids = [r.id for r in new]
     if base is None:
         records, index_cols = list(new), cols
         names: dict[str, tuple[list[Any], np.ndarray]] = {
@@ -232,8 +259,9 @@ def _assemble(
             "needle": ([], np.zeros(0, dtype=np.int64)),
         }
     else:
-        kept = [base.records[i] for i in keep.tolist()]
-        records = kept + list(new)
+        whole = len(keep) == len(base.records)
+        records = (base.records if whole else _take(base.records, keep)) + list(new)
+        ids = (base.ids if whole else _take(base.ids, keep)) + ids
         index_cols = {k: np.concatenate([getattr(base, k)[keep], v]) for k, v in cols.items()}
         names = {
             "attribute": (base.attributes, base.attribute_code[keep]),
@@ -246,7 +274,7 @@ def _assemble(
     kinds, kind_code = _coded(*names["kind"], [r.kind for r in new], none=False)
     needles, needle_code = _coded(*names["needle"], [_needle(r) for r in new], none=True)
     if order is not None:
-        records = [records[i] for i in order.tolist()]
+        records, ids = _take(records, order), _take(ids, order)
         index_cols = {k: v[order] for k, v in index_cols.items()}
         attribute_code, entity_code = attribute_code[order], entity_code[order]
         kind_code, needle_code = kind_code[order], needle_code[order]
@@ -259,22 +287,24 @@ def _assemble(
     else:
         cache = base.cache if base.cache is not None else {}
         index = base.index.updated(keep, [r.content for r in new], order)
-        touched = {base.records[i].entity for i in np.setdiff1d(np.arange(len(base.records)), keep).tolist()}
-        touched |= {r.entity for r in new}
+        gone = np.ones(len(base.records), dtype=bool)
+        gone[keep] = False
+        touched = {base.records[i].entity for i in np.flatnonzero(gone).tolist()} | {r.entity for r in new}
         aliases = {e: v for e, v in base.entity_alias.items() if e not in touched and e in entity_set}
     touched = {e for e in touched if not is_self_entity(e) and e in entity_set}
     contents: dict[str, list[str]] = {str(e): [] for e in touched}
     if touched:
-        for r in records:
-            if r.entity in touched:
-                contents[str(r.entity)].append(r.content)
+        rows = np.flatnonzero(np.isin(entity_code, [i for i, e in enumerate(entities) if e in touched]))
+        for i in rows.tolist():
+            contents[str(records[i].entity)].append(records[i].content)
     aliases.update({e: entity_aliases(e, c) for e, c in contents.items()})
     return Snapshot(
         store=base.store if base is not None else None,
         records=records,
         index=index,
         entity_alias=aliases,
-        position={r.id: i for i, r in enumerate(records)},
+        position=_positions(base, ids),
+        ids=ids,
         attributes=attributes,
         attribute_code=attribute_code,
         entities=entities,
