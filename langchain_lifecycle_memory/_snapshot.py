@@ -13,6 +13,7 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 import bisect
+import functools
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,10 @@ MAX_DELTAS = 4096
 (it equals a fresh build over the same records), so this only bounds how long a
 snapshot lives without a full read."""
 
+_SCAN_NEEDLES = 256
+"""Up to this many distinct slot values, ``value_mentions`` tests each against the query."""
+_SHORT = 48
+"""Values up to this length are found by looking up the query's substrings."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)
 _OPEN = np.iinfo(np.int64).max
@@ -164,8 +169,21 @@ class Snapshot:
         if not self.needles:
             return np.zeros(len(self.records), dtype=bool)
         haystacks = [normalize_value(q) for q in queries]
-        found = [j for j, needle in enumerate(self.needles) if any(value_in(needle, h) for h in haystacks)]
+        if len(self.needles) < _SCAN_NEEDLES:
+            candidates: Iterable[int] = range(len(self.needles))
+        else:  # many distinct values: look the query's substrings up instead of scanning them all
+            where, long = self._needle_lookup
+            found_at = {
+                where.get(h[i:j]) for h in haystacks for i in range(len(h)) for j in range(i + 2, i + _SHORT + 1)
+            }
+            candidates = sorted((found_at - {None}) | set(long))  # type: ignore[operator]
+        found = [j for j in candidates if any(value_in(self.needles[j], h) for h in haystacks)]
         return np.isin(self.needle_code, found)
+
+    @functools.cached_property
+    def _needle_lookup(self) -> tuple[dict[str, int], list[int]]:
+        where = {n: j for j, n in enumerate(self.needles) if len(n) <= _SHORT}
+        return where, [j for j, n in enumerate(self.needles) if len(n) > _SHORT]
 
     def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
         """1 for a fact that became true at ``now``, 0.5 after ``half_life_days``, towards 0 after."""

@@ -206,3 +206,25 @@ def test_writes_stay_visible_to_search_when_namespace_caches_evict(monkeypatch: 
         found = [d.page_content for d in retrievers[ns].invoke("Tesla")]
         assert f"The user {ns[1]} drives a Tesla" in found
         assert all(ns[1] in text for text in found)  # no other tenant's memory
+
+
+def test_value_mentions_with_many_distinct_values_match_a_scan_of_each_record() -> None:
+    from langchain_lifecycle_memory._routing import value_mentioned
+
+    values = [f"brand{i}" for i in range(300)] + ["旺财", "Model 3", "vim", "a" * 60 + " long value"]
+    records = [
+        MemoryRecord(namespace=NS, content=f"The user likes {v}", entity="user", attribute=f"a{i}", value=v)
+        for i, v in enumerate(values)
+    ]
+    snap = build_snapshot(None, records, namespace=NS)
+    queries = [
+        "Do I still like brand17?",
+        "brand170 or brand1",
+        "我家旺财呢",
+        "my model 3",
+        "VIM!",
+        "a" * 60 + " long value",
+    ]
+    for q in queries:
+        expected = [value_mentioned(q, r.value) for r in records]
+        assert snap.value_mentions([q]).tolist() == expected, q
