@@ -19,6 +19,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -179,25 +180,52 @@ def _attribute_names(attribute: str, zh: str | None) -> tuple[tuple[bool, tuple[
     return tuple(out)
 
 
+_MENTION_CJK_SPAN = 16
+_mention_index: list[tuple[Any, Any]] = []  # one entry: (key, index) of the last attribute list
+
+
+def _mention_index_of(attributes: tuple[str, ...], specs: Mapping[str, AttributeSpec]) -> Any:
+    """Attribute names indexed by their first stem (latin) or their text (CJK), built once per list."""
+    key = (attributes, id(specs))
+    hit = _mention_index[0] if _mention_index else None
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    latin: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    cjk: dict[str, list[str]] = {}
+    long: list[tuple[str, str]] = []
+    for attribute in attributes:
+        spec = specs.get(attribute)
+        for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
+            if is_latin:
+                latin.setdefault(needle[0], []).append((attribute, needle))  # type: ignore[arg-type]
+            elif len(needle) <= _MENTION_CJK_SPAN:
+                cjk.setdefault(needle, []).append(attribute)  # type: ignore[arg-type]
+            else:
+                long.append((attribute, needle))  # type: ignore[arg-type]
+    index = (latin, cjk, long, specs)
+    _mention_index[:] = [(key, index)]
+    return index
+
+
 def mentioned_attributes(
     queries: Sequence[str], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]
 ) -> set[str]:
-    """The attributes that some query names (``attribute_mentioned``, analysing each query once)."""
-    analysed = []
+    """The attributes that some query names (``attribute_mentioned``), in time linear in the queries.
+
+    Attribute names are indexed once per attribute list; each query's stems and
+    substrings are then looked up, so 50k attributes cost no more per query than 50.
+    """
+    latin, cjk, long, _ = _mention_index_of(tuple(dict.fromkeys(attributes)), specs)
+    found: set[str] = set()
     for query in queries:
         stems = _stems(word_tokens(query))
-        analysed.append((normalize_text(query), stems, set(stems)))
-    found: set[str] = set()
-    for attribute in attributes:
-        spec = specs.get(attribute)
-        for latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
-            if latin:
-                hit = any(needle[0] in stem_set and _contains_seq(stems, needle) for _, stems, stem_set in analysed)
-            else:
-                hit = any(needle in text for text, _, _ in analysed)
-            if hit:
-                found.add(attribute)
-                break
+        for stem in set(stems):
+            found.update(a for a, needle in latin.get(stem, ()) if _contains_seq(stems, needle))
+        text = normalize_text(query)
+        for i in range(len(text)):
+            for j in range(i + 2, min(len(text), i + _MENTION_CJK_SPAN) + 1):
+                found.update(cjk.get(text[i:j], ()))
+        found.update(a for a, needle in long if needle in text)
     return found
 
 

@@ -228,3 +228,32 @@ def test_value_mentions_with_many_distinct_values_match_a_scan_of_each_record() 
     for q in queries:
         expected = [value_mentioned(q, r.value) for r in records]
         assert snap.value_mentions([q]).tolist() == expected, q
+
+
+def test_mentioned_attributes_equal_attribute_mentioned_one_by_one() -> None:
+    from langchain_lifecycle_memory._routing import attribute_mentioned, mentioned_attributes
+    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+    specs = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+    attributes = [
+        *specs,
+        "running_shoes",
+        "hiking_boots",
+        "猫粮品牌",
+        "favourite_tea",
+        *(f"topic_{i}" for i in range(500)),
+    ]
+    queries = [
+        "Which running shoes should I buy?",
+        "我的编辑器是什么？",
+        "What's my favourite tea and my editor?",
+        "猫粮品牌换了吗",
+        "topic 17 and topic_3",
+        "Where do I live?",
+    ]
+    for batch in ([q] for q in queries):
+        expected = {a for a in attributes if any(attribute_mentioned(q, a, specs.get(a)) for q in batch)}
+        assert mentioned_attributes(batch, attributes, specs) == expected, batch
+    both = {a for a in attributes if any(attribute_mentioned(q, a, specs.get(a)) for q in queries)}
+    assert mentioned_attributes(queries, attributes, specs) == both
+    assert {"running_shoes", "favourite_tea", "猫粮品牌"} <= both
