@@ -81,8 +81,11 @@ def _stem(word: str) -> str:
     return word
 
 
+_CJK_START = re.compile(f"[{_CJK}]")
+
+
 def _is_cjk(text: str) -> bool:
-    return bool(re.match(f"[{_CJK}]", text))
+    return _CJK_START.match(text) is not None
 
 
 def normalize_text(text: str) -> str:
@@ -113,7 +116,7 @@ def tokenize(text: str) -> list[str]:
             bigrams.extend(
                 b
                 for b in (run[i : i + 2] for i in range(len(run) - 1))
-                if b not in _ZH_STOP_BIGRAMS and not (_ZH_FUNCTION_CHARS & set(b))
+                if b not in _ZH_STOP_BIGRAMS and b[0] not in _ZH_FUNCTION_CHARS and b[1] not in _ZH_FUNCTION_CHARS
             )
         elif run not in _EN_STOPWORDS:
             latin.append(_stem(run))
