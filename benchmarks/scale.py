@@ -401,6 +401,8 @@ def main() -> None:
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
     parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
+    parser.add_argument("--server-pid", type=int, help="pid of the given server (its RSS growth is reported)")
+    parser.add_argument("--server-only", action="store_true", help="skip the embedded rows")
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
     parser.add_argument("--tag", default="scale", help="name of the JSON and PNG written to benchmarks/results/")
     parser.add_argument("--child")
@@ -420,7 +422,9 @@ def main() -> None:
         started = start_server(8108)
         servers.append(("server", "127.0.0.1:8108", started[0].pid))
     elif args.server:
-        servers.append(("server", args.server, None))
+        servers.append(("server", args.server, args.server_pid))
+    if args.server_only:
+        servers = servers[1:]
     results: dict[str, Any] = {}
     try:
         for where, server, pid in servers:
