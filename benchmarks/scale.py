@@ -158,6 +158,15 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         after.append(ms(t0))
     out["write"], out["search_after_write"] = stats(writes), stats(after)
     out["rss_growth_mb"] = round(rss_mb() - base, 1)
+    if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
+        from langchain_lifecycle_memory._snapshot import build_snapshot
+
+        t0 = time.perf_counter()
+        records = store.list_records(ns)
+        out["first_search_read_ms"] = round(ms(t0), 1)
+        t0 = time.perf_counter()
+        build_snapshot(store, records, namespace=ns)
+        out["first_search_snapshot_ms"] = round(ms(t0), 1)
     if attributes:  # the router alone, on a fresh card cache (a vocabulary of its own)
         from langchain_lifecycle_memory._routing import AttributeRouter
 
@@ -438,6 +447,7 @@ def main() -> None:
                         rows.append((f"{system} {size}", r))
                 cols = ["load_s", "first_search_ms", "warm.p50", "warm.p95", "write.p50"]
                 cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
+                cols += ["first_search_read_ms", "first_search_snapshot_ms"]
                 show(f"one namespace ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
