@@ -236,6 +236,12 @@ def _entity_key(e: str | None) -> tuple[bool, str]:
     return (e is not None, e or "")
 
 
+def _find(names: list[Any], value: Any, key: Any) -> int | None:
+    """Position of ``value`` in the sorted ``names`` (``None``: absent)."""
+    i = bisect.bisect_left(names, key(value), key=key) if key else bisect.bisect_left(names, value)
+    return i if i < len(names) and names[i] == value else None
+
+
 def _coded(
     names: list[Any], codes: np.ndarray, added: list[Any], *, none: bool, key: Any = None
 ) -> tuple[list[Any], np.ndarray]:
@@ -243,7 +249,12 @@ def _coded(
 
     Values no row uses any more are dropped; with ``none``, ``None`` (and "") is code -1.
     """
-    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(names))).tolist()
+    counts = np.bincount(codes[codes >= 0], minlength=len(names))
+    if counts.all():  # every value still used: when the added ones are known too, nothing moves
+        found = [-1 if (none and not v) else _find(names, v, key) for v in added]
+        if all(i is not None for i in found):
+            return names, np.concatenate([codes.astype(np.int64), np.array(found, dtype=np.int64)])
+    used = np.flatnonzero(counts).tolist()
     values = {names[c] for c in used} | {v for v in added if not (none and not v)}
     ordered = sorted(values, key=key)
     if ordered == names:
@@ -316,7 +327,7 @@ def _assemble(
         for i in rows.tolist():
             contents[str(records[i].entity)].append(records[i].content)
     aliases.update({e: entity_aliases(e, c) for e, c in contents.items()})
-    return Snapshot(
+    snap = Snapshot(
         store=base.store if base is not None else None,
         records=records,
         index=index,
@@ -337,6 +348,9 @@ def _assemble(
         cache=cache,
         **index_cols,
     )
+    if base is not None and needles is base.needles and "_needle_lookup" in base.__dict__:
+        snap.__dict__["_needle_lookup"] = base.__dict__["_needle_lookup"]  # same values: same lookup
+    return snap
 
 
 def build_snapshot(
