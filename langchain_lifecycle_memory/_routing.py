@@ -368,7 +368,10 @@ class AttributeRouter:
         """``(phrases, owners)`` still to embed for ``attributes``."""
         phrases: list[str] = []
         owners: list[str] = []
-        for attribute in dict.fromkeys(attributes):
+        names = tuple(dict.fromkeys(attributes))
+        if self._stacked is not None and self._stacked[0] == names:
+            return phrases, owners  # scored from the stacked copy: nothing to embed
+        for attribute in names:
             if self._cards.get(attribute) is None:
                 for phrase in _card_phrases(attribute, self.specs.get(attribute)):
                     phrases.append(phrase)
@@ -401,6 +404,13 @@ class AttributeRouter:
         self._stacked = (attributes, matrix, owner, counts)
         return matrix, owner, counts
 
+    def _known(self, names: tuple[str, ...]) -> np.ndarray:
+        """Which of ``names`` the vocabulary describes (kept for the last attribute list)."""
+        hit = getattr(self, "_known_last", None)
+        if hit is None or hit[0] != names:
+            hit = self._known_last = (names, np.array([a in self.specs for a in names], dtype=bool))
+        return hit[1]
+
     def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
         """Mean of the two best cosines between the query and each attribute's phrases.
 
@@ -426,8 +436,7 @@ class AttributeRouter:
         mean = np.where(counts > 1, (best + second) / 2, best).astype(np.float64)
         # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
         # scores close to neighbouring topics ("running shoes"): trust it a bit less.
-        known = np.array([a in self.specs for a in names])
-        mean = np.where(known, mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
+        mean = np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
         return dict(zip(names, mean.tolist()))
 
 
