@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import math
 import re
 import unicodedata
@@ -60,6 +61,7 @@ _ZH_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀哦么什怎哪是我你他
 _ZH_STOP_BIGRAMS = frozenset("一个 一下 可以 帮忙 一般 没有 多少 如何 请问".split())
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """Light English suffix stripping: plural, -ing, -ed (no dictionary, no package)."""
     if word.isdigit() or len(word) <= 3:
@@ -79,13 +81,6 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 2:
         word = word[:-1]
     return word
-
-
-_CJK_START = re.compile(f"[{_CJK}]")
-
-
-def _is_cjk(text: str) -> bool:
-    return _CJK_START.match(text) is not None
 
 
 def normalize_text(text: str) -> str:
@@ -111,7 +106,7 @@ def tokenize(text: str) -> list[str]:
     bigrams: list[str] = []
     latin: list[str] = []
     for run in _RUN.findall(normalize_text(text).replace("用户", " ")):
-        if _is_cjk(run):
+        if run[0] > "z":  # _RUN yields [a-z0-9]+ runs or CJK runs
             unigrams.extend(ch for ch in run if ch not in _ZH_STOP_UNIGRAMS)
             bigrams.extend(
                 b
