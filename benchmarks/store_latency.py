@@ -5,7 +5,8 @@ Compares, in one run and with the same embedder (USE multilingual, offline):
 * ``ChromaMemoryStore`` (LangGraph BaseStore API: put / get / search),
 * ``ChromaMemoryStore`` record API (``search_records``: active-only, expiry-aware),
 * ``LifecycleRetriever`` (dense + BM25 + slot routing, the use side's real path), and
-  its first query after a write (which rebuilds the namespace's snapshot),
+  its first query after a write (the latency an agent's write-then-read turn feels),
+  next to langchain-chroma's first ``similarity_search`` after an ``add_texts``,
 * LangGraph ``InMemoryStore`` (same embedder),
 * plain ``langchain_chroma.Chroma.similarity_search``.
 
@@ -98,15 +99,27 @@ def run(size: int, queries: int, emb: UniversalSentenceEncoderEmbeddings, workdi
     for name, samples in samples_by.items():
         record(name, "search", samples)
 
-    # The first query after a write rebuilds the namespace snapshot (records + BM25 index).
+    # An agent turn is write-then-read: the first query after a write brings the namespace
+    # snapshot (records + BM25 index) up to date from this process's write journal.
     wit = iter(range(10**9))
     qit = iter(qs * 3)
+    after: dict[str, list[float]] = {"ours": [], "lc": []}
 
     def write_then_search() -> None:
         store.put_record(MemoryRecord(namespace=NS, content=f"{extra[1]} ({next(wit)})"))
-        retriever.invoke(next(qit))
+        after["ours"] += timed(lambda: retriever.invoke(next(qit)), 1)
 
-    record("LifecycleRetriever: put one record, then search", "search", timed(write_then_search, max(3, queries // 10)))
+    def lc_write_then_search() -> None:
+        lc.add_texts([f"{extra[1]} ({next(wit)})"], metadatas=[{"n": -2}])
+        after["lc"] += timed(lambda: lc.similarity_search(next(qit), k=10), 1)
+
+    both: list[float] = []
+    for _ in range(max(3, queries // 5)):  # interleaved, as the searches above
+        both += timed(write_then_search, 1)
+        lc_write_then_search()
+    record("LifecycleRetriever: put one record, then search", "search", both)
+    record("LifecycleRetriever: first search after a write", "search", after["ours"])
+    record("langchain-chroma: first search after a write", "search", after["lc"])
 
     # LangGraph InMemoryStore, same embedder
     mem = InMemoryStore(index={"dims": emb.dims, "embed": emb, "fields": ["content"]})

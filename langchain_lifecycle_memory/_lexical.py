@@ -1,4 +1,4 @@
-"""Bilingual tokenisation and a calibrated BM25 index (``bm25s``) over memory records.
+"""Bilingual tokenisation and a calibrated, incrementally updated BM25 index over memory records.
 
 Chinese has no spaces, so CJK runs become character unigrams plus bigrams (a bigram
 index needs no dictionary and still rewards exact names such as "旺财"); latin text
@@ -14,12 +14,14 @@ a memory stays near 0 while a query whose rare words all occur in a record nears
 
 from __future__ import annotations
 
+import collections
+import copy
+import functools
 import math
 import re
 import unicodedata
 from collections.abc import Sequence
 
-import bm25s
 import numpy as np
 
 __all__ = ["LexicalIndex", "tokenize", "word_tokens"]
@@ -59,6 +61,7 @@ _ZH_FUNCTION_CHARS = frozenset("的了吗呢吧啊呀哦么什怎哪是我你他
 _ZH_STOP_BIGRAMS = frozenset("一个 一下 可以 帮忙 一般 没有 多少 如何 请问".split())
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """Light English suffix stripping: plural, -ing, -ed (no dictionary, no package)."""
     if word.isdigit() or len(word) <= 3:
@@ -78,10 +81,6 @@ def _stem(word: str) -> str:
     if word.endswith("e") and len(word) > 2:
         word = word[:-1]
     return word
-
-
-def _is_cjk(text: str) -> bool:
-    return bool(re.match(f"[{_CJK}]", text))
 
 
 def normalize_text(text: str) -> str:
@@ -107,12 +106,12 @@ def tokenize(text: str) -> list[str]:
     bigrams: list[str] = []
     latin: list[str] = []
     for run in _RUN.findall(normalize_text(text).replace("用户", " ")):
-        if _is_cjk(run):
+        if run[0] > "z":  # _RUN yields [a-z0-9]+ runs or CJK runs
             unigrams.extend(ch for ch in run if ch not in _ZH_STOP_UNIGRAMS)
             bigrams.extend(
                 b
                 for b in (run[i : i + 2] for i in range(len(run) - 1))
-                if b not in _ZH_STOP_BIGRAMS and not (_ZH_FUNCTION_CHARS & set(b))
+                if b not in _ZH_STOP_BIGRAMS and b[0] not in _ZH_FUNCTION_CHARS and b[1] not in _ZH_FUNCTION_CHARS
             )
         elif run not in _EN_STOPWORDS:
             latin.append(_stem(run))
@@ -124,14 +123,36 @@ def _capitalised(text: str) -> list[str]:
 
 
 class LexicalIndex:
-    """A BM25 index over a fixed list of texts with calibrated (coverage) scores.
+    """A BM25 index over a list of texts with calibrated (coverage) scores, updated in place of a rebuild.
+
+    Scores are Lucene BM25 (as ``bm25s`` ``method="lucene"``), computed at query time from
+    postings, so they always use the live corpus statistics (document count, document
+    frequencies, average length): an updated index scores exactly like one built from
+    scratch over the same texts.
+
+    *Segments*: documents live in slots. Postings of the slots present at the last
+    *seal* are numpy arrays (CSR by term); slots added since sit in a small *fresh*
+    segment of Python lists; a removed document is a tombstone. :meth:`updated` returns
+    a new index that shares the sealed arrays (snapshots in use stay valid) and costs
+    time in the number of changed documents, plus one pass over the position array.
+    When the fresh segment or the tombstones grow past ``fresh_limit`` /
+    ``tombstone_limit`` of the index, it is sealed again from the live documents.
 
     Example:
         >>> index = LexicalIndex(["用户养了一条叫旺财的狗", "The user drives a Tesla Model 3."])
         >>> raw, coverage = index.scores("我家狗叫什么名字？")
         >>> int(np.argmax(raw))
         0
+        >>> index = index.updated(np.array([1]), ["用户的猫叫咪咪"])  # drop the dog, add a cat
+        >>> raw, _ = index.scores("猫叫什么？")
+        >>> raw.shape, int(np.argmax(raw))
+        ((2,), 1)
     """
+
+    fresh_limit = 0.1
+    """Seal again when the fresh segment holds more than this share of the documents (min 256)."""
+    tombstone_limit = 0.25
+    """Seal again when more than this share of the slots are removed documents."""
 
     def __init__(
         self,
@@ -146,50 +167,131 @@ class LexicalIndex:
         ``cache`` (text -> tokens, names) is read and filled, so that a rebuild after a
         few writes only analyses the new texts.
         """
-        self.k1 = k1
-        self.size = len(texts)
-        cache = {} if cache is None else cache
-        analysed = []
-        for t in texts:
-            hit = cache.get(t)
-            if hit is None:
-                hit = cache[t] = (tokenize(t), [w.casefold() for w in _capitalised(t)])
-            analysed.append(hit)
-        self._doc_tokens = [tokens for tokens, _ in analysed]
-        self._df: dict[str, int] = {}
-        for tokens in self._doc_tokens:
-            for tok in set(tokens):
-                self._df[tok] = self._df.get(tok, 0) + 1
-        self._names = {w for _, names in analysed for w in names}
-        self._bm25: bm25s.BM25 | None = None
-        if any(self._doc_tokens):
-            self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-            # Each document keeps at least one token so that bm25s indexes every row.
-            corpus = [tokens or [""] for tokens in self._doc_tokens]
-            self._bm25.index(corpus, show_progress=False)
+        self.k1, self.b = k1, b
+        self._cache = {} if cache is None else cache
+        self._seal([self._analyse(t) for t in texts])
 
+    # ------------------------------------------------------------------ building
+    def _analyse(self, text: str) -> tuple[list[str], list[str]]:
+        hit = self._cache.get(text)
+        if hit is None:
+            hit = self._cache[text] = (tokenize(text), [w.casefold() for w in _capitalised(text)])
+        return hit
+
+    def _seal(self, analysed: list[tuple[list[str], list[str]]]) -> None:
+        """(Re)build every structure from ``analysed`` documents, one slot per position."""
+        self.size = len(analysed)
+        self._docs = analysed
+        self._alive = np.ones(self.size, dtype=bool)
+        self._order = np.arange(self.size, dtype=np.int64)
+        self._dl = np.array([max(1, len(tokens)) for tokens, _ in analysed], dtype=np.float64)
+        self._total = float(self._dl.sum())
+        self._vocab: dict[str, int] = {}
+        ids = [self._vocab.setdefault(t, len(self._vocab)) for tokens, _ in analysed for t in tokens]
+        lengths = np.array([len(tokens) for tokens, _ in analysed], dtype=np.int64)
+        slots = np.repeat(np.arange(self.size, dtype=np.int64), lengths)
+        pairs, tf = np.unique(np.asarray(ids, dtype=np.int64) * max(1, self.size) + slots, return_counts=True)
+        terms = pairs // max(1, self.size)
+        self._post_slots = pairs % max(1, self.size)
+        self._post_tf = tf.astype(np.float64)
+        self._indptr = np.searchsorted(terms, np.arange(len(self._vocab) + 1))
+        self._df = np.diff(self._indptr).astype(np.int64)
+        self._sealed = self.size
+        self._fresh: dict[int, list[tuple[int, int]]] = {}
+        self._names: collections.Counter[str] = collections.Counter(w for _, names in analysed for w in names)
+
+    def updated(self, kept: np.ndarray, added: Sequence[str], order: np.ndarray | None = None) -> LexicalIndex:
+        """A new index: the documents at positions ``kept``, then ``added``, permuted by ``order``.
+
+        ``order`` (optional) lists, for each new position, its index in ``kept + added``.
+        This index is left untouched.
+        """
+        new = copy.copy(self)
+        kept = np.asarray(kept, dtype=np.int64)
+        removed = np.ones(self.size, dtype=bool)
+        removed[kept] = False
+        gone = self._order[removed]
+        new_docs = [self._analyse(t) for t in added]
+        live_slots = int(self._alive.sum()) - len(gone) + len(new_docs)
+        fresh_total = len(self._docs) - self._sealed + len(new_docs)
+        tombstones = len(self._docs) - int(self._alive.sum()) + len(gone)
+        if fresh_total > max(256, self.fresh_limit * live_slots) or tombstones > self.tombstone_limit * max(
+            1, len(self._docs) + len(new_docs)
+        ):
+            docs = [self._docs[s] for s in self._order[kept]] + new_docs
+            if order is not None:
+                docs = [docs[i] for i in order]
+            new._seal(docs)
+            return new
+        new._alive = self._alive.copy()
+        new._alive[gone] = False
+        new._df = self._df.copy()
+        new._names = self._names.copy()
+        for slot in gone.tolist():
+            tokens, names = self._docs[slot]
+            for t in set(tokens):
+                new._df[self._vocab[t]] -= 1
+            new._names.subtract(names)
+            new._total -= self._dl[slot]
+        first = len(self._docs)
+        new._docs = self._docs + new_docs
+        new._fresh = {term: list(rows) for term, rows in self._fresh.items()}
+        grown = [self._vocab.setdefault(t, len(self._vocab)) for tokens, _ in new_docs for t in tokens]
+        if grown and max(grown) >= len(new._df):
+            new._df = np.concatenate([new._df, np.zeros(max(grown) + 1 - len(new._df), dtype=np.int64)])
+        for slot, (tokens, names) in enumerate(new_docs, start=first):
+            for t, tf in collections.Counter(tokens).items():
+                term = self._vocab[t]
+                new._df[term] += 1
+                new._fresh.setdefault(term, []).append((slot, tf))
+            new._names.update(names)
+        dl = np.array([max(1, len(tokens)) for tokens, _ in new_docs], dtype=np.float64)
+        new._dl = np.concatenate([self._dl, dl])
+        new._alive = np.concatenate([new._alive, np.ones(len(new_docs), dtype=bool)])
+        new._total += float(dl.sum())
+        positions = np.concatenate([self._order[kept], np.arange(first, first + len(new_docs), dtype=np.int64)])
+        new._order = positions[np.asarray(order, dtype=np.int64)] if order is not None else positions
+        new.size = len(new._order)
+        return new
+
+    # ------------------------------------------------------------------ queries
     def mentions_known_name(self, query: str) -> bool:
         """Whether the query has a capitalised word that is capitalised in the records too.
 
         "When did Caroline move?" is about someone the memories know; "Write a haiku"
         is not, although "writes" occurs in a memory.
         """
-        return any(w.casefold() in self._names for w in _capitalised(query))
+        return any(self._names.get(w.casefold(), 0) > 0 for w in _capitalised(query))
+
+    def _doc_freq(self, token: str) -> int:
+        term = self._vocab.get(token)
+        return int(self._df[term]) if term is not None and term < len(self._df) else 0
 
     def idf(self, token: str) -> float:
         """Lucene IDF; a token the index has never seen gets the highest possible value."""
-        df = self._df.get(token, 0)
+        df = self._doc_freq(token)
         return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
         raw = np.zeros(self.size, dtype=np.float64)
         q_tokens = list(dict.fromkeys(tokenize(query)))
-        if self._bm25 is None or not q_tokens:
+        known = [t for t in q_tokens if self._doc_freq(t) > 0]
+        if not known:
             return raw, raw.copy()
-        known = [t for t in q_tokens if t in self._df]
-        if known:
-            raw = np.asarray(self._bm25.get_scores(known), dtype=np.float64)
+        by_slot = np.zeros(len(self._docs), dtype=np.float64)
+        norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / self.size))
+        for t in known:
+            term = self._vocab[t]
+            idf = self.idf(t)
+            if term + 1 < len(self._indptr):
+                lo, hi = self._indptr[term], self._indptr[term + 1]
+                slots, tf = self._post_slots[lo:hi], self._post_tf[lo:hi]
+                by_slot[slots] += idf * tf / (norm[slots] + tf)
+            for slot, tf in self._fresh.get(term, ()):
+                by_slot[slot] += idf * tf / (norm[slot] + tf)
+        by_slot[~self._alive] = 0.0
+        raw = by_slot[self._order]
         ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
         coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
         return raw, coverage

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 RECORD_INDEX = ["content"]
+LIST_PAGE = 5000
+"""Records per Chroma read when listing (bounds the size of one response)."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
 
 
@@ -139,18 +141,45 @@ class RecordAPI:
 
         A single-valued slot shows one current value even while a write is half done or
         after two writers raced (``_slots.resolve_current``); ``resolve=False`` returns the
-        records exactly as stored (for repair and diagnostics).
+        records exactly as stored (for repair and diagnostics). Read in pages.
         """
-        namespace = C.validate_namespace(namespace)
-        col = self._col(namespace)
-        if col is None:
-            return []
-        clauses: list[dict[str, Any]] = []
         wanted = _statuses(statuses)
         st = wanted
         if resolve and wanted is not None and MemoryStatus.ARCHIVED.value in wanted:
             st = sorted({*wanted, MemoryStatus.ACTIVE.value})  # an outranked active record reads as archived
-        if st is not None:
+        pages = self.iter_records(
+            namespace, statuses=st, entity=entity, attribute=attribute, kinds=kinds, page_size=LIST_PAGE
+        )
+        records = list(pages)
+        if resolve:
+            records = resolve_current(records)
+            if wanted is not None:
+                records = [r for r in records if r.status.value in wanted]
+        records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
+        return records[:limit] if limit is not None else records
+
+    def iter_records(
+        self,
+        namespace: tuple[str, ...],
+        *,
+        statuses: StatusArg = None,
+        entity: str | None = None,
+        attribute: str | None = None,
+        kinds: str | Iterable[str] | None = None,
+        page_size: int = 1000,
+    ) -> Iterator[MemoryRecord]:
+        """Records of exactly ``namespace`` as stored (no slot resolution), read ``page_size`` at a time.
+
+        Memory stays constant in the number of records (``export`` streams through
+        this). Pages are ``limit``/``offset`` reads, so records written or deleted while
+        iterating may be skipped or seen twice; ``list_records`` sorts a complete read.
+        """
+        namespace = C.validate_namespace(namespace)
+        if page_size < 1:
+            msg = f"page_size must be >= 1, got {page_size}."
+            raise ValueError(msg)
+        clauses: list[dict[str, Any]] = []
+        if (st := _statuses(statuses)) is not None:
             clauses.append({C.FLAT_PREFIX + "status": {"$in": st}})
         if entity is not None:
             clauses.append({C.FLAT_PREFIX + "entity": entity})
@@ -158,15 +187,21 @@ class RecordAPI:
             clauses.append({C.FLAT_PREFIX + "attribute": attribute})
         if (kd := _kinds(kinds)) is not None:
             clauses.append({C.FLAT_PREFIX + "kind": {"$in": kd}})
-        where = C.where_and(clauses)
-        got = self._guard(lambda: col.get(where=where, include=["documents"]))
-        records = [r for d in got["documents"] if (r := parse_record(namespace, d)) is not None]
-        if resolve:
-            records = resolve_current(records)
-            if wanted is not None:
-                records = [r for r in records if r.status.value in wanted]
-        records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
-        return records[:limit] if limit is not None else records
+        return self._pages(namespace, C.where_and(clauses), page_size)
+
+    def _pages(self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int) -> Iterator[MemoryRecord]:
+        col = self._col(namespace)
+        offset = 0
+        while col is not None:
+            got = self._guard(
+                lambda o=offset: col.get(where=where, include=["documents"], limit=size, offset=o)  # type: ignore[misc]
+            )
+            for document in got["documents"]:
+                if (record := parse_record(namespace, document)) is not None:
+                    yield record
+            if len(got["ids"]) < size:
+                return
+            offset += size
 
     def slot_catalogue(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
         """The live slots of ``namespace`` from the index alone (no record is parsed).

@@ -19,7 +19,7 @@ import collections
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_lifecycle_memory import _chroma as C
@@ -73,12 +73,13 @@ class RevisionJournal:
         prefix: str
         generation: int
         _lock: threading.RLock
-        _cols: dict[tuple[str, ...], Any]
-        _journal: dict[tuple[str, ...], collections.deque[tuple[str, str, Any]]]
-        _tokens: dict[tuple[str, ...], tuple[Any, str]]
+        _cols: MutableMapping[tuple[str, ...], Any]
+        _journal: MutableMapping[tuple[str, ...], collections.deque[tuple[str, str, Any]]]
+        _tokens: MutableMapping[tuple[str, ...], tuple[Any, str]]
         _local_db: str | None
 
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
+        def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
 
     def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None:
         """Stamp a new revision token on the namespace's collection (seen by every process).
@@ -91,6 +92,8 @@ class RevisionJournal:
         with self._lock:
             self._tokens.pop(namespace, None)
             col = self._cols.get(namespace)
+            if col is None:  # the handle cache is an LRU: look the collection up again
+                col = self._col(namespace)
             if col is None:  # purged (or never created): ``revision`` reads the collection as absent
                 self._journal.pop(namespace, None)
                 return
@@ -150,8 +153,6 @@ class RevisionJournal:
         token = self._read_token(ns)
         if stamp is not None:
             with self._lock:
-                if len(self._tokens) > 10_000:
-                    self._tokens.clear()
                 self._tokens[ns] = (stamp, token)
         return token
 

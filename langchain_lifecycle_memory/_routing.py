@@ -14,15 +14,18 @@ named person ("Which shoes does Claire race in?").
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_lifecycle_memory._lexical import _stem, normalize_text, word_tokens
+from langchain_lifecycle_memory._lru import LRUCache
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
@@ -33,6 +36,7 @@ __all__ = [
     "is_other_person",
     "is_personal",
     "is_self_entity",
+    "mentioned_attributes",
     "query_entities",
     "value_in",
     "value_mentioned",
@@ -161,6 +165,70 @@ def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) 
     return False
 
 
+@functools.lru_cache(maxsize=65_536)
+def _attribute_names(attribute: str, zh: str | None) -> tuple[tuple[bool, tuple[str, ...] | str], ...]:
+    """How ``attribute_mentioned`` looks for an attribute: latin stem runs or CJK substrings."""
+    out: list[tuple[bool, tuple[str, ...] | str]] = []
+    for name in [_humanize(attribute), *([zh] if zh else [])]:
+        words = word_tokens(name)
+        if not words:
+            continue
+        if all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
+            out.append((True, tuple(_stems(words))))
+        elif len(normalize_text(name)) >= 2:
+            out.append((False, normalize_text(name)))
+    return tuple(out)
+
+
+_MENTION_CJK_SPAN = 16
+_mention_index: list[tuple[Any, Any]] = []  # one entry: (key, index) of the last attribute list
+
+
+def _mention_index_of(attributes: tuple[str, ...], specs: Mapping[str, AttributeSpec]) -> Any:
+    """Attribute names indexed by their first stem (latin) or their text (CJK), built once per list."""
+    key = (attributes, id(specs))
+    hit = _mention_index[0] if _mention_index else None
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    latin: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    cjk: dict[str, list[str]] = {}
+    long: list[tuple[str, str]] = []
+    for attribute in attributes:
+        spec = specs.get(attribute)
+        for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
+            if is_latin:
+                latin.setdefault(needle[0], []).append((attribute, needle))  # type: ignore[arg-type]
+            elif len(needle) <= _MENTION_CJK_SPAN:
+                cjk.setdefault(needle, []).append(attribute)  # type: ignore[arg-type]
+            else:
+                long.append((attribute, needle))  # type: ignore[arg-type]
+    index = (latin, cjk, long, specs)
+    _mention_index[:] = [(key, index)]
+    return index
+
+
+def mentioned_attributes(
+    queries: Sequence[str], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]
+) -> set[str]:
+    """The attributes that some query names (``attribute_mentioned``), in time linear in the queries.
+
+    Attribute names are indexed once per attribute list; each query's stems and
+    substrings are then looked up, so 50k attributes cost no more per query than 50.
+    """
+    latin, cjk, long, _ = _mention_index_of(tuple(dict.fromkeys(attributes)), specs)
+    found: set[str] = set()
+    for query in queries:
+        stems = _stems(word_tokens(query))
+        for stem in set(stems):
+            found.update(a for a, needle in latin.get(stem, ()) if _contains_seq(stems, needle))
+        text = normalize_text(query)
+        for i in range(len(text)):
+            for j in range(i + 2, min(len(text), i + _MENTION_CJK_SPAN) + 1):
+                found.update(cjk.get(text[i:j], ()))
+        found.update(a for a, needle in long if needle in text)
+    return found
+
+
 def value_mentioned(query: str, value: str | None) -> bool:
     """The slot value appears in the query (whole words for latin values)."""
     return bool(value) and value_in(normalize_value(str(value)), normalize_value(query))
@@ -268,15 +336,18 @@ class AttributeRouter:
     """
 
     _lock = threading.Lock()
-    _cache: dict[tuple[str, tuple[AttributeSpec, ...]], tuple[Embeddings, dict[str, np.ndarray]]] = {}
+    _cache: dict[tuple[str, tuple[AttributeSpec, ...]], tuple[Embeddings, LRUCache[str, np.ndarray]]] = {}
+    max_cards: int = 100_000
+    """Attributes whose embedded cards one embedder keeps (LRU; one search may exceed it)."""
 
     def __init__(self, embeddings: Embeddings, vocabulary: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES) -> None:
         self.embeddings = embeddings
         self.vocabulary = tuple(vocabulary)
         self.specs = {spec.name: spec for spec in self.vocabulary}
         self._cards = self._shared_cards()
+        self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def _shared_cards(self) -> dict[str, np.ndarray]:
+    def _shared_cards(self) -> LRUCache[str, np.ndarray]:
         # Embedders that describe themselves (``fingerprint``) share cards across
         # instances; others are cached per object, kept alive so its id is not reused.
         fingerprint = getattr(self.embeddings, "fingerprint", None)
@@ -287,7 +358,7 @@ class AttributeRouter:
             hit = self._cache.get(key)
             if hit is not None and (named or hit[0] is self.embeddings):
                 return hit[1]
-            cards: dict[str, np.ndarray] = {}
+            cards: LRUCache[str, np.ndarray] = LRUCache(self.max_cards)
             self._cache[key] = (self.embeddings, cards)
             if len(self._cache) > 16:
                 self._cache.pop(next(iter(self._cache)))
@@ -297,18 +368,48 @@ class AttributeRouter:
         """``(phrases, owners)`` still to embed for ``attributes``."""
         phrases: list[str] = []
         owners: list[str] = []
-        for attribute in dict.fromkeys(attributes):
-            if attribute not in self._cards:
+        names = tuple(dict.fromkeys(attributes))
+        if self._stacked is not None and self._stacked[0] == names:
+            return phrases, owners  # scored from the stacked copy: nothing to embed
+        for attribute in names:
+            if self._cards.get(attribute) is None:
                 for phrase in _card_phrases(attribute, self.specs.get(attribute)):
                     phrases.append(phrase)
                     owners.append(attribute)
         return phrases, owners
 
     def install(self, owners: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        """Store embedded card phrases (the output of ``missing``, embedded)."""
+        """Store embedded card phrases (the output of ``missing``, embedded); linear in ``owners``."""
         matrix = _unit_rows(np.asarray(vectors, dtype=np.float32))
-        for attribute in dict.fromkeys(owners):
-            self._cards[attribute] = matrix[[i for i, o in enumerate(owners) if o == attribute]]
+        rows: dict[str, list[int]] = {}
+        for i, owner in enumerate(owners):
+            rows.setdefault(owner, []).append(i)
+        with self._lock:
+            for attribute, index in rows.items():
+                self._cards[attribute] = matrix[index]
+
+    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every card phrase of ``attributes`` as one matrix, with each row's owner and counts.
+
+        Kept for the last attribute list: a namespace's snapshot asks for the same one
+        query after query.
+        """
+        hit = self._stacked
+        if hit is not None and hit[0] == attributes:
+            return hit[1], hit[2], hit[3]
+        cards = [self._cards[a] for a in attributes]
+        counts = np.array([len(c) for c in cards], dtype=np.int64)
+        matrix = np.concatenate(cards) if cards else np.zeros((0, 1), dtype=np.float32)
+        owner = np.repeat(np.arange(len(attributes)), counts)
+        self._stacked = (attributes, matrix, owner, counts)
+        return matrix, owner, counts
+
+    def _known(self, names: tuple[str, ...]) -> np.ndarray:
+        """Which of ``names`` the vocabulary describes (kept for the last attribute list)."""
+        hit = getattr(self, "_known_last", None)
+        if hit is None or hit[0] != names:
+            hit = self._known_last = (names, np.array([a in self.specs for a in names], dtype=bool))
+        return hit[1]
 
     def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
         """Mean of the two best cosines between the query and each attribute's phrases.
@@ -317,18 +418,26 @@ class AttributeRouter:
         phrasings (and across languages), while an off-topic question tends to hit a
         single phrase by accident of wording.
         """
-        attributes = list(dict.fromkeys(attributes))
-        phrases, owners = self.missing(attributes)
+        names = tuple(dict.fromkeys(attributes))
+        phrases, owners = self.missing(names)
         if phrases:
             self.install(owners, self.embeddings.embed_documents(phrases))
+        if not names:
+            return {}
+        self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
+        matrix, owner, counts = self._stack(names)
         q = _unit_rows(np.asarray([query_vector], dtype=np.float32))[0]
-        out = {}
-        for a in attributes:
-            score = float(np.mean(np.sort(self._cards[a] @ q)[-2:]))
-            # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
-            # scores close to neighbouring topics ("running shoes"): trust it a bit less.
-            out[a] = score if a in self.specs else score - UNKNOWN_ATTRIBUTE_DISCOUNT
-        return out
+        sims = matrix @ q
+        # Best and second best per attribute, vectorised: sort rows by (owner, -sim).
+        order = np.lexsort((-sims, owner))
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        best = sims[order[starts]]
+        second = sims[order[np.minimum(starts + 1, starts + counts - 1)]]
+        mean = np.where(counts > 1, (best + second) / 2, best).astype(np.float64)
+        # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
+        # scores close to neighbouring topics ("running shoes"): trust it a bit less.
+        mean = np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
+        return dict(zip(names, mean.tolist()))
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from langchain_lifecycle_memory._fusion import (
     fuse_rrf,
     lifecycle_decision,
 )
-from langchain_lifecycle_memory._routing import AttributeRouter, attribute_mentioned, is_personal, query_entities
+from langchain_lifecycle_memory._routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
 from langchain_lifecycle_memory._snapshot import Snapshot
 from langchain_lifecycle_memory.schema import MemoryStatus
 
@@ -85,7 +85,8 @@ def score_snapshot(
         for attr, score in router.scores(vector, attributes).items():
             routes[attr] = max(score - offset, routes.get(attr, -1.0))
     best_route = max(routes.values(), default=0.0)
-    named = {a: any(attribute_mentioned(q, a, router.specs.get(a)) for q in queries) for a in attributes}
+    mentioned = mentioned_attributes(queries, attributes, router.specs)
+    named = {a: a in mentioned for a in attributes}
     targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
     personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
     damp = 1.0 if personal else cfg.impersonal_factor

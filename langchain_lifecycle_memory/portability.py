@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._maintenance import namespaces
+from langchain_lifecycle_memory._slots import resolve_current
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 
 if TYPE_CHECKING:
@@ -90,6 +91,9 @@ def export_records(
 ) -> int:
     """Write every record (all statuses) under ``namespace_prefix`` as JSON lines; returns how many.
 
+    Namespaces in order, each one's records in storage order, streamed page by page
+    (memory does not grow with the number of records).
+
     Items that are not memory records (plain LangGraph ``store.put`` values) are skipped.
 
     Example:
@@ -104,8 +108,16 @@ def export_records(
     count = 0
     with _open(path_or_file, "w") as f:
         for ns, _ in sorted(namespaces(store, tuple(namespace_prefix or ())), key=lambda p: p[0]):
-            records = sorted(store.list_records(ns), key=lambda r: (r.created_at, r.valid_from, r.id))
-            for record in records:
+            # Page by page: memory grows only with the active slot records, which are held back
+            # and written through the readers' rule (one current value per single-valued slot).
+            heads: list[MemoryRecord] = []
+            for record in store.iter_records(ns):
+                if record.status is MemoryStatus.ACTIVE and record.slot is not None:
+                    heads.append(record)
+                    continue
+                f.write(record_line(record) + "\n")
+                count += 1
+            for record in resolve_current(heads):
                 f.write(record_line(record) + "\n")
                 count += 1
     return count

@@ -49,6 +49,7 @@ from langgraph.store.base import (
 
 from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory._handles import Collections, Handle
+from langchain_lifecycle_memory._lru import LRUCache
 from langchain_lifecycle_memory._records import RecordAPI
 from langchain_lifecycle_memory._revisions import RevisionJournal, local_database
 from langchain_lifecycle_memory._ttl import TTLSweeper
@@ -61,6 +62,8 @@ __all__ = ["ChromaMemoryStore"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_PATH_ENV = "LIFECYCLE_MEMORY_PATH"
+CACHED_NAMESPACES = 1024
+"""Namespaces whose collection handle, revision token and write journal stay cached (LRU)."""
 
 
 def _client_settings() -> Any:
@@ -146,9 +149,10 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         self.index_fields: list[str] = list(index_cfg.get("fields") or ["$"])
         self.ttl_config: TTLConfig | None = ttl
         self._lock = threading.RLock()
-        self._cols: dict[tuple[str, ...], Any] = {}
-        self._journal: dict[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = {}
-        self._tokens: dict[tuple[str, ...], tuple[Any, str]] = {}
+        # Bounded: one entry per namespace touched would otherwise grow with the users served.
+        self._cols: LRUCache[tuple[str, ...], Any] = LRUCache(CACHED_NAMESPACES)
+        self._journal: LRUCache[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = LRUCache(CACHED_NAMESPACES)
+        self._tokens: LRUCache[tuple[str, ...], tuple[Any, str]] = LRUCache(CACHED_NAMESPACES)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))

@@ -1,0 +1,511 @@
+"""Scale: many users, one big namespace, many attributes, and the storage layout.
+
+Every measurement runs in a fresh child process (so RSS growth is that system's alone)
+and is printed next to plain ``langchain-chroma`` on the same data in the same run.
+
+Parts (``--parts``, all by default):
+
+* ``namespace``: one namespace of 1k/10k/50k short episode records: first search, warm
+  search p50/p95, first search after a write (p50/p95), RSS growth. Ours is the
+  ``LifecycleRetriever`` (the use side's real path); the baseline is
+  ``Chroma.similarity_search`` over a collection of the same texts.
+* ``attributes``: 50k records with 50k distinct attributes: the first search (router
+  cards embedded and installed, snapshot built) and a warm one.
+* ``users``: 1k/10k users x 20 records, every user searched once: RSS growth, disk,
+  p50/p95. Ours and the baseline both use one collection per user (today's layout).
+* ``layout``: ``chromadb`` directly, three layouts side by side: a collection per
+  namespace, one shared collection with a tenant ``where`` filter, and a hybrid (small
+  tenants hashed into 16 shared buckets with a tenant filter, tenants over 1,000
+  records in their own collection), at 10k users x 20 and 100 users x 2k records.
+
+Embeddings: a cheap deterministic 64-d hashing embedder (``HashEmbeddings``) for every
+system, so that building 50k-record namespaces on a 2-core machine takes minutes, not
+hours; latency and memory of the stores do not depend on which model made the vectors
+(the real encoder adds the same ~10 ms per query to every system).
+
+Run: ``python benchmarks/scale.py [--quick] [--server auto|HOST:PORT] [--parts ...]``.
+``--server auto`` starts ``chroma run`` on port 8108 for the server rows. Writes
+``benchmarks/results/scale.json`` and ``scale.png``. Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+import psutil
+from _synthetic import QUERIES, percentile, sentences
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DIMS = 64
+_BUCKETS = np.random.default_rng(7).standard_normal((1 << 14, DIMS)).astype(np.float32)
+
+
+class HashEmbeddings:
+    """Deterministic bag-of-hashed-tokens vectors (cheap; the same for every system)."""
+
+    fingerprint = {"provider": "benchmarks.scale.HashEmbeddings", "model": "hash64", "dims": DIMS, "version": 1}
+
+    def _one(self, text: str) -> list[float]:
+        low = text.lower()
+        tokens = low.split() + [ch for ch in low if ord(ch) > 0x2E80]
+        rows = [zlib.crc32(t.encode()) & ((1 << 14) - 1) for t in tokens] or [0]
+        v = _BUCKETS[rows].sum(axis=0) + 1e-3
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+
+def rss_mb(pid: int | None = None) -> float:
+    return psutil.Process(pid or os.getpid()).memory_info().rss / 2**20
+
+
+def disk_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(samples, 50), 2), "p95": round(percentile(samples, 95), 2)}
+
+
+def client(workdir: Path, server: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if server:
+        host, port = server.rsplit(":", 1)
+        return chromadb.HttpClient(host=host, port=int(port), settings=settings)
+    return chromadb.PersistentClient(path=str(workdir), settings=settings)
+
+
+# ---------------------------------------------------------------------------- children
+def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    from langchain_chroma import Chroma
+
+    from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
+    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+
+    size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
+    texts, attributes = sentences(size), cfg.get("attributes", False)
+    qs = [QUERIES[i % len(QUERIES)] for i in range(40)]
+    base = rss_mb()
+    out: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    if cfg["system"] == "ours":
+        store = ChromaMemoryStore(client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale")
+        for i in range(0, size, 2000):
+            batch = []
+            for j, text in enumerate(texts[i : i + 2000], start=i):
+                slot = {"entity": "user", "attribute": f"topic_{j}", "value": f"value {j}"} if attributes else {}
+                batch.append(MemoryRecord(namespace=ns, content=text, kind="fact" if attributes else "episode", **slot))
+            store.put_records(batch)
+        retriever = LifecycleRetriever(store=store, namespace=ns, k=10)
+
+        def search(q: str) -> Any:
+            return retriever.invoke(q)
+
+        def write(n: int) -> Any:
+            return store.put_record(MemoryRecord(namespace=ns, content=f"The user adopted a cat named Miso {n}"))
+    else:
+        lc = Chroma(client=client(workdir, cfg["server"]), collection_name="scale_lc", embedding_function=emb)
+        for i in range(0, size, 2000):
+            lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
+
+        def search(q: str) -> Any:
+            return lc.similarity_search(q, k=10)
+
+        def write(n: int) -> Any:
+            return lc.add_texts([f"The user adopted a cat named Miso {n}"], metadatas=[{"n": -n}])
+
+    out["load_s"] = round(time.perf_counter() - t0, 1)
+    t0 = time.perf_counter()
+    search(qs[0])
+    out["first_search_ms"] = round(ms(t0), 1)
+    warm = []
+    for q in qs:
+        t0 = time.perf_counter()
+        search(q)
+        warm.append(ms(t0))
+    out["warm"] = stats(warm)
+    writes, after = [], []
+    for n in range(cfg.get("writes", 20)):
+        t0 = time.perf_counter()
+        write(n)
+        writes.append(ms(t0))
+        t0 = time.perf_counter()
+        search(qs[n % len(qs)])
+        after.append(ms(t0))
+    out["write"], out["search_after_write"] = stats(writes), stats(after)
+    out["rss_growth_mb"] = round(rss_mb() - base, 1)
+    if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
+        from langchain_lifecycle_memory._snapshot import build_snapshot
+
+        t0 = time.perf_counter()
+        records = store.list_records(ns)
+        out["first_search_read_ms"] = round(ms(t0), 1)
+        t0 = time.perf_counter()
+        build_snapshot(store, records, namespace=ns)
+        out["first_search_snapshot_ms"] = round(ms(t0), 1)
+    if attributes:  # the router alone, on a fresh card cache (a vocabulary of its own)
+        from langchain_lifecycle_memory._routing import AttributeRouter
+
+        names, router = [f"topic_{j}" for j in range(size)], AttributeRouter(emb, vocabulary=())
+        t0 = time.perf_counter()
+        phrases, owners = router.missing(names)
+        vectors = emb.embed_documents(phrases)
+        out["router_embed_cards_ms"] = round(ms(t0), 1)
+        t0 = time.perf_counter()
+        router.install(owners, vectors)
+        router.scores(emb.embed_query(qs[0]), names)
+        out["router_install_and_score_ms"] = round(ms(t0), 1)
+    return out
+
+
+def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    from langchain_chroma import Chroma
+
+    from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
+    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+
+    users, per, emb = cfg["users"], cfg["records"], HashEmbeddings()
+    texts = sentences(users * per)
+    base = rss_mb()
+    cl = client(workdir, cfg["server"])
+    if cfg["system"] == "ours":
+        store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+        retriever = LifecycleRetriever(store=store, namespace=("memories", "u0"), k=10)
+        for u in range(users):
+            ns = ("memories", f"u{u}")
+            store.put_records([MemoryRecord(namespace=ns, content=t) for t in texts[u * per : (u + 1) * per]])
+
+        def search(u: int, q: str) -> list[str]:
+            return [d.metadata["namespace"][1] for d in retriever.invoke(q, namespace=("memories", f"u{u}"))]
+    else:
+        stores = []
+        for u in range(users):
+            stores.append(Chroma(client=cl, collection_name=f"lc_u{u}", embedding_function=emb))
+            stores[-1].add_texts(texts[u * per : (u + 1) * per], metadatas=[{"user": f"u{u}"}] * per)
+
+        def search(u: int, q: str) -> list[str]:
+            return [d.metadata["user"] for d in stores[u].similarity_search(q, k=10)]
+
+    loaded = rss_mb()
+    samples, leaks = [], 0
+    for u in range(users):
+        t0 = time.perf_counter()
+        owners = search(u, QUERIES[u % len(QUERIES)])
+        samples.append(ms(t0))
+        leaks += sum(o != f"u{u}" for o in owners)
+    return {
+        "rss_after_load_mb": round(loaded - base, 1),
+        "rss_growth_mb": round(rss_mb() - base, 1),
+        "disk_mb": round(disk_mb(workdir), 1) if not cfg["server"] else None,
+        "search": stats(samples),
+        "cross_tenant_results": leaks,
+    }
+
+
+def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """chromadb directly: one collection per tenant, one shared with a filter, or hybrid."""
+    users, per, layout = cfg["users"], cfg["records"], cfg["layout"]
+    emb = HashEmbeddings()
+    base = rss_mb()
+    cl = client(workdir, cfg["server"])
+    space = {"hnsw": {"space": "cosine"}}
+    cols: dict[str, Any] = {}
+
+    def collection_of(u: int) -> tuple[Any, dict[str, Any] | None]:
+        if layout == "per-namespace" or (layout == "hybrid" and per > cfg["promote"]):
+            name = f"t_{u}"
+            tenant_filter = None
+        else:
+            name = "shared" if layout == "shared" else f"bucket_{zlib.crc32(str(u).encode()) % cfg['buckets']}"
+            tenant_filter = {"tenant": f"u{u}"}
+        if name not in cols:
+            cols[name] = cl.get_or_create_collection(name, embedding_function=None, configuration=space)
+        return cols[name], tenant_filter
+
+    t0 = time.perf_counter()
+    pending: dict[str, tuple[Any, list[Any]]] = {}
+    for u in range(users):
+        texts = sentences(per, seed=u)
+        col, _ = collection_of(u)
+        ids, vecs, docs, metas = pending.setdefault(col.name, (col, [[], [], [], []]))[1]
+        ids += [f"u{u}-{i}" for i in range(per)]
+        vecs += emb.embed_documents(texts)
+        docs += texts
+        metas += [{"tenant": f"u{u}", "status": "active"}] * per
+        if len(ids) >= 4000 or u == users - 1:
+            for c, (i, v, d, m) in pending.values():
+                for s in range(0, len(i), 4000):
+                    c.upsert(
+                        ids=i[s : s + 4000],
+                        embeddings=v[s : s + 4000],
+                        documents=d[s : s + 4000],
+                        metadatas=m[s : s + 4000],
+                    )
+            pending.clear()
+    load_s = time.perf_counter() - t0
+    cols.clear()  # handles are re-fetched per search, as a process serving many users would
+    samples, leaks = [], 0
+    for u in range(users):
+        q = emb.embed_query(QUERIES[u % len(QUERIES)])
+        t0 = time.perf_counter()
+        col, tenant_filter = collection_of(u)
+        res = col.query(query_embeddings=[q], n_results=10, where=tenant_filter, include=["metadatas", "documents"])
+        samples.append(ms(t0))
+        leaks += sum(m["tenant"] != f"u{u}" for m in res["metadatas"][0])
+        if len(cols) > 64:
+            cols.clear()
+    return {
+        "load_s": round(load_s, 1),
+        "rss_growth_mb": round(rss_mb() - base, 1),
+        "disk_mb": round(disk_mb(workdir), 1) if not cfg["server"] else None,
+        "search": stats(samples),
+        "cross_tenant_results": leaks,
+    }
+
+
+CHILDREN = {"namespace": child_namespace, "users": child_users, "layout": child_layout}
+
+
+def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -> dict[str, Any]:
+    """Run one measurement in a fresh process (with a fresh server database when served)."""
+    cfg = {**cfg, "server": server}
+    if server:  # a clean slate on the shared server: drop every collection first
+        import chromadb
+
+        host, port = server.rsplit(":", 1)
+        hc = chromadb.HttpClient(host=host, port=int(port))
+        for col in hc.list_collections():
+            hc.delete_collection(col.name)
+    server_before = rss_mb(server_pid) if server_pid else None
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(dir=RESULTS, prefix="scale-"))
+    try:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", json.dumps(cfg), "--workdir", str(workdir)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr or proc.stdout)[-600:]}
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if server_pid:
+        result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
+    return result
+
+
+# ---------------------------------------------------------------------------- the run
+def start_server(port: int) -> tuple[subprocess.Popen[bytes], Path]:
+    path = Path(tempfile.mkdtemp(dir=RESULTS, prefix="server-"))
+    exe = Path(sys.executable).with_name("chroma")
+    proc = subprocess.Popen(
+        [str(exe), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    import chromadb
+
+    for _ in range(100):
+        try:
+            chromadb.HttpClient(host="127.0.0.1", port=port).heartbeat()
+            return proc, path
+        except Exception:
+            time.sleep(0.3)
+    proc.kill()
+    msg = f"chroma run did not start on port {port}"
+    raise RuntimeError(msg)
+
+
+def show(title: str, rows: list[tuple[str, dict[str, Any]]], columns: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("system")
+    for c in columns:
+        table.add_column(c, justify="right")
+    for name, row in rows:
+        cells = []
+        for c in columns:
+            value: Any = row
+            for part in c.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            cells.append("-" if value is None else str(value))
+        table.add_row(name, *cells)
+    Console(width=200).print(table)
+    for name, row in rows:
+        if "error" in row:
+            print(f"{name}: ERROR {row['error']}")
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    ns = results.get("namespace", {})
+    for where, style in (("embedded", "-"), ("server", "--")):
+        for system, color in (("ours", "tab:blue"), ("langchain-chroma", "tab:orange")):
+            pts = [(int(s), r) for s, r in ns.get(where, {}).get(system, {}).items() if "error" not in r]
+            if not pts:
+                continue
+            xs = [p[0] for p in pts]
+            label = f"{system} ({where})"
+            axes[0].plot(xs, [p[1]["warm"]["p50"] for p in pts], style, color=color, marker="o", label=label)
+            axes[1].plot(
+                xs, [p[1]["search_after_write"]["p50"] for p in pts], style, color=color, marker="o", label=label
+            )
+    for ax, title in ((axes[0], "warm search p50 (ms)"), (axes[1], "first search after a write p50 (ms)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("records in the namespace")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    lay = results.get("layout", {}).get("embedded", {})
+    labels, rss = [], []
+    for key, r in lay.items():
+        if "error" not in r:
+            labels.append(key.replace(" ", "\n"))
+            rss.append(r["rss_growth_mb"])
+    axes[2].bar(range(len(rss)), rss, color="tab:green")
+    axes[2].set_xticks(range(len(rss)), labels, fontsize=6)
+    axes[2].set_title("layout: RSS growth after searching every user (MB)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", default=["namespace", "attributes", "users", "layout"])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
+    parser.add_argument("--attributes", type=int, default=50000)
+    parser.add_argument("--users", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
+    parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
+    parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
+    parser.add_argument("--server-pid", type=int, help="pid of the given server (its RSS growth is reported)")
+    parser.add_argument("--server-only", action="store_true", help="skip the embedded rows")
+    parser.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    parser.add_argument("--tag", default="scale", help="name of the JSON and PNG written to benchmarks/results/")
+    parser.add_argument("--child")
+    parser.add_argument("--workdir")
+    args = parser.parse_args()
+    if args.child:
+        cfg = json.loads(args.child)
+        print(json.dumps(CHILDREN[cfg["kind"]](cfg, Path(args.workdir))))
+        return
+    if args.quick:
+        args.sizes, args.attributes, args.users = [500, 2000], 2000, [100]
+        args.layout_sizes, args.max_collections = ["300x20", "10x500"], 300
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    servers: list[tuple[str, str | None, int | None]] = [("embedded", None, None)]
+    started = None
+    if args.server == "auto":
+        started = start_server(8108)
+        servers.append(("server", "127.0.0.1:8108", started[0].pid))
+    elif args.server:
+        servers.append(("server", args.server, args.server_pid))
+    if args.server_only:
+        servers = servers[1:]
+    results: dict[str, Any] = {}
+    try:
+        for where, server, pid in servers:
+            if "namespace" in args.parts:
+                part = results.setdefault("namespace", {}).setdefault(where, {})
+                rows = []
+                for size in args.sizes:
+                    for system in ("ours", "langchain-chroma"):
+                        r = run_child({"kind": "namespace", "system": system, "size": size}, server, pid)
+                        part.setdefault(system, {})[str(size)] = r
+                        rows.append((f"{system} {size}", r))
+                cols = ["load_s", "first_search_ms", "warm.p50", "warm.p95", "write.p50"]
+                cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
+                cols += ["first_search_read_ms", "first_search_snapshot_ms"]
+                show(f"one namespace ({where}), ms", rows, cols)
+            if "attributes" in args.parts and where == "embedded":
+                cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
+                r = run_child(cfg, server, pid)
+                results["attributes"] = r
+                show(
+                    f"{args.attributes} distinct attributes (embedded), ms",
+                    [("ours", r)],
+                    ["first_search_ms", "warm.p50", "search_after_write.p50", "rss_growth_mb"]
+                    + ["router_embed_cards_ms", "router_install_and_score_ms"],
+                )
+            if "users" in args.parts:
+                part = results.setdefault("users", {}).setdefault(where, {})
+                rows = []
+                for users in args.users:
+                    n = min(users, args.max_collections)
+                    for system in ("ours", "langchain-chroma"):
+                        r = run_child({"kind": "users", "system": system, "users": n, "records": 20}, server, pid)
+                        r["users_run"], r["users_asked"] = n, users
+                        part[f"{system} {users}"] = r
+                        rows.append((f"{system} {n} users x 20" + (f" (capped from {users})" if n < users else ""), r))
+                cols = ["rss_after_load_mb", "rss_growth_mb", "disk_mb", "search.p50", "search.p95"]
+                show(
+                    f"users ({where}), one collection per user",
+                    rows,
+                    cols + ["cross_tenant_results", "server_rss_growth_mb"],
+                )
+            if "layout" in args.parts:
+                part = results.setdefault("layout", {}).setdefault(where, {})
+                rows = []
+                for spec in args.layout_sizes:
+                    users, per = (int(x) for x in spec.split("x"))
+                    for layout in ("per-namespace", "shared", "hybrid"):
+                        n = min(users, args.max_collections) if layout == "per-namespace" and per <= 1000 else users
+                        cfg = {
+                            "kind": "layout",
+                            "layout": layout,
+                            "users": n,
+                            "records": per,
+                            "buckets": 16,
+                            "promote": 1000,
+                        }
+                        r = run_child(cfg, server, pid)
+                        key = f"{layout} {n}x{per}"
+                        part[key] = r
+                        rows.append((key + (f" (capped from {users})" if n < users else ""), r))
+                cols = ["load_s", "rss_growth_mb", "disk_mb", "search.p50", "search.p95", "cross_tenant_results"]
+                show(f"layouts, chromadb directly ({where})", rows, cols + ["server_rss_growth_mb"])
+    finally:
+        if started is not None:
+            started[0].terminate()
+            started[0].wait(timeout=30)
+            shutil.rmtree(started[1], ignore_errors=True)
+    out = RESULTS / (f"{args.tag}-quick.json" if args.quick else f"{args.tag}.json")
+    out.write_text(json.dumps(results, indent=2))
+    plot(results, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""Scale mechanisms: incremental lexical index and snapshots, the linear router, bounded caches."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from langchain_lifecycle_memory._lexical import LexicalIndex
+from langchain_lifecycle_memory._lru import LRUCache
+from langchain_lifecycle_memory._snapshot import Snapshot, build_snapshot
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+
+T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)
+NS = ("memories", "scale")
+WORDS = "Vim editor tea Tesla Kyoto cello Rust oat latte running Spanish ThinkPad sourdough Maya Caroline".split()
+ZH = ["旺财", "铁观音", "钢琴", "杭州", "羽毛球", "三体"]
+QUERIES = ["What editor do I use?", "我家狗叫什么", "Caroline Kyoto", "Tesla running", "钢琴 三体", "nothing here"]
+
+
+def _text(rng: random.Random) -> str:
+    words = rng.sample(WORDS, rng.randint(0, 4))
+    return " ".join(words) + ("" if rng.random() < 0.5 else f"用户喜欢{rng.choice(ZH)}")
+
+
+def _same_scores(a: LexicalIndex, b: LexicalIndex) -> None:
+    for q in QUERIES:
+        raw_a, cov_a = a.scores(q)
+        raw_b, cov_b = b.scores(q)
+        np.testing.assert_allclose(raw_a, raw_b, atol=1e-9)
+        np.testing.assert_allclose(cov_a, cov_b, atol=1e-9)
+        assert a.mentions_known_name(q) == b.mentions_known_name(q)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_updated_lexical_index_scores_exactly_like_a_rebuild(seed: int) -> None:
+    rng = random.Random(seed)
+    texts = [_text(rng) for _ in range(300)]
+    index = LexicalIndex(texts)
+    for step in range(60):  # crosses the fresh-segment and tombstone thresholds (re-seals)
+        kept = sorted(rng.sample(range(len(texts)), len(texts) - rng.randint(0, 8)))
+        added = [_text(rng) for _ in range(rng.randint(0, 12))]
+        texts = [texts[i] for i in kept] + added
+        order = None
+        if step % 4 == 0:
+            order = np.array(rng.sample(range(len(texts)), len(texts)))
+            texts = [texts[i] for i in order]
+        index = index.updated(np.array(kept, dtype=np.int64), added, order)
+        assert index.size == len(texts)
+        _same_scores(index, LexicalIndex(texts))
+
+
+def test_an_updated_index_leaves_the_snapshot_in_use_unchanged() -> None:
+    old = LexicalIndex(["The user drives a Tesla.", "用户养了一条叫旺财的狗"])
+    before = old.scores("Tesla")[0].copy()
+    new = old.updated(np.array([1]), ["The user sold the Tesla and rides a bike."])
+    assert old.scores("Tesla")[0].tolist() == before.tolist()
+    assert new.size == 2 and new.scores("bike")[0][1] > 0
+
+
+def _record(rng: random.Random, i: int) -> MemoryRecord:
+    attribute = rng.choice([None, "editor", "pet", "drink", f"topic_{rng.randint(0, 30)}"])
+    entity = rng.choice(["user", "sister_maya", "daughter_duoduo", "car"]) if attribute else None
+    return MemoryRecord(
+        namespace=NS,
+        content=_text(rng) or "The user said nothing",
+        entity=entity,
+        attribute=attribute,
+        value=rng.choice([None, "Vim", "tea", "旺财", "x"]) if attribute else None,
+        kind=rng.choice(["fact", "preference", "episode"]),
+        confidence=rng.random(),
+        created_at=T0 + timedelta(minutes=rng.randint(0, 5000)),
+        updated_at=T0 + timedelta(minutes=5000),
+        valid_from=T0 + timedelta(minutes=rng.randint(0, 5000)),
+    )
+
+
+def _snapshots_equal(a: Snapshot, b: Snapshot) -> None:
+    assert [r.id for r in a.records] == [r.id for r in b.records]
+    assert a.position == b.position
+    for name in ("attributes", "entities", "kinds", "other_entities", "entity_alias"):
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("attribute_code", "entity_code", "status_code", "kind_code", "valid_from", "valid_to"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+    for name in ("expires_at", "fresh_at", "confidence"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+    for q in QUERIES + ["vim", "I drink tea", "旺财在哪"]:
+        assert a.value_mentions([q]).tolist() == b.value_mentions([q]).tolist()
+    _same_scores(a.index, b.index)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_snapshot_apply_equals_a_fresh_build_over_the_same_records(seed: int) -> None:
+    rng = random.Random(seed)
+    records = {r.id: r for r in (_record(rng, i) for i in range(150))}
+    ordered = sorted(records.values(), key=lambda r: (r.created_at, r.valid_from, r.id))
+    snap = build_snapshot(None, ordered, namespace=NS)
+    for step in range(30):
+        changes = []
+        for rid in rng.sample(sorted(records), rng.randint(0, 4)):  # deletes
+            del records[rid]
+            changes.append((rid, None))
+        for rid in rng.sample(sorted(records), rng.randint(0, 4)):  # edits (archive in place)
+            edited = records[rid].transition(MemoryStatus.ARCHIVED, at=T0 + timedelta(minutes=6000))
+            records[rid] = edited
+            changes.append((rid, edited.to_value()))
+        for i in range(rng.randint(0, 6)):  # new records, some older than existing ones
+            new = _record(rng, 1000 * step + i)
+            records[new.id] = new
+            changes.append((new.id, new.to_value()))
+        changes.append(("not-a-record", {"content": 1}))  # a plain BaseStore item: skipped
+        snap = snap.apply(changes, token=step)
+        ordered = sorted(records.values(), key=lambda r: (r.created_at, r.valid_from, r.id))
+        _snapshots_equal(snap, build_snapshot(None, ordered, namespace=NS))
+
+
+def test_router_scores_match_the_per_attribute_definition_and_install_is_linear() -> None:
+    from langchain_lifecycle_memory._routing import AttributeRouter
+
+    class Tiny:
+        fingerprint = {"provider": "test.tiny", "dims": 8}
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [list(np.random.default_rng(abs(hash(t)) % 2**32).standard_normal(8)) for t in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return self.embed_documents([text])[0]
+
+    router = AttributeRouter(Tiny())
+    attributes = ["editor", "pet", "diet", *(f"custom_{i}" for i in range(2000))]
+    q = Tiny().embed_query("which editor")
+    got = router.scores(q, attributes)
+    unit = np.asarray(q, dtype=np.float32) / np.linalg.norm(q)
+    for a in ["editor", "pet", "custom_7"]:
+        expected = float(np.mean(np.sort(router._cards[a] @ unit)[-2:]))
+        expected -= 0 if a in router.specs else 0.05
+        assert got[a] == pytest.approx(expected, abs=1e-6)
+    assert len(got) == len(attributes)
+
+
+def test_lru_cache_is_bounded_and_keeps_recent_entries() -> None:
+    cache: LRUCache[int, int] = LRUCache(3)
+    for i in range(10):
+        cache[i] = i
+        _ = cache.get(0) if 0 in cache else None
+    assert len(cache) == 3 and 9 in cache
+    with pytest.raises(ValueError, match="maxsize"):
+        LRUCache(0)
+
+
+def _store(**kwargs: object) -> object:
+    import uuid
+
+    import chromadb
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_lifecycle_memory.store import ChromaMemoryStore
+
+    return ChromaMemoryStore(
+        client=chromadb.EphemeralClient(),
+        embeddings=DeterministicFakeEmbedding(size=8),
+        collection_prefix=f"t{uuid.uuid4().hex[:8]}",
+        **kwargs,
+    )
+
+
+def test_iter_records_pages_through_every_record_and_export_streams_them(tmp_path: object) -> None:
+    import json
+    from pathlib import Path
+
+    from langchain_lifecycle_memory.portability import export_records
+
+    store = _store()
+    records = [
+        MemoryRecord(namespace=NS, content=f"note {i}", created_at=T0 + timedelta(minutes=i), valid_from=T0)
+        for i in range(23)
+    ]
+    store.put_records(records)
+    paged = list(store.iter_records(NS, page_size=5))
+    assert sorted(r.id for r in paged) == sorted(r.id for r in records)
+    assert [r.id for r in store.list_records(NS)] == [r.id for r in records]
+    assert list(store.iter_records(("memories", "nobody"))) == []
+    with pytest.raises(ValueError, match="page_size"):
+        store.iter_records(NS, page_size=0)
+    out = Path(str(tmp_path)) / "export.jsonl"
+    assert export_records(store, out) == 23
+    assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == sorted(r.id for r in records)
+
+
+def test_writes_stay_visible_to_search_when_namespace_caches_evict(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_lifecycle_memory import store as store_module
+    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+
+    monkeypatch.setattr(store_module, "CACHED_NAMESPACES", 2)
+    store = _store()
+    users = [("memories", f"u{i}") for i in range(5)]
+    retrievers = {ns: LifecycleRetriever(store=store, namespace=ns, k=5, min_score=0.0) for ns in users}
+    for ns in users:
+        store.put_record(MemoryRecord(namespace=ns, content=f"The user {ns[1]} likes green tea", valid_from=T0))
+        retrievers[ns].invoke("green tea")  # snapshot cached at this revision
+    assert len(store._cols) <= 2 and len(store._tokens) <= 2 and len(store._journal) <= 2
+    for ns in users:  # every handle was evicted at least once: the write must still bump the revision
+        store.put_record(MemoryRecord(namespace=ns, content=f"The user {ns[1]} drives a Tesla", valid_from=T0))
+        found = [d.page_content for d in retrievers[ns].invoke("Tesla")]
+        assert f"The user {ns[1]} drives a Tesla" in found
+        assert all(ns[1] in text for text in found)  # no other tenant's memory
+
+
+def test_value_mentions_with_many_distinct_values_match_a_scan_of_each_record() -> None:
+    from langchain_lifecycle_memory._routing import value_mentioned
+
+    values = [f"brand{i}" for i in range(300)] + ["旺财", "Model 3", "vim", "a" * 60 + " long value"]
+    records = [
+        MemoryRecord(namespace=NS, content=f"The user likes {v}", entity="user", attribute=f"a{i}", value=v)
+        for i, v in enumerate(values)
+    ]
+    snap = build_snapshot(None, records, namespace=NS)
+    queries = [
+        "Do I still like brand17?",
+        "brand170 or brand1",
+        "我家旺财呢",
+        "my model 3",
+        "VIM!",
+        "a" * 60 + " long value",
+    ]
+    for q in queries:
+        expected = [value_mentioned(q, r.value) for r in records]
+        assert snap.value_mentions([q]).tolist() == expected, q
+
+
+def test_mentioned_attributes_equal_attribute_mentioned_one_by_one() -> None:
+    from langchain_lifecycle_memory._routing import attribute_mentioned, mentioned_attributes
+    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+    specs = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+    attributes = [
+        *specs,
+        "running_shoes",
+        "hiking_boots",
+        "猫粮品牌",
+        "favourite_tea",
+        *(f"topic_{i}" for i in range(500)),
+    ]
+    queries = [
+        "Which running shoes should I buy?",
+        "我的编辑器是什么？",
+        "What's my favourite tea and my editor?",
+        "猫粮品牌换了吗",
+        "topic 17 and topic_3",
+        "Where do I live?",
+    ]
+    for batch in ([q] for q in queries):
+        expected = {a for a in attributes if any(attribute_mentioned(q, a, specs.get(a)) for q in batch)}
+        assert mentioned_attributes(batch, attributes, specs) == expected, batch
+    both = {a for a in attributes if any(attribute_mentioned(q, a, specs.get(a)) for q in queries)}
+    assert mentioned_attributes(queries, attributes, specs) == both
+    assert {"running_shoes", "favourite_tea", "猫粮品牌"} <= both
