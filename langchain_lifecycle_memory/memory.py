@@ -18,11 +18,13 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory._write_path import (
     DEFAULT_NAMESPACE,
     as_messages,
+    current_slots,
     episode_records,
     extract_safely,
     namespace_for,
     prepare_episodes,
     resolve_extractor,
+    wants_slots,
 )
 from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
@@ -103,7 +105,8 @@ class LifecycleMemory:
         source = MemorySource(
             extractor=self.extractor_name, thread_id=thread_id, message_ids=[m.id for m in msgs if m.id]
         )
-        facts, error = extract_safely(self.extractor, msgs, when)
+        slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
+        facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
         if error is not None:
             episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config)
             self.store.put_records(episodes)

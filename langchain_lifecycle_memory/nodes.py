@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime
 
 from langchain_lifecycle_memory._write_path import (
     DEFAULT_NAMESPACE,
+    current_slots,
     episode_records,
     extract_safely,
     last_turn,
@@ -31,6 +32,7 @@ from langchain_lifecycle_memory._write_path import (
     prepare_episodes,
     resolve_extractor,
     user_id_from_config,
+    wants_slots,
 )
 from langchain_lifecycle_memory.injection import format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
@@ -116,6 +118,7 @@ def create_memory_writer(
             graph.invoke({"messages": [...]}, {"configurable": {"user_id": "u1"}})
     """
     chain = resolve_extractor(extractor)
+    slots_wanted = wants_slots(chain)
     extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
     config_ = update or UpdateConfig()
     template = tuple(namespace_template)
@@ -125,8 +128,10 @@ def create_memory_writer(
         if not turn:
             return {"memory_facts": [], "memory_error": None}
         user = user_id_from_config(config, runtime.context)
-        traced = _traced(config, user, namespace_for(user, template), memory_turn_messages=len(turn))
-        facts, error = extract_safely(chain, turn, _now(config), traced)
+        ns = namespace_for(user, template)
+        traced = _traced(config, user, ns, memory_turn_messages=len(turn))
+        slots = current_slots(_store(store, runtime), ns) if slots_wanted else None
+        facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
     def update_(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:

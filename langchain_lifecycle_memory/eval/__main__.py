@@ -4,6 +4,7 @@ Examples::
 
     python -m langchain_lifecycle_memory.eval scenarios ../shared/scenarios/public.jsonl --extractor gold
     python -m langchain_lifecycle_memory.eval scenarios FILE.jsonl --engine ours --json out.json
+    python -m langchain_lifecycle_memory.eval scenarios FILE.jsonl --extractor llm --base-url http://127.0.0.1:8765/v1
     python -m langchain_lifecycle_memory.eval locomo ../shared/data/locomo/locomo7.json --k 5 10 --json out.json
 
 Exit codes: 0 when the run completed (failed probes included), 1 for a malformed input
@@ -34,7 +35,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("scenarios", help="replay a scenario .jsonl file and judge its probes")
     sc.add_argument("file", help="scenario file, one JSON scenario a line")
-    sc.add_argument("--extractor", choices=["gold", "rule"], default="gold")
+    sc.add_argument("--extractor", choices=["gold", "rule", "llm"], default="gold")
+    sc.add_argument("--base-url", help="--extractor llm: OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp...)")
+    sc.add_argument("--model", default=None, help="--extractor llm: model name (default: 'local' with --base-url)")
+    sc.add_argument("--api-key", default=None, help="--extractor llm: API key (default: OPENAI_API_KEY or 'local')")
     sc.add_argument("--engine", choices=["ours", "naive", "both"], default="both")
     sc.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
     sc.add_argument("-v", "--verbose", action="store_true", help="also list the naive baseline's failures")
@@ -83,7 +87,34 @@ def _scenarios(args: argparse.Namespace) -> int:
         print(f"error: {args.file}: {e}", file=sys.stderr)
         return 1
     engines = ["ours", "naive"] if args.engine == "both" else [args.engine]
-    reports = [run_scenarios(scenarios, extractor=args.extractor, engine=e) for e in engines]
+    llm = None
+    if args.extractor == "llm":
+        import os
+
+        from langchain_openai import ChatOpenAI
+
+        from langchain_lifecycle_memory.eval.scenarios import llm_extractor
+
+        if not args.base_url and not os.environ.get("OPENAI_API_KEY"):
+            print("error: --extractor llm needs --base-url (or OPENAI_API_KEY for OpenAI).", file=sys.stderr)
+            return 2
+        model = ChatOpenAI(
+            base_url=args.base_url,
+            api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or "local",
+            model=args.model or ("local" if args.base_url else "gpt-4o-mini"),
+            temperature=0,
+        )
+        llm = llm_extractor(model)
+
+    def progress(scenario: Any) -> None:
+        print(f"  {scenario.id}", file=sys.stderr, flush=True)
+
+    reports = [
+        run_scenarios(
+            scenarios, extractor=args.extractor, engine=e, llm=llm, progress=progress if llm is not None else None
+        )
+        for e in engines
+    ]
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:
