@@ -106,15 +106,22 @@ def _scenarios(args: argparse.Namespace) -> int:
         )
         llm = llm_extractor(model)
 
-    def progress(scenario: Any) -> None:
-        print(f"  {scenario.id}", file=sys.stderr, flush=True)
+    if llm is None:
+        reports = [run_scenarios(scenarios, extractor=args.extractor, engine=e) for e in engines]
+    else:  # slow: scenario by scenario, each engine's verdicts printed as they come (a cut run still reports)
+        from langchain_lifecycle_memory.eval.scenarios import ScenarioReport
 
-    reports = [
-        run_scenarios(
-            scenarios, extractor=args.extractor, engine=e, llm=llm, progress=progress if llm is not None else None
-        )
-        for e in engines
-    ]
+        reports = [ScenarioReport(engine=e, extractor=args.extractor) for e in engines]
+        for scenario in scenarios:
+            cells = []
+            for report in reports:
+                part = run_scenarios([scenario], extractor=args.extractor, engine=report.engine, llm=llm)
+                report.probes += part.probes
+                report.errors += part.errors
+                totals = report.summary
+                cells.append(f"{report.engine} {part.summary['passed']}/{len(part.probes)} (so far {totals['passed']}")
+                cells[-1] += f"/{len(report.probes)})"
+            print(f"  {scenario.id}: " + ", ".join(cells), file=sys.stderr, flush=True)
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:
