@@ -44,8 +44,10 @@ class ExtractedFact(BaseModel):
     """One fact the user stated that is worth remembering long-term."""
 
     entity: str = Field(description="'user' for the speaker; others as snake_case relation_name, e.g. 'sister_maya'.")
-    attribute: str | None = Field(default=None, description="snake_case slot name, e.g. 'editor', 'city'.")
-    value: str | None = Field(default=None, description="The slot value in its original spelling, e.g. 'VS Code'.")
+    # Required (but nullable): servers that constrain tool calls by a grammar (llama.cpp) let a small model skip
+    # optional fields, and a fact without its slot name can never supersede anything.
+    attribute: str | None = Field(description="snake_case slot name, e.g. 'editor', 'city' (null if none fits).")
+    value: str | None = Field(description="The slot value in its original spelling, e.g. 'VS Code'.")
     content: str = Field(description="One standalone sentence in the user's language about 'the user' / '用户'.")
     kind: str = Field(default="fact", description="preference, profile, fact, event or sensitive.")
     confidence: float = Field(default=0.8, description="0..1; 0.9 explicit, 0.6 implied.")
