@@ -18,10 +18,13 @@ import json
 import logging
 import re
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
+from pydantic import BaseModel
 
 logger = logging.getLogger("langchain_lifecycle_memory.extraction")
 
@@ -167,3 +170,61 @@ def loads_tolerant(text: str) -> Any:
             return decoder.raw_decode(repaired)[0]
         except json.JSONDecodeError:
             raise ValueError(f"invalid JSON ({first.msg} at char {first.pos})") from first
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """Raw fact items from a model's output, or why there are none."""
+
+    items: list[Any] | None
+    raw_output: str | None
+    error: str | None = None
+
+
+def _raw_text(message: Any) -> str | None:
+    if message is None:
+        return None
+    if isinstance(message, BaseMessage):
+        calls = getattr(message, "tool_calls", None) or []
+        if calls:
+            return json.dumps([c.get("args") for c in calls], ensure_ascii=False, default=str)
+        return message.text
+    return message if isinstance(message, str) else repr(message)
+
+
+def _json_items(text: str) -> list[Any]:
+    """Facts from a model's text: fences stripped, the first JSON object or list decoded (tolerantly)."""
+    return _items_of(loads_tolerant(text))
+
+
+def _items_of(data: Any) -> list[Any]:
+    if isinstance(data, BaseModel):
+        data = data.model_dump()
+    if isinstance(data, dict) and isinstance(data.get("facts"), list):
+        return list(data["facts"])
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and "content" in data:
+        return [data]
+    msg = "expected {'facts': [...]} (a list of facts)"
+    raise ValueError(msg)
+
+
+def parse_output(output: Any) -> Parsed:
+    """Structured output, a tool call or JSON text -> raw fact items (never raises)."""
+    raw = output.get("raw") if isinstance(output, dict) and "raw" in output else output
+    raw_output = _raw_text(raw)
+    try:
+        if isinstance(output, dict) and "raw" in output:
+            # A text reply is parsed here, not trusted from ``parsed``: JSON mode's partial-JSON parser turns
+            # garbage such as "{not json" into {} -- an empty fact list instead of a retry.
+            if output.get("parsed") is not None and not isinstance(raw, (BaseMessage, str)):
+                return Parsed(_items_of(output["parsed"]), raw_output)
+        elif not isinstance(output, (BaseMessage, str)):
+            return Parsed(_items_of(output), raw_output)
+        calls = getattr(raw, "tool_calls", None) or []
+        if calls:
+            return Parsed(_items_of(calls[0].get("args") or {}), raw_output)
+        return Parsed(_json_items(_raw_text(raw) or ""), raw_output)
+    except (ValueError, TypeError, AttributeError) as e:
+        return Parsed(None, raw_output, f"malformed model output ({e})")

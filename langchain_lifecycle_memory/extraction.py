@@ -6,7 +6,6 @@ turns is one call); dates are grounded on the conversation's own timestamp, not 
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Generator, Sequence
@@ -21,7 +20,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from langchain_lifecycle_memory._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory._rules import extract_rule_facts
-from langchain_lifecycle_memory._structured import METHODS, PROMPTED, MethodChain, is_capability_error, loads_tolerant
+from langchain_lifecycle_memory._structured import (
+    METHODS,
+    PROMPTED,
+    MethodChain,
+    Parsed,
+    is_capability_error,
+    parse_output,
+)
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -222,62 +228,6 @@ class _Failure:
     exception: Exception | None = None
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    items: list[Any] | None
-    raw_output: str | None
-    error: str | None = None
-
-
-def _raw_text(message: Any) -> str | None:
-    if message is None:
-        return None
-    if isinstance(message, BaseMessage):
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
-            return json.dumps([c.get("args") for c in calls], ensure_ascii=False, default=str)
-        return message.text
-    return message if isinstance(message, str) else repr(message)
-
-
-def _json_items(text: str) -> list[Any]:
-    """Facts from a model's text: fences stripped, the first JSON object or list decoded (tolerantly)."""
-    return _items_of(loads_tolerant(text))
-
-
-def _items_of(data: Any) -> list[Any]:
-    if isinstance(data, BaseModel):
-        data = data.model_dump()
-    if isinstance(data, dict) and isinstance(data.get("facts"), list):
-        return list(data["facts"])
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict) and "content" in data:
-        return [data]
-    msg = "expected {'facts': [...]} (a list of facts)"
-    raise ValueError(msg)
-
-
-def _parse_output(output: Any) -> _Parsed:
-    """Structured output, a tool call or JSON text -> raw fact items (never raises)."""
-    raw = output.get("raw") if isinstance(output, dict) and "raw" in output else output
-    raw_output = _raw_text(raw)
-    try:
-        if isinstance(output, dict) and "raw" in output:
-            # A text reply is parsed here, not trusted from ``parsed``: JSON mode's partial-JSON parser turns
-            # garbage such as "{not json" into {} -- an empty fact list instead of a retry.
-            if output.get("parsed") is not None and not isinstance(raw, (BaseMessage, str)):
-                return _Parsed(_items_of(output["parsed"]), raw_output)
-        elif not isinstance(output, (BaseMessage, str)):
-            return _Parsed(_items_of(output), raw_output)
-        calls = getattr(raw, "tool_calls", None) or []
-        if calls:
-            return _Parsed(_items_of(calls[0].get("args") or {}), raw_output)
-        return _Parsed(_json_items(_raw_text(raw) or ""), raw_output)
-    except (ValueError, TypeError, AttributeError) as e:
-        return _Parsed(None, raw_output, f"malformed model output ({e})")
-
-
 def _to_fact(item: Any, now: datetime) -> Fact:
     if not isinstance(item, dict):
         msg = f"a fact must be an object, got {type(item).__name__}"
@@ -364,7 +314,7 @@ class _LLMExtraction:
         vocabulary = "\n".join(f"  - {a.name}: {a.description} ({a.zh})" for a in attributes)
         self.system = _SYSTEM.replace("{vocabulary}", vocabulary)
         self.attempts = max_retries + 1
-        self.parse_step = RunnableLambda(_parse_output).with_config(run_name="parse_facts", tags=[_HIDDEN])
+        self.parse_step = RunnableLambda(parse_output).with_config(run_name="parse_facts", tags=[_HIDDEN])
 
     def prompt(
         self,
@@ -395,7 +345,7 @@ class _LLMExtraction:
             )
         return prompt
 
-    def finish(self, parsed: _Parsed, now: datetime) -> tuple[list[Fact], _Failure | None]:
+    def finish(self, parsed: Parsed, now: datetime) -> tuple[list[Fact], _Failure | None]:
         if parsed.items is None:
             return [], _Failure(parsed.error or "malformed model output", parsed.raw_output)
         facts, errors = [], []
