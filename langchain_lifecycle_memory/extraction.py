@@ -292,8 +292,38 @@ def _slot_lines(value: Any) -> list[str]:
 
 _SLOTS_NOTE = """Already stored for this user (entity.attribute: current value). When a statement is about one of
 these slots, reuse exactly that entity and attribute name (a new value for the same thing goes on the same slot,
-e.g. a different editor is still "editor"); make up a new name only for something not listed here:
+e.g. a different editor is still "editor"); make up a new name only for something not listed here. These are
+NOT part of the conversation: never output one of them unless the conversation itself states it.
 """
+
+
+def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage]) -> list[Fact]:
+    """Drop facts that only repeat a listed slot: same slot, same value, and the value is not in the turn.
+
+    Small models copy the existing-slots list back as "facts"; such a copy carries no new information (at
+    most it would refresh the slot), so dropping it loses nothing said in the turn.
+    """
+    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
+    if not raw:
+        return facts
+    known = set()
+    for slot in raw:
+        entity, attribute, current = (
+            (slot.get("entity"), slot.get("attribute"), slot.get("value"))
+            if isinstance(slot, dict)
+            else (*slot, None)[:3]
+        )
+        for part in str(current or "").split(", "):
+            known.add((entity, attribute, normalize_value(part)))
+    said = normalize_value(" ".join(m.text for m in messages if isinstance(m, HumanMessage)))
+    out = []
+    for f in facts:
+        v = normalize_value(f.value or "")
+        if v and (f.entity, f.attribute, v) in known and v not in said:
+            logger.info("Dropped an extracted fact that only repeats the stored slot %s.%s", f.entity, f.attribute)
+            continue
+        out.append(f)
+    return out
 
 
 class _LLMExtraction:
@@ -333,11 +363,10 @@ class _LLMExtraction:
         # The system prompt is the same for every turn (the date goes with the conversation), so servers that
         # cache a prompt prefix (llama.cpp, vLLM) evaluate it once.
         system = self.system + (_JSON_FORMAT if method in PROMPTED else "")
-        known = (_SLOTS_NOTE + "\n".join(slots) + "\n\n") if slots else ""
-        prompt: list[BaseMessage] = [
-            SystemMessage(system),
-            HumanMessage(f"{known}Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."),
-        ]
+        prompt: list[BaseMessage] = [SystemMessage(system)]
+        if slots:  # after the fixed prompt (its cached prefix survives), apart from the turn (not to be echoed)
+            prompt.append(SystemMessage(_SLOTS_NOTE + "\n".join(slots)))
+        prompt.append(HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."))
         if failure is not None:
             shape = " as the JSON object described above" if method in PROMPTED else " using the facts schema"
             prompt.append(
@@ -406,7 +435,7 @@ class _LLMExtraction:
                 continue
             facts, failure = self.finish((yield self.parse_step, output), now)
             if failure is None:
-                return facts
+                return _drop_echoes(facts, value, messages)
             self.failed(attempt, failure)
             attempt += 1
         failure = failure or _Failure("no attempt was made")

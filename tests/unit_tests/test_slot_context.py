@@ -50,7 +50,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def human_text(self, call: int) -> str:
-        return "\n".join(m.text for m in self.prompts[call] if isinstance(m, HumanMessage))
+        return "\n".join(m.text for m in self.prompts[call][1:])  # all but the fixed system prompt
 
 
 def test_the_prompt_lists_existing_slots_with_their_current_values() -> None:
@@ -119,6 +119,24 @@ def test_the_graph_writer_passes_the_stored_slots_too(mem_store: ChromaMemorySto
     writer.invoke({"messages": [HumanMessage("My sister Maya lives in Boston")]}, config)
     writer.invoke({"messages": [HumanMessage("Maya moved to Denver")]}, config)
     assert "- sister_maya.city: Boston" in model.human_text(1)
+
+
+def test_a_copy_of_a_listed_slot_that_the_turn_does_not_mention_is_dropped() -> None:
+    model = ScriptedChatModel(
+        replies=[
+            json.dumps(
+                {
+                    "facts": [
+                        {"entity": "user", "attribute": "diet", "value": "vegetarian", "content": "echo"},
+                        {"entity": "user", "attribute": "car", "value": "Tesla Model 3", "content": "new"},
+                    ]
+                }
+            )
+        ]
+    )
+    slots = [("user", "diet", "vegetarian")]
+    facts = create_extractor(model).invoke({"messages": [HumanMessage("I drive a Tesla Model 3")], "slots": slots})
+    assert [(f.attribute, f.value) for f in facts] == [("car", "Tesla Model 3")]
 
 
 def test_only_llm_extractors_ask_for_slots() -> None:
