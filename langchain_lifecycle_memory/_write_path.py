@@ -91,12 +91,46 @@ def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runna
     raise TypeError(msg)
 
 
+def wants_slots(extractor: Runnable) -> bool:
+    """Does the extractor use the namespace's current slots (LLM extractors made by ``create_extractor``)?"""
+    from langchain_lifecycle_memory.extraction import WANTS_SLOTS
+
+    metadata = (getattr(extractor, "config", None) or {}).get("metadata") or {}
+    return bool(metadata.get(WANTS_SLOTS))
+
+
+def current_slots(store: Any, namespace: tuple[str, ...], *, limit: int = 30) -> list[tuple[str, str, str | None]]:
+    """The namespace's active slots ``(entity, attribute, current value)``, most recently updated first.
+
+    A slot with several active values (a set) is one entry, its values joined by ", ".
+    """
+    records = store.list_records(namespace, statuses=MemoryStatus.ACTIVE)
+    values: dict[tuple[str, str], list[str]] = {}
+    for r in sorted(records, key=lambda r: r.updated_at, reverse=True):
+        if r.slot is None or r.kind == "episode":
+            continue
+        if r.slot not in values and len(values) >= limit:
+            continue
+        seen = values.setdefault(r.slot, [])
+        if r.value and r.value not in seen:
+            seen.append(r.value)
+    return [(e, a, ", ".join(v) or None) for (e, a), v in values.items()]
+
+
 def extract_safely(
-    extractor: Runnable, messages: list[BaseMessage], at: datetime, config: RunnableConfig | None = None
+    extractor: Runnable,
+    messages: list[BaseMessage],
+    at: datetime,
+    config: RunnableConfig | None = None,
+    *,
+    slots: Sequence[tuple[str, str, str | None]] | None = None,
 ) -> tuple[list[Fact], str | None]:
-    """Run the extractor; on failure return no facts and the error text (logged)."""
+    """Run the extractor (with the namespace's ``slots`` when given); on failure return no facts and the error."""
+    payload: dict[str, Any] = {"messages": messages, "now": at}
+    if slots:
+        payload["slots"] = list(slots)
     try:
-        facts = extractor.invoke({"messages": messages, "now": at}, config)
+        facts = extractor.invoke(payload, config)
     except ExtractionError as e:
         logger.warning("Memory extraction failed; the raw turn is kept as an episode: %s", e)
         return [], str(e)

@@ -6,10 +6,9 @@ turns is one call); dates are grounded on the conversation's own timestamp, not 
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -21,11 +20,26 @@ from pydantic import BaseModel, Field, ValidationError
 
 from langchain_lifecycle_memory._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory._rules import extract_rule_facts
+from langchain_lifecycle_memory._structured import (
+    METHODS,
+    PROMPTED,
+    MethodChain,
+    Parsed,
+    is_capability_error,
+    parse_output,
+)
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
-__all__ = ["ExtractedFact", "ExtractedFacts", "create_extractor", "create_rule_extractor", "extract_rule_facts"]
+__all__ = [
+    "SLOTS_KEY",
+    "ExtractedFact",
+    "ExtractedFacts",
+    "create_extractor",
+    "create_rule_extractor",
+    "extract_rule_facts",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +50,10 @@ class ExtractedFact(BaseModel):
     """One fact the user stated that is worth remembering long-term."""
 
     entity: str = Field(description="'user' for the speaker; others as snake_case relation_name, e.g. 'sister_maya'.")
-    attribute: str | None = Field(default=None, description="snake_case slot name, e.g. 'editor', 'city'.")
-    value: str | None = Field(default=None, description="The slot value in its original spelling, e.g. 'VS Code'.")
+    # Required (but nullable): servers that constrain tool calls by a grammar (llama.cpp) let a small model skip
+    # optional fields, and a fact without its slot name can never supersede anything.
+    attribute: str | None = Field(description="snake_case slot name, e.g. 'editor', 'city' (null if none fits).")
+    value: str | None = Field(description="The slot value in its original spelling, e.g. 'VS Code'.")
     content: str = Field(description="One standalone sentence in the user's language about 'the user' / '用户'.")
     kind: str = Field(default="fact", description="preference, profile, fact, event or sensitive.")
     confidence: float = Field(default=0.8, description="0..1; 0.9 explicit, 0.6 implied.")
@@ -55,7 +71,8 @@ class ExtractedFacts(BaseModel):
 _SYSTEM = """You extract long-term memories from a conversation between a user and an assistant.
 你负责从用户与助手的对话中提取值得长期记住的事实。
 
-Conversation date / 对话日期: {date}. Resolve every relative date against this date, never against today:
+The conversation's date / 对话日期 comes with it ("Conversation on YYYY-MM-DD"). Resolve every relative date
+against that date, never against today:
 "yesterday"/"昨天" is the day before it; "last week"/"上周", "last month"/"上个月", "last year"/"去年" likewise.
 
 What to extract / 提取什么:
@@ -211,66 +228,6 @@ class _Failure:
     exception: Exception | None = None
 
 
-@dataclass(frozen=True)
-class _Parsed:
-    items: list[Any] | None
-    raw_output: str | None
-    error: str | None = None
-
-
-def _raw_text(message: Any) -> str | None:
-    if message is None:
-        return None
-    if isinstance(message, BaseMessage):
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
-            return json.dumps([c.get("args") for c in calls], ensure_ascii=False, default=str)
-        return message.text
-    return message if isinstance(message, str) else repr(message)
-
-
-def _json_items(text: str) -> list[Any]:
-    """Facts from a model's text: fences stripped, the first JSON object or list decoded."""
-    body = re.sub(r"^\s*```(?:json|JSON)?\s*|\s*```\s*$", "", text.strip())
-    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
-    if not starts:
-        msg = "the reply contains no JSON object"
-        raise ValueError(msg)
-    data, _ = json.JSONDecoder().raw_decode(body[min(starts) :])
-    return _items_of(data)
-
-
-def _items_of(data: Any) -> list[Any]:
-    if isinstance(data, BaseModel):
-        data = data.model_dump()
-    if isinstance(data, dict) and isinstance(data.get("facts"), list):
-        return list(data["facts"])
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict) and "content" in data:
-        return [data]
-    msg = "expected {'facts': [...]} (a list of facts)"
-    raise ValueError(msg)
-
-
-def _parse_output(output: Any) -> _Parsed:
-    """Structured output, a tool call or JSON text -> raw fact items (never raises)."""
-    raw = output.get("raw") if isinstance(output, dict) and "raw" in output else output
-    raw_output = _raw_text(raw)
-    try:
-        if isinstance(output, dict) and "raw" in output:
-            if output.get("parsed") is not None:
-                return _Parsed(_items_of(output["parsed"]), raw_output)
-        elif not isinstance(output, (BaseMessage, str)):
-            return _Parsed(_items_of(output), raw_output)
-        calls = getattr(raw, "tool_calls", None) or []
-        if calls:
-            return _Parsed(_items_of(calls[0].get("args") or {}), raw_output)
-        return _Parsed(_json_items(_raw_text(raw) or ""), raw_output)
-    except (ValueError, TypeError, AttributeError) as e:
-        return _Parsed(None, raw_output, f"malformed model output ({e})")
-
-
 def _to_fact(item: Any, now: datetime) -> Fact:
     if not isinstance(item, dict):
         msg = f"a fact must be an object, got {type(item).__name__}"
@@ -300,40 +257,124 @@ def _to_fact(item: Any, now: datetime) -> Fact:
     )
 
 
+WANTS_SLOTS = "lifecycle_memory_wants_slots"
+"""Config metadata flag of extractors that use the ``slots`` input (the write path fetches them only then)."""
+
+SLOTS_KEY = "slots"
+"""Extractor input key for the slots the namespace already holds (see :func:`create_extractor`)."""
+
+_MAX_SLOTS, _MAX_SLOT_CHARS = 30, 600
+
+
+def _slot_lines(value: Any) -> list[str]:
+    """``slots`` of the input -> ``- entity.attribute: value`` lines, capped (30 slots, ~600 chars)."""
+    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
+    lines: list[str] = []
+    used = 0
+    for slot in raw or ():
+        if isinstance(slot, dict):
+            entity, attribute, current = slot.get("entity"), slot.get("attribute"), slot.get("value")
+        elif isinstance(slot, (tuple, list)) and len(slot) in (2, 3):
+            entity, attribute, current = slot[0], slot[1], slot[2] if len(slot) == 3 else None
+        else:
+            msg = f"`slots` items must be (entity, attribute, value) tuples or dicts, got {slot!r}."
+            raise TypeError(msg)
+        if not entity or not attribute:
+            continue
+        text = " ".join(str(current).split())[:60] if current not in (None, "") else ""
+        line = f"- {entity}.{attribute}" + (f": {text}" if text else "")
+        if len(lines) >= _MAX_SLOTS or used + len(line) > _MAX_SLOT_CHARS:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return lines
+
+
+_SLOTS_NOTE = """Already stored for this user (entity.attribute: current value). When a statement is about one of
+these slots, reuse exactly that entity and attribute name (a new value for the same thing goes on the same slot,
+e.g. a different editor is still "editor"); make up a new name only for something not listed here. These are
+NOT part of the conversation: never output one of them unless the conversation itself states it.
+"""
+
+
+def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage]) -> list[Fact]:
+    """Drop facts that only repeat a listed slot: same slot, same value, and the value is not in the turn.
+
+    Small models copy the existing-slots list back as "facts"; such a copy carries no new information (at
+    most it would refresh the slot), so dropping it loses nothing said in the turn.
+    """
+    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
+    if not raw:
+        return facts
+    known = set()
+    for slot in raw:
+        entity, attribute, current = (
+            (slot.get("entity"), slot.get("attribute"), slot.get("value"))
+            if isinstance(slot, dict)
+            else (*slot, None)[:3]
+        )
+        for part in str(current or "").split(", "):
+            known.add((entity, attribute, normalize_value(part)))
+    said = normalize_value(" ".join(m.text for m in messages if isinstance(m, HumanMessage)))
+    out = []
+    for f in facts:
+        v = normalize_value(f.value or "")
+        if v and (f.entity, f.attribute, v) in known and v not in said:
+            logger.info("Dropped an extracted fact that only repeats the stored slot %s.%s", f.entity, f.attribute)
+            continue
+        out.append(f)
+    return out
+
+
 class _LLMExtraction:
-    """One model call per invocation, a bounded number of retries, then ``ExtractionError``."""
+    """One model call per attempt, a bounded number of retries, then ``ExtractionError``.
 
-    def __init__(self, model: BaseChatModel, attributes: Sequence[AttributeSpec], max_retries: int) -> None:
-        try:
-            self.model_step: Runnable[Any, Any] = model.with_structured_output(ExtractedFacts, include_raw=True)
-            self.json_mode = False
-        except (NotImplementedError, AttributeError, TypeError):
-            # No tool calling (or no include_raw): ask for JSON in the prompt and parse the text.
-            self.model_step, self.json_mode = model, True
+    The structured-output method falls back (json_schema -> function_calling -> json_mode ->
+    prompt) on capability errors, which do not use up an attempt; content errors do.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        attributes: Sequence[AttributeSpec],
+        max_retries: int,
+        methods: Sequence[str] = METHODS,
+    ) -> None:
+        self.chain = MethodChain(model, ExtractedFacts, tuple(methods))
         vocabulary = "\n".join(f"  - {a.name}: {a.description} ({a.zh})" for a in attributes)
-        self.system = _SYSTEM.replace("{vocabulary}", vocabulary) + (_JSON_FORMAT if self.json_mode else "")
+        self.system = _SYSTEM.replace("{vocabulary}", vocabulary)
         self.attempts = max_retries + 1
-        self.parse_step = RunnableLambda(_parse_output).with_config(run_name="parse_facts", tags=[_HIDDEN])
+        self.parse_step = RunnableLambda(parse_output).with_config(run_name="parse_facts", tags=[_HIDDEN])
 
-    def prompt(self, messages: Sequence[BaseMessage], now: datetime, failure: _Failure | None) -> list[BaseMessage]:
+    def prompt(
+        self,
+        messages: Sequence[BaseMessage],
+        now: datetime,
+        failure: _Failure | None,
+        method: str,
+        slots: Sequence[str] = (),
+    ) -> list[BaseMessage]:
         lines = [
             f"[{'user' if isinstance(m, HumanMessage) else 'assistant'}] {m.text.strip()}"
             for m in messages
             if isinstance(m, (HumanMessage, AIMessage)) and m.text.strip()
         ]
         date = f"{now.date().isoformat()} ({now.strftime('%A')})"
-        prompt: list[BaseMessage] = [
-            SystemMessage(self.system.replace("{date}", date)),
-            HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."),
-        ]
+        # The system prompt is the same for every turn (the date goes with the conversation), so servers that
+        # cache a prompt prefix (llama.cpp, vLLM) evaluate it once.
+        system = self.system + (_JSON_FORMAT if method in PROMPTED else "")
+        prompt: list[BaseMessage] = [SystemMessage(system)]
+        if slots:  # after the fixed prompt (its cached prefix survives), apart from the turn (not to be echoed)
+            prompt.append(SystemMessage(_SLOTS_NOTE + "\n".join(slots)))
+        prompt.append(HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."))
         if failure is not None:
-            shape = " as the JSON object described above" if self.json_mode else " using the facts schema"
+            shape = " as the JSON object described above" if method in PROMPTED else " using the facts schema"
             prompt.append(
                 HumanMessage(f"Your previous reply could not be used ({failure.error}). Answer again{shape}.")
             )
         return prompt
 
-    def finish(self, parsed: _Parsed, now: datetime) -> tuple[list[Fact], _Failure | None]:
+    def finish(self, parsed: Parsed, now: datetime) -> tuple[list[Fact], _Failure | None]:
         if parsed.items is None:
             return [], _Failure(parsed.error or "malformed model output", parsed.raw_output)
         facts, errors = [], []
@@ -366,41 +407,67 @@ class _LLMExtraction:
         )
         return ExtractionError(msg, messages=messages, raw_output=failure.raw_output)
 
-    def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
+    def attempts_of(self, value: Any) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
+        """The retry/fallback loop as a generator shared by the sync and async drivers.
+
+        It yields ``(runnable, input)`` and receives the output (or has the runnable's exception thrown in).
+        """
         messages, now = _coerce_input(value)
         if not _has_user_text(messages):
             return []
+        slots = _slot_lines(value)
         failure: _Failure | None = None
-        for attempt in range(self.attempts):
+        attempt = 0
+        while attempt < self.attempts:
             try:
-                output = self.model_step.invoke(self.prompt(messages, now, failure), config)
-            except Exception as e:  # any provider error: retried, then reported with the turn attached
+                method, step = self.chain.step()
+            except NotImplementedError as e:
+                failure = _Failure(str(e), exception=e)
+                break
+            try:
+                output = yield step, self.prompt(messages, now, failure, method, slots)
+            except Exception as e:  # any provider error: a capability error falls back, others are retried
+                if method != self.chain.methods[-1] and is_capability_error(e):
+                    self.chain.reject(method, e)
+                    continue
                 failure = self.failed(attempt, _Failure(f"the model call raised {type(e).__name__}: {e}", exception=e))
+                attempt += 1
                 continue
-            facts, failure = self.finish(self.parse_step.invoke(output, config), now)
+            facts, failure = self.finish((yield self.parse_step, output), now)
             if failure is None:
-                return facts
+                return _drop_echoes(facts, value, messages)
             self.failed(attempt, failure)
+            attempt += 1
         failure = failure or _Failure("no attempt was made")
         raise self.error(messages, failure) from failure.exception
 
+    def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
+        loop = self.attempts_of(value)
+        try:
+            runnable, payload = next(loop)
+            while True:
+                try:
+                    result = runnable.invoke(payload, config)
+                except Exception as e:
+                    runnable, payload = loop.throw(e)
+                else:
+                    runnable, payload = loop.send(result)
+        except StopIteration as done:
+            return done.value
+
     async def arun(self, value: Any, config: RunnableConfig) -> list[Fact]:
-        messages, now = _coerce_input(value)
-        if not _has_user_text(messages):
-            return []
-        failure: _Failure | None = None
-        for attempt in range(self.attempts):
-            try:
-                output = await self.model_step.ainvoke(self.prompt(messages, now, failure), config)
-            except Exception as e:  # any provider error: retried, then reported with the turn attached
-                failure = self.failed(attempt, _Failure(f"the model call raised {type(e).__name__}: {e}", exception=e))
-                continue
-            facts, failure = self.finish(await self.parse_step.ainvoke(output, config), now)
-            if failure is None:
-                return facts
-            self.failed(attempt, failure)
-        failure = failure or _Failure("no attempt was made")
-        raise self.error(messages, failure) from failure.exception
+        loop = self.attempts_of(value)
+        try:
+            runnable, payload = next(loop)
+            while True:
+                try:
+                    result = await runnable.ainvoke(payload, config)
+                except Exception as e:
+                    runnable, payload = loop.throw(e)
+                else:
+                    runnable, payload = loop.send(result)
+        except StopIteration as done:
+            return done.value
 
 
 def create_extractor(
@@ -408,14 +475,20 @@ def create_extractor(
     *,
     attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
     max_retries: int = 1,
+    methods: Sequence[str] = METHODS,
     run_name: str = "llm_extract_memories",
 ) -> Runnable[Any, list[Fact]]:
     """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
 
-    Uses ``model.with_structured_output`` when the model supports tool calling, otherwise asks
-    for JSON and parses it (code fences stripped, validated). One model call per invocation,
-    however many turns it holds. The prompt carries the conversation's date so "上个月" /
-    "last week" resolve against it; facts without a date get ``now`` as ``valid_from``.
+    Works on any OpenAI-compatible server: structured output uses the strongest method the
+    model accepts (``json_schema`` -> ``function_calling`` -> ``json_mode`` -> JSON asked for
+    in the prompt and parsed tolerantly), falling back only when the model class or the server
+    rejects the method itself; the working method is remembered by this extractor. One model
+    call per invocation, however many turns it holds. The prompt carries the conversation's
+    date so "上个月" / "last week" resolve against it; facts without a date get ``now`` as
+    ``valid_from``. An input ``"slots"`` list (``(entity, attribute, current value)``, what
+    the namespace already holds; the write path passes it) is shown to the model, capped at
+    30 slots / ~600 characters, so that it reuses ``editor`` instead of inventing ``tool``.
 
     Args:
         model: Any LangChain chat model (e.g. ``ChatOpenAI(model="gpt-4o-mini")``).
@@ -423,11 +496,14 @@ def create_extractor(
         max_retries: Extra attempts after a failed call or unusable output, each with the
             error fed back; then :class:`~langchain_lifecycle_memory.errors.ExtractionError`
             is raised with ``.messages`` (the input turn) and ``.raw_output``.
+        methods: Structured-output methods to try, strongest first (a subset of
+            ``json_schema``, ``function_calling``, ``json_mode``, ``prompt``).
         run_name: Name of the runnable in traces; the parsing step is tagged ``langsmith:hidden``.
 
     Returns:
-        A runnable taking ``{"messages": [...], "now": datetime}`` (or a bare message list)
-        and returning ``list[Fact]``. No user message -> ``[]`` without calling the model.
+        A runnable taking ``{"messages": [...], "now": datetime, "slots": [...]}`` (``slots``
+        optional; or a bare message list) and returning ``list[Fact]``. No user message ->
+        ``[]`` without calling the model.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -444,5 +520,7 @@ def create_extractor(
     if not hasattr(model, "invoke"):
         msg = f"`model` must be a LangChain chat model such as ChatOpenAI(...), got {type(model).__name__}."
         raise TypeError(msg)
-    extraction = _LLMExtraction(model, _check_attributes(attributes), max_retries)
-    return RunnableLambda(extraction.run, afunc=extraction.arun).with_config(run_name=run_name)
+    extraction = _LLMExtraction(model, _check_attributes(attributes), max_retries, tuple(methods))
+    return RunnableLambda(extraction.run, afunc=extraction.arun).with_config(
+        run_name=run_name, metadata={WANTS_SLOTS: True}
+    )

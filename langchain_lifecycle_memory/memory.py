@@ -20,10 +20,12 @@ from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
     as_messages,
     check_messages,
+    current_slots,
     episode_records,
     extract_safely,
     prepare_episodes,
     resolve_extractor,
+    wants_slots,
 )
 from langchain_lifecycle_memory.cues import attach_cues
 from langchain_lifecycle_memory.injection import MemoryBlock, format_memories
@@ -114,7 +116,8 @@ class LifecycleMemory:
         source = MemorySource(
             extractor=self.extractor_name, thread_id=thread_id, message_ids=[m.id for m in msgs if m.id]
         )
-        facts, error = extract_safely(self.extractor, msgs, when)
+        slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
+        facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
         if error is not None:
             episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config)
             self.store.put_records(episodes)

@@ -159,9 +159,16 @@ class NaiveEngine:
     name = "naive"
 
     def __init__(
-        self, *, extractor: str = "gold", embeddings: Embeddings | None = None, k: int = 5, min_score: float = 0.3
+        self,
+        *,
+        extractor: str = "gold",
+        embeddings: Embeddings | None = None,
+        k: int = 5,
+        min_score: float = 0.3,
+        llm: Any | None = None,
     ) -> None:
         self.extractor = extractor
+        self.llm = llm
         self.store = fresh_store(embeddings, index={"fields": ["content"]})
         self.memory = NaiveMemory(self.store, k=k, min_score=min_score)
 
@@ -171,6 +178,12 @@ class NaiveEngine:
         """Append the turn's statements."""
         if self.extractor == "gold":
             parsed = [Fact.model_validate(f) for f in facts]
+        elif self.extractor == "llm" and self.llm is not None:
+            messages = [("user", user or "")] + ([("ai", assistant)] if assistant else [])
+            try:
+                parsed = list(self.llm.invoke({"messages": convert_to_messages(messages), "now": at}))
+            except Exception:  # the package keeps such a turn as an episode; the article's engine loses it
+                parsed = []
         else:
             parsed = rule_facts(user, assistant, at)
         for fact in parsed:

@@ -25,12 +25,14 @@ from langgraph.runtime import Runtime
 from langchain_lifecycle_memory._tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory._write_path import (
     check_messages,
+    current_slots,
     episode_records,
     extract_safely,
     last_turn,
     prepare_episodes,
     resolve_extractor,
     user_id_from_config,
+    wants_slots,
 )
 from langchain_lifecycle_memory.injection import format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
@@ -116,6 +118,7 @@ def create_memory_writer(
             graph.invoke({"messages": [...]}, {"configurable": {"user_id": "u1"}})
     """
     chain = resolve_extractor(extractor)
+    slots_wanted = wants_slots(chain)
     extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
     config_ = update or UpdateConfig()
     template = tuple(namespace_template)
@@ -126,8 +129,10 @@ def create_memory_writer(
             return {"memory_facts": [], "memory_error": None}
         check_messages(turn, "last turn's messages")
         user = user_id_from_config(config, runtime.context)
-        traced = _traced(config, user, namespace_for(user, template), memory_turn_messages=len(turn))
-        facts, error = extract_safely(chain, turn, _now(config), traced)
+        ns = namespace_for(user, template)
+        traced = _traced(config, user, ns, memory_turn_messages=len(turn))
+        slots = current_slots(_store(store, runtime), ns) if slots_wanted else None
+        facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
     def update_(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:

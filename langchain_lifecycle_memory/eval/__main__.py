@@ -4,6 +4,7 @@ Examples::
 
     python -m langchain_lifecycle_memory.eval scenarios ../shared/scenarios/public.jsonl --extractor gold
     python -m langchain_lifecycle_memory.eval scenarios FILE.jsonl --engine ours --json out.json
+    python -m langchain_lifecycle_memory.eval scenarios FILE.jsonl --extractor llm --base-url http://127.0.0.1:8765/v1
     python -m langchain_lifecycle_memory.eval locomo ../shared/data/locomo/locomo7.json --k 5 10 --json out.json
 
 Exit codes: 0 when the run completed (failed probes included), 1 for a malformed input
@@ -34,7 +35,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("scenarios", help="replay a scenario .jsonl file and judge its probes")
     sc.add_argument("file", help="scenario file, one JSON scenario a line")
-    sc.add_argument("--extractor", choices=["gold", "rule"], default="gold")
+    sc.add_argument("--extractor", choices=["gold", "rule", "llm"], default="gold")
+    sc.add_argument("--base-url", help="--extractor llm: OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp...)")
+    sc.add_argument("--model", default=None, help="--extractor llm: model name (default: 'local' with --base-url)")
+    sc.add_argument("--api-key", default=None, help="--extractor llm: API key (default: OPENAI_API_KEY or 'local')")
     sc.add_argument("--engine", choices=["ours", "naive", "both"], default="both")
     sc.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
     sc.add_argument("-v", "--verbose", action="store_true", help="also list the naive baseline's failures")
@@ -124,12 +128,59 @@ def _scenarios(args: argparse.Namespace) -> int:
         from langchain_openai import ChatOpenAI
 
         cue_model = ChatOpenAI(base_url=args.cues_llm, api_key="local", model="local", temperature=0)
-    reports = [
-        run_scenarios(
-            scenarios, extractor=args.extractor, engine=e, embeddings=emb, retriever=retriever, cue_model=cue_model
+    llm = None
+    if args.extractor == "llm":
+        import os
+
+        from langchain_openai import ChatOpenAI
+
+        from langchain_lifecycle_memory.eval.scenarios import llm_extractor
+
+        if not args.base_url and not os.environ.get("OPENAI_API_KEY"):
+            print("error: --extractor llm needs --base-url (or OPENAI_API_KEY for OpenAI).", file=sys.stderr)
+            return 2
+        model = ChatOpenAI(
+            base_url=args.base_url,
+            api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or "local",
+            model=args.model or ("local" if args.base_url else "gpt-4o-mini"),
+            temperature=0,
         )
-        for e in engines
-    ]
+        llm = llm_extractor(model)
+
+    if llm is None:
+        reports = [
+            run_scenarios(
+                scenarios,
+                extractor=args.extractor,
+                engine=e,
+                embeddings=emb,
+                retriever=retriever,
+                cue_model=cue_model,
+            )
+            for e in engines
+        ]
+    else:  # slow: scenario by scenario, each engine's verdicts printed as they come (a cut run still reports)
+        from langchain_lifecycle_memory.eval.scenarios import ScenarioReport
+
+        reports = [ScenarioReport(engine=e, extractor=args.extractor) for e in engines]
+        for scenario in scenarios:
+            cells = []
+            for report in reports:
+                part = run_scenarios(
+                    [scenario],
+                    extractor=args.extractor,
+                    engine=report.engine,
+                    embeddings=emb,
+                    retriever=retriever,
+                    cue_model=cue_model,
+                    llm=llm,
+                )
+                report.probes += part.probes
+                report.errors += part.errors
+                totals = report.summary
+                cells.append(f"{report.engine} {part.summary['passed']}/{len(part.probes)} (so far {totals['passed']}")
+                cells[-1] += f"/{len(report.probes)})"
+            print(f"  {scenario.id}: " + ", ".join(cells), file=sys.stderr, flush=True)
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:

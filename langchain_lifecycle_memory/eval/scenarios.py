@@ -48,11 +48,12 @@ __all__ = [
     "ScenarioFormatError",
     "ScenarioReport",
     "judge_block",
+    "llm_extractor",
     "load_scenarios",
     "run_scenarios",
 ]
 
-Extractor = Literal["gold", "rule"]
+Extractor = Literal["gold", "rule", "llm"]
 EngineName = Literal["ours", "naive"]
 STEP_TYPES = ("turn", "probe", "sweep", "forget", "purge")
 _TICK = timedelta(seconds=1)
@@ -126,7 +127,8 @@ class LifecycleEngine:
     """Drives ``LifecycleMemory`` (the package, default settings) through a scenario.
 
     Gold turns go through ``add_facts`` (the facts as extracted, ``ttl_days`` included);
-    rule turns through ``add_messages`` with the default rule extractor.
+    rule turns through ``add_messages`` with the default rule extractor; ``llm`` turns through
+    ``add_messages`` with ``llm`` (an extractor from ``create_extractor``, given the store's slots).
     """
 
     name = "ours"
@@ -138,11 +140,14 @@ class LifecycleEngine:
         embeddings: Any | None = None,
         retriever: dict[str, Any] | None = None,
         cue_model: Any | None = None,
+        llm: Any | None = None,
     ) -> None:
         self.extractor = extractor
         self.store = fresh_store(embeddings)
         # With gold facts nothing is extracted from text: a no-op extractor avoids loading one.
         chosen: Any = "rule" if extractor == "rule" else RunnableLambda(lambda _: [], name="gold_replay")
+        if extractor == "llm":
+            chosen = _require_llm(llm)
         chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
         self.memory = LifecycleMemory(
             store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model
@@ -401,6 +406,7 @@ def run_scenarios(
     progress: Callable[[Scenario], None] | None = None,
     retriever: dict[str, Any] | None = None,
     cue_model: Any | None = None,
+    llm: Any | None = None,
 ) -> ScenarioReport:
     """Replay every scenario in a fresh store and judge its probes.
 
@@ -415,6 +421,8 @@ def run_scenarios(
         retriever: ``LifecycleRetriever`` settings for ``"ours"`` (ablations), e.g.
             ``{"topic_cards": False}``.
         cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
+        llm: For ``extractor="llm"``: the extractor runnable (``create_extractor(model)``,
+            see :func:`llm_extractor`); both engines use it.
 
     Returns:
         The verdict on every probe; engine exceptions fail the scenario's remaining
@@ -428,7 +436,9 @@ def run_scenarios(
     for scenario in scenarios:
         if progress is not None:
             progress(scenario)
-        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
+        eng = make_engine(
+            engine, extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm
+        )
         try:
             for i, step, block, error in replay_probes(scenario, eng):
                 report.probes.append(_verdict(scenario, i, step, block, error))
@@ -446,14 +456,52 @@ def make_engine(
     embeddings: Embeddings | None = None,
     retriever: dict[str, Any] | None = None,
     cue_model: Any | None = None,
+    llm: Any | None = None,
 ) -> ScenarioEngine:
     """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
-    if extractor not in ("gold", "rule"):
-        msg = f"extractor must be 'gold' or 'rule', got {extractor!r}."
+    if extractor not in ("gold", "rule", "llm"):
+        msg = f"extractor must be 'gold', 'rule' or 'llm', got {extractor!r}."
         raise ValueError(msg)
     if name == "naive":
-        return NaiveEngine(extractor=extractor, embeddings=embeddings)
+        return NaiveEngine(extractor=extractor, embeddings=embeddings, llm=llm)
     if name == "ours":
-        return LifecycleEngine(extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model)
+        return LifecycleEngine(
+            extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm
+        )
     msg = f"engine must be 'ours' or 'naive', got {name!r}."
     raise ValueError(msg)
+
+
+def _require_llm(llm: Any | None) -> Any:
+    if llm is None:
+        msg = "extractor='llm' needs llm=llm_extractor(ChatOpenAI(base_url=...)) (or --base-url on the command line)."
+        raise ValueError(msg)
+    return llm
+
+
+def llm_extractor(model: Any) -> Any:
+    """``create_extractor(model)`` whose results are memoised per turn (text, time, user).
+
+    Both engines of a comparison then store the *same* extracted facts for a turn (the first
+    engine's, given its store's slots), so the comparison measures the memory, not two samples
+    of the model, and the model is called once per turn.
+    """
+    from langchain_core.messages import BaseMessage
+
+    from langchain_lifecycle_memory.extraction import WANTS_SLOTS, create_extractor
+
+    inner = create_extractor(model)
+    memo: dict[Any, Any] = {}
+
+    def key(value: Any) -> Any:
+        messages = value.get("messages", []) if isinstance(value, dict) else value
+        texts = tuple(m.text if isinstance(m, BaseMessage) else str(m) for m in messages)
+        return texts, str(value.get("now") if isinstance(value, dict) else None)
+
+    def run(value: Any, config: Any = None) -> Any:
+        k = key(value)
+        if k not in memo:
+            memo[k] = inner.invoke(value, config)
+        return memo[k]
+
+    return RunnableLambda(run, name="llm_extract_memories").with_config(metadata={WANTS_SLOTS: True})

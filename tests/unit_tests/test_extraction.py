@@ -88,7 +88,7 @@ def test_structured_output_path_returns_facts_and_grounds_the_prompt_on_now() ->
     assert [(f.entity, f.attribute, f.value, f.kind) for f in facts] == [("user", "editor", "Vim", "preference")]
     assert facts[0].valid_from == NOW
     system, human = model.prompts[0][0].text, model.prompts[0][1].text
-    assert "2024-03-15" in system and "2024-03-15" in human
+    assert "2024-03-15" in human and "never against today" in system
     assert "editor: code editor or IDE they use" in system
     assert "[user] 我喜欢使用 Vim 编辑器" in human
 
