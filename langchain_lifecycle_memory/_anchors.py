@@ -12,12 +12,11 @@ record stands out.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from langchain_lifecycle_memory._per_embedder import PerEmbedder
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 
 __all__ = ["BACKGROUND", "QueryCentering"]
@@ -28,7 +27,7 @@ BACKGROUND: tuple[str, ...] = tuple(s.description for s in DEFAULT_ATTRIBUTES) +
 """Background texts (embedded as stored texts) that a query's offset is measured on."""
 
 
-class QueryCentering:
+class QueryCentering(PerEmbedder):
     """The background matrix per embedder (embedded once per process) and the offsets.
 
     Example:
@@ -40,23 +39,8 @@ class QueryCentering:
             offset = centering.offset(emb.embed_query("Will it snow tomorrow?"))
     """
 
-    _lock = threading.Lock()
-    _cache: dict[int, tuple[Any, QueryCentering]] = {}
-
     def __init__(self) -> None:
         self._matrix: np.ndarray | None = None
-
-    @classmethod
-    def for_embeddings(cls, embeddings: Any) -> QueryCentering:
-        """The shared instance for this embedder object."""
-        with cls._lock:
-            hit = cls._cache.get(id(embeddings))
-            if hit is None or hit[0] is not embeddings:
-                if len(cls._cache) >= 16:
-                    cls._cache.pop(next(iter(cls._cache)))
-                hit = (embeddings, cls())
-                cls._cache[id(embeddings)] = hit
-            return hit[1]
 
     def missing(self) -> list[str]:
         """The background texts to embed (empty once installed)."""

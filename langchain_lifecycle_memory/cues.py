@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +35,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from langchain_lifecycle_memory._per_embedder import PerEmbedder
 from langchain_lifecycle_memory.schema import MemoryRecord
 
 __all__ = ["CUES_KEY", "CUE_PROMPT", "CueVectors", "attach_cues", "cue_request", "parse_cues", "record_cues"]
@@ -126,31 +126,17 @@ def record_cues(record: MemoryRecord) -> list[str]:
     return [c for c in cues if isinstance(c, str) and c.strip()] if isinstance(cues, list) else []
 
 
-class CueVectors:
+class CueVectors(PerEmbedder):
     """Cue embeddings per embedder object, cached by text (bounded), for the retriever.
 
     The vectors are always the current embedder's: a reindex onto another encoder embeds
     the cues again on first use.
     """
 
-    _lock = threading.Lock()
-    _cache: dict[int, tuple[Any, CueVectors]] = {}
     max_texts = 50_000
 
     def __init__(self) -> None:
         self._vectors: dict[str, np.ndarray] = {}
-
-    @classmethod
-    def for_embeddings(cls, embeddings: Any) -> CueVectors:
-        """The shared instance for this embedder object."""
-        with cls._lock:
-            hit = cls._cache.get(id(embeddings))
-            if hit is None or hit[0] is not embeddings:
-                if len(cls._cache) >= 16:
-                    cls._cache.pop(next(iter(cls._cache)))
-                hit = (embeddings, cls())
-                cls._cache[id(embeddings)] = hit
-            return hit[1]
 
     def missing(self, texts: Sequence[str]) -> list[str]:
         """Texts not embedded yet."""
