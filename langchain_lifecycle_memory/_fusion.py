@@ -119,16 +119,7 @@ E5_CALIBRATION = ScoreCalibration(
 )
 """Threshold calibration for ``E5SmallEmbeddings`` (query-centred cosines), fitted like the
 USE defaults on the public and extra scenario probes (``benchmarks/encoder_choice.py``)."""
-E5_RANK_CALIBRATION = ScoreCalibration(
-    dense_floor=0.035,
-    dense_ceiling=0.40,
-    lexical_ceiling=1.0,
-    route_floor=0.045,
-    route_ceiling=0.10,
-    agreement_floor=0.0,
-    agreement_ceiling=0.05,
-    centered=True,
-)
+E5_RANK_CALIBRATION = E5_CALIBRATION.model_copy(update={"dense_ceiling": 0.40, "lexical_ceiling": 1.0})
 """Ordering calibration for ``E5SmallEmbeddings`` (open dense ceiling, like the USE default)."""
 
 
