@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -305,11 +305,24 @@ def _splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: A
     order = None  # new records after every kept one (the usual case): no permutation
     if any(a < len(keep) for a in at):
         order = np.insert(np.arange(len(keep)), at, np.arange(len(keep), len(keep) + len(new)))
-    whole = len(keep) == len(base.records)
+
+    # The same splice for the row lists, by slices: removals, and each new row before the
+    # kept row it precedes (``len(base)``: at the end).
+    before = [int(keep[a]) if a < len(keep) else len(base.records) for a in at]
+    cuts = sorted([(p, 1, 0) for p in removed] + [(b, 0, j) for j, b in enumerate(before)])
 
     def rows(items: Sequence[Any], extra: list[Any]) -> list[Any]:
-        out = (list(items) if whole else _take(items, keep)) + extra
-        return _take(out, order) if order is not None else out
+        out: list[Any] = []
+        done = 0
+        for p, gone, j in cuts:
+            out += items[done:p]
+            if gone:
+                done = p + 1
+            else:
+                done = p
+                out.append(extra[j])
+        out += items[done:]
+        return out
 
     def column(old: np.ndarray, extra: np.ndarray) -> np.ndarray:
         out = np.concatenate([old[keep], extra])
@@ -353,7 +366,7 @@ def _splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: A
     cues = {moved_list[p]: c for p, c in base.cues.items() if moved_list[p] >= 0}
     new_cues = [record_cues(r) for r in new]
     cues.update((int(p), c) for p, c in zip(inverse[len(keep) :].tolist(), new_cues) if c)
-    if order is not None or any(new_cues):
+    if order is not None and any(new_cues):  # kept rows keep their relative order: only then unsorted
         cues = dict(sorted(cues.items()))
     index = base.index.updated(keep, [_lexical_text(r, c) for r, c in zip(new, new_cues)], order)
     # Entity aliases of the entities whose records changed.
@@ -414,15 +427,6 @@ def _entity_key(e: str | None) -> tuple[bool, str]:
     return (e is not None, e or "")
 
 
-def _take(items: Sequence[Any], positions: np.ndarray) -> list[Any]:
-    """``[items[i] for i in positions]``, in C (an object array would probe every item)."""
-    if len(positions) == 0:
-        return []
-    if len(positions) == 1:
-        return [items[int(positions[0])]]
-    return list(operator.itemgetter(*positions.tolist())(items))
-
-
 def _positions(base: Snapshot, ids: list[str]) -> dict[str, int]:
     """Id -> position; a copy of ``base``'s when its records kept their places."""
     if len(ids) >= len(base.ids) and ids[: len(base.ids)] == base.ids:
@@ -457,24 +461,24 @@ def _coded(
     """Distinct values (sorted) and codes of ``codes``' rows followed by ``added`` values.
 
     Values no row uses any more are dropped; with ``none``, ``None`` (and "") is code -1.
+    New values are inserted at their sorted places (no re-sort of the known ones).
     """
-    counts = np.bincount(codes[codes >= 0], minlength=len(names))
-    if counts.all():  # every value still used: when the added ones are known too, nothing moves
-        found = [-1 if (none and not v) else _find(names, v, key) for v in added]
-        if all(i is not None for i in found):
-            return names, np.concatenate([codes.astype(np.int64), np.array(found, dtype=np.int64)])
-    used = np.flatnonzero(counts).tolist()
-    values = {names[c] for c in used} | {v for v in added if not (none and not v)}
-    ordered = sorted(values, key=key)
-    if ordered == names:
-        pos = {v: i for i, v in enumerate(names)}
-        new_codes = codes
-    else:
-        pos = {v: i for i, v in enumerate(ordered)}
-        remap = np.array([pos.get(v, -1) for v in names] + [-1], dtype=np.int64)
-        new_codes = remap[codes]
-    extra = np.array([-1 if (none and not v) else pos[v] for v in added], dtype=np.int64)
-    return ordered, np.concatenate([new_codes.astype(np.int64), extra])
+    used = np.bincount(codes[codes >= 0], minlength=len(names)) > 0
+    found = [-1 if (none and not v) else _find(names, v, key) for v in added]
+    used[[i for i in found if i is not None and i >= 0]] = True
+    fresh = sorted({v for v, i in zip(added, found) if i is None}, key=key)
+    if used.all() and not fresh:  # nothing moves
+        return names, np.concatenate([codes.astype(np.int64), np.array(found, dtype=np.int64)])
+    at = np.array([bisect.bisect_left(names, key(v) if key else v, key=key) for v in fresh], dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(used)])  # used values ahead of each position
+    remap = np.where(used, before[:-1] + np.searchsorted(at, np.arange(len(names)), side="right"), -1)
+    ordered = list(itertools.compress(names, used.tolist()))
+    slots = (before[at] + np.arange(len(fresh))).tolist()
+    for slot, value in zip(slots, fresh):
+        ordered.insert(slot, value)
+    place = dict(zip(fresh, slots))
+    extra = [place[v] if i is None else (-1 if i < 0 else int(remap[i])) for v, i in zip(added, found)]
+    return ordered, np.concatenate([np.append(remap, -1)[codes], np.array(extra, dtype=np.int64)])
 
 
 def _slot_codes(slotted: np.ndarray, entity_code: np.ndarray, attribute_code: np.ndarray, n: int) -> np.ndarray:
