@@ -185,6 +185,22 @@ def test_snapshot_apply_equals_a_fresh_build_with_forks_sets_cues_and_archives(s
         _same_snapshot(snap, build_snapshot(None, ordered, namespace=NS))
 
 
+def test_value_mentions_with_many_distinct_values_match_the_per_record_test() -> None:
+    from langchain_lifecycle_memory._routing import value_in
+    from langchain_lifecycle_memory.schema import normalize_value
+
+    rng = random.Random(3)
+    values = [f"{rng.choice(WORDS)} {i}" for i in range(300)] + ["旺财", "x" * 60, "Model 3", "v"]
+    records = [
+        MemoryRecord(namespace=NS, content=f"The user said {v}", entity="user", attribute=f"a{i}", value=v)
+        for i, v in enumerate(values)
+    ]
+    snap = build_snapshot(None, records, namespace=NS)
+    for q in ["I use Vim 12 and tea 7", "我家旺财", "a " + "x" * 60 + " b", "model 3", "vim 1234", "v", "nothing"]:
+        expected = [bool(r.value) and value_in(normalize_value(r.value), normalize_value(q)) for r in snap.records]
+        assert snap.value_mentions([q]).tolist() == expected, q
+
+
 def test_router_scores_match_the_per_attribute_definition_and_install_is_linear() -> None:
     from langchain_lifecycle_memory._routing import AttributeRouter
 
