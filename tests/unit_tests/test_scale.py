@@ -116,6 +116,91 @@ def test_snapshot_apply_equals_a_fresh_build_over_the_same_records(seed: int) ->
         _snapshots_equal(snap, build_snapshot(None, ordered, namespace=NS))
 
 
+def _slot_record(rng: random.Random, i: int) -> MemoryRecord:
+    """A version of one of few slots: forks, set-valued slots, pending records, cues, equal instants."""
+    entity, attribute = rng.choice([("user", "editor"), ("user", "pet"), ("sister_maya", "city"), ("car", "model")])
+    set_valued = attribute == "pet" or rng.random() < 0.1
+    metadata: dict[str, object] = {"cues": [rng.choice(WORDS), "the user is at home"]} if rng.random() < 0.3 else {}
+    if set_valued and rng.random() < 0.5:
+        metadata["cardinality"] = "set"  # the tagged form, as documents carry it
+    return MemoryRecord(
+        namespace=NS,
+        content=_text(rng) or "The user said nothing",
+        entity=entity,
+        attribute=attribute,
+        value=rng.choice(["Vim", "tea", "旺财", "Kyoto", "Model 3"]),
+        kind=rng.choice(["fact", "preference"]),
+        status=rng.choice([MemoryStatus.ACTIVE] * 5 + [MemoryStatus.PENDING]),
+        cardinality="set" if set_valued and "cardinality" not in metadata else "single",
+        metadata=metadata,
+        confidence=rng.random(),
+        created_at=T0 + timedelta(minutes=rng.randint(0, 40)),  # few instants: precedence ties on the id
+        updated_at=T0 + timedelta(minutes=5000),
+        valid_from=T0 + timedelta(minutes=rng.randint(0, 40)),
+    )
+
+
+def _same_snapshot(a: Snapshot, b: Snapshot) -> None:
+    """Everything a reader uses, including the resolved view, slots, precedence and cues."""
+    _snapshots_equal(a, b)
+    assert a.stored == b.stored
+    assert a.records == b.records  # resolution: statuses, links and validity as readers see them
+    assert a.ids == b.ids and a.cues == b.cues and a.needles == b.needles
+    for name in ("created", "slot_code", "rank", "needle_code"):
+        assert getattr(a, name).tolist() == getattr(b, name).tolist(), name
+    t = T0 + timedelta(minutes=30)
+    for as_of in (None, t):  # ``as_of`` leans on slot_code and rank (one version per slot)
+        kw = {"statuses": (MemoryStatus.ACTIVE,), "kinds": None, "now": t, "include_expired": False}
+        assert a.eligible(as_of=as_of, **kw).tolist() == b.eligible(as_of=as_of, **kw).tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_snapshot_apply_equals_a_fresh_build_with_forks_sets_cues_and_archives(seed: int) -> None:
+    rng = random.Random(seed)
+    records = {r.id: r for r in (_slot_record(rng, i) for i in range(120))}
+    ordered = sorted(records.values(), key=lambda r: (r.created_at, r.valid_from, r.id))
+    snap = build_snapshot(None, ordered, namespace=NS)
+    assert any(a.status != b.status for a, b in zip(snap.records, snap.stored))  # forks were resolved
+    for step in range(40):
+        changes = []
+        for rid in rng.sample(sorted(records), rng.randint(0, 3)):  # deletes
+            del records[rid]
+            changes.append((rid, None))
+        for rid in rng.sample(sorted(records), rng.randint(0, 3)):  # archives and confirmations in place
+            status = {MemoryStatus.PENDING: MemoryStatus.ACTIVE, MemoryStatus.ACTIVE: MemoryStatus.ARCHIVED}
+            if records[rid].status in status:
+                records[rid] = records[rid].transition(status[records[rid].status], at=T0 + timedelta(minutes=45))
+                changes.append((rid, records[rid].to_value()))
+        for i in range(rng.randint(0, 4)):  # new versions: a second active one of a slot is a fork
+            new = _slot_record(rng, 1000 * step + i)
+            records[new.id] = new
+            changes.append((new.id, new.to_value()))
+        if step % 10 == 9:  # a large delta: built afresh, same result
+            for i in range(80):
+                new = _slot_record(rng, 100_000 * step + i)
+                records[new.id] = new
+                changes.append((new.id, new.to_value()))
+        snap = snap.apply(changes, token=step)
+        ordered = sorted(records.values(), key=lambda r: (r.created_at, r.valid_from, r.id))
+        _same_snapshot(snap, build_snapshot(None, ordered, namespace=NS))
+
+
+def test_value_mentions_with_many_distinct_values_match_the_per_record_test() -> None:
+    from langchain_lifecycle_memory._routing import value_in
+    from langchain_lifecycle_memory.schema import normalize_value
+
+    rng = random.Random(3)
+    values = [f"{rng.choice(WORDS)} {i}" for i in range(300)] + ["旺财", "x" * 60, "Model 3", "v"]
+    records = [
+        MemoryRecord(namespace=NS, content=f"The user said {v}", entity="user", attribute=f"a{i}", value=v)
+        for i, v in enumerate(values)
+    ]
+    snap = build_snapshot(None, records, namespace=NS)
+    for q in ["I use Vim 12 and tea 7", "我家旺财", "a " + "x" * 60 + " b", "model 3", "vim 1234", "v", "nothing"]:
+        expected = [bool(r.value) and value_in(normalize_value(r.value), normalize_value(q)) for r in snap.records]
+        assert snap.value_mentions([q]).tolist() == expected, q
+
+
 def test_router_scores_match_the_per_attribute_definition_and_install_is_linear() -> None:
     from langchain_lifecycle_memory._routing import AttributeRouter
 
