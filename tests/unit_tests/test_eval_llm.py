@@ -6,33 +6,10 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
 
 from langchain_lifecycle_memory.eval.__main__ import main
 from langchain_lifecycle_memory.eval.scenarios import llm_extractor, run_scenarios
-
-
-class Scripted(BaseChatModel):
-    replies: list[str] = Field(default_factory=list)
-    calls: int = 0
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.calls += 1
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.replies.pop(0)))])
+from tests.scripted_chat import ScriptedChatModel
 
 
 def fact(value: str, content: str) -> str:
@@ -59,7 +36,9 @@ SCENARIO = {
 
 
 def test_llm_extractor_is_shared_by_both_engines_and_called_once_per_turn() -> None:
-    model = Scripted(replies=[fact("Vim", "The user likes Vim."), fact("VS Code", "The user now uses VS Code.")])
+    model = ScriptedChatModel(
+        replies=[fact("Vim", "The user likes Vim."), fact("VS Code", "The user now uses VS Code.")]
+    )
     llm = llm_extractor(model)
     ours = run_scenarios([SCENARIO], extractor="llm", engine="ours", llm=llm)
     naive = run_scenarios([SCENARIO], extractor="llm", engine="naive", llm=llm)

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -22,33 +21,9 @@ from langchain_lifecycle_memory import _dates, _rules, extraction
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.extraction import create_extractor, create_rule_extractor
 from langchain_lifecycle_memory.schema import Fact
+from tests.scripted_chat import ScriptedChatModel
 
 NOW = datetime(2024, 3, 15, 10, 0, tzinfo=timezone.utc)
-
-
-class ScriptedChatModel(BaseChatModel):
-    """Replies with scripted text (or raises scripted exceptions) and records every prompt."""
-
-    replies: list[Any] = Field(default_factory=list)
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.prompts.append(list(messages))
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        message = reply if isinstance(reply, AIMessage) else AIMessage(content=reply)
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class ToolCallingChatModel(ScriptedChatModel):

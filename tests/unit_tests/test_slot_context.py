@@ -7,17 +7,14 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from langchain_core.messages import HumanMessage
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
 from langchain_lifecycle_memory._write_path import wants_slots
 from langchain_lifecycle_memory.extraction import create_extractor, create_rule_extractor
 from langchain_lifecycle_memory.nodes import create_memory_writer
 from langchain_lifecycle_memory.schema import MemoryStatus
+from tests.scripted_chat import ScriptedChatModel
 
 NOW = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
 NOTE = "reuse exactly that entity and attribute name"
@@ -28,71 +25,57 @@ def reply(attribute: str, value: str, content: str, entity: str = "user") -> str
     return json.dumps({"facts": [fact]})
 
 
-class ScriptedChatModel(BaseChatModel):
-    """Replies with scripted JSON text and records every prompt (no tool calling: the prompt method)."""
+EMPTY = '{"facts": []}'
 
-    replies: list[str] = Field(default_factory=list)
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
 
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
+def _model(**script: Any) -> ScriptedChatModel:
+    return ScriptedChatModel(default=EMPTY, **script)
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self.prompts.append(list(messages))
-        text = self.replies.pop(0) if self.replies else '{"facts": []}'
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
-    def human_text(self, call: int) -> str:
-        return "\n".join(m.text for m in self.prompts[call][1:])  # all but the fixed system prompt
+def human_text(model: ScriptedChatModel, call: int) -> str:
+    return "\n".join(m.text for m in model.prompts[call][1:])  # all but the fixed system prompt
 
 
 def test_the_prompt_lists_existing_slots_with_their_current_values() -> None:
-    model = ScriptedChatModel()
+    model = _model()
     slots = [("user", "editor", "Vim"), {"entity": "sister_maya", "attribute": "city", "value": "Boston"}]
     create_extractor(model).invoke({"messages": [HumanMessage("I've switched to VS Code")], "now": NOW, "slots": slots})
-    human = model.human_text(0)
+    human = human_text(model, 0)
     assert NOTE in human
     assert "- user.editor: Vim" in human and "- sister_maya.city: Boston" in human
     assert human.index("- user.editor: Vim") < human.index("[user] I've switched to VS Code")
 
 
 def test_without_slots_the_prompt_has_no_slot_section() -> None:
-    model = ScriptedChatModel()
+    model = _model()
     create_extractor(model).invoke({"messages": [HumanMessage("I like Vim")], "now": NOW})
-    assert NOTE not in model.human_text(0)
+    assert NOTE not in human_text(model, 0)
 
 
 def test_the_slot_section_is_capped() -> None:
-    model = ScriptedChatModel()
+    model = _model()
     slots = [("user", f"attribute_number_{i}", "a fairly long current value " * 3) for i in range(200)]
     create_extractor(model).invoke({"messages": [HumanMessage("hi, I like tea")], "now": NOW, "slots": slots})
-    lines = [line for line in model.human_text(0).splitlines() if line.startswith("- user.attribute_number_")]
+    lines = [line for line in human_text(model, 0).splitlines() if line.startswith("- user.attribute_number_")]
     assert 1 <= len(lines) <= 30
     assert sum(len(line) + 1 for line in lines) <= 600
 
 
 def test_bad_slot_items_say_what_is_expected() -> None:
-    extractor = create_extractor(ScriptedChatModel())
+    extractor = create_extractor(_model())
     with pytest.raises(TypeError, match=r"\(entity, attribute, value\)"):
         extractor.invoke({"messages": [HumanMessage("I like tea")], "now": NOW, "slots": ["user.editor"]})
 
 
 def test_the_facade_passes_the_stored_slots_to_the_llm_extractor(mem_store: ChromaMemoryStore) -> None:
-    model = ScriptedChatModel(
+    model = _model(
         replies=[reply("editor", "Vim", "The user likes Vim."), reply("editor", "VS Code", "The user uses VS Code.")]
     )
     memory = LifecycleMemory(mem_store, extractor=model)
     memory.add_messages([("user", "I like using the Vim editor")], "u1", at="2024-01-01T10:00:00Z")
-    assert NOTE not in model.human_text(0)  # nothing stored yet
+    assert NOTE not in human_text(model, 0)  # nothing stored yet
     memory.add_messages([("user", "I've switched to VS Code now")], "u1", at="2024-03-01T10:00:00Z")
-    assert "- user.editor: Vim" in model.human_text(1)
+    assert "- user.editor: Vim" in human_text(model, 1)
     assert [(r.value, r.status) for r in memory.history("u1", "user", "editor")] == [
         ("Vim", MemoryStatus.ARCHIVED),
         ("VS Code", MemoryStatus.ACTIVE),
@@ -100,15 +83,15 @@ def test_the_facade_passes_the_stored_slots_to_the_llm_extractor(mem_store: Chro
 
 
 def test_another_users_slots_are_never_shown(mem_store: ChromaMemoryStore) -> None:
-    model = ScriptedChatModel(replies=[reply("city", "Lisbon", "The user lives in Lisbon."), '{"facts": []}'])
+    model = _model(replies=[reply("city", "Lisbon", "The user lives in Lisbon."), '{"facts": []}'])
     memory = LifecycleMemory(mem_store, extractor=model)
     memory.add_messages([("user", "I live in Lisbon")], "alice", at="2024-01-01")
     memory.add_messages([("user", "I live in Oslo")], "bob", at="2024-01-02")
-    assert "Lisbon" not in model.human_text(1) and NOTE not in model.human_text(1)
+    assert "Lisbon" not in human_text(model, 1) and NOTE not in human_text(model, 1)
 
 
 def test_the_graph_writer_passes_the_stored_slots_too(mem_store: ChromaMemoryStore) -> None:
-    model = ScriptedChatModel(
+    model = _model(
         replies=[
             reply("city", "Boston", "The user's sister Maya lives in Boston.", entity="sister_maya"),
             '{"facts": []}',
@@ -118,11 +101,11 @@ def test_the_graph_writer_passes_the_stored_slots_too(mem_store: ChromaMemorySto
     config = {"configurable": {"user_id": "u1", "memory_now": "2024-01-01T10:00:00Z"}}
     writer.invoke({"messages": [HumanMessage("My sister Maya lives in Boston")]}, config)
     writer.invoke({"messages": [HumanMessage("Maya moved to Denver")]}, config)
-    assert "- sister_maya.city: Boston" in model.human_text(1)
+    assert "- sister_maya.city: Boston" in human_text(model, 1)
 
 
 def test_a_copy_of_a_listed_slot_that_the_turn_does_not_mention_is_dropped() -> None:
-    model = ScriptedChatModel(
+    model = _model(
         replies=[
             json.dumps(
                 {
@@ -140,5 +123,5 @@ def test_a_copy_of_a_listed_slot_that_the_turn_does_not_mention_is_dropped() -> 
 
 
 def test_only_llm_extractors_ask_for_slots() -> None:
-    assert wants_slots(create_extractor(ScriptedChatModel()))
+    assert wants_slots(create_extractor(_model()))
     assert not wants_slots(create_rule_extractor())
