@@ -34,6 +34,7 @@ from langchain_lifecycle_memory._write_path import (
     user_id_from_config,
     wants_slots,
 )
+from langchain_lifecycle_memory.cues import attach_cues
 from langchain_lifecycle_memory.injection import format_memories
 from langchain_lifecycle_memory.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemorySource, ensure_aware, utcnow
@@ -102,8 +103,14 @@ def create_memory_writer(
     namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
     background: bool = False,
     name: str = "memory_writer",
+    cue_model: BaseChatModel | None = None,
+    num_cues: int = 4,
 ) -> CompiledStateGraph:
     """A subgraph ``extract → update → store`` that remembers the last turn of ``messages``.
+
+    ``cue_model``: a chat model that writes a few "situations where this matters" per new
+    fact (one batched call per turn, see ``cues``), so that questions sharing no word
+    with a fact still find it; ``None`` skips it.
 
     Add it as a node of any ``StateGraph`` over ``MessagesState`` (after the model call),
     or invoke it after each turn. With ``background=True`` the store node hands the writes
@@ -150,6 +157,8 @@ def create_memory_writer(
         plan = plan_updates(
             _store(store, runtime), ns, state.get("memory_facts") or [], at=at, source=source, config=config_
         )
+        if cue_model is not None and plan.added:
+            attach_cues(cue_model, plan.added, num_cues)
         return {"memory_plan": plan}
 
     def store_(state: MemoryWriterState, runtime: Runtime) -> dict[str, Any]:

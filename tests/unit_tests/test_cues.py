@@ -108,3 +108,19 @@ def test_parse_cues_accepts_fenced_json_and_numbered_lines() -> None:
         0: ["gardening", "sunlight"],
         1: ["cruise", "ferry"],
     }
+
+
+def test_the_graph_writer_adds_cues_in_one_call_per_turn(mem_store: Any) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from langchain_lifecycle_memory import create_memory_writer
+
+    model = CountingFake(responses=[json.dumps({"1": CUES["1"]})])
+    extractor = RunnableLambda(lambda _: [BALCONY])
+    writer = create_memory_writer(mem_store, extractor=extractor, cue_model=model)
+    turn = [HumanMessage("My flat only has a small north-facing balcony."), AIMessage("Noted.")]
+    writer.invoke({"messages": turn}, {"configurable": {"user_id": "g1"}})
+    assert model.calls == 1
+    memory = _memory(mem_store)
+    assert memory.list("g1")[0].metadata[CUES_KEY][0] == "planning a garden"
+    assert "north-facing balcony" in memory.inject(GARDEN, "g1").text
