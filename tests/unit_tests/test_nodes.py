@@ -15,8 +15,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryStatus
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.memory import LifecycleMemory
-from langchain_lifecycle_memory.nodes import (
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+from langchain_lifecycle_memory.graph.nodes import (
     MEMORY_MESSAGE_ID,
     create_memory_agent,
     create_memory_reader,

@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._records import parse_record
-from langchain_lifecycle_memory._slots import repairs
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._records import parse_record
+from langchain_lifecycle_memory.store.slots import repairs
 
 __all__ = ["MAX_ROUNDS", "check_slots", "doubled_slots", "repair_namespace", "slot_where", "writer_lock"]
 

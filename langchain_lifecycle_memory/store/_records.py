@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import GetOp, PutOp
 from pydantic import ValidationError
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._slots import resolve_at, resolve_current, slot_key
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable

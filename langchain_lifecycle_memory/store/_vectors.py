@@ -13,10 +13,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.store import chroma as C
 
 if TYPE_CHECKING:
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
 __all__ = ["best_items", "has_live_items", "unindexed_items"]
 

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from langchain_lifecycle_memory._lexical import LexicalIndex
-from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity, value_in
-from langchain_lifecycle_memory._slots import resolve_current, slot_key
-from langchain_lifecycle_memory.cues import record_cues
+from langchain_lifecycle_memory.read.cues import record_cues
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
+from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
+from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
 
