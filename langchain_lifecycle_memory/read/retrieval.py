@@ -6,7 +6,7 @@ Three channels look at a user's namespace:
 * **lexical** — BM25 (``bm25s``) over a bilingual tokenisation, cached per namespace
   revision;
 * **slot** — the query names a record's value or attribute, or is *routed* to its
-  attribute by topic cards (the semantic-gap bridge; see ``_routing``).
+  attribute by topic cards (the semantic-gap bridge; see ``routing``).
 
 Each channel is calibrated to [0, 1] and fused; ``min_score`` applies to the calibrated
 fused score whatever the channel mix, which is what keeps weather questions from

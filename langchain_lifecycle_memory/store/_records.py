@@ -140,7 +140,7 @@ class RecordAPI:
         """Records of exactly ``namespace`` (all statuses by default), oldest first.
 
         A single-valued slot shows one current value even while a write is half done or
-        after two writers raced (``_slots.resolve_current``); ``resolve=False`` returns the
+        after two writers raced (``slots.resolve_current``); ``resolve=False`` returns the
         records exactly as stored (for repair and diagnostics). Read in pages.
         """
         wanted = _statuses(statuses)

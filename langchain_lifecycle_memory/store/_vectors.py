@@ -2,7 +2,7 @@
 
 An item indexed by several texts (``IndexConfig(fields=["title", "body"])``, or every
 element of ``messages[*].content``) keeps its first vector on its own row and one extra
-row per further text (``_chroma.part_id``; metadata ``_of`` = the item's key, no
+row per further text (``chroma.part_id``; metadata ``_of`` = the item's key, no
 document). A search ranks items by their best row, the way ``InMemoryStore`` max-pools,
 so a long item whose one line answers the query is not diluted by its other lines.
 """

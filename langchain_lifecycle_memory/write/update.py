@@ -12,8 +12,8 @@ For a slot-keyed fact ``(namespace, entity, attribute)``:
 
 Planning reads the store; applying writes it in crash-safe order: every new record
 first, then the archivals, under the namespace's writer lock, followed by a check of the
-touched slots (``_repair``). A crash in between leaves a slot with two active records:
-readers already see one current value (``_slots``), and the next write to the slot,
+touched slots (``store.repair``). A crash in between leaves a slot with two active records:
+readers already see one current value (``store.slots``), and the next write to the slot,
 :func:`repair_slots`, ``sweep`` or ``doctor`` store the repaired chain — the newer
 ``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
 LLM (:func:`create_conflict_judge`) that can only archive.

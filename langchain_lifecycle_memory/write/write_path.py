@@ -3,7 +3,7 @@
 * which messages make up "the last turn";
 * running an extractor so that a failure never loses the user's words: the raw turn
   becomes an ``episode`` record and the error is reported;
-* the user id of a run (its namespace comes from the ``_tenants`` codec).
+* the user id of a run (its namespace comes from the ``store.tenants`` codec).
 """
 
 from __future__ import annotations

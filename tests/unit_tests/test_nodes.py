@@ -167,7 +167,7 @@ def test_prebuilt_agent_uses_the_graph_store(mem_store: ChromaMemoryStore) -> No
 
 
 def test_facade_retrieval_log_records_and_purge_removes_lines(mem_store: ChromaMemoryStore, tmp_path: Any) -> None:
-    from langchain_lifecycle_memory import RetrievalLog, retrieval_stats
+    from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog, retrieval_stats
 
     log = RetrievalLog(tmp_path / "retrievals.jsonl")
     memory = LifecycleMemory(mem_store, extractor=gold_extractor, retrieval_log=log)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory import ChromaMemoryStore, Fact, InvalidTransitionError, MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.errors import InvalidTransitionError
 from langchain_lifecycle_memory.write.update import UpdateConfig, apply_plan, plan_updates, reconcile, repair_slots
 
 NS = ("memories", "u1")
