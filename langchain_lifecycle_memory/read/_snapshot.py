@@ -64,7 +64,7 @@ class Snapshot:
 
     store: Any
     records: list[MemoryRecord]
-    """The records as readers see them (:func:`~langchain_lifecycle_memory.store.slots.resolve_current`: one current value per slot)."""
+    """The records as readers see them (``store.slots.resolve_current``: one current value per slot)."""
     stored: list[MemoryRecord]
     """The records as stored (journal deltas apply to these)."""
     index: LexicalIndex
