@@ -25,7 +25,7 @@ from pathlib import Path
 import chromadb
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_lifecycle_memory.lifecycle.sweep import sweep
+from langchain_lifecycle_memory.lifecycle.operations import sweep
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 from langchain_lifecycle_memory.store.maintenance import count_where

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; runtime load
     )
     from langchain_lifecycle_memory.graph.memory import LifecycleMemory
     from langchain_lifecycle_memory.graph.nodes import create_memory_agent, create_memory_reader, create_memory_writer
-    from langchain_lifecycle_memory.lifecycle.sweep import forget, sweep
+    from langchain_lifecycle_memory.lifecycle.operations import forget, sweep
     from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
     from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
@@ -91,8 +91,8 @@ _EXPORTS: dict[str, str] = {
     "StoreUnavailableError": "errors",
     "EmbeddingMismatchError": "errors",
     "InvalidNamespaceError": "errors",
-    "forget": "lifecycle.sweep",
-    "sweep": "lifecycle.sweep",
+    "forget": "lifecycle.operations",
+    "sweep": "lifecycle.operations",
 }
 
 # Names this package exported at the top before the stage subpackages (0.1): they still
@@ -104,14 +104,14 @@ _DEPRECATED: dict[str, str] = {
     "extract_rule_facts": "write.extraction",
     "MEMORY_PROMPT": "read.injection",
     "create_memory_injector": "read.injection",
-    "ForgetMatch": "lifecycle.sweep",
-    "PurgeReport": "lifecycle.sweep",
-    "ReindexReport": "lifecycle.sweep",
-    "SweepReport": "lifecycle.sweep",
-    "preview_forget": "lifecycle.sweep",
-    "purge": "lifecycle.sweep",
-    "redact_record": "lifecycle.sweep",
-    "reindex": "lifecycle.sweep",
+    "ForgetMatch": "lifecycle.operations",
+    "PurgeReport": "lifecycle.operations",
+    "ReindexReport": "lifecycle.operations",
+    "SweepReport": "lifecycle.operations",
+    "preview_forget": "lifecycle.operations",
+    "purge": "lifecycle.operations",
+    "redact_record": "lifecycle.operations",
+    "reindex": "lifecycle.operations",
     "RetrievalLog": "lifecycle.observability",
     "RetrievalStats": "lifecycle.observability",
     "retrieval_stats": "lifecycle.observability",

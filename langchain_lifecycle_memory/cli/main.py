@@ -281,7 +281,7 @@ def forget(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be archived.")] = False,
 ) -> None:
     """Archive (not delete) what USER asks to forget: lists the matches and asks first."""
-    from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     if sum(x is not None for x in (record_id, query)) + (entity is not None or attribute is not None) != 1:
         raise typer.BadParameter("give exactly one of --id, --entity/--attribute or --query.", param_hint="forget")
@@ -314,7 +314,7 @@ def purge(
     log: Annotated[Path | None, typer.Option(help="Also remove USER's lines from this retrieval log.")] = None,
 ) -> None:
     """Hard-delete everything of USER: every status, the history, log lines, the bytes on disk."""
-    from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     memory = _open(cfg)
     ns = _require_user(memory, cfg, user, name_others=False)
@@ -336,7 +336,7 @@ def sweep(
 
     Every user unless --user (--all-users says so explicitly).
     """
-    from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     when = _date(now, "--now")
     memory = _open(cfg)
@@ -353,7 +353,7 @@ def sweep(
 @_command("reindex", common=("path", "host", "port", "json_output", "debug"))
 def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new embedder: {EMBEDDERS}.")]) -> None:
     """Re-embed every memory with another embedder and switch to it atomically (version drift)."""
-    from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     target = make_embeddings(embedder)
     store = _open(cfg, verify=False, embeddings=target).store

@@ -210,18 +210,18 @@ class LifecycleMemory:
     # ------------------------------------------------------------------ forget & manage
     def forget(self, user_id: Any, **target: Any) -> list[MemoryRecord]:
         """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``."""
-        from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
         return lifecycle.forget(self.store, self.namespace(user_id), **target)
 
     def purge(self, user_id: Any) -> Any:
         """Hard-delete everything of ``user_id``: records, history and retrieval-log lines."""
-        from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
         return lifecycle.purge(self.store, self.namespace(user_id), log=self.retrieval_log)
 
     def sweep(self, *, now: datetime | str | None = None) -> Any:
         """Archive expired records and delete old archived ones (retention policy)."""
-        from langchain_lifecycle_memory.lifecycle import sweep as lifecycle
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
         return lifecycle.sweep(self.store, now=ensure_aware(now), policy=self.update_config.policy)

@@ -1,6 +1,6 @@
 """Lifecycle stage: forget on purpose and on schedule, move memories in and out, watch retrieval.
 
-``sweep`` (sweep/forget/purge/reindex), ``portability`` (export/import) and ``observability``
+``operations`` (sweep/forget/purge/reindex), ``portability`` (export/import) and ``observability``
 (retrieval logs and stats).
 May import: ``schema``, ``errors``, ``vocabulary``, ``store``, ``write``, ``read``. Never ``graph``.
 """
@@ -35,6 +35,6 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(msg)
     from importlib import import_module
 
-    value = getattr(import_module(f"{__name__}.sweep"), name)
+    value = getattr(import_module(f"{__name__}.operations"), name)
     globals()[name] = value
     return value

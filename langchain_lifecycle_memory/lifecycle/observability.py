@@ -4,7 +4,7 @@ Each line records one retrieval: when, which namespace, the query, the ids retur
 their scores, the ids dropped with the reason, and how many tokens were injected. The
 file rotates at ``max_bytes`` (``log.jsonl`` -> ``log.jsonl.1`` ... ``.N``), so it never
 grows past ``(backups + 1) * max_bytes``. :meth:`RetrievalLog.purge` removes a tenant's
-lines from every file, which :func:`~langchain_lifecycle_memory.lifecycle.sweep.purge` calls.
+lines from every file, which :func:`~langchain_lifecycle_memory.lifecycle.operations.purge` calls.
 
 The log holds user queries: keep it next to the store, under the same access rules, or
 pass a :class:`~langchain_lifecycle_memory.write.redaction.Redactor` to mask PII in queries.

@@ -517,7 +517,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
     def reindex(self, new_embeddings: Embeddings, **kwargs: Any) -> Any:
         """Re-embed everything with ``new_embeddings`` and switch atomically (version drift).
 
-        See :func:`langchain_lifecycle_memory.lifecycle.sweep.reindex`; an interrupted reindex
+        See :func:`langchain_lifecycle_memory.lifecycle.operations.reindex`; an interrupted reindex
         leaves the current generation in use.
         """
         from langchain_lifecycle_memory.store.maintenance import reindex

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, LifecycleMemory
-from langchain_lifecycle_memory.lifecycle.sweep import reindex
+from langchain_lifecycle_memory.lifecycle.operations import reindex
 from langchain_lifecycle_memory.read.fusion import E5_CALIBRATION, ScoreCalibration
 from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
 

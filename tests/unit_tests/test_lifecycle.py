@@ -13,7 +13,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
-from langchain_lifecycle_memory.lifecycle.sweep import (
+from langchain_lifecycle_memory.lifecycle.operations import (
     forget,
     forget_query_text,
     preview_forget,
@@ -128,7 +128,7 @@ def test_noop_sweep_reads_no_whole_collection(fake_store: ChromaMemoryStore, mon
         assert found == []
         return found
 
-    monkeypatch.setattr("langchain_lifecycle_memory.lifecycle.sweep.find_records", spy)
+    monkeypatch.setattr("langchain_lifecycle_memory.lifecycle.operations.find_records", spy)
     monkeypatch.setattr(fake_store, "list_records", lambda *a, **k: pytest.fail("sweep listed a whole namespace"))
     report = sweep(fake_store, now=T0 + timedelta(days=1))
     assert report.scanned_namespaces == 2 and report.archived == 0

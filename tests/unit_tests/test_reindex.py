@@ -9,7 +9,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, MemoryRecord
-from langchain_lifecycle_memory.lifecycle.sweep import ReindexError, reindex
+from langchain_lifecycle_memory.lifecycle.operations import ReindexError, reindex
 from langchain_lifecycle_memory.store import chroma as C
 
 U1 = ("memories", "u1")

@@ -189,7 +189,7 @@ def sweep(
     Example:
         .. code-block:: python
 
-            from langchain_lifecycle_memory.lifecycle.sweep import sweep
+            from langchain_lifecycle_memory.lifecycle.operations import sweep
 
             report = sweep(store, now="2024-09-01T00:00:00Z")
             print(report.archived, report.deleted)
