@@ -45,7 +45,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 def _embedder(name: str | None) -> Any:
     if name is None:
         return None
-    from langchain_lifecycle_memory import embeddings
+    from langchain_lifecycle_memory.store import embeddings
 
     return embeddings.E5SmallEmbeddings() if name == "e5" else embeddings.UniversalSentenceEncoderEmbeddings()
 

@@ -25,11 +25,11 @@ from pathlib import Path
 import chromadb
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from langchain_lifecycle_memory._maintenance import count_where
-from langchain_lifecycle_memory.lifecycle import sweep
-from langchain_lifecycle_memory.retention import RetentionPolicy
+from langchain_lifecycle_memory.lifecycle.operations import sweep
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory.store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.maintenance import count_where
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
 
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
 NS = ("memories", "bloat_user")

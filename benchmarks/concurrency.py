@@ -46,7 +46,7 @@ from rich.console import Console
 from rich.table import Table
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord
-from langchain_lifecycle_memory.update import plan_updates
+from langchain_lifecycle_memory.write.update import plan_updates
 
 USER = "bench"
 NS = ("memories", USER)

@@ -35,11 +35,11 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_lifecycle_memory._structured import is_capability_error
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.eval.scenarios import load_scenarios
-from langchain_lifecycle_memory.extraction import create_extractor
 from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.write._structured import is_capability_error
+from langchain_lifecycle_memory.write.extraction import create_extractor
 
 DEFAULT_FILES = ["../shared/scenarios/public.jsonl"]
 MODES = ("without", "with")

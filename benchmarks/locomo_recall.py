@@ -46,10 +46,10 @@ def study(formats: list[str], ks: tuple[int, ...] = (5, 10)) -> dict[str, dict[s
     """Recall@k of offline rankers per text format (see the module docstring)."""
     import bm25s
 
-    from langchain_lifecycle_memory._lexical import tokenize
-    from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
     from langchain_lifecycle_memory.eval.locomo import CachedEmbeddings, apply_audit, index_text, load_locomo
     from langchain_lifecycle_memory.eval.locomo import recall_at_k as recall
+    from langchain_lifecycle_memory.read.lexical import tokenize
+    from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
     conversations = load_locomo(DATA)
     if AUDIT.is_file():

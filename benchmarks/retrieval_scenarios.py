@@ -24,9 +24,9 @@ from typing import Any
 
 import chromadb
 
-from langchain_lifecycle_memory.retrieval import ChannelWeights, LifecycleRetriever, ScoreCalibration
+from langchain_lifecycle_memory.read.retrieval import ChannelWeights, LifecycleRetriever, ScoreCalibration
 from langchain_lifecycle_memory.schema import MemoryRecord, MemorySource, MemoryStatus, ensure_aware, normalize_value
-from langchain_lifecycle_memory.store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
 DEFAULT_FILE = Path(__file__).resolve().parents[2] / "shared" / "scenarios" / "public.jsonl"
 

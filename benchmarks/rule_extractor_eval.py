@@ -22,8 +22,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langchain_lifecycle_memory.extraction import create_rule_extractor
 from langchain_lifecycle_memory.schema import ensure_aware, normalize_value
+from langchain_lifecycle_memory.write.extraction import create_rule_extractor
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SCENARIOS = ROOT / ".." / "shared" / "scenarios" / "public.jsonl"

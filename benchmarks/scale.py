@@ -104,7 +104,7 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     from langchain_chroma import Chroma
 
     from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
-    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
     size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
     texts, attributes = sentences(size), cfg.get("attributes", False)
@@ -159,7 +159,7 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     out["write"], out["search_after_write"] = stats(writes), stats(after)
     out["rss_growth_mb"] = round(rss_mb() - base, 1)
     if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
-        from langchain_lifecycle_memory._snapshot import build_snapshot
+        from langchain_lifecycle_memory.read._snapshot import build_snapshot
 
         t0 = time.perf_counter()
         records = store.list_records(ns)
@@ -168,7 +168,7 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         build_snapshot(store, records, namespace=ns)
         out["first_search_snapshot_ms"] = round(ms(t0), 1)
     if attributes:  # the router alone, on a fresh card cache (a vocabulary of its own)
-        from langchain_lifecycle_memory._routing import AttributeRouter
+        from langchain_lifecycle_memory.read.routing import AttributeRouter
 
         names, router = [f"topic_{j}" for j in range(size)], AttributeRouter(emb, vocabulary=())
         t0 = time.perf_counter()
@@ -186,7 +186,7 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     from langchain_chroma import Chroma
 
     from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
-    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
     users, per, emb = cfg["users"], cfg["records"], HashEmbeddings()
     texts = sentences(users * per)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from itertools import combinations
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory._slot_identity import DEFAULT_SLOT_THRESHOLD, _Embedder, name_similarity
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, _Embedder, name_similarity
 
 POSITIVES = [
     ("occupation", "job"),

@@ -16,7 +16,7 @@ import statistics
 import time
 from datetime import datetime, timedelta, timezone
 
-from langchain_lifecycle_memory._snapshot import build_snapshot
+from langchain_lifecycle_memory.read._snapshot import build_snapshot
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -35,8 +35,8 @@ from rich.console import Console
 from rich.table import Table
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
 NS = ("memories", "bench")
 

@@ -25,10 +25,10 @@ from pathlib import Path
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from rich.progress import Progress
 
-from langchain_lifecycle_memory.lifecycle import sweep
-from langchain_lifecycle_memory.retention import RetentionPolicy
+from langchain_lifecycle_memory.lifecycle.operations import sweep
 from langchain_lifecycle_memory.schema import KINDS, MemoryRecord
-from langchain_lifecycle_memory.store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 

@@ -32,8 +32,8 @@ from rich.console import Console
 from rich.table import Table
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.extraction import create_extractor
-from langchain_lifecycle_memory.update import UpdateConfig, apply_plan, plan_updates
+from langchain_lifecycle_memory.write.extraction import create_extractor
+from langchain_lifecycle_memory.write.update import UpdateConfig, apply_plan, plan_updates
 
 NS = ("memories", "writer")
 SLOTS = ["editor", "drink", "city", "pet", "hobby", "car", "employer", "music"]

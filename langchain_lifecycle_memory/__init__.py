@@ -3,6 +3,11 @@
 The public names load lazily: ``import langchain_lifecycle_memory`` costs a few
 milliseconds, and the sentence encoder, Chroma and LangGraph load only when a name that
 needs them is first used (``from langchain_lifecycle_memory import LifecycleMemory``).
+
+The lifecycle is the layout: ``write`` (extract, redact, reconcile) -> ``store`` (records in
+Chroma) -> ``read`` (retrieve, inject) and ``lifecycle`` (forget, sweep, export), wired into
+LangGraph by ``graph``; ``cli`` and ``eval`` sit on top. ``schema``, ``errors`` and
+``vocabulary`` are shared by all of them.
 """
 
 import os as _os
@@ -12,180 +17,125 @@ import os as _os
 # which Chroma requires for ephemeral clients.
 _os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+import warnings as _warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; runtime loads lazily
-    from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
     from langchain_lifecycle_memory.errors import (
         EmbeddingMismatchError,
         ExtractionError,
         InvalidNamespaceError,
-        InvalidTransitionError,
-        ReindexError,
         StoreUnavailableError,
     )
-    from langchain_lifecycle_memory.extraction import create_extractor, create_rule_extractor, extract_rule_facts
-    from langchain_lifecycle_memory.injection import MEMORY_PROMPT, MemoryBlock, create_memory_injector, format_memories
-    from langchain_lifecycle_memory.lifecycle import (
-        ForgetMatch,
-        PurgeReport,
-        ReindexReport,
-        SweepReport,
-        forget,
-        preview_forget,
-        purge,
-        redact_record,
-        reindex,
-        sweep,
-    )
-    from langchain_lifecycle_memory.memory import LifecycleMemory
-    from langchain_lifecycle_memory.nodes import create_memory_agent, create_memory_reader, create_memory_writer
-    from langchain_lifecycle_memory.observability import RetrievalLog, RetrievalStats, retrieval_stats
-    from langchain_lifecycle_memory.portability import ImportReport, export_records, import_records
-    from langchain_lifecycle_memory.redaction import PIIMatch, RedactionResult, Redactor, contains_pii, redact
-    from langchain_lifecycle_memory.retention import RetentionPolicy, SweepPlan
-    from langchain_lifecycle_memory.retrieval import (
-        ChannelWeights,
-        LifecycleRetriever,
-        RetrievalCandidate,
-        RetrievalExplanation,
-        ScoreCalibration,
-    )
+    from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+    from langchain_lifecycle_memory.graph.nodes import create_memory_agent, create_memory_reader, create_memory_writer
+    from langchain_lifecycle_memory.lifecycle.operations import forget, sweep
+    from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
     from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
-    from langchain_lifecycle_memory.update import (
-        UpdateConfig,
-        UpdateResult,
-        create_conflict_judge,
-        reconcile,
-        repair_slots,
-    )
-    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+    from langchain_lifecycle_memory.store.retention import RetentionPolicy
+    from langchain_lifecycle_memory.write.extraction import create_extractor, create_rule_extractor
+    from langchain_lifecycle_memory.write.redaction import Redactor
+    from langchain_lifecycle_memory.write.update import UpdateConfig
 
+# The names a user needs; everything else is importable from its stage subpackage
+# (``store``, ``write``, ``read``, ``lifecycle``, ``graph``). Pinned by tests/unit_tests/test_imports.py.
 __all__ = [
-    "ScoreCalibration",
-    "RetrievalExplanation",
-    "RetrievalCandidate",
-    "ChannelWeights",
-    "DEFAULT_ATTRIBUTES",
-    "MEMORY_PROMPT",
-    "AttributeSpec",
-    "ChromaMemoryStore",
-    "EmbeddingMismatchError",
-    "ExtractionError",
-    "Fact",
-    "ForgetMatch",
-    "ImportReport",
-    "InvalidNamespaceError",
-    "InvalidTransitionError",
     "LifecycleMemory",
+    "ChromaMemoryStore",
     "LifecycleRetriever",
-    "MemoryBlock",
-    "MemoryRecord",
-    "MemorySource",
-    "MemoryStatus",
-    "PIIMatch",
-    "PurgeReport",
-    "RedactionResult",
-    "Redactor",
-    "ReindexError",
-    "ReindexReport",
-    "RetentionPolicy",
-    "RetrievalLog",
-    "RetrievalStats",
-    "StoreUnavailableError",
-    "SweepPlan",
-    "SweepReport",
-    "UniversalSentenceEncoderEmbeddings",
-    "UpdateConfig",
-    "UpdateResult",
-    "contains_pii",
-    "create_conflict_judge",
-    "create_extractor",
-    "create_memory_agent",
-    "create_memory_injector",
-    "create_memory_reader",
     "create_memory_writer",
+    "create_memory_reader",
+    "create_memory_agent",
+    "create_extractor",
     "create_rule_extractor",
-    "embedding_fingerprint",
-    "export_records",
-    "extract_rule_facts",
-    "forget",
+    "MemoryRecord",
+    "Fact",
+    "MemoryStatus",
+    "MemorySource",
+    "UpdateConfig",
+    "RetentionPolicy",
+    "Redactor",
     "format_memories",
-    "import_records",
-    "preview_forget",
-    "purge",
-    "reconcile",
-    "redact",
-    "redact_record",
-    "reindex",
-    "repair_slots",
-    "retrieval_stats",
+    "MemoryBlock",
+    "UniversalSentenceEncoderEmbeddings",
+    "ExtractionError",
+    "StoreUnavailableError",
+    "EmbeddingMismatchError",
+    "InvalidNamespaceError",
+    "forget",
     "sweep",
     "__version__",
 ]
 
 # Public name -> the module that defines it (loaded on first access, then cached in globals()).
 _EXPORTS: dict[str, str] = {
-    "UniversalSentenceEncoderEmbeddings": "embeddings",
-    "embedding_fingerprint": "embeddings",
-    "EmbeddingMismatchError": "errors",
+    "LifecycleMemory": "graph.memory",
+    "ChromaMemoryStore": "store.chroma_store",
+    "LifecycleRetriever": "read.retrieval",
+    "create_memory_writer": "graph.nodes",
+    "create_memory_reader": "graph.nodes",
+    "create_memory_agent": "graph.nodes",
+    "create_extractor": "write.extraction",
+    "create_rule_extractor": "write.extraction",
+    "MemoryRecord": "schema",
+    "Fact": "schema",
+    "MemoryStatus": "schema",
+    "MemorySource": "schema",
+    "UpdateConfig": "write.update",
+    "RetentionPolicy": "store.retention",
+    "Redactor": "write.redaction",
+    "format_memories": "read.injection",
+    "MemoryBlock": "read.injection",
+    "UniversalSentenceEncoderEmbeddings": "store.embeddings",
     "ExtractionError": "errors",
+    "StoreUnavailableError": "errors",
+    "EmbeddingMismatchError": "errors",
     "InvalidNamespaceError": "errors",
+    "forget": "lifecycle.operations",
+    "sweep": "lifecycle.operations",
+}
+
+# Names this package exported at the top before the stage subpackages (0.1): they still
+# resolve, with a DeprecationWarning naming their new home, for one release.
+_DEPRECATED: dict[str, str] = {
+    "embedding_fingerprint": "store.embeddings",
     "InvalidTransitionError": "errors",
     "ReindexError": "errors",
-    "StoreUnavailableError": "errors",
-    "create_extractor": "extraction",
-    "create_rule_extractor": "extraction",
-    "extract_rule_facts": "extraction",
-    "MEMORY_PROMPT": "injection",
-    "MemoryBlock": "injection",
-    "create_memory_injector": "injection",
-    "format_memories": "injection",
-    "ForgetMatch": "lifecycle",
-    "PurgeReport": "lifecycle",
-    "ReindexReport": "lifecycle",
-    "SweepReport": "lifecycle",
-    "forget": "lifecycle",
-    "preview_forget": "lifecycle",
-    "purge": "lifecycle",
-    "redact_record": "lifecycle",
-    "reindex": "lifecycle",
-    "sweep": "lifecycle",
-    "LifecycleMemory": "memory",
-    "create_memory_agent": "nodes",
-    "create_memory_reader": "nodes",
-    "create_memory_writer": "nodes",
-    "RetrievalLog": "observability",
-    "RetrievalStats": "observability",
-    "retrieval_stats": "observability",
-    "ImportReport": "portability",
-    "export_records": "portability",
-    "import_records": "portability",
-    "PIIMatch": "redaction",
-    "RedactionResult": "redaction",
-    "Redactor": "redaction",
-    "contains_pii": "redaction",
-    "redact": "redaction",
-    "RetentionPolicy": "retention",
-    "SweepPlan": "retention",
-    "ChannelWeights": "retrieval",
-    "LifecycleRetriever": "retrieval",
-    "RetrievalCandidate": "retrieval",
-    "RetrievalExplanation": "retrieval",
-    "ScoreCalibration": "retrieval",
-    "Fact": "schema",
-    "MemoryRecord": "schema",
-    "MemorySource": "schema",
-    "MemoryStatus": "schema",
-    "ChromaMemoryStore": "store",
-    "UpdateConfig": "update",
-    "UpdateResult": "update",
-    "create_conflict_judge": "update",
-    "reconcile": "update",
-    "repair_slots": "update",
+    "extract_rule_facts": "write.extraction",
+    "MEMORY_PROMPT": "read.injection",
+    "create_memory_injector": "read.injection",
+    "ForgetMatch": "lifecycle.operations",
+    "PurgeReport": "lifecycle.operations",
+    "ReindexReport": "lifecycle.operations",
+    "SweepReport": "lifecycle.operations",
+    "preview_forget": "lifecycle.operations",
+    "purge": "lifecycle.operations",
+    "redact_record": "lifecycle.operations",
+    "reindex": "lifecycle.operations",
+    "RetrievalLog": "lifecycle.observability",
+    "RetrievalStats": "lifecycle.observability",
+    "retrieval_stats": "lifecycle.observability",
+    "ImportReport": "lifecycle.portability",
+    "export_records": "lifecycle.portability",
+    "import_records": "lifecycle.portability",
+    "PIIMatch": "write.redaction",
+    "RedactionResult": "write.redaction",
+    "contains_pii": "write.redaction",
+    "redact": "write.redaction",
+    "SweepPlan": "store.retention",
+    "ChannelWeights": "read.retrieval",
+    "RetrievalCandidate": "read.retrieval",
+    "RetrievalExplanation": "read.retrieval",
+    "ScoreCalibration": "read.retrieval",
+    "UpdateResult": "write.update",
+    "create_conflict_judge": "write.update",
+    "reconcile": "write.update",
+    "repair_slots": "write.update",
     "AttributeSpec": "vocabulary",
     "DEFAULT_ATTRIBUTES": "vocabulary",
 }
@@ -194,12 +144,21 @@ _EXPORTS: dict[str, str] = {
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
+        module = _DEPRECATED.get(name)
+        if module is None:
+            msg = f"module {__name__!r} has no attribute {name!r}"
+            raise AttributeError(msg)
+        _warnings.warn(
+            f"`from langchain_lifecycle_memory import {name}` is deprecated; "
+            f"use `from {__name__}.{module} import {name}` (the old path goes away in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     from importlib import import_module
 
     value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
+    if name in _EXPORTS:
+        globals()[name] = value
     return value
 
 

@@ -94,7 +94,7 @@ EMBEDDERS = {"use": "UniversalSentenceEncoderEmbeddings", "e5": "E5SmallEmbeddin
 def _embedder(name: str | None) -> Any:
     if name is None:
         return None
-    from langchain_lifecycle_memory import embeddings
+    from langchain_lifecycle_memory.store import embeddings
 
     return getattr(embeddings, EMBEDDERS[name])()
 

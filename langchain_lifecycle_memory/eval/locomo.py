@@ -48,12 +48,12 @@ from langchain_lifecycle_memory.eval._locomo_data import (
     parse_session_date,
     recall_at_k,
 )
-from langchain_lifecycle_memory.injection import format_memories
-from langchain_lifecycle_memory.memory import LifecycleMemory
-from langchain_lifecycle_memory.naive import drop_store, fresh_store
-from langchain_lifecycle_memory.retention import RetentionPolicy
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever
-from langchain_lifecycle_memory.update import UpdateConfig
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+from langchain_lifecycle_memory.graph.naive import drop_store, fresh_store
+from langchain_lifecycle_memory.read.injection import format_memories
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
+from langchain_lifecycle_memory.write.update import UpdateConfig
 
 __all__ = [
     "BASELINES",
@@ -95,7 +95,7 @@ class CachedEmbeddings(Embeddings):
     @property
     def fingerprint(self) -> dict[str, Any]:
         """The wrapped embedder's fingerprint (the vectors are its own)."""
-        from langchain_lifecycle_memory.embeddings import embedding_fingerprint
+        from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
 
         return embedding_fingerprint(self.base)
 
@@ -139,7 +139,7 @@ def _bm25(texts: list[str], ids: list[str], times: list[datetime], k: int) -> Re
     import numpy as np
 
     try:
-        from langchain_lifecycle_memory._lexical import tokenize
+        from langchain_lifecycle_memory.read.lexical import tokenize
     except ImportError:  # the package's tokeniser moved: plain whitespace
         tokenize = str.split  # type: ignore[assignment]
     corpus = [tokenize(t) or [""] for t in texts]
@@ -348,7 +348,7 @@ def evaluate_locomo(
     for conv in conversations:
         stats.questions_without_evidence += sum(not q.evidence for q in conv.questions)
     if embeddings is None:
-        from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+        from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
         embeddings = UniversalSentenceEncoderEmbeddings()
     cached = CachedEmbeddings(embeddings)

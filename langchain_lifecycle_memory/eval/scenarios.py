@@ -35,10 +35,10 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableLambda
 
-from langchain_lifecycle_memory.injection import MemoryBlock
-from langchain_lifecycle_memory.memory import LifecycleMemory
-from langchain_lifecycle_memory.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+from langchain_lifecycle_memory.graph.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
+from langchain_lifecycle_memory.read.injection import MemoryBlock
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, utcnow
 
 __all__ = [
@@ -488,7 +488,7 @@ def llm_extractor(model: Any) -> Any:
     """
     from langchain_core.messages import BaseMessage
 
-    from langchain_lifecycle_memory.extraction import WANTS_SLOTS, create_extractor
+    from langchain_lifecycle_memory.write.extraction import WANTS_SLOTS, create_extractor
 
     inner = create_extractor(model)
     memo: dict[Any, Any] = {}

@@ -11,8 +11,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import Runnable
 
-from langchain_lifecycle_memory.extraction import create_extractor
 from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.write.extraction import create_extractor
 
 pytestmark = pytest.mark.live
 

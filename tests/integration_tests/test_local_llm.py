@@ -19,8 +19,8 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
 from langchain_lifecycle_memory import LifecycleMemory
-from langchain_lifecycle_memory._structured import is_capability_error
 from langchain_lifecycle_memory.schema import MemoryStatus
+from langchain_lifecycle_memory.write._structured import is_capability_error
 
 pytestmark = pytest.mark.local_llm
 
@@ -106,7 +106,7 @@ def test_the_fallback_settles_on_a_method_the_server_accepts(base_url: str) -> N
     from langchain_core.messages import HumanMessage
     from langchain_openai import ChatOpenAI
 
-    from langchain_lifecycle_memory.extraction import create_extractor
+    from langchain_lifecycle_memory.write.extraction import create_extractor
 
     model = ChatOpenAI(base_url=base_url, api_key="local", model="local", temperature=0, max_retries=0)
     extractor = create_extractor(model)

@@ -10,8 +10,8 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from langchain_lifecycle_memory.cli import app
-from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.cli.main import app
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 
 runner = CliRunner()
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord
-from langchain_lifecycle_memory.portability import export_records
-from langchain_lifecycle_memory.update import apply_plan, plan_updates, reconcile
+from langchain_lifecycle_memory.lifecycle.portability import export_records
+from langchain_lifecycle_memory.write.update import apply_plan, plan_updates, reconcile
 from tests.conftest import make_store, server_address
 
 USER = "u1"
@@ -158,7 +158,7 @@ def test_after_a_crash_the_next_write_repairs_the_chain(mem_store: ChromaMemoryS
 
 
 def test_doctor_repairs_the_slot_it_looks_at(mem_store: ChromaMemoryStore) -> None:
-    from langchain_lifecycle_memory.diagnostics import doctor
+    from langchain_lifecycle_memory.cli.diagnostics import doctor
 
     memory = LifecycleMemory(mem_store)
     memory.add_facts([fact("editor", "Vim")], USER, at="2024-01-01")
@@ -298,7 +298,7 @@ def test_as_of_picks_one_version_where_intervals_overlap(mem_store: ChromaMemory
 def test_injection_never_carries_two_current_values() -> None:
     from langchain_core.documents import Document
 
-    from langchain_lifecycle_memory.injection import format_memories
+    from langchain_lifecycle_memory.read.injection import format_memories
 
     def doc(value: str, day: str, **extra: Any) -> Document:
         meta = {"id": value, "namespace": ["memories", USER], "entity": "user", "attribute": "editor"}
@@ -316,7 +316,7 @@ def test_injection_never_carries_two_current_values() -> None:
 def test_resolution_is_deterministic_and_a_repair_is_its_fixed_point() -> None:
     from datetime import datetime, timezone
 
-    from langchain_lifecycle_memory._slots import repairs, resolve_current
+    from langchain_lifecycle_memory.store.slots import repairs, resolve_current
 
     ns, t = ("memories", USER), "2024-03-01T00:00:00Z"
     old = MemoryRecord(namespace=ns, content="Vim", entity="user", attribute="editor", value="Vim", valid_from=t)

@@ -14,7 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory import LifecycleMemory
-from langchain_lifecycle_memory.cues import CUES_KEY, parse_cues
+from langchain_lifecycle_memory.read.cues import CUES_KEY, parse_cues
 
 BALCONY = {
     "entity": "user",

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from langchain_lifecycle_memory._cli_render import demo_view
-from langchain_lifecycle_memory.cli import app
-from langchain_lifecycle_memory.demo import DemoResult, _RoundSpec, judge, memory_lines, run_demo
+from langchain_lifecycle_memory.cli._render import demo_view
+from langchain_lifecycle_memory.cli.demo import DemoResult, _RoundSpec, judge, memory_lines, run_demo
+from langchain_lifecycle_memory.cli.main import app
 
 WIDE = {"COLUMNS": "200"}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from langchain_lifecycle_memory.cli import app
-from langchain_lifecycle_memory.diagnostics import doctor, generate_paraphrases
-from langchain_lifecycle_memory.memory import LifecycleMemory
+from langchain_lifecycle_memory.cli.diagnostics import doctor, generate_paraphrases
+from langchain_lifecycle_memory.cli.main import app
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord
 
 NOW = "2024-03-02T09:00:00Z"
@@ -123,7 +123,7 @@ def test_cli_doctor_not_found_exits_1(seeded: tuple[LifecycleMemory, Path]) -> N
 def test_docstring_examples_run() -> None:
     import doctest
 
-    from langchain_lifecycle_memory import demo, diagnostics
+    from langchain_lifecycle_memory.cli import demo, diagnostics
 
     for module in (demo, diagnostics):
         result = doctest.testmod(module)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from langchain_lifecycle_memory import embeddings as E
+from langchain_lifecycle_memory.store import embeddings as E
 
 TEXTS = ["我喜欢使用 Vim 编辑器", "What editor do I use?", ""]
 

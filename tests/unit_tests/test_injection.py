@@ -12,7 +12,7 @@ from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 from langgraph.store.base import Item
 
-from langchain_lifecycle_memory.injection import (
+from langchain_lifecycle_memory.read.injection import (
     MEMORY_PROMPT,
     MemoryBlock,
     approximate_tokens,

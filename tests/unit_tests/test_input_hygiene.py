@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryRecord, create_memory_writer
-from langchain_lifecycle_memory.cli import app
+from langchain_lifecycle_memory.cli.main import app
 from langchain_lifecycle_memory.errors import StoreUnavailableError
-from langchain_lifecycle_memory.injection import format_memories, quote_memory
+from langchain_lifecycle_memory.read.injection import format_memories, quote_memory
 from langchain_lifecycle_memory.schema import Fact
 
 runner = CliRunner()

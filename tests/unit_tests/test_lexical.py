@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from langchain_lifecycle_memory._lexical import LexicalIndex, tokenize
+from langchain_lifecycle_memory.read.lexical import LexicalIndex, tokenize
 
 
 def test_chinese_is_split_into_characters_and_bigrams_without_grammar_words() -> None:

@@ -12,8 +12,8 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory import _maintenance as M
-from langchain_lifecycle_memory.lifecycle import (
+from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
+from langchain_lifecycle_memory.lifecycle.operations import (
     forget,
     forget_query_text,
     preview_forget,
@@ -21,9 +21,9 @@ from langchain_lifecycle_memory.lifecycle import (
     redact_record,
     sweep,
 )
-from langchain_lifecycle_memory.observability import RetrievalLog
-from langchain_lifecycle_memory.redaction import Redactor
-from langchain_lifecycle_memory.retention import RetentionPolicy
+from langchain_lifecycle_memory.store import maintenance as M
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
+from langchain_lifecycle_memory.write.redaction import Redactor
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 U1 = ("memories", "u1")
@@ -128,7 +128,7 @@ def test_noop_sweep_reads_no_whole_collection(fake_store: ChromaMemoryStore, mon
         assert found == []
         return found
 
-    monkeypatch.setattr("langchain_lifecycle_memory.lifecycle.find_records", spy)
+    monkeypatch.setattr("langchain_lifecycle_memory.lifecycle.operations.find_records", spy)
     monkeypatch.setattr(fake_store, "list_records", lambda *a, **k: pytest.fail("sweep listed a whole namespace"))
     report = sweep(fake_store, now=T0 + timedelta(days=1))
     assert report.scanned_namespaces == 2 and report.archived == 0

@@ -15,8 +15,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryStatus
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.memory import LifecycleMemory
-from langchain_lifecycle_memory.nodes import (
+from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+from langchain_lifecycle_memory.graph.nodes import (
     MEMORY_MESSAGE_ID,
     create_memory_agent,
     create_memory_reader,
@@ -167,7 +167,7 @@ def test_prebuilt_agent_uses_the_graph_store(mem_store: ChromaMemoryStore) -> No
 
 
 def test_facade_retrieval_log_records_and_purge_removes_lines(mem_store: ChromaMemoryStore, tmp_path: Any) -> None:
-    from langchain_lifecycle_memory import RetrievalLog, retrieval_stats
+    from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog, retrieval_stats
 
     log = RetrievalLog(tmp_path / "retrievals.jsonl")
     memory = LifecycleMemory(mem_store, extractor=gold_extractor, retrieval_log=log)

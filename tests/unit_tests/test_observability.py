@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from langchain_lifecycle_memory import MemoryRecord
-from langchain_lifecycle_memory._fusion import RetrievalCandidate, RetrievalExplanation
-from langchain_lifecycle_memory.observability import RetrievalLog, retrieval_stats
-from langchain_lifecycle_memory.redaction import Redactor
+from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog, retrieval_stats
+from langchain_lifecycle_memory.read.fusion import RetrievalCandidate, RetrievalExplanation
+from langchain_lifecycle_memory.write.redaction import Redactor
 
 U1 = ("memories", "u1")
 U2 = ("memories", "u2")

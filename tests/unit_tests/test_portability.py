@@ -11,7 +11,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord, MemorySource
-from langchain_lifecycle_memory.portability import export_records, import_records
+from langchain_lifecycle_memory.lifecycle.portability import export_records, import_records
 
 T0 = datetime(2024, 1, 1, 9, 30, tzinfo=timezone.utc)
 U1 = ("memories", "u1")

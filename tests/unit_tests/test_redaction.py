@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from langchain_lifecycle_memory.redaction import (
+from langchain_lifecycle_memory.write.redaction import (
     PII_KINDS,
     PIIMatch,
     Redactor,

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, MemoryRecord
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory.lifecycle import ReindexError, reindex
+from langchain_lifecycle_memory.lifecycle.operations import ReindexError, reindex
+from langchain_lifecycle_memory.store import chroma as C
 
 U1 = ("memories", "u1")
 U2 = ("memories", "u2")

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory.retention import DEFAULT_TTLS, RetentionPolicy
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.store.retention import DEFAULT_TTLS, RetentionPolicy
 
 UTC = timezone.utc
 T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)

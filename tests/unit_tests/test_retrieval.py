@@ -12,14 +12,14 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.retrieval import (
+from langchain_lifecycle_memory.read.retrieval import (
     ChannelWeights,
     LifecycleRetriever,
     RetrievalExplanation,
 )
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory.store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)
 T1 = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
@@ -409,8 +409,8 @@ def test_langsmith_retriever_params_are_traced(seed_demo: ChromaMemoryStore) -> 
 
 
 def test_snapshot_eligibility_matches_lifecycle_decision_record_by_record() -> None:
-    from langchain_lifecycle_memory._fusion import lifecycle_decision
-    from langchain_lifecycle_memory._snapshot import build_snapshot
+    from langchain_lifecycle_memory.read._snapshot import build_snapshot
+    from langchain_lifecycle_memory.read.fusion import lifecycle_decision
 
     day = timedelta(days=1)
     records = []
@@ -485,7 +485,7 @@ def test_saturated_matches_are_ordered_by_evidence_not_by_recency(store: ChromaM
 def test_own_writes_update_the_snapshot_without_reading_the_namespace_again(
     store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langchain_lifecycle_memory import retrieval as R
+    from langchain_lifecycle_memory.read import retrieval as R
 
     reads: list[tuple[str, ...]] = []
     list_records = store.list_records

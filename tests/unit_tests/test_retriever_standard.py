@@ -11,10 +11,10 @@ import chromadb
 from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import MemoryRecord
-from langchain_lifecycle_memory.store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 NS = ("memories", "standard")
 AT = datetime(2024, 5, 1, tzinfo=timezone.utc)

@@ -10,10 +10,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_lifecycle_memory._dates import absolute_dates, parse_model_date, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.extraction import create_rule_extractor, extract_rule_facts
 from langchain_lifecycle_memory.schema import ensure_aware, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._dates import (
+    absolute_dates,
+    parse_model_date,
+    resolve_ttl_days,
+    resolve_valid_from,
+)
+from langchain_lifecycle_memory.write.extraction import create_rule_extractor, extract_rule_facts
 
 SCENARIOS = Path(__file__).resolve().parents[2] / ".." / "shared" / "scenarios" / "public.jsonl"
 NOW = datetime(2024, 3, 15, 10, 0, tzinfo=timezone.utc)

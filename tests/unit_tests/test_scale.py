@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from langchain_lifecycle_memory._lexical import LexicalIndex
-from langchain_lifecycle_memory._lru import LRUCache
-from langchain_lifecycle_memory._snapshot import Snapshot, build_snapshot
+from langchain_lifecycle_memory.read._snapshot import Snapshot, build_snapshot
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.store.lru import LRUCache
 
 T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)
 NS = ("memories", "scale")
@@ -186,7 +186,7 @@ def test_snapshot_apply_equals_a_fresh_build_with_forks_sets_cues_and_archives(s
 
 
 def test_value_mentions_with_many_distinct_values_match_the_per_record_test() -> None:
-    from langchain_lifecycle_memory._routing import value_in
+    from langchain_lifecycle_memory.read.routing import value_in
     from langchain_lifecycle_memory.schema import normalize_value
 
     rng = random.Random(3)
@@ -202,7 +202,7 @@ def test_value_mentions_with_many_distinct_values_match_the_per_record_test() ->
 
 
 def test_router_scores_match_the_per_attribute_definition_and_install_is_linear() -> None:
-    from langchain_lifecycle_memory._routing import AttributeRouter
+    from langchain_lifecycle_memory.read.routing import AttributeRouter
 
     class Tiny:
         fingerprint = {"provider": "test.tiny", "dims": 8}
@@ -241,7 +241,7 @@ def _store(**kwargs: object) -> object:
     import chromadb
     from langchain_core.embeddings import DeterministicFakeEmbedding
 
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
     return ChromaMemoryStore(
         client=chromadb.EphemeralClient(),
@@ -255,7 +255,7 @@ def test_iter_records_pages_through_every_record_and_export_streams_them(tmp_pat
     import json
     from pathlib import Path
 
-    from langchain_lifecycle_memory.portability import export_records
+    from langchain_lifecycle_memory.lifecycle.portability import export_records
 
     store = _store()
     records = [
@@ -275,8 +275,8 @@ def test_iter_records_pages_through_every_record_and_export_streams_them(tmp_pat
 
 
 def test_writes_stay_visible_to_search_when_namespace_caches_evict(monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_lifecycle_memory import store as store_module
-    from langchain_lifecycle_memory.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.store import chroma_store as store_module
 
     monkeypatch.setattr(store_module, "CACHED_NAMESPACES", 2)
     store = _store()
@@ -294,7 +294,7 @@ def test_writes_stay_visible_to_search_when_namespace_caches_evict(monkeypatch: 
 
 
 def test_value_mentions_with_many_distinct_values_match_a_scan_of_each_record() -> None:
-    from langchain_lifecycle_memory._routing import value_mentioned
+    from langchain_lifecycle_memory.read.routing import value_mentioned
 
     values = [f"brand{i}" for i in range(300)] + ["旺财", "Model 3", "vim", "a" * 60 + " long value"]
     records = [
@@ -316,7 +316,7 @@ def test_value_mentions_with_many_distinct_values_match_a_scan_of_each_record() 
 
 
 def test_mentioned_attributes_equal_attribute_mentioned_one_by_one() -> None:
-    from langchain_lifecycle_memory._routing import attribute_mentioned, mentioned_attributes
+    from langchain_lifecycle_memory.read.routing import attribute_mentioned, mentioned_attributes
     from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 
     specs = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}

@@ -10,10 +10,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
-from langchain_lifecycle_memory._write_path import wants_slots
-from langchain_lifecycle_memory.extraction import create_extractor, create_rule_extractor
-from langchain_lifecycle_memory.nodes import create_memory_writer
+from langchain_lifecycle_memory.graph.nodes import create_memory_writer
 from langchain_lifecycle_memory.schema import MemoryStatus
+from langchain_lifecycle_memory.write.extraction import create_extractor, create_rule_extractor
+from langchain_lifecycle_memory.write.write_path import wants_slots
 from tests.scripted_chat import ScriptedChatModel
 
 NOW = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)

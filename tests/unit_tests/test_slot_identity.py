@@ -11,8 +11,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryStatus
-from langchain_lifecycle_memory._slot_identity import create_slot_judge, same_value
-from langchain_lifecycle_memory.update import UpdateConfig
+from langchain_lifecycle_memory.write._slot_identity import create_slot_judge, same_value
+from langchain_lifecycle_memory.write.update import UpdateConfig
 
 
 def _memory(embeddings: Any, **kwargs: Any) -> LifecycleMemory:
@@ -255,7 +255,7 @@ def test_slot_judge_is_called_once_per_turn_and_only_maps(embeddings: Any) -> No
 def test_cli_history_shows_a_set_as_one_slot(tmp_path: Any) -> None:
     from typer.testing import CliRunner
 
-    from langchain_lifecycle_memory.cli import app
+    from langchain_lifecycle_memory.cli.main import app
 
     runner = CliRunner()
 
@@ -275,7 +275,7 @@ def test_cli_history_shows_a_set_as_one_slot(tmp_path: Any) -> None:
 
 
 def test_repair_leaves_set_members_active(embeddings: Any) -> None:
-    from langchain_lifecycle_memory.update import repair_slots
+    from langchain_lifecycle_memory.write.update import repair_slots
 
     memory = _memory(embeddings)
     _say(memory, "I'm allergic to peanuts and shellfish.", "2024-05-01T09:00:00Z")

@@ -38,7 +38,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from langchain_lifecycle_memory import ChromaMemoryStore
-from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.store import chroma as C
 from tests.conftest import SERVER_ENV, server_address
 from tests.fake_embeddings import CharEmbeddings
 

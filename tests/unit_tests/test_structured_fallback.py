@@ -19,9 +19,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
-from langchain_lifecycle_memory._structured import MethodChain, is_capability_error, loads_tolerant
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.extraction import ExtractedFacts, create_extractor
+from langchain_lifecycle_memory.write._structured import MethodChain, is_capability_error, loads_tolerant
+from langchain_lifecycle_memory.write.extraction import ExtractedFacts, create_extractor
 
 NOW = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
 FACTS = {

@@ -9,15 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever
-from langchain_lifecycle_memory._tenants import (
+from langchain_lifecycle_memory.cli.main import app
+from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog, retrieval_stats
+from langchain_lifecycle_memory.store.tenants import (
     all_users_prefix,
     label_user,
     namespace_for,
     user_from_namespace,
     user_label,
 )
-from langchain_lifecycle_memory.cli import app
-from langchain_lifecycle_memory.observability import RetrievalLog, retrieval_stats
 
 runner = CliRunner()
 USERS = ["alice", "*", "alice.b", "alice%2Eb", "50%", "Alice"]

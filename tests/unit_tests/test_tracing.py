@@ -15,7 +15,7 @@ from langchain_core.tracers.schemas import Run
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact
-from langchain_lifecycle_memory.nodes import create_memory_agent, create_memory_reader, create_memory_writer
+from langchain_lifecycle_memory.graph.nodes import create_memory_agent, create_memory_reader, create_memory_writer
 
 VIM = {
     "entity": "user",

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory import ChromaMemoryStore, Fact, InvalidTransitionError, MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory.update import UpdateConfig, apply_plan, plan_updates, reconcile, repair_slots
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.errors import InvalidTransitionError
+from langchain_lifecycle_memory.write.update import UpdateConfig, apply_plan, plan_updates, reconcile, repair_slots
 
 NS = ("memories", "u1")
 
@@ -184,7 +185,7 @@ def test_free_text_duplicate_is_refreshed(mem_store: ChromaMemoryStore) -> None:
 def test_conflict_judge_may_only_archive(mem_store: ChromaMemoryStore) -> None:
     from langchain_core.runnables import RunnableLambda
 
-    from langchain_lifecycle_memory.update import ConflictVerdict
+    from langchain_lifecycle_memory.write.update import ConflictVerdict
 
     reconcile(
         mem_store, NS, [Fact(content="The user is planning a trip to Japan in May.", kind="event")], at="2024-01-01"

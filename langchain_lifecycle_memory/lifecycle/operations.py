@@ -1,6 +1,6 @@
 """Maintenance stage: sweep expired memories, forget on request, purge a tenant, reindex.
 
-* :func:`sweep` applies a :class:`~langchain_lifecycle_memory.retention.RetentionPolicy`:
+* :func:`sweep` applies a :class:`~langchain_lifecycle_memory.store.retention.RetentionPolicy`:
   expired ``active``/``pending`` records are archived, old history is hard-deleted; and
   it repairs slots a crash or racing writers left with two active records. It
   asks Chroma for due records with ``where`` filters on numeric time fields, so a sweep
@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._maintenance import (
+from langchain_lifecycle_memory.read.routing import attribute_mentioned, value_mentioned
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.maintenance import (
     CompactReport,
     ReindexError,
     ReindexReport,
@@ -33,16 +35,14 @@ from langchain_lifecycle_memory._maintenance import (
     namespaces,
     reindex,
 )
-from langchain_lifecycle_memory._repair import doubled_slots, repair_namespace
-from langchain_lifecycle_memory._routing import attribute_mentioned, value_mentioned
-from langchain_lifecycle_memory.redaction import Redactor
-from langchain_lifecycle_memory.retention import RetentionPolicy
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store.repair import doubled_slots, repair_namespace
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+from langchain_lifecycle_memory.write.redaction import Redactor
 
 if TYPE_CHECKING:
-    from langchain_lifecycle_memory.observability import RetrievalLog
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
 __all__ = [
     "CompactReport",
@@ -189,7 +189,7 @@ def sweep(
     Example:
         .. code-block:: python
 
-            from langchain_lifecycle_memory.lifecycle import sweep
+            from langchain_lifecycle_memory.lifecycle.operations import sweep
 
             report = sweep(store, now="2024-09-01T00:00:00Z")
             print(report.archived, report.deleted)
@@ -385,7 +385,7 @@ def purge(
         store: The memory store.
         namespace_prefix: The tenant, e.g. ``("memories", "u1")`` (not empty: purging
             everything is ``store.client.reset()``'s job).
-        log: The :class:`~langchain_lifecycle_memory.observability.RetrievalLog` (or its
+        log: The :class:`~langchain_lifecycle_memory.lifecycle.observability.RetrievalLog` (or its
             path) whose lines about this tenant must go too.
         compact_files: Compact the embedded directory (turn off to batch several purges,
             then call :func:`compact` once).
@@ -401,7 +401,7 @@ def purge(
     report.namespaces = sorted(ns for ns, _ in namespaces(store, prefix))
     report.items_deleted = store.purge(prefix) + drop_collections(store, prefix)
     if log is not None:
-        from langchain_lifecycle_memory.observability import RetrievalLog
+        from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
 
         target = log if isinstance(log, RetrievalLog) else RetrievalLog(log)
         report.log_lines_removed = target.purge(prefix)

@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from langchain_lifecycle_memory._lexical import LexicalIndex
-from langchain_lifecycle_memory._routing import entity_aliases, is_other_person, is_self_entity, value_in
-from langchain_lifecycle_memory._slots import resolve_current, slot_key
-from langchain_lifecycle_memory.cues import record_cues
+from langchain_lifecycle_memory.read.cues import record_cues
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
+from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
+from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
 
@@ -64,7 +64,7 @@ class Snapshot:
 
     store: Any
     records: list[MemoryRecord]
-    """The records as readers see them (:func:`~._slots.resolve_current`: one current value per slot)."""
+    """The records as readers see them (``store.slots.resolve_current``: one current value per slot)."""
     stored: list[MemoryRecord]
     """The records as stored (journal deltas apply to these)."""
     index: LexicalIndex
@@ -92,7 +92,7 @@ class Snapshot:
     slot_code: np.ndarray
     """Single-valued slot of each record, numbered by first appearance (-1: none, set-valued or pending)."""
     rank: np.ndarray
-    """Each record's place in version precedence (``_slots.precedence``)."""
+    """Each record's place in version precedence (``store.slots.precedence``)."""
     needles: list[str]
     """Distinct normalised slot values (2+ characters); ``needle_code`` indexes it (-1: none)."""
     needle_code: np.ndarray
@@ -250,7 +250,7 @@ def build_snapshot(
             slot_code[i] = slots.setdefault(key, len(slots))
     valid_from = np.array([micros(r.valid_from) for r in records], dtype=np.int64)
     created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
-    rank = np.empty(len(records), dtype=np.int64)  # the order of ``_slots.precedence``, vectorised
+    rank = np.empty(len(records), dtype=np.int64)  # the order of ``store.slots.precedence``, vectorised
     rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
     needles = sorted({n for r in records if (n := _needle(r))})
     needle_pos = {n: i for i, n in enumerate(needles)}

@@ -13,12 +13,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from langchain_lifecycle_memory._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory._lexicon import EN_RELATIONS, EXTRA_KINDS, ZH_RELATIONS, romanize
-from langchain_lifecycle_memory._patterns import EN_RULES, ZH_RULES, Candidate, apply, clean_value
-from langchain_lifecycle_memory.redaction import Redactor
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, EXTRA_KINDS, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory.write._patterns import EN_RULES, ZH_RULES, Candidate, apply, clean_value
+from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = ["extract_rule_facts"]
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from langchain_lifecycle_memory._fusion import (
+from langchain_lifecycle_memory.read._snapshot import Snapshot
+from langchain_lifecycle_memory.read.fusion import (
     CHANNELS,
     Decision,
     RetrievalCandidate,
@@ -26,8 +27,7 @@ from langchain_lifecycle_memory._fusion import (
     fuse_rrf,
     lifecycle_decision,
 )
-from langchain_lifecycle_memory._routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
-from langchain_lifecycle_memory._snapshot import Snapshot
+from langchain_lifecycle_memory.read.routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
 from langchain_lifecycle_memory.schema import MemoryStatus
 
 __all__ = ["RetrievalOptions", "score_snapshot"]

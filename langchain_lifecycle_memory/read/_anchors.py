@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from langchain_lifecycle_memory._per_embedder import PerEmbedder
+from langchain_lifecycle_memory.read._per_embedder import PerEmbedder
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 
 __all__ = ["BACKGROUND", "QueryCentering"]

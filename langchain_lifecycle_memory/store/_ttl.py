@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.store import chroma as C
 
 logger = logging.getLogger(__name__)
 

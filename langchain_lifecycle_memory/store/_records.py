@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import GetOp, PutOp
 from pydantic import ValidationError
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._slots import resolve_at, resolve_current, slot_key
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -140,7 +140,7 @@ class RecordAPI:
         """Records of exactly ``namespace`` (all statuses by default), oldest first.
 
         A single-valued slot shows one current value even while a write is half done or
-        after two writers raced (``_slots.resolve_current``); ``resolve=False`` returns the
+        after two writers raced (``slots.resolve_current``); ``resolve=False`` returns the
         records exactly as stored (for repair and diagnostics). Read in pages.
         """
         wanted = _statuses(statuses)

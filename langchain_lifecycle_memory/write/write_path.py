@@ -3,7 +3,7 @@
 * which messages make up "the last turn";
 * running an extractor so that a failure never loses the user's words: the raw turn
   becomes an ``episode`` record and the error is reported;
-* the user id of a run (its namespace comes from the ``_tenants`` codec).
+* the user id of a run (its namespace comes from the ``store.tenants`` codec).
 """
 
 from __future__ import annotations
@@ -78,11 +78,11 @@ def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
 def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runnable:
     """``None``/``"rule"`` → rule extractor; a chat model → LLM extraction chain."""
     if extractor is None or extractor == "rule":
-        from langchain_lifecycle_memory.extraction import create_rule_extractor
+        from langchain_lifecycle_memory.write.extraction import create_rule_extractor
 
         return create_rule_extractor()
     if isinstance(extractor, BaseChatModel):
-        from langchain_lifecycle_memory.extraction import create_extractor
+        from langchain_lifecycle_memory.write.extraction import create_extractor
 
         return create_extractor(extractor)
     if isinstance(extractor, Runnable):
@@ -93,7 +93,7 @@ def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runna
 
 def wants_slots(extractor: Runnable) -> bool:
     """Does the extractor use the namespace's current slots (LLM extractors made by ``create_extractor``)?"""
-    from langchain_lifecycle_memory.extraction import WANTS_SLOTS
+    from langchain_lifecycle_memory.write.extraction import WANTS_SLOTS
 
     metadata = (getattr(extractor, "config", None) or {}).get("metadata") or {}
     return bool(metadata.get(WANTS_SLOTS))

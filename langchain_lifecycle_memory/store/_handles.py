@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from langchain_lifecycle_memory import _chroma as C
+from langchain_lifecycle_memory.store import chroma as C
 
 __all__ = ["Collections", "Handle", "empty_result"]
 

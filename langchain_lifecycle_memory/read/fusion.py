@@ -73,7 +73,7 @@ class ScoreCalibration(BaseModel):
     dense_ceiling: float = 0.60
     """Cosine at and above which the dense channel is certain."""
     lexical_floor: float = 0.0
-    """BM25 coverage (see ``_lexical``) mapped to 0."""
+    """BM25 coverage (see ``lexical``) mapped to 0."""
     lexical_ceiling: float = 0.40
     """BM25 coverage mapped to 1."""
     route_floor: float = 0.20

@@ -1,0 +1,227 @@
+"""``LifecycleMemory``: the whole lifecycle behind one object, for scripts and notebooks.
+
+It composes the stages (extraction → update → store, retrieval → injection, lifecycle)
+exactly as the LangGraph nodes do; it holds no logic of its own beyond wiring.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+
+from langchain_lifecycle_memory.read.cues import attach_cues
+from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.repair import writer_lock
+from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
+from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, apply_plan, plan_updates, reconcile
+from langchain_lifecycle_memory.write.write_path import (
+    as_messages,
+    check_messages,
+    current_slots,
+    episode_records,
+    extract_safely,
+    prepare_episodes,
+    resolve_extractor,
+    wants_slots,
+)
+
+__all__ = ["LifecycleMemory"]
+
+
+class LifecycleMemory:
+    """Long-term memory with a lifecycle: add conversations, search, inject, forget.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory import LifecycleMemory
+
+            memory = LifecycleMemory(path="./memory")  # embedded Chroma, rule extractor
+            memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], user_id="u1", at="2024-01-01")
+            memory.add_messages([("user", "我现在改用 VS Code 了")], user_id="u1", at="2024-03-01")
+            print(memory.inject("我适合用什么工具写 Python？", user_id="u1").text)  # VS Code only
+            memory.history("u1", "user", "editor")  # Vim (archived) → VS Code (active)
+
+    Args:
+        store: A ``ChromaMemoryStore``; default: embedded Chroma at ``path``.
+        path: Folder for the default embedded store.
+        extractor: ``"rule"`` (default, no model), any LangChain chat model (LLM extraction),
+            or a Runnable ``{"messages", "now"} -> list[Fact]``.
+        update: How facts become records (pending bar, retention policy, PII redaction).
+        retriever: Retrieval settings; default ``LifecycleRetriever`` over ``store``.
+        namespace_template: Where a user's memories live; ``{user_id}`` is filled in.
+        max_tokens: Token budget of the injected memory block.
+        retrieval_log: Optional ``observability.RetrievalLog`` recording every retrieval.
+        cue_model: Optional chat model for write-time cues (``cues``): one batched call per
+            turn writes a few situations where each new fact matters, which retrieval
+            matches by meaning and words.
+        num_cues: Cues asked per fact.
+    """
+
+    def __init__(
+        self,
+        store: ChromaMemoryStore | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        extractor: Runnable | BaseChatModel | str | None = "rule",
+        update: UpdateConfig | None = None,
+        retriever: LifecycleRetriever | None = None,
+        namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
+        max_tokens: int = 600,
+        retrieval_log: Any | None = None,
+        cue_model: BaseChatModel | None = None,
+        num_cues: int = 4,
+    ) -> None:
+        self.store = store if store is not None else ChromaMemoryStore(path)
+        self.extractor = resolve_extractor(extractor)
+        self.extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
+        if isinstance(extractor, Runnable) and not isinstance(extractor, BaseChatModel):
+            self.extractor_name = extractor.get_name()
+        self.update_config = update or UpdateConfig()
+        self.namespace_template = tuple(namespace_template)
+        self.retriever = retriever or LifecycleRetriever(store=self.store, namespace_template=self.namespace_template)
+        self.max_tokens = max_tokens
+        self.retrieval_log = retrieval_log
+        self.cue_model = cue_model
+        self.num_cues = num_cues
+
+    # ------------------------------------------------------------------ write side
+    def namespace(self, user_id: Any) -> tuple[str, ...]:
+        """The namespace of ``user_id``."""
+        return namespace_for(user_id, self.namespace_template)
+
+    def add_messages(
+        self, messages: Any, user_id: Any, *, at: datetime | str | None = None, thread_id: str | None = None
+    ) -> UpdateResult:
+        """Extract facts from a conversation turn (or batch) and reconcile them.
+
+        If extraction fails, the user's messages are stored as ``episode`` records and the
+        error is listed in ``result.errors``: nothing the user said is lost.
+        """
+        msgs = as_messages(messages)
+        check_messages(msgs)
+        ns = self.namespace(user_id)
+        when = ensure_aware(at) or utcnow()
+        if not msgs:
+            return UpdateResult()
+        source = MemorySource(
+            extractor=self.extractor_name, thread_id=thread_id, message_ids=[m.id for m in msgs if m.id]
+        )
+        slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
+        facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
+        if error is not None:
+            episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config)
+            self.store.put_records(episodes)
+            return UpdateResult(added=episodes, errors=[error])
+        return self.add_facts(facts, user_id, at=when, source=source)
+
+    def add_facts(
+        self,
+        facts: Sequence[Fact | dict[str, Any]],
+        user_id: Any,
+        *,
+        at: datetime | str | None = None,
+        source: MemorySource | None = None,
+    ) -> UpdateResult:
+        """Reconcile already-extracted facts (e.g. from your own extractor)."""
+        ns = self.namespace(user_id)
+        parsed = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
+        if self.cue_model is None:
+            # Plan and apply under the namespace's writer lock: threads never plan from the same state.
+            return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config)
+        with writer_lock(self.store, ns):  # cues are written with the records they describe
+            plan = plan_updates(self.store, ns, parsed, at=at, source=source, config=self.update_config)
+            if plan.added:
+                attach_cues(self.cue_model, plan.added, self.num_cues)
+            return apply_plan(self.store, plan)
+
+    def add_episode(
+        self,
+        text: str,
+        user_id: Any,
+        *,
+        at: datetime | str | None = None,
+        source_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> MemoryRecord:
+        """Store a raw turn as an ``episode`` record (no extraction)."""
+        when = ensure_aware(at) or utcnow()
+        source = MemorySource(extractor="episode", message_ids=[source_id] if source_id else [])
+        record = MemoryRecord(
+            namespace=self.namespace(user_id),
+            content=text,
+            kind="episode",
+            confidence=1.0,
+            source=source,
+            created_at=when,
+            updated_at=when,
+            valid_from=when,
+            metadata=metadata or {},
+        )
+        return self.store.put_record(prepare_episodes([record], self.update_config)[0])
+
+    # ------------------------------------------------------------------ use side
+    def search(self, query: str, user_id: Any, **options: Any) -> list[Document]:
+        """Hybrid retrieval for ``user_id`` (options: ``k``, ``now``, ``as_of``, ``min_score``...)."""
+        return self.retriever.invoke(query, namespace=self.namespace(user_id), **options)
+
+    def inject(self, query: str, user_id: Any, *, max_tokens: int | None = None, **options: Any) -> MemoryBlock:
+        """The memory block to put in front of the model for ``query``."""
+        docs = self.search(query, user_id, **options)
+        block = format_memories(
+            docs, max_tokens=max_tokens or self.max_tokens, query=query, now=ensure_aware(options.get("now"))
+        )
+        if self.retrieval_log is not None:
+            self.retrieval_log.record(
+                namespace=self.namespace(user_id),
+                query=query,
+                returned=[(d.metadata.get("id"), d.metadata.get("score")) for d in docs],
+                dropped=[(i, "cut_by_budget") for i in block.dropped],
+                tokens=block.tokens,
+            )
+        return block
+
+    def explain(self, query: str, user_id: Any, **options: Any) -> Any:
+        """Every candidate with per-channel scores and why it was kept or dropped."""
+        return self.retriever.explain(query, namespace=self.namespace(user_id), **options)
+
+    # ------------------------------------------------------------------ inspect
+    def history(self, user_id: Any, entity: str, attribute: str) -> list[MemoryRecord]:
+        """Every version of a slot, oldest first."""
+        return self.store.history(self.namespace(user_id), entity, attribute)
+
+    def list(self, user_id: Any, *, statuses: Any = None) -> list[MemoryRecord]:
+        """A user's records (all statuses by default), oldest first."""
+        return self.store.list_records(self.namespace(user_id), statuses=statuses)
+
+    def active(self, user_id: Any) -> list[MemoryRecord]:
+        """A user's active records."""
+        return self.list(user_id, statuses=MemoryStatus.ACTIVE)
+
+    # ------------------------------------------------------------------ forget & manage
+    def forget(self, user_id: Any, **target: Any) -> list[MemoryRecord]:
+        """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``."""
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
+
+        return lifecycle.forget(self.store, self.namespace(user_id), **target)
+
+    def purge(self, user_id: Any) -> Any:
+        """Hard-delete everything of ``user_id``: records, history and retrieval-log lines."""
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
+
+        return lifecycle.purge(self.store, self.namespace(user_id), log=self.retrieval_log)
+
+    def sweep(self, *, now: datetime | str | None = None) -> Any:
+        """Archive expired records and delete old archived ones (retention policy)."""
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
+
+        return lifecycle.sweep(self.store, now=ensure_aware(now), policy=self.update_config.policy)

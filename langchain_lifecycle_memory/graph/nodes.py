@@ -1,0 +1,275 @@
+"""LangGraph adapters: ``extract → update → store`` and ``retrieve → inject``.
+
+Thin by design: each node reads graph state/config, calls one stage, and writes state.
+The user comes from ``config["configurable"]["user_id"]`` or the runtime context; the
+store is the one given here or, if none, the graph's own (``graph.compile(store=...)``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from langchain_lifecycle_memory.read.cues import attach_cues
+from langchain_lifecycle_memory.read.injection import format_memories
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.schema import Fact, MemorySource, ensure_aware, utcnow
+from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
+from langchain_lifecycle_memory.write.update import UpdateConfig, UpdatePlan, UpdateResult, apply_plan, plan_updates
+from langchain_lifecycle_memory.write.write_path import (
+    check_messages,
+    current_slots,
+    episode_records,
+    extract_safely,
+    last_turn,
+    prepare_episodes,
+    resolve_extractor,
+    user_id_from_config,
+    wants_slots,
+)
+
+__all__ = [
+    "MEMORY_MESSAGE_ID",
+    "MemoryReaderState",
+    "MemoryWriterState",
+    "create_memory_agent",
+    "create_memory_reader",
+    "create_memory_writer",
+]
+
+MEMORY_MESSAGE_ID = "lifecycle-memory-block"
+"""The injected system message keeps this id, so each turn replaces it instead of piling up."""
+
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lifecycle-memory-writer")
+atexit.register(_BACKGROUND.shutdown, wait=True)
+
+
+class MemoryWriterState(MessagesState, total=False):
+    """Writer subgraph state (its extra keys stay inside the subgraph)."""
+
+    memory_facts: list[Fact]
+    memory_error: str | None
+    memory_plan: UpdatePlan | None
+    memory_result: UpdateResult | Future | None
+
+
+class MemoryReaderState(MessagesState, total=False):
+    """Reader state: the retrieved documents and the injected block."""
+
+    memory_documents: list[Document]
+    memory_block: str
+
+
+def _now(config: RunnableConfig) -> Any:
+    configurable = config.get("configurable") or {}
+    return ensure_aware(configurable.get("memory_now")) or utcnow()
+
+
+def _traced(config: RunnableConfig, user_id: str, namespace: tuple[str, ...], **extra: Any) -> RunnableConfig:
+    """Config for a stage's run with LangSmith metadata: a hash of the user id, never the id."""
+    digest = hashlib.sha256(user_id.encode()).hexdigest()[:12]
+    meta = {"memory_user_hash": digest, "memory_namespace_depth": len(namespace), **extra}
+    return merge_configs(config, {"metadata": meta})
+
+
+def _store(store: Any, runtime: Runtime | None) -> Any:
+    found = store if store is not None else (runtime.store if runtime is not None else None)
+    if found is None or not hasattr(found, "put_records"):
+        msg = (
+            "The memory nodes need a ChromaMemoryStore: pass store=... to the factory or compile the "
+            "graph with graph.compile(store=ChromaMemoryStore(...))."
+        )
+        raise ValueError(msg)
+    return found
+
+
+def create_memory_writer(
+    store: Any | None = None,
+    *,
+    extractor: Runnable | BaseChatModel | str | None = "rule",
+    update: UpdateConfig | None = None,
+    namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
+    background: bool = False,
+    name: str = "memory_writer",
+    cue_model: BaseChatModel | None = None,
+    num_cues: int = 4,
+) -> CompiledStateGraph:
+    """A subgraph ``extract → update → store`` that remembers the last turn of ``messages``.
+
+    ``cue_model``: a chat model that writes a few "situations where this matters" per new
+    fact (one batched call per turn, see ``cues``), so that questions sharing no word
+    with a fact still find it; ``None`` skips it.
+
+    Add it as a node of any ``StateGraph`` over ``MessagesState`` (after the model call),
+    or invoke it after each turn. With ``background=True`` the store node hands the writes
+    to a worker thread so the reply does not wait (``memory_result`` is then a ``Future``).
+
+    Example:
+        .. code-block:: python
+
+            writer = create_memory_writer(store)
+            builder.add_node("remember", writer)
+            builder.add_edge("chatbot", "remember")
+            graph.invoke({"messages": [...]}, {"configurable": {"user_id": "u1"}})
+    """
+    chain = resolve_extractor(extractor)
+    slots_wanted = wants_slots(chain)
+    extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
+    config_ = update or UpdateConfig()
+    template = tuple(namespace_template)
+
+    def extract(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        turn = last_turn(state["messages"])
+        if not turn:
+            return {"memory_facts": [], "memory_error": None}
+        check_messages(turn, "last turn's messages")
+        user = user_id_from_config(config, runtime.context)
+        ns = namespace_for(user, template)
+        traced = _traced(config, user, ns, memory_turn_messages=len(turn))
+        slots = current_slots(_store(store, runtime), ns) if slots_wanted else None
+        facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
+        return {"memory_facts": facts, "memory_error": error}
+
+    def update_(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        ns = namespace_for(user_id_from_config(config, runtime.context), template)
+        at = _now(config)
+        turn = last_turn(state["messages"])
+        source = MemorySource(
+            extractor=extractor_name,
+            thread_id=(config.get("configurable") or {}).get("thread_id"),
+            message_ids=[m.id for m in turn if m.id],
+        )
+        if state.get("memory_error"):
+            episodes = prepare_episodes(episode_records(list(turn), ns, at, source), config_)
+            return {"memory_plan": UpdatePlan(namespace=ns, added=episodes)}
+        plan = plan_updates(
+            _store(store, runtime), ns, state.get("memory_facts") or [], at=at, source=source, config=config_
+        )
+        if cue_model is not None and plan.added:
+            attach_cues(cue_model, plan.added, num_cues)
+        return {"memory_plan": plan}
+
+    def store_(state: MemoryWriterState, runtime: Runtime) -> dict[str, Any]:
+        plan = state.get("memory_plan")
+        if plan is None or plan.empty:
+            return {"memory_result": UpdateResult()}
+        target = _store(store, runtime)
+        if background:
+            return {"memory_result": _BACKGROUND.submit(apply_plan, target, plan)}
+        return {"memory_result": apply_plan(target, plan)}
+
+    builder = StateGraph(MemoryWriterState, input_schema=MessagesState, output_schema=MemoryWriterState)
+    builder.add_node("extract_memories", extract)
+    builder.add_node("update_memories", update_)
+    builder.add_node("store_memories", store_)
+    builder.add_edge(START, "extract_memories")
+    builder.add_edge("extract_memories", "update_memories")
+    builder.add_edge("update_memories", "store_memories")
+    builder.add_edge("store_memories", END)
+    return builder.compile(name=name)
+
+
+def create_memory_reader(
+    store: Any | None = None,
+    *,
+    retriever: LifecycleRetriever | None = None,
+    namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
+    max_tokens: int = 600,
+    name: str = "memory_reader",
+) -> CompiledStateGraph:
+    """A subgraph ``retrieve → inject``: memories for the last human message as a system message.
+
+    The block is also left in ``memory_block`` for prompts that place it themselves.
+
+    Example:
+        .. code-block:: python
+
+            reader = create_memory_reader(store)
+            builder.add_node("recall", reader)
+            builder.add_edge(START, "recall")
+            builder.add_edge("recall", "chatbot")
+    """
+    template = tuple(namespace_template)
+
+    def retrieve(state: MemoryReaderState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        human = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+        if not human:
+            return {"memory_documents": []}
+        query = human[-1].text if hasattr(human[-1], "text") else str(human[-1].content)
+        user = user_id_from_config(config, runtime.context)
+        ns = namespace_for(user, template)
+        r = retriever or LifecycleRetriever(store=_store(store, runtime), namespace_template=template)
+        return {"memory_documents": r.invoke(query, _traced(config, user, ns), namespace=ns, now=_now(config))}
+
+    def inject(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
+        human = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+        query = str(human[-1].content) if human else None
+        block = format_memories(
+            state.get("memory_documents") or [], max_tokens=max_tokens, query=query, now=_now(config)
+        )
+        message = SystemMessage(content=block.text, id=MEMORY_MESSAGE_ID)
+        return {"memory_block": block.text, "messages": [message]}
+
+    builder = StateGraph(MemoryReaderState, input_schema=MessagesState)
+    builder.add_node("retrieve_memories", retrieve)
+    builder.add_node("inject_memories", inject)
+    builder.add_edge(START, "retrieve_memories")
+    builder.add_edge("retrieve_memories", "inject_memories")
+    builder.add_edge("inject_memories", END)
+    return builder.compile(name=name)
+
+
+def create_memory_agent(
+    model: BaseChatModel,
+    store: Any,
+    *,
+    tools: Sequence[Any] = (),
+    extractor: Runnable | BaseChatModel | str | None = "rule",
+    checkpointer: Any = None,
+    name: str = "memory_agent",
+) -> CompiledStateGraph:
+    """A prebuilt agent: recall → ReAct agent (``create_react_agent``) → remember.
+
+    The memory block reaches the model as the first system message of each call; the
+    conversation state keeps only the real turns.
+
+    Example:
+        .. code-block:: python
+
+            agent = create_memory_agent(ChatOpenAI(model="gpt-4o-mini"), store)
+            agent.invoke({"messages": [("user", "I switched to VS Code")]},
+                         {"configurable": {"user_id": "u1", "thread_id": "t1"}})
+    """
+    from langgraph.prebuilt import create_react_agent
+
+    def prompt(state: dict[str, Any]) -> list[Any]:
+        memory = state.get("memory_block") or ""
+        history = [m for m in state["messages"] if getattr(m, "id", None) != MEMORY_MESSAGE_ID]
+        return [SystemMessage(content=memory), *history] if memory else history
+
+    class AgentState(MemoryReaderState, total=False):
+        remaining_steps: int
+
+    react = create_react_agent(model, list(tools), prompt=prompt, state_schema=AgentState, name="agent")
+
+    builder = StateGraph(AgentState)
+    builder.add_node("recall", create_memory_reader(store))
+    builder.add_node("agent", react)
+    builder.add_node("remember", create_memory_writer(store, extractor=extractor))
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "agent")
+    builder.add_edge("agent", "remember")
+    builder.add_edge("remember", END)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)

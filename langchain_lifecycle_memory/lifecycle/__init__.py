@@ -1,0 +1,40 @@
+"""Lifecycle stage: forget on purpose and on schedule, move memories in and out, watch retrieval.
+
+``operations`` (sweep/forget/purge/reindex), ``portability`` (export/import) and ``observability``
+(retrieval logs and stats).
+May import: ``schema``, ``errors``, ``vocabulary``, ``store``, ``write``, ``read``. Never ``graph``.
+"""
+
+from typing import Any
+
+# ``langchain_lifecycle_memory.lifecycle`` was one module before the stage subpackages; its names
+# still resolve here (lazily, so importing a sibling module stays cheap).
+__all__ = [
+    "CompactReport",
+    "ForgetMatch",
+    "NamespaceSweep",
+    "PurgeReport",
+    "ReindexError",
+    "ReindexReport",
+    "SweepReport",
+    "compact",
+    "forget",
+    "forget_query_text",
+    "preview_forget",
+    "purge",
+    "redact_record",
+    "reindex",
+    "sweep",
+    "sweep_where",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.operations"), name)
+    globals()[name] = value
+    return value

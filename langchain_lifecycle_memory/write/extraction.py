@@ -1,0 +1,526 @@
+"""Extraction: messages -> entity-keyed facts, with any chat model or with rules alone.
+
+Pure: nothing here reads or writes the store. One model call per invocation (a batch of
+turns is one call); dates are grounded on the conversation's own timestamp, not today.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from pydantic import BaseModel, Field, ValidationError
+
+from langchain_lifecycle_memory.errors import ExtractionError
+from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory.write._rules import extract_rule_facts
+from langchain_lifecycle_memory.write._structured import (
+    METHODS,
+    PROMPTED,
+    MethodChain,
+    Parsed,
+    is_capability_error,
+    parse_output,
+)
+
+__all__ = [
+    "SLOTS_KEY",
+    "ExtractedFact",
+    "ExtractedFacts",
+    "create_extractor",
+    "create_rule_extractor",
+    "extract_rule_facts",
+]
+
+logger = logging.getLogger(__name__)
+
+_HIDDEN = "langsmith:hidden"
+
+
+class ExtractedFact(BaseModel):
+    """One fact the user stated that is worth remembering long-term."""
+
+    entity: str = Field(description="'user' for the speaker; others as snake_case relation_name, e.g. 'sister_maya'.")
+    # Required (but nullable): servers that constrain tool calls by a grammar (llama.cpp) let a small model skip
+    # optional fields, and a fact without its slot name can never supersede anything.
+    attribute: str | None = Field(description="snake_case slot name, e.g. 'editor', 'city' (null if none fits).")
+    value: str | None = Field(description="The slot value in its original spelling, e.g. 'VS Code'.")
+    content: str = Field(description="One standalone sentence in the user's language about 'the user' / '用户'.")
+    kind: str = Field(default="fact", description="preference, profile, fact, event or sensitive.")
+    confidence: float = Field(default=0.8, description="0..1; 0.9 explicit, 0.6 implied.")
+    valid_from: str | None = Field(default=None, description="YYYY-MM-DD when it became true, if the text dates it.")
+    ttl_days: float | None = Field(default=None, description="Lifetime in days for temporary statements, else null.")
+    operation: Literal["assert", "retract"] = Field(default="assert", description="'retract': no longer true.")
+
+
+class ExtractedFacts(BaseModel):
+    """Facts from the conversation worth remembering long-term (an empty list when there are none)."""
+
+    facts: list[ExtractedFact] = Field(default_factory=list)
+
+
+_SYSTEM = """You extract long-term memories from a conversation between a user and an assistant.
+你负责从用户与助手的对话中提取值得长期记住的事实。
+
+The conversation's date / 对话日期 comes with it ("Conversation on YYYY-MM-DD"). Resolve every relative date
+against that date, never against today:
+"yesterday"/"昨天" is the day before it; "last week"/"上周", "last month"/"上个月", "last year"/"去年" likewise.
+
+What to extract / 提取什么:
+- Only facts the USER states about themselves or about people, pets and things in their life. Assistant turns
+  are context only (they explain a short reply such as "Yes, tea"). 助手说的话不是事实来源。
+- Skip questions, greetings, chit-chat, hypotheticals ("if I lived in Paris") and requests ("I'd like a coffee").
+- "I don't like X" / "我不喜欢 X" is not a like-fact. A stable negative trait is a fact: "我不喝酒" -> alcohol = 不喝酒.
+- A change ("I switched to X", "我现在改用 X 了") is ONE fact with the new value on the same slot.
+- "No longer" without a replacement ("I no longer use Vim", "我不再用 Vim 了") is a fact with operation "retract"
+  and the old value.
+
+Fields / 字段:
+- entity: "user" for the speaker. Another person: snake_case relation plus romanised given name, e.g.
+  "sister_maya", "wife_fang" (我老婆小芳), "colleague_li"; only the relation when unnamed ("mother").
+- attribute: a snake_case English slot name. Use these when they fit:
+{vocabulary}
+  Otherwise make up a short one in the same style (e.g. "running_shoes", "favorite_movie").
+- value: the slot's value, short, in its original spelling and language ("VS Code", "黑咖啡", "Tesla Model 3").
+- content: ONE standalone sentence in the language the user wrote in. Chinese turn -> Chinese
+  ("用户喜欢使用 Vim 编辑器"); English turn -> English ("The user likes using the Vim editor."). Say "the user" /
+  "用户", never "I" / "我"; write dates as absolute dates ("2024年2月", "in February 2024"), never "last month".
+- kind: preference | profile | fact | event | sensitive (phone numbers, email addresses, ID numbers, home
+  addresses and bank cards are always "sensitive").
+- confidence: 0.9 for explicit statements, 0.6-0.7 for implied ones.
+- valid_from: YYYY-MM-DD when the fact became true if the text dates it ("last month" -> a day in the previous
+  month), else null.
+- ttl_days: only for temporary statements: "this week"/"这周" -> 7, "today"/"今天" -> 1, "this weekend" -> 3,
+  "for a month" -> 30; else null.
+- operation: "assert", or "retract" as described above.
+
+Split compound statements ("I'm a nurse in Boston" -> job and city). If a slot changes during the conversation,
+give each value in the order stated (the last one is current). If nothing is worth remembering, return an empty
+list."""
+
+_JSON_FORMAT = """
+
+Reply with JSON only (no prose, no code fences) in exactly this shape:
+{"facts": [{"entity": "user", "attribute": "editor", "value": "VS Code", "content": "The user now uses the VS Code \
+editor.", "kind": "preference", "confidence": 0.9, "valid_from": null, "ttl_days": null, "operation": "assert"}]}
+Use {"facts": []} when there is nothing to remember."""
+
+_USER_ALIASES = frozenset({"user", "the_user", "speaker", "me", "i", "myself", "用户", "我"})
+
+
+def _coerce_input(value: Any) -> tuple[list[BaseMessage], datetime]:
+    """``{"messages": [...], "now": ...}`` or a bare list of messages -> (messages, now)."""
+    now: Any = None
+    messages = value
+    if isinstance(value, dict):
+        if "messages" not in value:
+            msg = (
+                "Extractor input needs a 'messages' key, e.g. {'messages': [HumanMessage(...)], 'now': ...}; "
+                f"got keys {sorted(value)}."
+            )
+            raise TypeError(msg)
+        messages, now = value["messages"], value.get("now")
+    if isinstance(messages, (str, bytes, BaseMessage)) or not isinstance(messages, Sequence):
+        msg = (
+            f"Extractor input must be a list of LangChain messages (or {{'messages': [...], 'now': ...}}), got "
+            f"{type(messages).__name__}. Wrap text as [HumanMessage('...')]."
+        )
+        raise TypeError(msg)
+    bad = [type(m).__name__ for m in messages if not isinstance(m, BaseMessage)]
+    if bad:
+        msg = (
+            f"Extractor input must contain only BaseMessage objects, got {', '.join(sorted(set(bad)))}. "
+            "Wrap text as HumanMessage('...')."
+        )
+        raise TypeError(msg)
+    return list(messages), ensure_aware(now) or utcnow()
+
+
+def _has_user_text(messages: Sequence[BaseMessage]) -> bool:
+    return any(isinstance(m, HumanMessage) and m.text.strip() for m in messages)
+
+
+def _snake(name: Any) -> str | None:
+    text = re.sub(r"[\s\-./]+", "_", str(name).strip().casefold()) if name is not None else ""
+    text = re.sub(r"[^\w]", "", text).strip("_")
+    return text or None
+
+
+def _dedupe(facts: list[Fact]) -> list[Fact]:
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for f in facts:
+        key = (f.entity, f.attribute, normalize_value(f.value), f.operation, f.content if f.slot is None else "")
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def create_rule_extractor(
+    *,
+    attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
+    run_name: str = "rule_extract_memories",
+) -> Runnable[Any, list[Fact]]:
+    """Create the no-model extractor: zh/en rules over the user's messages.
+
+    Input and output match :func:`create_extractor`: ``{"messages": [...], "now": datetime}``
+    (or a bare list of messages) in, ``list[Fact]`` out. Only ``HumanMessage`` s are mined;
+    assistant turns are context. Conservative by design: questions, chit-chat and negated
+    preferences yield nothing.
+
+    Args:
+        attributes: Vocabulary that names slots from nouns and sets each fact's kind.
+        run_name: Name of the runnable in traces.
+
+    Returns:
+        A runnable producing :class:`~langchain_lifecycle_memory.schema.Fact` objects.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> extractor = create_rule_extractor()
+        >>> facts = extractor.invoke(
+        ...     {"messages": [HumanMessage("I've switched to VS Code now"), AIMessage("Noted.")],
+        ...      "now": datetime(2024, 3, 1, tzinfo=timezone.utc)}
+        ... )
+        >>> [(f.entity, f.attribute, f.value) for f in facts]
+        [('user', 'editor', 'VS Code')]
+    """
+    specs = _check_attributes(attributes)
+
+    def extract(value: Any) -> list[Fact]:
+        messages, now = _coerce_input(value)
+        facts: list[Fact] = []
+        for message in messages:
+            if isinstance(message, HumanMessage) and message.text.strip():
+                facts.extend(extract_rule_facts(message.text, now=now, attributes=specs))
+        return _dedupe(facts)
+
+    return RunnableLambda(extract).with_config(run_name=run_name)
+
+
+def _check_attributes(attributes: Sequence[AttributeSpec]) -> tuple[AttributeSpec, ...]:
+    specs = tuple(attributes)
+    bad = [a for a in specs if not isinstance(a, AttributeSpec)]
+    if bad:
+        msg = f"`attributes` must be AttributeSpec objects (see langchain_lifecycle_memory.vocabulary), got {bad[0]!r}."
+        raise TypeError(msg)
+    return specs
+
+
+# ---- the LLM path -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Failure:
+    error: str
+    raw_output: str | None = None
+    exception: Exception | None = None
+
+
+def _to_fact(item: Any, now: datetime) -> Fact:
+    if not isinstance(item, dict):
+        msg = f"a fact must be an object, got {type(item).__name__}"
+        raise ValueError(msg)
+    content = str(item.get("content") or "").strip()
+    attribute = _snake(item.get("attribute"))
+    entity = _snake(item.get("entity")) or ("user" if attribute else None)
+    entity = "user" if entity in _USER_ALIASES else entity
+    try:
+        confidence = min(1.0, max(0.0, float(item.get("confidence", 0.8))))
+    except (TypeError, ValueError):
+        confidence = 0.7
+    try:
+        ttl = float(item["ttl_days"]) if item.get("ttl_days") not in (None, "") else None
+    except (TypeError, ValueError):
+        ttl = None
+    return Fact(
+        entity=entity,
+        attribute=attribute,
+        value=None if item.get("value") is None else str(item["value"]),
+        content=content,
+        kind=str(item.get("kind") or "fact").strip().casefold() or "fact",
+        confidence=confidence,
+        valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
+        ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content),
+        operation="retract" if str(item.get("operation", "")).strip().casefold() == "retract" else "assert",
+    )
+
+
+WANTS_SLOTS = "lifecycle_memory_wants_slots"
+"""Config metadata flag of extractors that use the ``slots`` input (the write path fetches them only then)."""
+
+SLOTS_KEY = "slots"
+"""Extractor input key for the slots the namespace already holds (see :func:`create_extractor`)."""
+
+_MAX_SLOTS, _MAX_SLOT_CHARS = 30, 600
+
+
+def _slot_lines(value: Any) -> list[str]:
+    """``slots`` of the input -> ``- entity.attribute: value`` lines, capped (30 slots, ~600 chars)."""
+    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
+    lines: list[str] = []
+    used = 0
+    for slot in raw or ():
+        if isinstance(slot, dict):
+            entity, attribute, current = slot.get("entity"), slot.get("attribute"), slot.get("value")
+        elif isinstance(slot, (tuple, list)) and len(slot) in (2, 3):
+            entity, attribute, current = slot[0], slot[1], slot[2] if len(slot) == 3 else None
+        else:
+            msg = f"`slots` items must be (entity, attribute, value) tuples or dicts, got {slot!r}."
+            raise TypeError(msg)
+        if not entity or not attribute:
+            continue
+        text = " ".join(str(current).split())[:60] if current not in (None, "") else ""
+        line = f"- {entity}.{attribute}" + (f": {text}" if text else "")
+        if len(lines) >= _MAX_SLOTS or used + len(line) > _MAX_SLOT_CHARS:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return lines
+
+
+_SLOTS_NOTE = """Already stored for this user (entity.attribute: current value). When a statement is about one of
+these slots, reuse exactly that entity and attribute name (a new value for the same thing goes on the same slot,
+e.g. a different editor is still "editor"); make up a new name only for something not listed here. These are
+NOT part of the conversation: never output one of them unless the conversation itself states it.
+"""
+
+
+def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage]) -> list[Fact]:
+    """Drop facts that only repeat a listed slot: same slot, same value, and the value is not in the turn.
+
+    Small models copy the existing-slots list back as "facts"; such a copy carries no new information (at
+    most it would refresh the slot), so dropping it loses nothing said in the turn.
+    """
+    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
+    if not raw:
+        return facts
+    known = set()
+    for slot in raw:
+        entity, attribute, current = (
+            (slot.get("entity"), slot.get("attribute"), slot.get("value"))
+            if isinstance(slot, dict)
+            else (*slot, None)[:3]
+        )
+        for part in str(current or "").split(", "):
+            known.add((entity, attribute, normalize_value(part)))
+    said = normalize_value(" ".join(m.text for m in messages if isinstance(m, HumanMessage)))
+    out = []
+    for f in facts:
+        v = normalize_value(f.value or "")
+        if v and (f.entity, f.attribute, v) in known and v not in said:
+            logger.info("Dropped an extracted fact that only repeats the stored slot %s.%s", f.entity, f.attribute)
+            continue
+        out.append(f)
+    return out
+
+
+class _LLMExtraction:
+    """One model call per attempt, a bounded number of retries, then ``ExtractionError``.
+
+    The structured-output method falls back (json_schema -> function_calling -> json_mode ->
+    prompt) on capability errors, which do not use up an attempt; content errors do.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        attributes: Sequence[AttributeSpec],
+        max_retries: int,
+        methods: Sequence[str] = METHODS,
+    ) -> None:
+        self.chain = MethodChain(model, ExtractedFacts, tuple(methods))
+        vocabulary = "\n".join(f"  - {a.name}: {a.description} ({a.zh})" for a in attributes)
+        self.system = _SYSTEM.replace("{vocabulary}", vocabulary)
+        self.attempts = max_retries + 1
+        self.parse_step = RunnableLambda(parse_output).with_config(run_name="parse_facts", tags=[_HIDDEN])
+
+    def prompt(
+        self,
+        messages: Sequence[BaseMessage],
+        now: datetime,
+        failure: _Failure | None,
+        method: str,
+        slots: Sequence[str] = (),
+    ) -> list[BaseMessage]:
+        lines = [
+            f"[{'user' if isinstance(m, HumanMessage) else 'assistant'}] {m.text.strip()}"
+            for m in messages
+            if isinstance(m, (HumanMessage, AIMessage)) and m.text.strip()
+        ]
+        date = f"{now.date().isoformat()} ({now.strftime('%A')})"
+        # The system prompt is the same for every turn (the date goes with the conversation), so servers that
+        # cache a prompt prefix (llama.cpp, vLLM) evaluate it once.
+        system = self.system + (_JSON_FORMAT if method in PROMPTED else "")
+        prompt: list[BaseMessage] = [SystemMessage(system)]
+        if slots:  # after the fixed prompt (its cached prefix survives), apart from the turn (not to be echoed)
+            prompt.append(SystemMessage(_SLOTS_NOTE + "\n".join(slots)))
+        prompt.append(HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."))
+        if failure is not None:
+            shape = " as the JSON object described above" if method in PROMPTED else " using the facts schema"
+            prompt.append(
+                HumanMessage(f"Your previous reply could not be used ({failure.error}). Answer again{shape}.")
+            )
+        return prompt
+
+    def finish(self, parsed: Parsed, now: datetime) -> tuple[list[Fact], _Failure | None]:
+        if parsed.items is None:
+            return [], _Failure(parsed.error or "malformed model output", parsed.raw_output)
+        facts, errors = [], []
+        for item in parsed.items:
+            try:
+                facts.append(_to_fact(item, now))
+            except (ValidationError, ValueError, TypeError) as e:
+                errors.append(str(e).splitlines()[0])
+        if errors and not facts:
+            return [], _Failure(f"no usable fact: {errors[0]}", parsed.raw_output)
+        if errors:
+            logger.warning(
+                "Dropped %d of %d extracted facts that failed validation: %s", len(errors), len(parsed.items), errors[0]
+            )
+        return _dedupe(facts), None
+
+    def failed(self, attempt: int, failure: _Failure) -> _Failure:
+        logger.warning("Memory extraction attempt %d/%d failed: %s", attempt + 1, self.attempts, failure.error)
+        return failure
+
+    def error(self, messages: list[BaseMessage], failure: _Failure) -> ExtractionError:
+        fix = (
+            "check the model's credentials, endpoint and rate limits"
+            if failure.exception is not None
+            else "raise max_retries or use a model that supports tool calling / structured output"
+        )
+        msg = (
+            f"Memory extraction failed after {self.attempts} attempt(s): {failure.error}. The input messages are on "
+            f"`.messages` (keep them as an episode so nothing is lost), the model's last reply on `.raw_output`; {fix}."
+        )
+        return ExtractionError(msg, messages=messages, raw_output=failure.raw_output)
+
+    def attempts_of(self, value: Any) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
+        """The retry/fallback loop as a generator shared by the sync and async drivers.
+
+        It yields ``(runnable, input)`` and receives the output (or has the runnable's exception thrown in).
+        """
+        messages, now = _coerce_input(value)
+        if not _has_user_text(messages):
+            return []
+        slots = _slot_lines(value)
+        failure: _Failure | None = None
+        attempt = 0
+        while attempt < self.attempts:
+            try:
+                method, step = self.chain.step()
+            except NotImplementedError as e:
+                failure = _Failure(str(e), exception=e)
+                break
+            try:
+                output = yield step, self.prompt(messages, now, failure, method, slots)
+            except Exception as e:  # any provider error: a capability error falls back, others are retried
+                if method != self.chain.methods[-1] and is_capability_error(e):
+                    self.chain.reject(method, e)
+                    continue
+                failure = self.failed(attempt, _Failure(f"the model call raised {type(e).__name__}: {e}", exception=e))
+                attempt += 1
+                continue
+            facts, failure = self.finish((yield self.parse_step, output), now)
+            if failure is None:
+                return _drop_echoes(facts, value, messages)
+            self.failed(attempt, failure)
+            attempt += 1
+        failure = failure or _Failure("no attempt was made")
+        raise self.error(messages, failure) from failure.exception
+
+    def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
+        loop = self.attempts_of(value)
+        try:
+            runnable, payload = next(loop)
+            while True:
+                try:
+                    result = runnable.invoke(payload, config)
+                except Exception as e:
+                    runnable, payload = loop.throw(e)
+                else:
+                    runnable, payload = loop.send(result)
+        except StopIteration as done:
+            return done.value
+
+    async def arun(self, value: Any, config: RunnableConfig) -> list[Fact]:
+        loop = self.attempts_of(value)
+        try:
+            runnable, payload = next(loop)
+            while True:
+                try:
+                    result = await runnable.ainvoke(payload, config)
+                except Exception as e:
+                    runnable, payload = loop.throw(e)
+                else:
+                    runnable, payload = loop.send(result)
+        except StopIteration as done:
+            return done.value
+
+
+def create_extractor(
+    model: BaseChatModel,
+    *,
+    attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
+    max_retries: int = 1,
+    methods: Sequence[str] = METHODS,
+    run_name: str = "llm_extract_memories",
+) -> Runnable[Any, list[Fact]]:
+    """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
+
+    Works on any OpenAI-compatible server: structured output uses the strongest method the
+    model accepts (``json_schema`` -> ``function_calling`` -> ``json_mode`` -> JSON asked for
+    in the prompt and parsed tolerantly), falling back only when the model class or the server
+    rejects the method itself; the working method is remembered by this extractor. One model
+    call per invocation, however many turns it holds. The prompt carries the conversation's
+    date so "上个月" / "last week" resolve against it; facts without a date get ``now`` as
+    ``valid_from``. An input ``"slots"`` list (``(entity, attribute, current value)``, what
+    the namespace already holds; the write path passes it) is shown to the model, capped at
+    30 slots / ~600 characters, so that it reuses ``editor`` instead of inventing ``tool``.
+
+    Args:
+        model: Any LangChain chat model (e.g. ``ChatOpenAI(model="gpt-4o-mini")``).
+        attributes: The slot vocabulary taught to the model; it may still add its own names.
+        max_retries: Extra attempts after a failed call or unusable output, each with the
+            error fed back; then :class:`~langchain_lifecycle_memory.errors.ExtractionError`
+            is raised with ``.messages`` (the input turn) and ``.raw_output``.
+        methods: Structured-output methods to try, strongest first (a subset of
+            ``json_schema``, ``function_calling``, ``json_mode``, ``prompt``).
+        run_name: Name of the runnable in traces; the parsing step is tagged ``langsmith:hidden``.
+
+    Returns:
+        A runnable taking ``{"messages": [...], "now": datetime, "slots": [...]}`` (``slots``
+        optional; or a bare message list) and returning ``list[Fact]``. No user message ->
+        ``[]`` without calling the model.
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_core.messages import HumanMessage
+        >>> model = FakeListChatModel(responses=['{"facts": [{"entity": "user", "attribute": "editor", '
+        ...     '"value": "Vim", "content": "用户喜欢使用 Vim 编辑器", "kind": "preference"}]}'])
+        >>> extractor = create_extractor(model)
+        >>> [(f.attribute, f.value) for f in extractor.invoke([HumanMessage("我喜欢使用 Vim 编辑器")])]
+        [('editor', 'Vim')]
+    """
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+        msg = f"`max_retries` must be an int >= 0 (extra attempts after a failure), got {max_retries!r}."
+        raise ValueError(msg)
+    if not hasattr(model, "invoke"):
+        msg = f"`model` must be a LangChain chat model such as ChatOpenAI(...), got {type(model).__name__}."
+        raise TypeError(msg)
+    extraction = _LLMExtraction(model, _check_attributes(attributes), max_retries, tuple(methods))
+    return RunnableLambda(extraction.run, afunc=extraction.arun).with_config(
+        run_name=run_name, metadata={WANTS_SLOTS: True}
+    )

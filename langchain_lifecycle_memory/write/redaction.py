@@ -1,0 +1,373 @@
+"""PII detection and redaction for memory text (zh and en), with no model and no I/O.
+
+Detected kinds:
+
+| kind | what | validation |
+|---|---|---|
+| ``cn_mobile`` | CN mobile ``1[3-9]`` + 9 digits, optional ``+86``/``0086``/``86``, 3-4-4 groups | prefix |
+| ``phone`` | international (E.164): ``+`` and 8-15 digits, spaces/dashes/one ``(...)`` | digit count |
+| ``email`` | e-mail address | TLD of 2+ letters |
+| ``cn_id`` | 18-character resident ID number | region code, real birth date, official checksum |
+| ``bank_card`` | 13-19 digits, contiguous or in 4-digit groups (or Amex 4-6-5) | issuer prefix and Luhn |
+| ``ipv4`` | dotted quad | every octet <= 255 |
+| ``ipv6`` | full or ``::``-compressed address | :mod:`ipaddress` |
+
+Masking replaces the whole match with a label such as ``[PHONE]`` (never a partial mask like
+``137****5093``: the kept digits, and an ID number's region and birth date, still identify
+people). Originals are not kept unless asked for, so a :class:`RedactionResult` can be logged.
+
+An 18-digit ID whose checksum fails (a typo, or a made-up example such as
+``110101199003074518``) is still reported when an ID keyword (身份证, 证件号, "ID number"...)
+sits right before it, with ``validated=False``: leaking a mistyped ID costs more than masking it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "PII_KINDS",
+    "PIIMatch",
+    "RedactionResult",
+    "Redactor",
+    "contains_pii",
+    "redact",
+]
+
+PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4")
+"""Every kind the detector knows, in the order that breaks ties between equal overlapping spans."""
+
+DEFAULT_LABELS: dict[str, str] = {
+    "email": "EMAIL",
+    "cn_id": "ID_NUMBER",
+    "cn_mobile": "PHONE",
+    "phone": "PHONE",
+    "bank_card": "BANK_CARD",
+    "ipv6": "IP_ADDRESS",
+    "ipv4": "IP_ADDRESS",
+}
+
+RedactionMode = Literal["keep", "mask", "drop"]
+
+# Python's \b and \w treat CJK characters as word characters ("号13761245093" has no
+# boundary), so every pattern uses explicit ASCII look-arounds instead.
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9](?:[A-Za-z0-9._%+\-]*[A-Za-z0-9_%+\-])?"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*"
+    r"\.[A-Za-z]{2,24}(?![A-Za-z0-9\-])"
+)
+_CN_MOBILE = re.compile(
+    r"(?<![0-9A-Za-z+])(?:(?:\+86|0086|86)[ \-]?|\(\+86\)[ \-]?)?"
+    r"1[3-9]\d(?:[ \-]?\d{4}){2}(?![0-9A-Za-z])"
+)
+# "+" must touch the country code, and "4 +12345678" is arithmetic, not a number.
+_E164 = re.compile(r"(?<![0-9A-Za-z+])(?<!\d )\+\d(?:[ \-]?\(?\d\)?){7,14}(?![0-9A-Za-z])")
+_CN_ID = re.compile(r"(?<![0-9A-Za-z])[1-8]\d{5}(?:18|19|20)\d{2}[01]\d[0-3]\d\d{3}[\dXx](?![0-9A-Za-z])")
+_CARD = re.compile(
+    r"(?<![0-9A-Za-z.,\-])(?:\d{13,19}|\d{4}(?:[ \-]\d{4}){2,3}(?:[ \-]\d{1,4})?|\d{4}[ \-]\d{6}[ \-]\d{4,5})"
+    r"(?![0-9A-Za-z]|[.,\-]\d)"
+)
+_IPV4 = re.compile(r"(?<![0-9A-Za-z.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9A-Za-z]|\.\d)")
+_IPV6 = re.compile(
+    r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![0-9A-Za-z:])"
+)
+_ID_CONTEXT = re.compile(
+    r"(身份证|证件|身份号码|公民身份|ID\s*(?:card|number|no\.?|#)|identity|national\s+id)", re.IGNORECASE
+)
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+
+
+class PIIMatch(BaseModel):
+    """One piece of PII found in a text; offsets refer to the *original* text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    """One of :data:`PII_KINDS`."""
+    start: int
+    end: int
+    original: str | None = None
+    """The matched text; ``None`` unless the redactor was told to ``keep_originals``."""
+    validated: bool = True
+    """``False`` for an ID number accepted because of a nearby keyword although its checksum fails."""
+
+
+class RedactionResult(BaseModel):
+    """The redacted text and what was found in it."""
+
+    text: str
+    found: list[PIIMatch] = Field(default_factory=list)
+    mode: RedactionMode = "mask"
+
+    @property
+    def has_pii(self) -> bool:
+        """Whether anything was found (in ``drop`` mode: whether text was removed)."""
+        return bool(self.found)
+
+    @property
+    def kinds(self) -> set[str]:
+        """The kinds that were found."""
+        return {m.kind for m in self.found}
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit())
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _card_prefix_ok(digits: str) -> bool:
+    # Real card numbers start with 3 (Amex/JCB/Diners), 4 (Visa), 5 (Mastercard), 6 (UnionPay,
+    # Discover) or 2221-2720 (Mastercard 2-series); this rules out runs of years, timestamps
+    # and order numbers that happen to pass Luhn (one in ten does).
+    return digits[0] in "3456" or 2221 <= int(digits[:4]) <= 2720
+
+
+def id_checksum_ok(number: str) -> bool:
+    """Whether an 18-character CN resident ID number has a valid check character (GB 11643)."""
+    if len(number) != 18 or not number[:17].isdigit():
+        return False
+    expected = _ID_CHECK[sum(int(c) * w for c, w in zip(number[:17], _ID_WEIGHTS, strict=True)) % 11]
+    return number[17].upper() == expected
+
+
+def _birth_date_ok(number: str) -> bool:
+    try:
+        born = date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
+    except ValueError:
+        return False
+    return date(1900, 1, 1) <= born <= date.today()
+
+
+def _find_cn_id(text: str) -> Iterator[tuple[int, int, bool]]:
+    for m in _CN_ID.finditer(text):
+        number = m.group()
+        if not _birth_date_ok(number):
+            continue
+        if id_checksum_ok(number):
+            yield m.start(), m.end(), True
+        elif _ID_CONTEXT.search(text[max(0, m.start() - 20) : m.start()]):
+            yield m.start(), m.end(), False
+
+
+def _find_e164(text: str) -> Iterator[tuple[int, int, bool]]:
+    for m in _E164.finditer(text):
+        raw = m.group()
+        digits = _digits(raw)
+        if digits[0] == "0" or raw.count("(") != raw.count(")") or raw.count("(") > 1:
+            continue
+        yield m.start(), m.end(), True
+
+
+def _find_card(text: str) -> Iterator[tuple[int, int, bool]]:
+    for m in _CARD.finditer(text):
+        digits = _digits(m.group())
+        if 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and _luhn_ok(digits):
+            yield m.start(), m.end(), True
+
+
+def _find_ipv4(text: str) -> Iterator[tuple[int, int, bool]]:
+    for m in _IPV4.finditer(text):
+        octets = m.group().split(".")
+        if all(int(o) <= 255 and (o == "0" or not o.startswith("0")) for o in octets):
+            yield m.start(), m.end(), True
+
+
+def _find_ipv6(text: str) -> Iterator[tuple[int, int, bool]]:
+    for m in _IPV6.finditer(text):
+        raw = m.group()
+        # "a::b" or "dead::beef" in code is valid IPv6 syntax but almost never an address.
+        if not any(ch.isdigit() for ch in raw):
+            continue
+        try:
+            ipaddress.IPv6Address(raw)
+        except ValueError:
+            continue
+        yield m.start(), m.end(), True
+
+
+def _regex_finder(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int, bool]]]:
+    def find(text: str) -> Iterator[tuple[int, int, bool]]:
+        for m in pattern.finditer(text):
+            yield m.start(), m.end(), True
+
+    return find
+
+
+_FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int, bool]]]] = {
+    "email": _regex_finder(_EMAIL),
+    "cn_id": _find_cn_id,
+    "cn_mobile": _regex_finder(_CN_MOBILE),
+    "phone": _find_e164,
+    "bank_card": _find_card,
+    "ipv6": _find_ipv6,
+    "ipv4": _find_ipv4,
+}
+
+
+def _detect(text: str, kinds: frozenset[str], keep_originals: bool) -> list[PIIMatch]:
+    candidates: list[tuple[int, int, int, str, bool]] = []
+    for priority, kind in enumerate(PII_KINDS):
+        for start, end, validated in _FINDERS[kind](text):
+            candidates.append((start, -(end - start), priority, kind, validated))
+    candidates.sort()
+    chosen: list[PIIMatch] = []
+    last_end = -1
+    # Overlaps are resolved over *all* kinds before filtering, so disabling "email" keeps
+    # "13761245093@163.com" whole instead of masking the phone-shaped part of it.
+    for start, neg_len, _, kind, validated in candidates:
+        end = start - neg_len
+        if start < last_end:
+            continue
+        last_end = end
+        if kind in kinds:
+            original = text[start:end] if keep_originals else None
+            chosen.append(PIIMatch(kind=kind, start=start, end=end, original=original, validated=validated))
+    return chosen
+
+
+def _check_kinds(kinds: set[str] | frozenset[str] | None) -> frozenset[str]:
+    if kinds is None:
+        return frozenset(PII_KINDS)
+    unknown = set(kinds) - set(PII_KINDS)
+    if unknown:
+        msg = f"Unknown PII kinds {sorted(unknown)}; choose from {list(PII_KINDS)}."
+        raise ValueError(msg)
+    return frozenset(kinds)
+
+
+class Redactor(BaseModel):
+    """Reusable redaction settings.
+
+    Example:
+        >>> r = Redactor(mode="mask", kinds={"email"})
+        >>> r.redact("mail dana@example.com or call 13761245093").text
+        'mail [EMAIL] or call 13761245093'
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: RedactionMode = "mask"
+    """``mask``: replace with a label; ``drop``: remove the text; ``keep``: only report."""
+    kinds: frozenset[str] = frozenset(PII_KINDS)
+    """Kinds to act on; see :data:`PII_KINDS`."""
+    mask_format: str = "[{label}]"
+    """Template for masks; ``{label}`` (e.g. ``PHONE``) and ``{kind}`` (e.g. ``cn_mobile``)."""
+    labels: dict[str, str] = Field(default_factory=lambda: dict(DEFAULT_LABELS))
+    """Label per kind; entries you pass override the defaults."""
+    keep_originals: bool = False
+    """Store the matched text in :attr:`PIIMatch.original` (keep such results out of logs)."""
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _kinds_ok(cls, v: set[str] | frozenset[str] | list[str] | None) -> frozenset[str]:
+        return _check_kinds(None if v is None else frozenset(v))
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_ok(cls, v: dict[str, str]) -> dict[str, str]:
+        _check_kinds(frozenset(v))
+        return {**DEFAULT_LABELS, **v}
+
+    @field_validator("mask_format")
+    @classmethod
+    def _format_ok(cls, v: str) -> str:
+        try:
+            v.format(label="PHONE", kind="cn_mobile")
+        except (KeyError, IndexError, ValueError) as e:
+            msg = (
+                f"`mask_format` {v!r} is not a valid template; "
+                "use fields {label} and/or {kind}, e.g. '[{label}]'."
+            )
+            raise ValueError(msg) from e
+        return v
+
+    def mask_for(self, kind: str) -> str:
+        """The replacement text for ``kind`` in ``mask`` mode."""
+        return self.mask_format.format(label=self.labels[kind], kind=kind)
+
+    def find(self, text: str) -> list[PIIMatch]:
+        """All enabled PII in ``text``, left to right, non-overlapping."""
+        return _detect(text, self.kinds, self.keep_originals)
+
+    def redact(self, text: str) -> RedactionResult:
+        """Apply :attr:`mode` to every enabled match in ``text``.
+
+        Example:
+            >>> Redactor(mode="drop").redact("手机 13761245093 可联系").text
+            '手机 可联系'
+        """
+        found = self.find(text)
+        if self.mode == "keep" or not found:
+            return RedactionResult(text=text, found=found, mode=self.mode)
+        parts: list[str] = []
+        cursor = 0
+        for m in found:
+            before = text[cursor : m.start]
+            if self.mode == "mask":
+                parts.extend((before, self.mask_for(m.kind)))
+            else:
+                # Dropping "a 13761245093 b" should read "a b", not "a  b".
+                if before.endswith(" ") and text[m.end : m.end + 1] == " ":
+                    before = before[:-1]
+                parts.append(before)
+            cursor = m.end
+        parts.append(text[cursor:])
+        return RedactionResult(text="".join(parts), found=found, mode=self.mode)
+
+
+def redact(
+    text: str,
+    *,
+    mode: RedactionMode = "mask",
+    kinds: set[str] | None = None,
+    keep_originals: bool = False,
+) -> RedactionResult:
+    """Find PII in ``text`` and mask, drop or just report it.
+
+    Args:
+        text: Any text, Chinese or English.
+        mode: ``mask`` replaces each match with a label (``[PHONE]``, ``[EMAIL]``,
+            ``[ID_NUMBER]``, ``[BANK_CARD]``, ``[IP_ADDRESS]``); ``drop`` removes it;
+            ``keep`` leaves the text as is and only reports what it found.
+        kinds: Restrict to these kinds (see :data:`PII_KINDS`); all by default.
+        keep_originals: Also return the matched strings in ``found``.
+
+    Returns:
+        The new text and the matches (offsets into the original ``text``). In ``drop``
+        mode a non-empty ``found`` tells the caller it may want to drop the whole record.
+
+    Example:
+        >>> redact("我的手机号是 13761245093").text
+        '我的手机号是 [PHONE]'
+        >>> [m.kind for m in redact("dana.whitfield@example.com", mode="keep").found]
+        ['email']
+    """
+    return Redactor(mode=mode, kinds=_check_kinds(kinds), keep_originals=keep_originals).redact(text)
+
+
+def contains_pii(text: str, *, kinds: set[str] | None = None) -> bool:
+    """Whether ``text`` contains any PII of the given kinds (all by default).
+
+    Example:
+        >>> contains_pii("call +44 20 7946 0958"), contains_pii("v1.2.3 costs ¥1999")
+        (True, False)
+    """
+    return bool(_detect(text, _check_kinds(kinds), keep_originals=False))

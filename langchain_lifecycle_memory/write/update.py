@@ -1,0 +1,457 @@
+"""The update (reconcile) step: new facts against what is stored, deterministically.
+
+For a slot-keyed fact ``(namespace, entity, attribute)``:
+
+* same value (normalised: width, case, whitespace) → refresh ``updated_at``, raise the
+  confidence, promote a pending record; never a duplicate;
+* new value → a new ``active`` record that ``supersedes`` the old one, and the old one
+  ``archived`` with ``valid_to`` = the new ``valid_from`` and ``superseded_by``;
+* confidence below ``pending_below`` → a ``pending`` record, kept but not injected until
+  it is reinforced;
+* ``operation="retract"`` ("I no longer use Vim") → archive without a replacement.
+
+Planning reads the store; applying writes it in crash-safe order: every new record
+first, then the archivals, under the namespace's writer lock, followed by a check of the
+touched slots (``store.repair``). A crash in between leaves a slot with two active records:
+readers already see one current value (``store.slots``), and the next write to the slot,
+:func:`repair_slots`, ``sweep`` or ``doctor`` store the repaired chain — the newer
+``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
+LLM (:func:`create_conflict_judge`) that can only archive.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field
+
+from langchain_lifecycle_memory.errors import StoreUnavailableError
+from langchain_lifecycle_memory.schema import (
+    Fact,
+    MemoryRecord,
+    MemorySource,
+    MemoryStatus,
+    ensure_aware,
+    normalize_value,
+    utcnow,
+)
+from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
+from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
+from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, resolve_facts, same_value
+from langchain_lifecycle_memory.write.redaction import Redactor
+
+__all__ = [
+    "ConflictVerdict",
+    "UpdateConfig",
+    "UpdatePlan",
+    "UpdateResult",
+    "apply_plan",
+    "create_conflict_judge",
+    "plan_updates",
+    "reconcile",
+    "repair_slots",
+]
+
+logger = logging.getLogger(__name__)
+_LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+
+
+class UpdateConfig(BaseModel):
+    """How facts become records."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    pending_below: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Facts with lower confidence are stored ``pending`` (not injected)."""
+    reinforce_step: float = Field(default=0.1, ge=0.0, le=1.0)
+    """Confidence added each time a fact is restated."""
+    policy: RetentionPolicy = Field(default_factory=RetentionPolicy)
+    redactor: Redactor | None = Field(default_factory=Redactor)
+    """PII redaction before storage (default masks); ``None`` keeps text as is."""
+    dedup_min_score: float = 0.97
+    """Free-text facts this similar to an active one with the same text are refreshes."""
+    judge: Runnable | None = None
+    """Optional ``create_conflict_judge(model)`` for free-text facts."""
+    resolve_slots: bool = True
+    """Resolve each fact's slot against the stored ones by meaning (``_slot_identity.py``); off = exact names."""
+    slot_threshold: float | None = None
+    """Embedding cosine for "same attribute"; ``None``: the calibrated value for the bundled encoder,
+    and no embedding evidence for other encoders (their scale differs)."""
+    slot_judge: Runnable | None = None
+    """Optional ``create_slot_judge(model)``: one call per turn for undecided slot names."""
+
+
+class UpdatePlan(BaseModel):
+    """What an update will write: new/changed records, then archivals (in that order)."""
+
+    namespace: tuple[str, ...]
+    added: list[MemoryRecord] = Field(default_factory=list)
+    refreshed: list[MemoryRecord] = Field(default_factory=list)
+    archived: list[MemoryRecord] = Field(default_factory=list)
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions of a touched slot rewritten into one chain (a crash or a race had forked it)."""
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to write."""
+        return not (self.added or self.refreshed or self.archived or self.repaired)
+
+
+class UpdateResult(BaseModel):
+    """What an update did, as a notebook user wants to see it."""
+
+    added: list[MemoryRecord] = Field(default_factory=list)
+    refreshed: list[MemoryRecord] = Field(default_factory=list)
+    archived: list[MemoryRecord] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    """Extraction failures; the raw turn was kept as an ``episode`` record."""
+    repaired: list[MemoryRecord] = Field(default_factory=list)
+    """Versions rewritten into one chain because another writer forked a touched slot."""
+
+    @property
+    def pending(self) -> list[MemoryRecord]:
+        """Added records waiting for confirmation."""
+        return [r for r in self.added if r.status is MemoryStatus.PENDING]
+
+    def summary(self) -> str:
+        """One line: ``+2 added, 1 refreshed, 1 archived``."""
+        text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
+        text += f", {len(self.repaired)} repaired" if self.repaired else ""
+        return text + (f", {len(self.errors)} error(s)" if self.errors else "")
+
+
+class ConflictVerdict(BaseModel):
+    """The conflict judge's answer: ids of stored facts the new fact makes untrue."""
+
+    superseded_ids: list[str] = Field(default_factory=list, description="ids of OLD facts that are no longer true")
+
+
+def _clean(text: str | None, redactor: Redactor | None) -> str | None:
+    if text is None or redactor is None:
+        return text
+    return redactor.redact(text).text
+
+
+def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
+    """Whether redaction leaves nothing of ``value`` but masks (or nothing at all)."""
+    if not value or redactor is None or redactor.mode == "keep":
+        return False
+    result = redactor.redact(value)
+    rest = result.text
+    for m in result.found:
+        rest = rest.replace(redactor.mask_for(m.kind), " ") if redactor.mode == "mask" else rest
+    return result.has_pii and not any(ch.isalnum() for ch in rest)
+
+
+def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime, str]:
+    return precedence(r)
+
+
+class _Planner:
+    """Plans one batch; keeps the slot state in memory so facts in a batch see each other."""
+
+    def __init__(self, store: ChromaMemoryStore, namespace: tuple[str, ...], at: datetime, config: UpdateConfig):
+        self.store, self.ns, self.at, self.cfg = store, namespace, at, config
+        self.plan = UpdatePlan(namespace=namespace)
+        self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
+        self._touched: dict[str, MemoryRecord] = {}
+
+    def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
+        if slot not in self._slots:
+            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE, resolve=False)
+            for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
+                self._write(fix, self.plan.repaired)
+            live = [r for r in resolve_current(stored) if r.status in _LIVE]
+            self._slots[slot] = sorted(live, key=_sort_key)
+        return self._slots[slot]
+
+    def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
+        self._touched[record.id] = record
+        for b in (self.plan.added, self.plan.refreshed, self.plan.archived, self.plan.repaired):
+            b[:] = [r for r in b if r.id != record.id]
+        bucket.append(record)
+
+    def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None:
+        archived = old.transition(
+            MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
+        )
+        self._write(archived, self.plan.archived)
+        slot = old.slot
+        if slot is not None:
+            self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
+
+    def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
+        valid_from = fact.valid_from or self.at
+        return MemoryRecord(
+            namespace=self.ns,
+            content=_clean(fact.content, self.cfg.redactor) or fact.content,
+            entity=fact.entity,
+            attribute=fact.attribute,
+            value=_clean(fact.value, self.cfg.redactor),
+            kind=fact.kind,
+            status=status,
+            confidence=fact.confidence,
+            source=source,
+            created_at=self.at,
+            updated_at=self.at,
+            valid_from=valid_from,
+            expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
+            cardinality=fact.cardinality or "single",
+        )
+
+    def add(self, fact: Fact, source: MemorySource) -> None:
+        if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
+            # A redaction mask is not a value of an ordinary attribute: "smartphone = [PHONE]"
+            # is an extractor mistaking a phone number for a device. Only an attribute meant
+            # for personal data (kind "sensitive": phone, email, ...) holds a masked value;
+            # any other fact whose value is nothing but masks keeps its statement, without a slot.
+            fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
+        if fact.slot is None:
+            self._add_free_text(fact, source)
+        else:
+            self._add_slot(fact, fact.slot, source)
+
+    def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
+        when = fact.valid_from or self.at
+        value = _clean(fact.value, self.cfg.redactor)
+        live = self.live(slot)
+        card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
+        if fact.operation == "retract":
+            for old in list(live):
+                if fact.value is None or same_value(old.value, value):
+                    self._archive(old, when, None)
+            return
+        same = [r for r in live if same_value(r.value, value)]
+        if same:
+            keep = same[-1]
+            confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
+            status = keep.status
+            if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
+                status = MemoryStatus.ACTIVE
+            changes = {"confidence": confidence, "updated_at": self.at, "status": status, "cardinality": card}
+            refreshed = keep.model_copy(update=changes)
+            self._write(refreshed, self.plan.refreshed)
+            self._slots[slot] = [refreshed if r.id == keep.id else r for r in live]
+            if status is MemoryStatus.ACTIVE and card == "single":
+                for other in [r for r in live if r.id != keep.id and r.status is MemoryStatus.ACTIVE]:
+                    self._archive(other, max(when, other.valid_from), keep.id)
+            return
+        pending = fact.confidence < self.cfg.pending_below
+        if card == "set":
+            self._join_set(fact, slot, source, live, pending)
+            return
+        active = [r for r in live if r.status is MemoryStatus.ACTIVE]
+        newest = max(active, key=_sort_key) if active else None
+        if newest is not None and when < newest.valid_from and not pending:
+            # An older statement learned late: history, not the current value.
+            record = self._new_record(fact, source, MemoryStatus.ACTIVE)
+            record = record.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=newest.valid_from)
+            self._write(record, self.plan.added)
+            return
+        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
+        if not pending and newest is not None:
+            record = record.model_copy(update={"supersedes": newest.id})
+        self._write(record, self.plan.added)
+        self._slots[slot] = [*live, record]
+        if not pending:
+            for old in active:
+                self._archive(old, when, record.id)
+
+    def _join_set(
+        self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
+    ) -> None:
+        """A set-valued slot: the new value joins; members stored as single are marked ``set``."""
+        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
+        self._write(record, self.plan.added)
+        members = []
+        for r in live:
+            if r.cardinality != "set":
+                r = r.model_copy(update={"cardinality": "set", "updated_at": self.at})
+                self._write(r, self.plan.refreshed)
+            members.append(r)
+        self._slots[slot] = [*members, record]
+
+    def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
+        content = _clean(fact.content, self.cfg.redactor) or fact.content
+        for earlier in self.plan.added:  # the same statement twice in one batch is one memory
+            if normalize_value(earlier.content) == normalize_value(content):
+                if fact.kind == "sensitive" and earlier.kind != "sensitive":  # the stricter retention wins
+                    expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
+                    self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
+                return
+        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at, resolve=False)
+        for old, score in similar:
+            if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
+                bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
+                self._write(old.model_copy(update={"confidence": bump, "updated_at": self.at}), self.plan.refreshed)
+                return
+        status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE
+        record = self._new_record(fact, source, status)
+        self._write(record, self.plan.added)
+        if self.cfg.judge is None or not similar or status is MemoryStatus.PENDING:
+            return
+        candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
+        if not candidates:
+            return
+        try:
+            verdict = self.cfg.judge.invoke({"new": content, "candidates": candidates})
+        except Exception:
+            logger.exception("Conflict judge failed; keeping every existing fact (nothing is archived)")
+            return
+        known = {c.id: c for c in candidates}
+        for rid in verdict.superseded_ids:
+            if rid in known:
+                self._archive(known[rid], record.valid_from, record.id)
+
+
+def plan_updates(
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    facts: Sequence[Fact],
+    *,
+    at: datetime | str | None = None,
+    source: MemorySource | None = None,
+    config: UpdateConfig | None = None,
+) -> UpdatePlan:
+    """Decide what ``facts`` change in ``namespace`` (reads the store, writes nothing)."""
+    when = ensure_aware(at) or utcnow()
+    cfg = config or UpdateConfig()
+    checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
+    if cfg.resolve_slots and any(f.slot is not None for f in checked):
+        checked = _resolve(store, tuple(namespace), checked, cfg)
+    planner = _Planner(store, tuple(namespace), when, cfg)
+    for fact in checked:
+        planner.add(fact, source or MemorySource())
+    return planner.plan
+
+
+def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
+    """Facts renamed to the stored slots they mean, with their cardinality decided."""
+    threshold = cfg.slot_threshold
+    if threshold is None and isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings):
+        threshold = DEFAULT_SLOT_THRESHOLD
+    return resolve_facts(
+        facts,
+        store.slot_catalogue(namespace),
+        embeddings=store.embeddings,
+        threshold=threshold,
+        judge=cfg.slot_judge,
+    )
+
+
+def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
+    """Write a plan: new and refreshed records first, archivals last (crash-safe order).
+
+    Runs under the namespace's writer lock, then checks the touched slots and repairs a
+    fork another process may have made meanwhile (``UpdateResult.repaired``).
+    """
+    first = [*plan.added, *plan.refreshed]
+    second = [*plan.archived, *plan.repaired]
+    slots = {r.slot for r in [*first, *second] if r.slot is not None}
+    parents = {r.id for r in second} | {r.supersedes for r in [*first, *second] if r.supersedes}
+    written: list[MemoryRecord] = []
+    with writer_lock(store, plan.namespace):
+        try:
+            if first:
+                store.put_records(first)
+                written = first
+            if second:
+                store.put_records(second)
+        except StoreUnavailableError as e:
+            raise StoreUnavailableError(_partial_write(plan, written, e)) from e
+        repaired = check_slots(store, plan.namespace, slots, parents=parents) if slots else []
+    return UpdateResult(
+        added=plan.added, refreshed=plan.refreshed, archived=plan.archived, repaired=[*plan.repaired, *repaired]
+    )
+
+
+def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Exception) -> str:
+    """Say exactly which part of a plan reached the store before ``error``."""
+    if not written:
+        first = ", ".join(r.id[:8] for r in [*plan.added, *plan.refreshed])
+        return (
+            f"{error} The update stopped at its first write: whether its new or refreshed record(s) ({first}) "
+            "landed is unknown, nothing was archived. Check `history` and send the update again."
+        )
+    ids = ", ".join(r.id[:8] for r in written)
+    old = ", ".join(r.id[:8] for r in plan.archived)
+    return (
+        f"{error} Written before the failure: {len(written)} new or refreshed record(s) ({ids}). Not written: "
+        f"archiving the {len(plan.archived)} version(s) they replace ({old}), so those still read as current "
+        f"until `repair_slots(store, {plan.namespace!r})` or the next write to the slot archives them."
+    )
+
+
+def reconcile(
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    facts: Sequence[Fact],
+    *,
+    at: datetime | str | None = None,
+    source: MemorySource | None = None,
+    config: UpdateConfig | None = None,
+) -> UpdateResult:
+    """Plan and apply in one call, under the namespace's writer lock.
+
+    Example:
+        .. code-block:: python
+
+            reconcile(store, ("memories", "u1"), [Fact(entity="user", attribute="editor",
+                      value="VS Code", content="用户现在使用 VS Code")], at="2024-03-01T10:00:00Z")
+    """
+    with writer_lock(store, tuple(namespace)):
+        return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
+
+
+def repair_slots(
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    *,
+    at: datetime | None = None,
+    slots: Sequence[tuple[str, str]] | None = None,
+) -> list[MemoryRecord]:
+    """Fix slots left with several active records or forked histories (crash, racing writers).
+
+    Each single-valued slot becomes one linear chain: the newest ``valid_from`` (then the
+    newest write) stays active, the others are archived and linked to their successor;
+    nothing is deleted. Returns the records rewritten. ``slots`` limits it to those slots.
+    """
+    return repair_namespace(store, tuple(namespace), slots=slots, at=ensure_aware(at))
+
+
+_JUDGE_PROMPT = (
+    "You maintain a user's long-term memory. A NEW fact was just learned. Decide which of the "
+    "OLD facts it makes no longer true (replaced, contradicted or retracted). Only list ids of "
+    "OLD facts that are clearly superseded; facts that can both be true stay. Answer with the ids.\n\n"
+    "NEW: {new}\n\nOLD:\n{old}"
+)
+
+
+def create_conflict_judge(model: BaseChatModel, *, run_name: str = "judge_memory_conflicts") -> Runnable:
+    """An LLM judge for free-text facts: returns ``ConflictVerdict`` (it can only archive).
+
+    Example:
+        .. code-block:: python
+
+            judge = create_conflict_judge(ChatOpenAI(model="gpt-4o-mini"))
+            config = UpdateConfig(judge=judge)
+    """
+    structured = model.with_structured_output(ConflictVerdict)
+
+    def _run(inputs: dict[str, Any]) -> ConflictVerdict:
+        candidates: list[MemoryRecord] = inputs["candidates"]
+        old = "\n".join(f"- id={c.id}: {c.content}" for c in candidates)
+        result = structured.invoke(_JUDGE_PROMPT.format(new=inputs["new"], old=old))
+        if isinstance(result, dict):
+            result = ConflictVerdict.model_validate(result)
+        return result  # type: ignore[return-value]
+
+    return RunnableLambda(_run).with_config(run_name=run_name)
