@@ -72,7 +72,11 @@ def _kernel_manager(tmp_path: Path) -> Any:
 
     kernels = tmp_path / "kernels"
     write_kernel_spec(str(kernels / "python3"))
-    return KernelManager(kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]))
+    return KernelManager(
+        kernel_name="python3",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+        connection_file=str(tmp_path / "kernel-connection.json"),  # not a stray tmp*.json in the system temp dir
+    )
 
 
 def _error_text(cell: Any) -> str:
