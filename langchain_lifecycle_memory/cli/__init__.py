@@ -5,7 +5,7 @@ Imports chromadb only when a command needs the store (``--help`` stays fast).
 May import everything in the package; nothing in the package imports it.
 """
 
-from typing import Any
+from langchain_lifecycle_memory.compat import lazy_names
 
 # ``langchain_lifecycle_memory.cli`` was one module before the stage subpackages; its names
 # still resolve here (lazily, so importing a sibling module stays cheap).
@@ -16,12 +16,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.main"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, "main", __all__)

@@ -5,7 +5,7 @@
 May import: ``schema``, ``errors``, ``vocabulary``, ``store``, ``write``, ``read``. Never ``graph``.
 """
 
-from typing import Any
+from langchain_lifecycle_memory.compat import lazy_names
 
 # ``langchain_lifecycle_memory.lifecycle`` was one module before the stage subpackages; its names
 # still resolve here (lazily, so importing a sibling module stays cheap).
@@ -29,12 +29,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.operations"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, "operations", __all__)

@@ -5,7 +5,7 @@ retention policy, tenants, maintenance (reindex/compact) and the sentence encode
 Knows records, not LLMs. May import: ``schema``, ``errors``, ``vocabulary`` and itself.
 """
 
-from typing import Any
+from langchain_lifecycle_memory.compat import lazy_names
 
 # ``langchain_lifecycle_memory.store`` was one module before the stage subpackages; its names
 # still resolve here (lazily, so importing a sibling module stays cheap).
@@ -14,12 +14,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.chroma_store"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, "chroma_store", __all__)
