@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langchain_lifecycle_memory.cli.main import app
+from langchain_lifecycle_memory.cli.main import run
 
 if __name__ == "__main__":
-    app(prog_name="lifecycle-memory")
+    run(prog_name="lifecycle-memory")

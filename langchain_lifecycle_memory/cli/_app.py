@@ -384,3 +384,32 @@ def _confirm(cfg: Settings, question: str, yes: bool) -> None:
 
 def _plural(n: int) -> str:
     return f"{n} memor{'y' if n == 1 else 'ies'}"
+
+
+def exit_fast(code: int | str | None) -> None:
+    """End the process after a command without tearing the interpreter down.
+
+    A one-shot CLI process has loaded langchain-core, Chroma and the encoder; freeing all of
+    that at exit costs ~0.2-0.3 s of CPU for nothing. Everything that must happen at exit still
+    does: the ``atexit`` handlers (logging, background writers) run and stdout/stderr are
+    flushed. Every write is already committed by then (Chroma commits each call). If a
+    non-daemon thread is still running, the normal exit joins it instead.
+    """
+    import atexit
+    import sys
+    import threading
+
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    code = int(code or 0)
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if others:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): nothing left to say
+            pass
+    os._exit(code)

@@ -41,11 +41,12 @@ from langchain_lifecycle_memory.cli._app import (
     _scope,
     _users,
     app,
+    exit_fast,
     make_embeddings,
 )
 from langchain_lifecycle_memory.schema import KINDS, MemoryRecord, MemoryStatus, utcnow
 
-__all__ = ["CliError", "app", "make_embeddings"]
+__all__ = ["CliError", "app", "make_embeddings", "run"]
 
 
 # ---------------------------------------------------------------------- commands
@@ -476,3 +477,12 @@ def doctor(
     R.emit(cfg.json, {**R.jsonable(report), "ok": report.ok}, R.doctor_view(report))
     if report.record is None:
         raise typer.Exit(1)
+
+
+def run(prog_name: str | None = None) -> None:
+    """The ``lifecycle-memory`` console script: the Typer ``app``, then a fast process exit."""
+    try:
+        app(prog_name=prog_name)
+    except SystemExit as e:
+        exit_fast(e.code)
+    exit_fast(0)

@@ -82,7 +82,12 @@ class LifecycleMemory:
         num_cues: int = 4,
     ) -> None:
         self.store = store if store is not None else ChromaMemoryStore(path)
-        self.extractor = resolve_extractor(extractor)
+        # The rule extractor is built on first write (compiling its patterns is wasted on a
+        # read-only process such as `lifecycle-memory search`); anything else is checked now.
+        self._extractor: Runnable | None = None
+        self._extractor_spec = extractor
+        if not (extractor is None or extractor == "rule"):
+            self._extractor = resolve_extractor(extractor)
         self.extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
         if isinstance(extractor, Runnable) and not isinstance(extractor, BaseChatModel):
             self.extractor_name = extractor.get_name()
@@ -93,6 +98,17 @@ class LifecycleMemory:
         self.retrieval_log = retrieval_log
         self.cue_model = cue_model
         self.num_cues = num_cues
+
+    @property
+    def extractor(self) -> Runnable:
+        """The extraction runnable (``{"messages", "now"} -> list[Fact]``)."""
+        if self._extractor is None:
+            self._extractor = resolve_extractor(self._extractor_spec)
+        return self._extractor
+
+    @extractor.setter
+    def extractor(self, value: Runnable) -> None:
+        self._extractor = value
 
     # ------------------------------------------------------------------ write side
     def namespace(self, user_id: Any) -> tuple[str, ...]:
