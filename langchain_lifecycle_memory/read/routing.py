@@ -134,8 +134,14 @@ def is_personal(query: str) -> bool:
     return any(marker in query for marker in _ZH_PERSONAL)
 
 
+_SEPARATORS = re.compile(r"[_\-\s]+")
+_PLAIN_NAME = re.compile(r"[a-z0-9_\- ]+")
+"""A name whose humanised words are its latin runs already (most attribute ids)."""
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _humanize(name: str) -> str:
-    return " ".join(part for part in re.split(r"[_\-\s]+", name) if part)
+    return " ".join([part for part in _SEPARATORS.split(name) if part])
 
 
 def _stems(words: Iterable[str]) -> list[str]:
@@ -170,11 +176,18 @@ def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) 
 def _attribute_names(attribute: str, zh: str | None) -> tuple[tuple[bool, tuple[str, ...] | str], ...]:
     """How ``attribute_mentioned`` looks for an attribute: latin stem runs or CJK substrings."""
     out: list[tuple[bool, tuple[str, ...] | str]] = []
-    for name in [_humanize(attribute), *([zh] if zh else [])]:
+    names = [zh] if zh else []
+    if _PLAIN_NAME.fullmatch(attribute):  # the same words, without normalising and re-tokenising
+        words = [part for part in _SEPARATORS.split(attribute) if part]
+        if words:
+            out.append((True, tuple([_stem(w) for w in words])))
+    else:
+        names.insert(0, _humanize(attribute))
+    for name in names:
         words = word_tokens(name)
         if not words:
             continue
-        if all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
+        if all(_LATIN_WORD.fullmatch(w) for w in words):
             out.append((True, tuple(_stems(words))))
         elif len(normalize_text(name)) >= 2:
             out.append((False, normalize_text(name)))
@@ -186,26 +199,54 @@ _mention_index: list[tuple[Any, Any]] = []  # one entry: (key, index) of the las
 
 
 def _mention_index_of(attributes: tuple[str, ...], specs: Mapping[str, AttributeSpec]) -> Any:
-    """Attribute names indexed by their first stem (latin) or their text (CJK), built once per list."""
+    """Attribute names indexed by their first stem (latin) or their text (CJK), built once per list.
+
+    A list that differs from the last one by a few names (a write added or dropped an
+    attribute) updates that index instead of rebuilding it.
+    """
     key = (attributes, id(specs))
     hit = _mention_index[0] if _mention_index else None
     if hit is not None and hit[0] == key:
         return hit[1]
-    latin: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    cjk: dict[str, list[str]] = {}
-    long: list[tuple[str, str]] = []
+    if hit is not None and hit[0][1] == id(specs) and hit[1][3] is specs:
+        before, now = set(hit[0][0]), set(attributes)
+        added, gone = now - before, before - now
+        if len(added) + len(gone) <= max(16, len(now) // 8):
+            index = hit[1]
+            _index_names(index, sorted(added), specs)
+            if gone:
+                _unindex_names(index, gone, specs)
+            _mention_index[:] = [(key, index)]
+            return index
+    index: tuple[Any, ...] = ({}, {}, [], specs)
+    _index_names(index, attributes, specs)
+    _mention_index[:] = [(key, index)]
+    return index
+
+
+def _index_names(index: tuple[Any, ...], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]) -> None:
+    latin, cjk, long = index[0], index[1], index[2]
     for attribute in attributes:
         spec = specs.get(attribute)
         for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
             if is_latin:
-                latin.setdefault(needle[0], []).append((attribute, needle))  # type: ignore[arg-type]
+                latin.setdefault(needle[0], []).append((attribute, needle))
             elif len(needle) <= _MENTION_CJK_SPAN:
-                cjk.setdefault(needle, []).append(attribute)  # type: ignore[arg-type]
+                cjk.setdefault(needle, []).append(attribute)
             else:
-                long.append((attribute, needle))  # type: ignore[arg-type]
-    index = (latin, cjk, long, specs)
-    _mention_index[:] = [(key, index)]
-    return index
+                long.append((attribute, needle))
+
+
+def _unindex_names(index: tuple[Any, ...], gone: set[str], specs: Mapping[str, AttributeSpec]) -> None:
+    latin, cjk, long = index[0], index[1], index[2]
+    for attribute in gone:
+        spec = specs.get(attribute)
+        for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
+            if is_latin:
+                latin[needle[0]] = [e for e in latin.get(needle[0], ()) if e[0] != attribute]
+            elif len(needle) <= _MENTION_CJK_SPAN:
+                cjk[needle] = [a for a in cjk.get(needle, ()) if a != attribute]
+    long[:] = [e for e in long if e[0] not in gone]
 
 
 def mentioned_attributes(

@@ -443,3 +443,19 @@ def test_router_array_scores_equal_the_sorted_two_best_definition() -> None:
             sims = np.sort(router._cards[a] @ unit)
             expected = float(np.mean(sims[-2:])) - (0 if a in router.specs else 0.05)
             assert got[j] == pytest.approx(expected, abs=1e-6), a
+
+
+def test_mention_index_updated_for_a_changed_attribute_list_finds_what_a_rebuild_finds() -> None:
+    from langchain_lifecycle_memory.read import routing
+    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+    specs = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+    rng = random.Random(5)
+    pool = [*specs, "running_shoes", "猫粮品牌", "favourite_tea", *(f"topic_{i}" for i in range(300))]
+    queries = ["Which running shoes?", "猫粮品牌换了吗", "my favourite tea", "topic 17 and topic_3", "我的编辑器"]
+    attributes = sorted(rng.sample(pool, 200))
+    for _ in range(30):  # writes add and drop a few attributes between searches
+        attributes = sorted((set(attributes) - set(rng.sample(attributes, 3))) | set(rng.sample(pool, 3)))
+        got = routing.mentioned_attributes(queries, attributes, specs)
+        expected = {a for a in attributes if any(routing.attribute_mentioned(q, a, specs.get(a)) for q in queries)}
+        assert got == expected
