@@ -10,7 +10,9 @@ Parts (``--parts``, all by default):
   ``LifecycleRetriever`` (the use side's real path); the baseline is
   ``Chroma.similarity_search`` over a collection of the same texts.
 * ``attributes``: 50k records with 50k distinct attributes: the first search (router
-  cards embedded and installed, snapshot built) and a warm one.
+  cards embedded and installed, snapshot built), split into its parts (``attribute_split``),
+  a warm one, one after a write, and the first search of a reopened store (card vectors
+  from the card files the first one wrote).
 * ``users``: 1k/10k users x 20 records, every user searched once: RSS growth, disk,
   p50/p95. Ours and the baseline both use one collection per user (today's layout).
 * ``layout``: ``chromadb`` directly, three layouts side by side: a collection per
