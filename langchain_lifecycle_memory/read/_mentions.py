@@ -117,12 +117,26 @@ def _mention_index_of(attributes: tuple[str, ...], specs: Mapping[str, Attribute
 
 
 def _index_names(index: tuple[Any, ...], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]) -> None:
+    """Add ``attributes`` to the index: latin names under their first stem, CJK ones by text.
+
+    A plain id (``topic_17``) is filed under the stem of its first word without building
+    its needle: that is made (and remembered) only when a query has that stem, so a 50k
+    list leaves no per-attribute objects behind for the garbage collector to walk.
+    """
     latin, cjk, long = index[0], index[1], index[2]
+    plain, split = _PLAIN_NAME.fullmatch, _SEPARATORS.split
     for attribute in attributes:
         spec = specs.get(attribute)
-        for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
+        zh = spec.zh if spec is not None else None
+        if not zh and plain(attribute):
+            words = split(attribute)
+            first = words[0] or (words[1] if len(words) > 1 else "")
+            if first:
+                latin.setdefault(_stem_of(first), []).append(attribute)
+            continue
+        for is_latin, needle in _attribute_names(attribute, zh):
             if is_latin:
-                latin.setdefault(needle[0], []).append((attribute, needle))
+                latin.setdefault(needle[0], []).append(attribute)
             elif len(needle) <= _MENTION_CJK_SPAN:
                 cjk.setdefault(needle, []).append(attribute)
             else:
@@ -135,10 +149,16 @@ def _unindex_names(index: tuple[Any, ...], gone: set[str], specs: Mapping[str, A
         spec = specs.get(attribute)
         for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
             if is_latin:
-                latin[needle[0]] = [e for e in latin.get(needle[0], ()) if e[0] != attribute]
+                latin[needle[0]] = [a for a in latin.get(needle[0], ()) if a != attribute]
             elif len(needle) <= _MENTION_CJK_SPAN:
                 cjk[needle] = [a for a in cjk.get(needle, ()) if a != attribute]
     long[:] = [e for e in long if e[0] not in gone]
+
+
+def _latin_hit(attribute: str, stems: list[str], specs: Mapping[str, AttributeSpec]) -> bool:
+    spec = specs.get(attribute)
+    names = _attribute_names(attribute, spec.zh if spec is not None else None)
+    return any(is_latin and _contains_seq(stems, needle) for is_latin, needle in names)  # type: ignore[arg-type]
 
 
 def mentioned_attributes(
@@ -154,7 +174,7 @@ def mentioned_attributes(
     for query in queries:
         stems = _stems(word_tokens(query))
         for stem in set(stems):
-            found.update(a for a, needle in latin.get(stem, ()) if _contains_seq(stems, needle))
+            found.update(a for a in latin.get(stem, ()) if a not in found and _latin_hit(a, stems, specs))
         text = normalize_text(query)
         for i in range(len(text)):
             for j in range(i + 2, min(len(text), i + _MENTION_CJK_SPAN) + 1):
