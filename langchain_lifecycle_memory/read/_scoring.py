@@ -9,6 +9,7 @@ retrieval (every kept one when a reranker follows), every record for ``explain``
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,13 +81,13 @@ def score_snapshot(
         more_bm25, more_coverage = snap.index.scores(q)
         bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
     attributes = snap.attributes
-    routes: dict[str, float] = {}
+    names = tuple(attributes)
+    # Routing cosine of every attribute (best over the query vectors), as one array.
+    route = np.full(len(names), -1.0)
     for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
-        for attr, score in router.scores(vector, attributes).items():
-            routes[attr] = max(score - offset, routes.get(attr, -1.0))
-    best_route = max(routes.values(), default=0.0)
-    mentioned = mentioned_attributes(queries, attributes, router.specs)
-    named = {a: a in mentioned for a in attributes}
+        route = np.maximum(route, router.score_array(vector, names) - offset)
+    best_route = float(route.max()) if len(route) else 0.0
+    mentioned = mentioned_attributes(queries, names, router.specs)
     targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
     personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
     damp = 1.0 if personal else cfg.impersonal_factor
@@ -95,10 +96,11 @@ def score_snapshot(
     # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
     # living"), then per record, raised by an explicit value mention.
     attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
-    for j, a in enumerate(attributes):
-        if routes.get(a, 0.0) >= best_route - cfg.route_margin:
-            attr_slot[j] = cal.route(routes.get(a, 0.0)) * damp
-        if named[a]:
+    near = route >= best_route - cfg.route_margin
+    attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
+    for a in mentioned:  # a few names at most: found by bisection in the sorted attribute list
+        j = bisect.bisect_left(attributes, a)
+        if j < len(attributes) and attributes[j] == a:
             attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
     cosine = np.full(n, np.nan)
     if cosines:
@@ -157,8 +159,8 @@ def score_snapshot(
         raw = {"coverage": float(coverage[p]), "bm25": float(bm25[p])}
         if not np.isnan(cosine[p]):
             raw["cosine"] = float(cosine[p])
-        if record.attribute in routes:
-            raw["route"] = routes[record.attribute]
+        if record.attribute and 0 <= (j := int(snap.attribute_code[p])) < len(route):
+            raw["route"] = float(route[j])
         if cue_scores and p in cue_scores:
             raw["cue"] = cue_scores[p]
         decision: Decision = "kept"
@@ -202,11 +204,18 @@ def score_snapshot(
         k=opts.k,
         as_of=opts.as_of,
         now=opts.now,
-        routes=routes,
+        # Every attribute's route for ``explain``; a plain retrieval (its explanation is
+        # internal) carries the routes of what it shows, not one entry per attribute.
+        routes=dict(zip(names, route.tolist())) if full else _shown_routes(snap, route, shown),
         target_entities=sorted(targets),
         personal=personal,
         candidates=candidates,
     )
+
+
+def _shown_routes(snap: Snapshot, route: np.ndarray, shown: Sequence[int]) -> dict[str, float]:
+    codes = {int(snap.attribute_code[p]) for p in shown} - {-1}
+    return {snap.attributes[j]: float(route[j]) for j in sorted(codes)}
 
 
 def _calibrated(

@@ -14,17 +14,23 @@ named person ("Which shoes does Claire race in?").
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
+from langchain_lifecycle_memory.read._card_vectors import PersistedCards
+from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-exported; the benchmark resets these)
+    _attribute_names,
+    _humanize,
+    _mention_index,
+    attribute_mentioned,
+    mentioned_attributes,
+)
+from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.store.lru import LRUCache
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -133,102 +139,6 @@ def is_personal(query: str) -> bool:
     return any(marker in query for marker in _ZH_PERSONAL)
 
 
-def _humanize(name: str) -> str:
-    return " ".join(part for part in re.split(r"[_\-\s]+", name) if part)
-
-
-def _stems(words: Iterable[str]) -> list[str]:
-    return [_stem(w) for w in words]
-
-
-def _contains_seq(haystack: Sequence[str], needle: Sequence[str]) -> bool:
-    n = len(needle)
-    return n > 0 and any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
-
-
-def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) -> bool:
-    """The query names the attribute itself ("编辑器", "editor", "running shoes")."""
-    text = normalize_text(query)
-    q_stems = _stems(word_tokens(query))
-    names = [_humanize(attribute)]
-    if spec is not None and spec.zh:
-        names.append(spec.zh)
-    for name in names:
-        words = word_tokens(name)
-        if not words:
-            continue
-        if all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
-            if _contains_seq(q_stems, _stems(words)):
-                return True
-        elif len(normalize_text(name)) >= 2 and normalize_text(name) in text:
-            return True
-    return False
-
-
-@functools.lru_cache(maxsize=65_536)
-def _attribute_names(attribute: str, zh: str | None) -> tuple[tuple[bool, tuple[str, ...] | str], ...]:
-    """How ``attribute_mentioned`` looks for an attribute: latin stem runs or CJK substrings."""
-    out: list[tuple[bool, tuple[str, ...] | str]] = []
-    for name in [_humanize(attribute), *([zh] if zh else [])]:
-        words = word_tokens(name)
-        if not words:
-            continue
-        if all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
-            out.append((True, tuple(_stems(words))))
-        elif len(normalize_text(name)) >= 2:
-            out.append((False, normalize_text(name)))
-    return tuple(out)
-
-
-_MENTION_CJK_SPAN = 16
-_mention_index: list[tuple[Any, Any]] = []  # one entry: (key, index) of the last attribute list
-
-
-def _mention_index_of(attributes: tuple[str, ...], specs: Mapping[str, AttributeSpec]) -> Any:
-    """Attribute names indexed by their first stem (latin) or their text (CJK), built once per list."""
-    key = (attributes, id(specs))
-    hit = _mention_index[0] if _mention_index else None
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    latin: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
-    cjk: dict[str, list[str]] = {}
-    long: list[tuple[str, str]] = []
-    for attribute in attributes:
-        spec = specs.get(attribute)
-        for is_latin, needle in _attribute_names(attribute, spec.zh if spec is not None else None):
-            if is_latin:
-                latin.setdefault(needle[0], []).append((attribute, needle))  # type: ignore[arg-type]
-            elif len(needle) <= _MENTION_CJK_SPAN:
-                cjk.setdefault(needle, []).append(attribute)  # type: ignore[arg-type]
-            else:
-                long.append((attribute, needle))  # type: ignore[arg-type]
-    index = (latin, cjk, long, specs)
-    _mention_index[:] = [(key, index)]
-    return index
-
-
-def mentioned_attributes(
-    queries: Sequence[str], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]
-) -> set[str]:
-    """The attributes that some query names (``attribute_mentioned``), in time linear in the queries.
-
-    Attribute names are indexed once per attribute list; each query's stems and
-    substrings are then looked up, so 50k attributes cost no more per query than 50.
-    """
-    latin, cjk, long, _ = _mention_index_of(tuple(dict.fromkeys(attributes)), specs)
-    found: set[str] = set()
-    for query in queries:
-        stems = _stems(word_tokens(query))
-        for stem in set(stems):
-            found.update(a for a, needle in latin.get(stem, ()) if _contains_seq(stems, needle))
-        text = normalize_text(query)
-        for i in range(len(text)):
-            for j in range(i + 2, min(len(text), i + _MENTION_CJK_SPAN) + 1):
-                found.update(cjk.get(text[i:j], ()))
-        found.update(a for a, needle in long if needle in text)
-    return found
-
-
 def value_mentioned(query: str, value: str | None) -> bool:
     """The slot value appears in the query (whole words for latin values)."""
     return bool(value) and value_in(normalize_value(str(value)), normalize_value(query))
@@ -322,7 +232,8 @@ def _card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
 class AttributeRouter:
     """Scores how much a query is about each attribute (cosine to its topic cards).
 
-    Cards of the vocabulary are embedded once per embedder and cached for the process;
+    Cards of the vocabulary are embedded once per embedder and cached for the process
+    (an LRU) and on disk (``PersistedCards``, keyed by the embedder's fingerprint);
     attributes outside the vocabulary get a card made of their humanised name. The
     embedding of missing cards is left to the caller (``missing`` / ``install``) so
     that async callers can await it; ``scores`` embeds them itself when needed.
@@ -345,7 +256,9 @@ class AttributeRouter:
         self.vocabulary = tuple(vocabulary)
         self.specs = {spec.name: spec for spec in self.vocabulary}
         self._cards = self._shared_cards()
-        self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._disk = PersistedCards.for_embeddings(embeddings)
+        self._asked: tuple[list[str], list[str]] | None = None
 
     def _shared_cards(self) -> LRUCache[str, np.ndarray]:
         # Embedders that describe themselves (``fingerprint``) share cards across
@@ -365,44 +278,85 @@ class AttributeRouter:
             return cards
 
     def missing(self, attributes: Iterable[str]) -> tuple[list[str], list[str]]:
-        """``(phrases, owners)`` still to embed for ``attributes``."""
+        """``(phrases, owners)`` still to embed for ``attributes``.
+
+        Cards found on disk (``PersistedCards``: embedded by an earlier process with the
+        same embedder) are installed here and not asked for.
+        """
         phrases: list[str] = []
         owners: list[str] = []
-        names = tuple(dict.fromkeys(attributes))
+        names = tuple(attributes)
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
+        names = tuple(dict.fromkeys(names))
+        cards = self._cards
         for attribute in names:
-            if self._cards.get(attribute) is None:
+            if cards.get(attribute) is None:  # a read: this search's cards become recent
                 for phrase in _card_phrases(attribute, self.specs.get(attribute)):
                     phrases.append(phrase)
                     owners.append(attribute)
+        if phrases and self._disk is not None:
+            stored = self._disk.load(phrases)
+            if stored:
+                phrases, owners = self._install_stored(phrases, owners, stored)
+        self._asked = (phrases, owners)
         return phrases, owners
 
-    def install(self, owners: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        """Store embedded card phrases (the output of ``missing``, embedded); linear in ``owners``."""
-        matrix = _unit_rows(np.asarray(vectors, dtype=np.float32))
-        rows: dict[str, list[int]] = {}
-        for i, owner in enumerate(owners):
-            rows.setdefault(owner, []).append(i)
-        with self._lock:
-            for attribute, index in rows.items():
-                self._cards[attribute] = matrix[index]
+    def _install_stored(
+        self, phrases: list[str], owners: list[str], stored: dict[str, np.ndarray]
+    ) -> tuple[list[str], list[str]]:
+        """Install the attributes whose every phrase was stored; the rest are still to embed."""
+        incomplete = {o for p, o in zip(phrases, owners) if p not in stored}
+        done = [(o, stored[p]) for p, o in zip(phrases, owners) if o not in incomplete]
+        if done:
+            self._install_rows([o for o, _ in done], np.stack([v for _, v in done]))
+        rest = [(p, o) for p, o in zip(phrases, owners) if o in incomplete]
+        return [p for p, _ in rest], [o for _, o in rest]
 
-    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every card phrase of ``attributes`` as one matrix, with each row's owner and counts.
+    def install(self, owners: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        """Store embedded card phrases (the output of ``missing``, embedded); linear in ``owners``.
+
+        When ``owners`` are the ones ``missing`` last asked for, the vectors are also
+        persisted (``PersistedCards``) for the next process.
+        """
+        matrix = np.asarray(vectors, dtype=np.float32)
+        asked, self._asked = self._asked, None
+        if self._disk is not None and asked is not None and list(owners) == asked[1]:
+            self._disk.save(asked[0], matrix)
+        self._install_rows(owners, matrix)
+
+    def _install_rows(self, owners: Sequence[str], raw: np.ndarray) -> None:
+        """One card per owner: its rows, as slices of one matrix (no per-row indexing)."""
+        if not len(owners):
+            return
+        first: dict[str, int] = {}
+        keys = np.array([first.setdefault(o, len(first)) for o in owners], dtype=np.int64)
+        matrix = _unit_rows(raw)
+        if len(keys) > 1 and (np.diff(keys) < 0).any():  # an owner's rows apart: group them
+            order = np.argsort(keys, kind="stable")
+            matrix, keys = matrix[order], keys[order]
+        bounds = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1, [len(keys)])).tolist()
+        with self._lock:
+            self._cards.maxsize = max(self._cards.maxsize, len(first))
+            for attribute, a, b in zip(first, bounds, bounds[1:]):
+                self._cards[attribute] = matrix[a:b]
+
+    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every card phrase of ``attributes`` as one matrix, with each row's owner, counts, starts.
 
         Kept for the last attribute list: a namespace's snapshot asks for the same one
         query after query.
         """
         hit = self._stacked
         if hit is not None and hit[0] == attributes:
-            return hit[1], hit[2], hit[3]
+            return hit[1], hit[2], hit[3], hit[4]
         cards = [self._cards[a] for a in attributes]
         counts = np.array([len(c) for c in cards], dtype=np.int64)
         matrix = np.concatenate(cards) if cards else np.zeros((0, 1), dtype=np.float32)
         owner = np.repeat(np.arange(len(attributes)), counts)
-        self._stacked = (attributes, matrix, owner, counts)
-        return matrix, owner, counts
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        self._stacked = (attributes, matrix, owner, counts, starts)
+        return matrix, owner, counts, starts
 
     def _known(self, names: tuple[str, ...]) -> np.ndarray:
         """Which of ``names`` the vocabulary describes (kept for the last attribute list)."""
@@ -419,25 +373,37 @@ class AttributeRouter:
         single phrase by accident of wording.
         """
         names = tuple(dict.fromkeys(attributes))
+        return dict(zip(names, self.score_array(query_vector, names).tolist()))
+
+    def score_array(self, query_vector: Sequence[float], attributes: Sequence[str]) -> np.ndarray:
+        """``scores`` as an array aligned with ``attributes`` (distinct names), all at once."""
+        names = tuple(attributes)
+        self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
         phrases, owners = self.missing(names)
         if phrases:
             self.install(owners, self.embeddings.embed_documents(phrases))
         if not names:
-            return {}
-        self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
-        matrix, owner, counts = self._stack(names)
+            return np.zeros(0)
+        matrix, owner, counts, starts = self._stack(names)
         q = _unit_rows(np.asarray([query_vector], dtype=np.float32))[0]
-        sims = matrix @ q
-        # Best and second best per attribute, vectorised: sort rows by (owner, -sim).
-        order = np.lexsort((-sims, owner))
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        best = sims[order[starts]]
-        second = sims[order[np.minimum(starts + 1, starts + counts - 1)]]
-        mean = np.where(counts > 1, (best + second) / 2, best).astype(np.float64)
+        # einsum, not BLAS: a matrix-vector product gains nothing from BLAS threads, and
+        # their wake-up cost 5-25 ms per query at 50k cards on a busy 2-core machine.
+        sims = np.einsum("ij,j->i", matrix, q)
+        # Best and second best per attribute, vectorised: the group maximum, then the
+        # maximum once the first copy of it is masked out (ties: second == best).
+        if len(sims) == len(names):  # one phrase each (bare names): its cosine is the score
+            mean = sims.astype(np.float64)
+        else:
+            best = np.maximum.reduceat(sims, starts)
+            rows = np.arange(len(sims))
+            first = np.minimum.reduceat(np.where(sims == best[owner], rows, len(sims)), starts)
+            masked = sims.copy()
+            masked[first] = -np.inf
+            second = np.maximum.reduceat(masked, starts)
+            mean = np.where(counts > 1, (best + second) / 2, best).astype(np.float64)
         # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
         # scores close to neighbouring topics ("running shoes"): trust it a bit less.
-        mean = np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
-        return dict(zip(names, mean.tolist()))
+        return np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

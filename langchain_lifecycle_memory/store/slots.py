@@ -62,8 +62,10 @@ def cardinality(record: Any) -> str:
     else:
         field, meta = getattr(record, "cardinality", None), getattr(record, "metadata", None)
     tagged = meta.get("cardinality") if isinstance(meta, Mapping) else None
-    said = {str(getattr(v, "value", v) or "").strip().lower() for v in (field, tagged)}
-    return SET if SET in said else SINGLE
+    for said in (field, tagged):
+        if said is not None and said != SINGLE and str(getattr(said, "value", said) or "").strip().lower() == SET:
+            return SET
+    return SINGLE
 
 
 def precedence(record: MemoryRecord) -> tuple[datetime, datetime, str]:

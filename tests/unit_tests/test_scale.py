@@ -342,3 +342,120 @@ def test_mentioned_attributes_equal_attribute_mentioned_one_by_one() -> None:
     both = {a for a in attributes if any(attribute_mentioned(q, a, specs.get(a)) for q in queries)}
     assert mentioned_attributes(queries, attributes, specs) == both
     assert {"running_shoes", "favourite_tea", "猫粮品牌"} <= both
+
+
+class _Counting:
+    """A deterministic embedder that counts the texts it embeds."""
+
+    def __init__(self, name: str) -> None:
+        self.fingerprint = {"provider": "test.counting", "model": name, "dims": 8}
+        self.embedded = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += len(texts)
+        seed = self.fingerprint["model"]
+        return [list(np.random.default_rng(abs(hash((seed, t))) % 2**32).standard_normal(8)) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def _fresh_process_router(emb: object) -> object:
+    """A router as a new process would make it: no in-memory cards, no files read yet."""
+    from langchain_lifecycle_memory.read._card_vectors import PersistedCards
+    from langchain_lifecycle_memory.read.routing import AttributeRouter
+
+    AttributeRouter._cache.clear()
+    PersistedCards._open.clear()
+    return AttributeRouter(emb, vocabulary=())
+
+
+def test_card_vectors_persist_per_encoder_and_are_not_reused_by_another(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path))
+    attributes = [f"custom_topic_{i}" for i in range(300)]
+    first = _Counting("a")
+    q = first.embed_query("which topic")
+    before = _fresh_process_router(first).scores(q, attributes)
+    assert first.embedded == 301  # the query and one card phrase per attribute
+
+    again = _Counting("a")  # same encoder, "next process": every card comes from disk
+    assert _fresh_process_router(again).scores(q, attributes) == pytest.approx(before, abs=1e-6)
+    assert again.embedded == 0
+
+    other = _Counting("b")  # reindexed to another encoder: its own vectors, never encoder a's
+    got = _fresh_process_router(other).scores(q, attributes)
+    assert other.embedded == 300
+    assert got != pytest.approx(before, abs=1e-6)
+
+
+def test_card_vector_files_stay_bounded(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from langchain_lifecycle_memory.read._card_vectors import PersistedCards
+
+    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(PersistedCards, "max_phrases", 50)
+    monkeypatch.setattr(PersistedCards, "max_segments", 4)
+    emb = _Counting("a")
+    q = emb.embed_query("which topic")
+    for batch in range(40):  # new attributes appear search after search
+        _fresh_process_router(emb).scores(q, [f"topic_{batch}_{i}" for i in range(10)])
+    files = list(Path(str(tmp_path)).rglob("*.npz"))
+    assert len(files) <= PersistedCards.max_segments + 1
+    total = sum(len(np.load(f)["phrases"]) for f in files)
+    assert total <= 2 * PersistedCards.max_phrases
+    # The newest phrases survive the merges (read by a new process: no file seen yet).
+    PersistedCards._open.clear()
+    cards = PersistedCards.for_embeddings(emb)
+    assert cards is not None and len(cards.load([f"topic 39 {i}" for i in range(10)])) == 10
+
+
+def test_card_vectors_of_an_unreadable_file_are_embedded_again(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pathlib import Path
+
+    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path))
+    emb = _Counting("a")
+    q = emb.embed_query("which topic")
+    before = _fresh_process_router(emb).scores(q, ["alpha_topic", "beta_topic"])
+    for f in Path(str(tmp_path)).rglob("*.npz"):
+        f.write_bytes(b"truncated")
+    emb.embedded = 0
+    assert _fresh_process_router(emb).scores(q, ["alpha_topic", "beta_topic"]) == pytest.approx(before)
+    assert emb.embedded == 2
+
+
+def test_router_array_scores_equal_the_sorted_two_best_definition() -> None:
+    from langchain_lifecycle_memory.read.routing import AttributeRouter
+    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+    emb = _Counting("a")
+    router = AttributeRouter(emb)
+    attributes = [spec.name for spec in DEFAULT_ATTRIBUTES] + [f"custom_{i}" for i in range(50)]
+    for text in ["which editor", "我的猫", "where do I live"]:
+        q = emb.embed_query(text)
+        got = router.score_array(q, tuple(attributes))
+        unit = np.asarray(q, dtype=np.float32) / np.linalg.norm(q)
+        for j, a in enumerate(attributes):
+            sims = np.sort(router._cards[a] @ unit)
+            expected = float(np.mean(sims[-2:])) - (0 if a in router.specs else 0.05)
+            assert got[j] == pytest.approx(expected, abs=1e-6), a
+
+
+def test_mention_index_updated_for_a_changed_attribute_list_finds_what_a_rebuild_finds() -> None:
+    from langchain_lifecycle_memory.read import routing
+    from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+
+    specs = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+    rng = random.Random(5)
+    pool = [*specs, "running_shoes", "猫粮品牌", "favourite_tea", *(f"topic_{i}" for i in range(300))]
+    queries = ["Which running shoes?", "猫粮品牌换了吗", "my favourite tea", "topic 17 and topic_3", "我的编辑器"]
+    attributes = sorted(rng.sample(pool, 200))
+    for _ in range(30):  # writes add and drop a few attributes between searches
+        attributes = sorted((set(attributes) - set(rng.sample(attributes, 3))) | set(rng.sample(pool, 3)))
+        got = routing.mentioned_attributes(queries, attributes, specs)
+        expected = {a for a in attributes if any(routing.attribute_mentioned(q, a, specs.get(a)) for q in queries)}
+        assert got == expected
