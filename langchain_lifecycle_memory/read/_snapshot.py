@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from langchain_lifecycle_memory.read._rows import Rows, raw_items
 from langchain_lifecycle_memory.read.cues import record_cues
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
@@ -63,9 +64,11 @@ class Snapshot:
     """Columns of one namespace's records, in ``records`` order."""
 
     store: Any
-    records: list[MemoryRecord]
-    """The records as readers see them (``store.slots.resolve_current``: one current value per slot)."""
-    stored: list[MemoryRecord]
+    records: Sequence[MemoryRecord]
+    """The records as readers see them (``store.slots.resolve_current``: one current value per slot).
+
+    A ``Rows`` when built from stored documents: a record is parsed when first read."""
+    stored: Sequence[MemoryRecord]
     """The records as stored (journal deltas apply to these)."""
     index: LexicalIndex
     entity_alias: dict[str, tuple[set[str], set[str]]]
@@ -107,6 +110,8 @@ class Snapshot:
     """Write-time cues (``cues``) per record position, for records that have any."""
     ids: list[str] = field(default_factory=list)
     """``records``' ids, in order."""
+    texts: list[str] | None = None
+    """What BM25 indexed per record, when built in full (a sidecar saves it); ``None`` after ``apply``."""
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
         """A new snapshot with a store journal's ``(key, value or None)`` changes applied.
@@ -225,10 +230,25 @@ def build_snapshot(
     namespace: tuple[str, ...] = (),
     token: Any = None,
     cache: dict[str, tuple[list[str], list[str]]] | None = None,
+    documents: Sequence[str] | None = None,
 ) -> Snapshot:
-    """Columns for ``records`` (one pass; reused until the namespace's revision moves)."""
+    """Columns for ``records`` (one pass; reused until the namespace's revision moves).
+
+    With ``documents`` (each record's stored JSON, in order) the snapshot keeps those
+    instead of the record objects (``Rows``): a fraction of the memory, and a record is
+    parsed again only when a search returns it.
+    """
     stored = list(records)
     records = resolve_current(stored)
+    kept_stored: Sequence[MemoryRecord] = stored
+    kept_records: Sequence[MemoryRecord] = records
+    if documents is not None:
+        if len(documents) != len(stored):
+            msg = f"{len(documents)} documents for {len(stored)} records."
+            raise ValueError(msg)
+        docs = list(documents)
+        kept_stored = Rows(list(docs), namespace)
+        kept_records = Rows([d if v is r else v for d, v, r in zip(docs, records, stored)], namespace)
     cache = {} if cache is None else cache
     if len(cache) > 4 * len(records) + 1024:  # texts of deleted or edited records pile up
         cache.clear()
@@ -254,11 +274,12 @@ def build_snapshot(
     rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
     needles = sorted({n for r in records if (n := _needle(r))})
     needle_pos = {n: i for i, n in enumerate(needles)}
+    texts = [_lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
     return Snapshot(
         store=store,
-        records=records,
-        stored=stored,
-        index=LexicalIndex([_lexical_text(r, cues.get(i)) for i, r in enumerate(records)], cache=cache),
+        records=kept_records,
+        stored=kept_stored,
+        index=LexicalIndex(texts, cache=cache),
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
         position={r.id: i for i, r in enumerate(records)},
         attributes=attributes,
@@ -284,6 +305,7 @@ def build_snapshot(
         cache=cache,
         cues=cues,
         ids=[r.id for r in records],
+        texts=texts,
     )
 
 
@@ -311,18 +333,19 @@ def _splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: A
     before = [int(keep[a]) if a < len(keep) else len(base.records) for a in at]
     cuts = sorted([(p, 1, 0) for p in removed] + [(b, 0, j) for j, b in enumerate(before)])
 
-    def rows(items: Sequence[Any], extra: list[Any]) -> list[Any]:
+    def rows(items: Sequence[Any], extra: list[Any]) -> Any:
+        raw = raw_items(items) if isinstance(items, Rows) else items  # documents stay unparsed
         out: list[Any] = []
         done = 0
         for p, gone, j in cuts:
-            out += items[done:p]
+            out += raw[done:p]
             if gone:
                 done = p + 1
             else:
                 done = p
                 out.append(extra[j])
-        out += items[done:]
-        return out
+        out += raw[done:]
+        return Rows(out, base.namespace) if isinstance(items, Rows) else out
 
     def column(old: np.ndarray, extra: np.ndarray) -> np.ndarray:
         out = np.concatenate([old[keep], extra])

@@ -21,6 +21,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +123,26 @@ def _capitalised(text: str) -> list[str]:
     return [w for w in re.findall(r"\b[A-Z][A-Za-z0-9]+", text) if w.casefold() not in _EN_STOPWORDS]
 
 
+class _Analyses:
+    """Documents' ``(tokens, names)``, computed from their texts when first read (a loaded index)."""
+
+    def __init__(self, items: list[Any], analyse: Any) -> None:
+        self._items = items  # text (not analysed yet) or (tokens, names)
+        self._analyse = analyse
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int) -> tuple[list[str], list[str]]:
+        item = self._items[i]
+        if isinstance(item, str):
+            item = self._items[i] = self._analyse(item)
+        return item
+
+    def __add__(self, other: list[tuple[list[str], list[str]]]) -> _Analyses:
+        return _Analyses(self._items + list(other), self._analyse)
+
+
 class LexicalIndex:
     """A BM25 index over a list of texts with calibrated (coverage) scores, updated in place of a rebuild.
 
@@ -170,6 +191,53 @@ class LexicalIndex:
         self.k1, self.b = k1, b
         self._cache = {} if cache is None else cache
         self._seal([self._analyse(t) for t in texts])
+
+    # ------------------------------------------------------------------ persisting
+    def state(self) -> dict[str, np.ndarray | list[str] | float]:
+        """The sealed index as arrays and string lists (``from_state`` inverts it).
+
+        The documents' analyses are not part of it: they are recomputed from the texts,
+        lazily, only for documents an update removes or a re-seal reads.
+        """
+        if self._fresh or not self._alive.all() or not np.array_equal(self._order, np.arange(self.size)):
+            msg = "Only a freshly sealed index can be persisted."
+            raise ValueError(msg)
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "vocab": list(self._vocab),
+            "names": [w for w, n in self._names.items() for _ in range(n)],
+            "dl": self._dl,
+            "post_slots": self._post_slots,
+            "post_tf": self._post_tf,
+            "indptr": self._indptr,
+            "df": self._df,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], texts: Sequence[str]) -> LexicalIndex:
+        """The index ``state`` describes, over ``texts`` (the texts it was built from)."""
+        new = cls.__new__(cls)
+        new.k1, new.b = float(state["k1"]), float(state["b"])
+        new._cache = {}
+        new.size = len(texts)
+        if not (len(state["dl"]) == new.size and len(state["indptr"]) == len(state["vocab"]) + 1):
+            msg = "The index state does not match its texts."
+            raise ValueError(msg)
+        new._docs = _Analyses(list(texts), new._analyse)
+        new._alive = np.ones(new.size, dtype=bool)
+        new._order = np.arange(new.size, dtype=np.int64)
+        new._dl = np.asarray(state["dl"], dtype=np.float64)
+        new._total = float(new._dl.sum())
+        new._vocab = {t: i for i, t in enumerate(state["vocab"])}
+        new._post_slots = np.asarray(state["post_slots"], dtype=np.int64)
+        new._post_tf = np.asarray(state["post_tf"], dtype=np.float64)
+        new._indptr = np.asarray(state["indptr"], dtype=np.int64)
+        new._df = np.asarray(state["df"], dtype=np.int64)
+        new._sealed = new.size
+        new._fresh = {}
+        new._names = collections.Counter(state["names"])
+        return new
 
     # ------------------------------------------------------------------ building
     def _analyse(self, text: str) -> tuple[list[str], list[str]]:

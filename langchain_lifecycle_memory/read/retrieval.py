@@ -33,6 +33,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
+from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
@@ -340,10 +341,18 @@ class LifecycleRetriever(BaseRetriever):
                 changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
                 if changes is not None:
                     snapshot = cached.apply(changes, token)
+        if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
+            snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
         if snapshot is None:
-            records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
             cache = cached.cache if cached is not None else None
-            snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
+            if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
+                records, documents = yield _IO(store, "read_namespace", "aread_namespace", (ns,))
+                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
+                if token is not None:
+                    yield _IO(SIDECARS, "save", "asave", (snapshot,))
+            else:
+                records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
+                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
         if token is not None and snapshot is not cached:
             with _SNAPSHOTS_LOCK:
                 _SNAPSHOTS.pop((id(store), ns), None)
