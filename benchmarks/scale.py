@@ -6,7 +6,9 @@ and is printed next to plain ``langchain-chroma`` on the same data in the same r
 Parts (``--parts``, all by default):
 
 * ``namespace``: one namespace of 1k/10k/50k short episode records: first search, warm
-  search p50/p95, first search after a write (p50/p95), RSS growth. Ours is the
+  search p50/p95, first search after a write (p50/p95), RSS growth; then a fresh worker
+  process on the written namespace: its first search without a current snapshot sidecar
+  (a full read) and with one (the next worker), warm p50 and RSS growth. Ours is the
   ``LifecycleRetriever`` (the use side's real path); the baseline is
   ``Chroma.similarity_search`` over a collection of the same texts.
 * ``attributes``: 50k records with 50k distinct attributes: the first search (router
@@ -112,9 +114,12 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     base = rss_mb()
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
+    reopen = cfg.get("reopen", False)  # a fresh worker on the namespace another process wrote
     if cfg["system"] == "ours":
         store = ChromaMemoryStore(client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale")
-        for i in range(0, size, 2000):
+        if cfg["server"]:  # sidecars of a server's namespaces go to a local folder (opt-in)
+            store.snapshot_dir = str(workdir / "snapshots")
+        for i in range(0, 0 if reopen else size, 2000):
             batch = []
             for j, text in enumerate(texts[i : i + 2000], start=i):
                 slot = {"entity": "user", "attribute": f"topic_{j}", "value": f"value {j}"} if attributes else {}
@@ -129,7 +134,7 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
             return store.put_record(MemoryRecord(namespace=ns, content=f"The user adopted a cat named Miso {n}"))
     else:
         lc = Chroma(client=client(workdir, cfg["server"]), collection_name="scale_lc", embedding_function=emb)
-        for i in range(0, size, 2000):
+        for i in range(0, 0 if reopen else size, 2000):
             lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
 
         def search(q: str) -> Any:
@@ -148,6 +153,9 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         search(q)
         warm.append(ms(t0))
     out["warm"] = stats(warm)
+    if reopen:
+        out["rss_growth_mb"] = round(rss_mb() - base, 1)
+        return out
     writes, after = [], []
     for n in range(cfg.get("writes", 20)):
         t0 = time.perf_counter()
@@ -303,20 +311,31 @@ def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -
     server_before = rss_mb(server_pid) if server_pid else None
     RESULTS.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(dir=RESULTS, prefix="scale-"))
-    try:
+
+    def child(config: dict[str, Any]) -> dict[str, Any]:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", json.dumps(cfg), "--workdir", str(workdir)],
+            [sys.executable, __file__, "--child", json.dumps(config), "--workdir", str(workdir)],
             capture_output=True,
             text=True,
             check=False,
         )
+        if proc.returncode != 0:
+            return {"error": (proc.stderr or proc.stdout)[-600:]}
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    try:
+        result = child(cfg)
+        if server_pid and "error" not in result:
+            result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
+        if cfg["kind"] == "namespace" and "error" not in result:
+            # Fresh workers on the namespace just written: the first has no sidecar at the
+            # current revision (the writes above made the saved one stale) and reads the
+            # namespace in full, the second finds the one the first saved.
+            result["cold_full_read"] = child({**cfg, "reopen": True})
+            if cfg["system"] == "ours":
+                result["cold_sidecar"] = child({**cfg, "reopen": True})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if proc.returncode != 0:
-        return {"error": (proc.stderr or proc.stdout)[-600:]}
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if server_pid:
-        result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
     return result
 
 
@@ -449,6 +468,9 @@ def main() -> None:
                 cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
                 cols += ["first_search_read_ms", "first_search_snapshot_ms"]
                 show(f"one namespace ({where}), ms", rows, cols)
+                cold = ["cold_full_read.first_search_ms", "cold_full_read.warm.p50", "cold_full_read.rss_growth_mb"]
+                cold += ["cold_sidecar.first_search_ms", "cold_sidecar.warm.p50", "cold_sidecar.rss_growth_mb"]
+                show(f"one namespace ({where}), a fresh worker's first search, ms", rows, cold)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
                 r = run_child(cfg, server, pid)
