@@ -13,6 +13,7 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
@@ -112,6 +113,8 @@ class Snapshot:
     """``records``' ids, in order."""
     texts: list[str] | None = None
     """What BM25 indexed per record, when built in full (a sidecar saves it); ``None`` after ``apply``."""
+    _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 
     def apply(self, changes: Sequence[tuple[str, dict[str, Any] | None]], token: Any) -> Snapshot:
         """A new snapshot with a store journal's ``(key, value or None)`` changes applied.
@@ -160,21 +163,81 @@ class Snapshot:
         include_expired: bool,
     ) -> np.ndarray:
         """Boolean mask of records ``lifecycle_decision`` lets through (vectorised twin)."""
-        mask = np.ones(len(self.records), dtype=bool)
-        if kinds is not None:
-            allowed = np.array([k in kinds for k in self.kinds] + [False])
-            mask &= allowed[self.kind_code]
-        if as_of is not None:
-            t = micros(as_of)
-            mask &= self.status_code != _STATUSES.index(MemoryStatus.PENDING)
-            mask &= (self.valid_from <= t) & (t < self.valid_to)
-            mask &= ~self._outranked(mask)
-        elif statuses is not None:
-            wanted = {MemoryStatus(s) for s in statuses}
-            mask &= np.array([s in wanted for s in _STATUSES])[self.status_code]
-        if not include_expired:
-            mask &= ~(self.expires_at <= micros(now))
+        key = (statuses, kinds)
+        cached = self._masks.get(key) if as_of is None else None
+        if cached is not None:  # the status and kind part depends on the snapshot alone
+            mask = cached.copy()
+        else:
+            mask = np.ones(len(self.records), dtype=bool)
+            if kinds is not None:
+                allowed = np.array([k in kinds for k in self.kinds] + [False])
+                mask &= allowed[self.kind_code]
+            if as_of is not None:
+                t = micros(as_of)
+                mask &= self.status_code != _STATUSES.index(MemoryStatus.PENDING)
+                mask &= (self.valid_from <= t) & (t < self.valid_to)
+                mask &= ~self._outranked(mask)
+            elif statuses is not None:
+                wanted = {MemoryStatus(s) for s in statuses}
+                mask &= np.array([s in wanted for s in _STATUSES])[self.status_code]
+            if as_of is None and len(self._masks) < 16:
+                self._masks[key] = mask.copy()
+        if not include_expired:  # only records with a deadline can have passed it
+            expiring = self._expiring
+            mask[expiring[self.expires_at[expiring] <= micros(now)]] = False
         return mask
+
+    @functools.cached_property
+    def _expiring(self) -> np.ndarray:
+        return np.flatnonzero(self.expires_at != _OPEN)
+
+    @functools.cached_property
+    def _attributed(self) -> np.ndarray:
+        return np.flatnonzero(self.attribute_code >= 0)
+
+    def scoring_rows(
+        self, queries: Sequence[str], eligible: np.ndarray, extra: Iterable[int]
+    ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """Eligible positions some channel can score above 0, and each query's BM25 scores.
+
+        A record outside them has no dense hit (``extra``: the dense and cue hits), no
+        BM25 match, no attribute (no slot route) and no value the queries mention, so
+        every channel is 0 and so is its fused score: below any positive ``min_score``.
+        """
+        scores = {q: self.index.scores(q) for q in dict.fromkeys(queries)}
+        mask = np.zeros(len(self.records), dtype=bool)
+        for raw, _ in scores.values():
+            mask |= raw > 0
+        mask[self._attributed] = True
+        if self.needles:
+            mask |= self.value_mentions(queries)
+        mask[np.fromiter(extra, dtype=np.int64)] = True
+        return np.flatnonzero(mask & eligible), scores
+
+    def restricted(self, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, np.ndarray]]) -> Snapshot:
+        """The rows ``rows`` (sorted positions) as a snapshot of their own, for scoring only.
+
+        Columns, records and BM25 scores (``scores``: per query, over the whole
+        namespace, so corpus statistics stay the namespace's) of those rows, in order;
+        what scoring reads of the namespace as a whole (attributes, entities, aliases,
+        values) is shared.
+        """
+        cols = {k: getattr(self, k)[rows] for k in _ROW_COLUMNS}
+        snap = dataclasses.replace(
+            self,
+            records=_Picked(self.records, rows.tolist()),
+            stored=[],
+            index=_PickedIndex(self.index, rows, scores),  # type: ignore[arg-type]
+            position={},
+            cues={},
+            ids=[],
+            texts=None,
+            _masks={},
+            **cols,
+        )
+        if "_needle_lookup" in self.__dict__:
+            snap.__dict__["_needle_lookup"] = self.__dict__["_needle_lookup"]
+        return snap
 
     def _outranked(self, mask: np.ndarray) -> np.ndarray:
         """Records of ``mask`` that another record of ``mask`` in the same slot outranks."""
@@ -221,6 +284,52 @@ class Snapshot:
             return np.zeros(len(positions))
         age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
         return np.power(0.5, age_days / half_life_days)
+
+
+_ROW_COLUMNS = (
+    "attribute_code",
+    "entity_code",
+    "status_code",
+    "kind_code",
+    "valid_from",
+    "valid_to",
+    "expires_at",
+    "fresh_at",
+    "confidence",
+    "created",
+    "slot_code",
+    "rank",
+    "needle_code",
+)
+
+
+class _Picked(Sequence[MemoryRecord]):
+    """Some rows of a record list, parsed only when read."""
+
+    def __init__(self, base: Sequence[MemoryRecord], rows: list[int]) -> None:
+        self._base, self._rows = base, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._base[p] for p in self._rows[i]]
+        return self._base[self._rows[i]]
+
+
+class _PickedIndex:
+    """The BM25 scores of some rows (computed over the whole namespace) and its known names."""
+
+    def __init__(self, index: LexicalIndex, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self._index, self._rows, self._scores = index, rows, scores
+
+    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        raw, coverage = self._scores.get(query) or self._index.scores(query)
+        return raw[self._rows], coverage[self._rows]
+
+    def mentions_known_name(self, query: str) -> bool:
+        return self._index.mentions_known_name(query)
 
 
 def build_snapshot(

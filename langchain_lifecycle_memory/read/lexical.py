@@ -227,6 +227,7 @@ class LexicalIndex:
         new._docs = _Analyses(list(texts), new._analyse)
         new._alive = np.ones(new.size, dtype=bool)
         new._order = np.arange(new.size, dtype=np.int64)
+        new._identity = True
         new._dl = np.asarray(state["dl"], dtype=np.float64)
         new._total = float(new._dl.sum())
         new._vocab = {t: i for i, t in enumerate(state["vocab"])}
@@ -252,6 +253,7 @@ class LexicalIndex:
         self._docs = analysed
         self._alive = np.ones(self.size, dtype=bool)
         self._order = np.arange(self.size, dtype=np.int64)
+        self._identity = True
         self._dl = np.array([max(1, len(tokens)) for tokens, _ in analysed], dtype=np.float64)
         self._total = float(self._dl.sum())
         self._vocab: dict[str, int] = {}
@@ -275,6 +277,7 @@ class LexicalIndex:
         This index is left untouched.
         """
         new = copy.copy(self)
+        new.__dict__.pop("_norm_cache", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -291,6 +294,7 @@ class LexicalIndex:
                 docs = [docs[i] for i in order]
             new._seal(docs)
             return new
+        new._identity = False
         new._alive = self._alive.copy()
         new._alive[gone] = False
         new._df = self._df.copy()
@@ -322,6 +326,15 @@ class LexicalIndex:
         new.size = len(new._order)
         return new
 
+    @property
+    def _norm(self) -> np.ndarray:
+        """BM25 length normalisation per slot (computed once per index: indexes are never changed)."""
+        norm = self.__dict__.get("_norm_cache")
+        if norm is None:
+            norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / self.size))
+            self.__dict__["_norm_cache"] = norm
+        return norm
+
     # ------------------------------------------------------------------ queries
     def mentions_known_name(self, query: str) -> bool:
         """Whether the query has a capitalised word that is capitalised in the records too.
@@ -348,7 +361,7 @@ class LexicalIndex:
         if not known:
             return raw, raw.copy()
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
-        norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / self.size))
+        norm = self._norm
         for t in known:
             term = self._vocab[t]
             idf = self.idf(t)
@@ -358,8 +371,11 @@ class LexicalIndex:
                 by_slot[slots] += idf * tf / (norm[slots] + tf)
             for slot, tf in self._fresh.get(term, ()):
                 by_slot[slot] += idf * tf / (norm[slot] + tf)
-        by_slot[~self._alive] = 0.0
-        raw = by_slot[self._order]
+        if self._identity:  # freshly sealed: slot i is position i, every slot alive
+            raw = by_slot
+        else:
+            by_slot[~self._alive] = 0.0
+            raw = by_slot[self._order]
         ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
         coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
         return raw, coverage

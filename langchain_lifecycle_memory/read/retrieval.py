@@ -87,6 +87,8 @@ class _IO:
 # process's writes, or read again in full when the journal cannot tell.
 _SNAPSHOTS: dict[tuple[int, tuple[str, ...]], Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
+_CANDIDATES_ONLY = True
+"""Score only the records that can reach ``min_score`` (tests compare against scoring all of them)."""
 
 
 class LifecycleRetriever(BaseRetriever):
@@ -410,13 +412,23 @@ class LifecycleRetriever(BaseRetriever):
             for vector, offset in zip(vectors, offsets, strict=True):
                 for pos, score in cue_vectors.best(wanted, vector).items():
                     cue_scores[pos] = max(score - offset, cue_scores.get(pos, -1.0))
+        scored = snapshot
+        if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
+            # Only records some channel scores can reach min_score: the rest score 0 everywhere.
+            rows, bm25 = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores])
+            if len(rows) < len(snapshot) // 2:
+                local = dict(zip(rows.tolist(), range(len(rows))))
+                scored, eligible = snapshot.restricted(rows, bm25), eligible[rows]
+                cosines = {local[p]: c for p, c in cosines.items() if p in local}
+                dense_positions = [local[p] for p in dense_positions if p in local]
+                cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
         explanation = score_snapshot(
             self,
             query,
             queries,
             vectors,
             router,
-            snapshot,
+            scored,
             eligible,
             cosines,
             dense_positions,

@@ -183,3 +183,32 @@ def test_purge_removes_the_sidecar_and_tenants_never_share_one(tmp_path: Path) -
     assert not os.path.exists(p1)
     R._SNAPSHOTS.clear()
     assert LifecycleRetriever(store=store, namespace=u1).invoke("Maya") == []
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"min_score": 0.1, "k": 25}, {"fusion": "rrf"}, {"min_score": 0.45, "k": 3}, {"dense_k": 5}],
+)
+def test_scoring_only_the_records_that_can_reach_min_score_changes_no_result(
+    options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chromadb
+
+    prefix = f"s{uuid.uuid4().hex[:8]}"
+    store = ChromaMemoryStore(client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=prefix)
+    rng = random.Random(11)
+    _seed(store, NS, n=60)
+    store.put_records(
+        [MemoryRecord(namespace=NS, content=f"{rng.choice(QUERIES)} note {i}", kind="episode") for i in range(200)]
+        + [MemoryRecord(namespace=NS, content="Caroline moved to Kyoto", entity="Caroline", kind="episode")]
+    )
+    retriever = LifecycleRetriever(store=store, namespace=NS, **options)
+    queries = [*QUERIES, "Vim", "旺财 Kyoto", "When did Caroline move?", "Tesla running Spanish", "完全无关的问题"]
+
+    def documents() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in retriever.invoke(q)] for q in queries]
+
+    subset = documents()
+    monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)
+    assert documents() == subset
+    assert any(subset)
