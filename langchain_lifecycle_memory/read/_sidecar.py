@@ -9,6 +9,12 @@ token. Every write by any process stamps a new token, so a file that another pro
 made stale is never used; it is rebuilt on the next full read. A file that cannot be
 read (corrupt, truncated, another format) is removed with a warning and rebuilt.
 
+A process that brings its snapshot up to date from its own write journal also writes a
+small *delta* file: the journal changes leading from the saved revision to its current
+one. A fresh worker whose store is at that revision loads the file and applies them
+(the same exact ``Snapshot.apply``), so a worker's own writes do not force the next
+worker into a full read.
+
 Where: ``store.snapshot_path(namespace)`` (next to an embedded persistent store's
 database; a server client sets ``store.snapshot_dir`` to a local folder to opt in).
 Tokens that do not name one write (``"initial"``, ``"absent"``) are never trusted.
@@ -74,44 +80,67 @@ class SnapshotFiles:
     """Load and save snapshot sidecars (stateless; sync and async for the retriever's I/O)."""
 
     def load(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
-        """The snapshot saved for ``namespace`` at revision ``token``, or ``None``."""
+        """The snapshot saved for ``namespace`` at revision ``token``, or ``None``.
+
+        Saved at ``token`` itself, or saved earlier with a delta file whose journal changes
+        lead from the saved revision to ``token``.
+        """
+        namespace = tuple(namespace)
         path = _path(store, namespace, token)
         if path is None or not os.path.exists(path):
             return None
         try:
-            return _read(path, store, tuple(namespace), token)
-        except _Stale:
-            return None
+            snap = _read(path, store, namespace)
         except Exception as e:  # a damaged file is rebuilt, never trusted
-            warnings.warn(
-                f"Snapshot sidecar {path} is unreadable ({type(e).__name__}: {e}); removed, "
-                "the namespace is read from the store and the file rebuilt.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            with contextlib.suppress(OSError):
-                os.remove(path)
+            _damaged(path, e)
             return None
+        if snap is None:
+            return None
+        snap.saved = snap.token
+        if snap.token == token:
+            return snap
+        delta = _delta_path(path)
+        try:
+            with open(delta, encoding="utf-8") as f:
+                saved = json.load(f)
+            if tuple(saved["namespace"]) != namespace or saved["base"] != snap.token or saved["token"] != token:
+                return None  # another revision (or another chain of writes): read in full
+            changes = [(str(key), value) for key, value in saved["changes"]]
+        except FileNotFoundError:
+            return None
+        except Exception as e:
+            _damaged(delta, e)
+            return None
+        return snap.apply(changes, token)
+
+    def save_delta(self, snapshot: Snapshot) -> None:
+        """Record the journal changes a snapshot applied since its sidecar was saved."""
+        path = _path(snapshot.store, snapshot.namespace, snapshot.saved)
+        if path is None or not snapshot.since_saved or not _TOKEN.fullmatch(str(snapshot.token)):
+            return
+        body = {
+            "format": FORMAT,
+            "namespace": list(snapshot.namespace),
+            "base": snapshot.saved,
+            "token": snapshot.token,
+            "changes": snapshot.since_saved,
+        }
+        try:
+            data = json.dumps(body).encode("utf-8")
+        except (TypeError, ValueError):  # a plain item that is not JSON: the next worker reads in full
+            return
+        _write(_delta_path(path), lambda f: f.write(data))
 
     def save(self, snapshot: Snapshot) -> None:
         """Persist a snapshot built from a full read (no-op for small or unsaveable ones)."""
         path = _path(snapshot.store, snapshot.namespace, snapshot.token)
         if path is None or snapshot.texts is None or len(snapshot) < MIN_RECORDS:
             return
-        folder = os.path.dirname(path)
-        try:
-            os.makedirs(folder, exist_ok=True)
-            arrays = _arrays(snapshot)
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    np.savez(f, **arrays)  # type: ignore[arg-type]
-                os.replace(tmp, path)  # readers see the old file or the new one, never half of one
-            finally:
-                with contextlib.suppress(OSError):
-                    os.remove(tmp)
-        except OSError as e:  # a cache: failing to write it costs the next process a full read
-            warnings.warn(f"Could not write snapshot sidecar {path}: {e}", RuntimeWarning, stacklevel=2)
+        arrays = _arrays(snapshot)
+        if _write(path, lambda f: np.savez(f, **arrays)):  # type: ignore[arg-type]
+            snapshot.saved, snapshot.since_saved = snapshot.token, []
+            with contextlib.suppress(OSError):
+                os.remove(_delta_path(path))  # it led from the previous file
 
     async def aload(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
         """Async :meth:`load`."""
@@ -121,12 +150,46 @@ class SnapshotFiles:
         """Async :meth:`save`."""
         await asyncio.to_thread(self.save, snapshot)
 
+    async def asave_delta(self, snapshot: Snapshot) -> None:
+        """Async :meth:`save_delta`."""
+        await asyncio.to_thread(self.save_delta, snapshot)
+
 
 SIDECARS = SnapshotFiles()
 
 
-class _Stale(Exception):
-    """The file is sound but describes another revision (or namespace)."""
+def _delta_path(path: str) -> str:
+    return os.path.splitext(path)[0] + ".delta.json"
+
+
+def _damaged(path: str, error: Exception) -> None:
+    warnings.warn(
+        f"Snapshot sidecar {path} is unreadable ({type(error).__name__}: {error}); removed, "
+        "the namespace is read from the store and the file rebuilt.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+def _write(path: str, dump: Any) -> bool:
+    """Write a file atomically (readers see the old file or the new one, never half of one)."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+        try:
+            with os.fdopen(fd, "wb") as f:
+                dump(f)
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+    except OSError as e:  # a cache: failing to write it costs the next process a full read
+        warnings.warn(f"Could not write snapshot sidecar {path}: {e}", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 def _path(store: Any, namespace: tuple[str, ...], token: Any) -> str | None:
@@ -163,15 +226,17 @@ def _arrays(snap: Snapshot) -> dict[str, np.ndarray]:
     return out
 
 
-def _read(path: str, store: Any, namespace: tuple[str, ...], token: str) -> Snapshot:
+def _read(path: str, store: Any, namespace: tuple[str, ...]) -> Snapshot | None:
+    """The snapshot in ``path`` (``None``: it is another namespace's); raises if damaged."""
     with np.load(path, allow_pickle=False) as f:
         arrays = {k: f[k] for k in f.files}
     meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
     if meta.get("format") != FORMAT:
         msg = f"format {meta.get('format')!r}, expected {FORMAT}"
         raise ValueError(msg)
-    if tuple(meta["namespace"]) != namespace or meta["token"] != token:
-        raise _Stale
+    if tuple(meta["namespace"]) != namespace:
+        return None
+    token = meta["token"]
     size = int(meta["size"])
     docs, texts, ids = (_unpack(arrays[n], arrays[n + "_ends"]) for n in ("docs", "texts", "ids"))
     if not len(docs) == len(texts) == len(ids) == size or any(len(arrays[k]) != size for k in _COLUMNS):

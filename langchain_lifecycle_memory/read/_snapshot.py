@@ -113,6 +113,10 @@ class Snapshot:
     """``records``' ids, in order."""
     texts: list[str] | None = None
     """What BM25 indexed per record, when built in full (a sidecar saves it); ``None`` after ``apply``."""
+    saved: Any = None
+    """Revision of the sidecar file this snapshot descends from (``None``: none)."""
+    since_saved: list[tuple[str, Any]] = field(default_factory=list)
+    """Journal changes applied since that file was saved (a sidecar delta records them)."""
     _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 
@@ -148,6 +152,8 @@ class Snapshot:
         else:
             snap = _splice(self, removed, sorted(added.values(), key=_order_key), token)
         snap.deltas = self.deltas + 1
+        if self.saved is not None and len(self.since_saved) + len(changes) <= max(1024, 0.05 * len(snap)):
+            snap.saved, snap.since_saved = self.saved, [*self.since_saved, *changes]
         return snap
 
     def __len__(self) -> int:

@@ -343,6 +343,8 @@ class LifecycleRetriever(BaseRetriever):
                 changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
                 if changes is not None:
                     snapshot = cached.apply(changes, token)
+                    if snapshot.saved is not None:  # the next fresh worker: the sidecar plus these changes
+                        yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
         if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
             snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
         if snapshot is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -136,8 +137,9 @@ class RecordAPI:
                 self._cols.pop(ns, None)
                 self._bump(ns)
                 if (path := self.snapshot_path(ns)) is not None:  # the purged records leave no copy behind
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(path)
+                    for name in glob.glob(glob.escape(os.path.splitext(path)[0]) + ".*"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.remove(name)
         return removed
 
     # ------------------------------------------------------------------ reads

@@ -127,6 +127,25 @@ def test_a_fresh_worker_answers_from_the_sidecar_exactly_as_from_a_full_read(
     worker.put_record(extra)  # its own write: applied from the journal on the loaded snapshot
     assert extra.content in [d.page_content for d in retriever.invoke("What do I drink? 铁观音")]
     assert reads == []
+    expected = _answers(retriever)
+
+    # The next worker: the sidecar plus the delta file of the write above, no full read.
+    third, third_reads = _reopen(tmp_path / "db", "sidecar", monkeypatch)
+    assert _answers(LifecycleRetriever(store=third, namespace=NS)) == expected
+    assert third_reads == []
+    R._SNAPSHOTS.clear()  # and exactly what a full read gives
+    plain = ChromaMemoryStore(client=third.client, embeddings=CharEmbeddings(), collection_prefix="sidecar")
+    plain.snapshot_dir = str(tmp_path / "elsewhere")  # no sidecar there: a full read
+    assert _answers(LifecycleRetriever(store=plain, namespace=NS)) == expected
+    assert os.path.exists(str(plain.snapshot_path(NS)))  # ... which saved one
+
+    delta = Path(str(path).replace(".npz", ".delta.json"))
+    assert delta.exists()
+    delta.write_text("{not json")
+    fourth, fourth_reads = _reopen(tmp_path / "db", "sidecar", monkeypatch)
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert _answers(LifecycleRetriever(store=fourth, namespace=NS)) == expected
+    assert fourth_reads == [NS] and not delta.exists()
 
 
 def test_a_sidecar_another_writer_made_stale_is_not_used_and_is_rebuilt(
