@@ -13,7 +13,7 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 import bisect
-import dataclasses
+import copy
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
@@ -228,21 +228,14 @@ class Snapshot:
         what scoring reads of the namespace as a whole (attributes, entities, aliases,
         values) is shared.
         """
-        cols = {k: getattr(self, k)[rows] for k in _ROW_COLUMNS}
-        snap = dataclasses.replace(
-            self,
-            records=_Picked(self.records, rows.tolist()),
-            stored=[],
-            index=_PickedIndex(self.index, rows, scores),  # type: ignore[arg-type]
-            position={},
-            cues={},
-            ids=[],
-            texts=None,
-            _masks={},
-            **cols,
-        )
-        if "_needle_lookup" in self.__dict__:
-            snap.__dict__["_needle_lookup"] = self.__dict__["_needle_lookup"]
+        snap = copy.copy(self)  # a shallow copy (``dataclasses.replace`` costs more than the scoring saves)
+        for k in ("_expiring", "_attributed"):
+            snap.__dict__.pop(k, None)
+        snap.__dict__.update({k: getattr(self, k)[rows] for k in _ROW_COLUMNS})
+        snap.records = _Picked(self.records, rows.tolist())
+        snap.stored, snap.position, snap.cues, snap.ids, snap.texts = [], {}, {}, [], None
+        snap.index = _PickedIndex(self.index, rows, scores)  # type: ignore[assignment]
+        snap._masks, snap.saved, snap.since_saved = {}, None, []
         return snap
 
     def _outranked(self, mask: np.ndarray) -> np.ndarray:
