@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 RECORD_INDEX = ["content"]
-LIST_PAGE = 5000
-"""Records per Chroma read when listing (bounds the size of one response)."""
+LIST_PAGE = 1000
+"""Records per Chroma read when listing. Chroma keeps memory in proportion to its largest
+response: reading 50k records in pages of 1,000 grew the process by 112 MB, in pages of
+5,000 by 201 MB and of 25,000 by 649 MB, in about the same time."""
 SNAPSHOT_FOLDER = "lifecycle-snapshots"
 """Folder next to an embedded store's database that holds the retriever's snapshot sidecars."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
