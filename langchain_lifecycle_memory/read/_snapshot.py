@@ -169,7 +169,7 @@ class Snapshot:
         include_expired: bool,
     ) -> np.ndarray:
         """Boolean mask of records ``lifecycle_decision`` lets through (vectorised twin)."""
-        key = (statuses, kinds)
+        key = (None if statuses is None else tuple(statuses), None if kinds is None else tuple(kinds))
         cached = self._masks.get(key) if as_of is None else None
         if cached is not None:  # the status and kind part depends on the snapshot alone
             mask = cached.copy()
