@@ -12,6 +12,8 @@ Parts (``--parts``, all by default):
   saved; warm p50 and RSS growth. Ours is the
   ``LifecycleRetriever`` (the use side's real path); the baseline is
   ``Chroma.similarity_search`` over a collection of the same texts.
+* ``warm``: ours and ``langchain-chroma`` loaded in one process and searched with the
+  same queries back to back (p50/p95 and the ratio), so machine load hits both alike.
 * ``attributes``: 50k records with 50k distinct attributes: the first search (router
   cards embedded and installed, snapshot built) and a warm one.
 * ``users``: 1k/10k users x 20 records, every user searched once: RSS growth, disk,
@@ -191,6 +193,42 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     return out
 
 
+def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """Warm search, ours and plain ``langchain-chroma`` in one process, queries interleaved.
+
+    Separate children run at different moments, and on a shared machine the load moves
+    between them; here every query goes to both systems back to back.
+    """
+    from langchain_chroma import Chroma
+
+    from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+
+    size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
+    texts = sentences(size)
+    cl = client(workdir, cfg["server"])
+    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+    lc = Chroma(client=cl, collection_name="scale_lc", embedding_function=emb)
+    for i in range(0, size, 2000):
+        store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in texts[i : i + 2000]])
+        lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
+    retriever = LifecycleRetriever(store=store, namespace=ns, k=10)
+    retriever.invoke(QUERIES[0])
+    lc.similarity_search(QUERIES[0], k=10)
+    ours, base = [], []
+    for n in range(cfg.get("queries", 120)):
+        q = QUERIES[n % len(QUERIES)]
+        for samples, search in ((ours, retriever.invoke), (base, lambda q: lc.similarity_search(q, k=10))):
+            t0 = time.perf_counter()
+            search(q)
+            samples.append(ms(t0))
+    return {
+        "ours": stats(ours),
+        "langchain-chroma": stats(base),
+        "ratio_p50": round(percentile(ours, 50) / percentile(base, 50), 2),
+    }
+
+
 def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     from langchain_chroma import Chroma
 
@@ -296,7 +334,7 @@ def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     }
 
 
-CHILDREN = {"namespace": child_namespace, "users": child_users, "layout": child_layout}
+CHILDREN = {"namespace": child_namespace, "warm": child_warm, "users": child_users, "layout": child_layout}
 
 
 def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -> dict[str, Any]:
@@ -477,6 +515,14 @@ def main() -> None:
                 cold = [f"{c}.first_search_ms" for c in ("cold_delta", "cold_full_read", "cold_sidecar")]
                 cold += [f"{c}.{m}" for c in ("cold_full_read", "cold_sidecar") for m in ("warm.p50", "rss_growth_mb")]
                 show(f"one namespace ({where}), a fresh worker's first search, ms", rows, cold)
+            if "warm" in args.parts:
+                part = results.setdefault("warm", {}).setdefault(where, {})
+                rows = []
+                for size in args.sizes:
+                    r = part[str(size)] = run_child({"kind": "warm", "size": size}, server, pid)
+                    rows.append((f"{size} records", r))
+                cols = ["ours.p50", "ours.p95", "langchain-chroma.p50", "langchain-chroma.p95", "ratio_p50"]
+                show(f"warm search, both systems in one process, queries interleaved ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
                 r = run_child(cfg, server, pid)
