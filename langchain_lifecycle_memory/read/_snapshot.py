@@ -31,7 +31,7 @@ from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_per
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
-__all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "micros"]
+__all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros"]
 
 MAX_DELTAS = 4096
 """After this many journal deltas a snapshot is read again in full. ``apply`` is exact
@@ -203,14 +203,14 @@ class Snapshot:
 
     def scoring_rows(
         self, queries: Sequence[str], eligible: np.ndarray, extra: Iterable[int]
-    ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+    ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]]]:
         """Eligible positions some channel can score above 0, and each query's BM25 scores.
 
         A record outside them has no dense hit (``extra``: the dense and cue hits), no
         BM25 match, no attribute (no slot route) and no value the queries mention, so
         every channel is 0 and so is its fused score: below any positive ``min_score``.
         """
-        scores = {q: self.index.scores(q) for q in dict.fromkeys(queries)}
+        scores = {q: self.index.raw_scores(q) for q in dict.fromkeys(queries)}
         mask = np.zeros(len(self.records), dtype=bool)
         for raw, _ in scores.values():
             mask |= raw > 0
@@ -220,7 +220,7 @@ class Snapshot:
         mask[np.fromiter(extra, dtype=np.int64)] = True
         return np.flatnonzero(mask & eligible), scores
 
-    def restricted(self, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, np.ndarray]]) -> Snapshot:
+    def restricted(self, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, float]]) -> Snapshot:
         """The rows ``rows`` (sorted positions) as a snapshot of their own, for scoring only.
 
         Columns, records and BM25 scores (``scores``: per query, over the whole
@@ -232,7 +232,7 @@ class Snapshot:
         for k in ("_expiring", "_attributed"):
             snap.__dict__.pop(k, None)
         snap.__dict__.update({k: getattr(self, k)[rows] for k in _ROW_COLUMNS})
-        snap.records = _Picked(self.records, rows.tolist())
+        snap.records = _Picked(self.records, rows)
         snap.stored, snap.position, snap.cues, snap.ids, snap.texts = [], {}, {}, [], None
         snap.index = _PickedIndex(self.index, rows, scores)  # type: ignore[assignment]
         snap._masks, snap.saved, snap.since_saved = {}, None, []
@@ -305,7 +305,7 @@ _ROW_COLUMNS = (
 class _Picked(Sequence[MemoryRecord]):
     """Some rows of a record list, parsed only when read."""
 
-    def __init__(self, base: Sequence[MemoryRecord], rows: list[int]) -> None:
+    def __init__(self, base: Sequence[MemoryRecord], rows: np.ndarray) -> None:
         self._base, self._rows = base, rows
 
     def __len__(self) -> int:
@@ -313,22 +313,31 @@ class _Picked(Sequence[MemoryRecord]):
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
-            return [self._base[p] for p in self._rows[i]]
-        return self._base[self._rows[i]]
+            return [self._base[int(p)] for p in self._rows[i]]
+        return self._base[int(self._rows[i])]
 
 
 class _PickedIndex:
     """The BM25 scores of some rows (computed over the whole namespace) and its known names."""
 
-    def __init__(self, index: LexicalIndex, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, index: LexicalIndex, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, float]]) -> None:
         self._index, self._rows, self._scores = index, rows, scores
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        raw, coverage = self._scores.get(query) or self._index.scores(query)
-        return raw[self._rows], coverage[self._rows]
+        raw, ideal = self._scores.get(query) or self._index.raw_scores(query)
+        return LexicalIndex.coverage(raw[self._rows], ideal)
 
     def mentions_known_name(self, query: str) -> bool:
         return self._index.mentions_known_name(query)
+
+
+def local_positions(rows: np.ndarray, positions: list[int]) -> dict[int, int]:
+    """Each of ``positions`` that is in the sorted ``rows`` -> its index there."""
+    if not positions or not len(rows):
+        return {}
+    at = np.searchsorted(rows, positions)
+    found = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == positions)
+    return {p: int(i) for p, i, ok in zip(positions, at.tolist(), found.tolist()) if ok}
 
 
 def build_snapshot(

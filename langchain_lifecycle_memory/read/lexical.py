@@ -355,11 +355,21 @@ class LexicalIndex:
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
+        return self.coverage(*self.raw_scores(query))
+
+    @staticmethod
+    def coverage(raw: np.ndarray, ideal: float) -> tuple[np.ndarray, np.ndarray]:
+        """``raw`` and its coverages for a query whose ideal score is ``ideal`` (see ``raw_scores``)."""
+        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
+        return raw, coverage
+
+    def raw_scores(self, query: str) -> tuple[np.ndarray, float]:
+        """Raw BM25 scores, one per indexed text, and the query's ideal score (coverage 1; 0: no known token)."""
         raw = np.zeros(self.size, dtype=np.float64)
         q_tokens = list(dict.fromkeys(tokenize(query)))
         known = [t for t in q_tokens if self._doc_freq(t) > 0]
         if not known:
-            return raw, raw.copy()
+            return raw, 0.0
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
         norm = self._norm
         for t in known:
@@ -376,6 +386,4 @@ class LexicalIndex:
         else:
             by_slot[~self._alive] = 0.0
             raw = by_slot[self._order]
-        ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
-        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
-        return raw, coverage
+        return raw, sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)

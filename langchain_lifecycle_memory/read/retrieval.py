@@ -34,7 +34,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
-from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot
+from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, local_positions
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
     E5_CALIBRATION,
@@ -419,8 +419,8 @@ class LifecycleRetriever(BaseRetriever):
             # Only records some channel scores can reach min_score: the rest score 0 everywhere.
             rows, bm25 = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores])
             if len(rows) < len(snapshot) // 2:
-                local = dict(zip(rows.tolist(), range(len(rows))))
                 scored, eligible = snapshot.restricted(rows, bm25), eligible[rows]
+                local = local_positions(rows, [*cosines, *dense_positions, *cue_scores])
                 cosines = {local[p]: c for p, c in cosines.items() if p in local}
                 dense_positions = [local[p] for p in dense_positions if p in local]
                 cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
