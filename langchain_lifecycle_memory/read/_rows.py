@@ -12,9 +12,12 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
+import numpy as np
+
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-__all__ = ["Rows", "document_of", "raw_items"]
+__all__ = ["Picked", "PickedIndex", "Rows", "document_of", "local_positions", "raw_items"]
 
 
 class Rows(Sequence[MemoryRecord]):
@@ -67,3 +70,41 @@ def raw_items(rows: Sequence[MemoryRecord]) -> list[Any]:
 def document_of(item: MemoryRecord | str) -> str:
     """A row's JSON document (its stored form, or the record's ``to_value``)."""
     return item if isinstance(item, str) else json.dumps(item.to_value())
+
+
+class Picked(Sequence[MemoryRecord]):
+    """Some rows of a record list, parsed only when read."""
+
+    def __init__(self, base: Sequence[MemoryRecord], rows: np.ndarray) -> None:
+        self._base, self._rows = base, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self._base[int(p)] for p in self._rows[i]]
+        return self._base[int(self._rows[i])]
+
+
+class PickedIndex:
+    """The BM25 scores of some rows (computed over the whole namespace) and its known names."""
+
+    def __init__(self, index: LexicalIndex, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, float]]) -> None:
+        self._index, self._rows, self._scores = index, rows, scores
+
+    def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        raw, ideal = self._scores.get(query) or self._index.raw_scores(query)
+        return LexicalIndex.coverage(raw[self._rows], ideal)
+
+    def mentions_known_name(self, query: str) -> bool:
+        return self._index.mentions_known_name(query)
+
+
+def local_positions(rows: np.ndarray, positions: list[int]) -> dict[int, int]:
+    """Each of ``positions`` that is in the sorted ``rows`` -> its index there."""
+    if not positions or not len(rows):
+        return {}
+    at = np.searchsorted(rows, positions)
+    found = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == positions)
+    return {p: int(i) for p, i, ok in zip(positions, at.tolist(), found.tolist()) if ok}
