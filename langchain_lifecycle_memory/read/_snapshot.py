@@ -16,17 +16,18 @@ import copy
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory.read._rows import Picked, PickedIndex, Rows, local_positions
+from langchain_lifecycle_memory.read._splice import OPEN, STATUSES, lexical_text, micros, needle_of, order_key, splice
 from langchain_lifecycle_memory.read.cues import record_cues
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, normalize_value
 from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros"]
@@ -42,20 +43,6 @@ _SCAN_NEEDLES = 256
 """Up to this many distinct slot values, ``value_mentions`` tests each against the query."""
 _SHORT = 48
 """Values up to this length are found by looking up the query's substrings."""
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_US = timedelta(microseconds=1)
-_OPEN = np.iinfo(np.int64).max
-_STATUSES = tuple(MemoryStatus)
-
-
-def micros(t: datetime | None, default: int = _OPEN) -> int:
-    """Exact integer microseconds since the epoch (``default`` for ``None``)."""
-    if t is None:
-        return default
-    if t.tzinfo is None:
-        t = ensure_aware(t)
-    return (t - _EPOCH) // _US  # type: ignore[operator]
 
 
 @dataclass
@@ -145,12 +132,10 @@ class Snapshot:
             added[record.id] = record
         if len(removed) + len(added) > max(64, _SPLICE_SHARE * len(self.stored)):
             kept = [r for i, r in enumerate(self.stored) if i not in removed]
-            records = sorted([*kept, *added.values()], key=_order_key)  # as list_records
+            records = sorted([*kept, *added.values()], key=order_key)  # as list_records
             snap = build_snapshot(self.store, records, namespace=self.namespace, token=token, cache=self.cache)
         else:
-            from langchain_lifecycle_memory.read._splice import splice  # it builds Snapshots: imported here
-
-            snap = splice(self, removed, sorted(added.values(), key=_order_key), token)
+            snap = splice(self, removed, sorted(added.values(), key=order_key), token)
         snap.deltas = self.deltas + 1
         if self.saved is not None and len(self.since_saved) + len(changes) <= max(1024, 0.05 * len(snap)):
             snap.saved, snap.since_saved = self.saved, [*self.since_saved, *changes]
@@ -180,12 +165,12 @@ class Snapshot:
                 mask &= allowed[self.kind_code]
             if as_of is not None:
                 t = micros(as_of)
-                mask &= self.status_code != _STATUSES.index(MemoryStatus.PENDING)
+                mask &= self.status_code != STATUSES.index(MemoryStatus.PENDING)
                 mask &= (self.valid_from <= t) & (t < self.valid_to)
                 mask &= ~self._outranked(mask)
             elif statuses is not None:
                 wanted = {MemoryStatus(s) for s in statuses}
-                mask &= np.array([s in wanted for s in _STATUSES])[self.status_code]
+                mask &= np.array([s in wanted for s in STATUSES])[self.status_code]
             if as_of is None and len(self._masks) < 16:
                 self._masks[key] = mask.copy()
         if not include_expired:  # only records with a deadline can have passed it
@@ -195,7 +180,7 @@ class Snapshot:
 
     @functools.cached_property
     def _expiring(self) -> np.ndarray:
-        return np.flatnonzero(self.expires_at != _OPEN)
+        return np.flatnonzero(self.expires_at != OPEN)
 
     @functools.cached_property
     def _attributed(self) -> np.ndarray:
@@ -351,9 +336,9 @@ def build_snapshot(
     created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
     rank = np.empty(len(records), dtype=np.int64)  # the order of ``store.slots.precedence``, vectorised
     rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
-    needles = sorted({n for r in records if (n := _needle(r))})
+    needles = sorted({n for r in records if (n := needle_of(r))})
     needle_pos = {n: i for i, n in enumerate(needles)}
-    texts = [_lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
+    texts = [lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
     return Snapshot(
         store=store,
         records=kept_records,
@@ -366,7 +351,7 @@ def build_snapshot(
         entities=entities,
         entity_code=np.array([ent_pos[r.entity] for r in records], dtype=np.int64),
         other_entities={e for e in entities if is_other_person(e)},
-        status_code=np.array([_STATUSES.index(r.status) for r in records], dtype=np.int8),
+        status_code=np.array([STATUSES.index(r.status) for r in records], dtype=np.int8),
         kinds=kinds,
         kind_code=np.array([kind_pos[r.kind] for r in records], dtype=np.int64),
         valid_from=valid_from,
@@ -378,7 +363,7 @@ def build_snapshot(
         slot_code=slot_code,
         rank=rank,
         needles=needles,
-        needle_code=np.array([needle_pos.get(_needle(r) or "", -1) for r in records], dtype=np.int64),
+        needle_code=np.array([needle_pos.get(needle_of(r) or "", -1) for r in records], dtype=np.int64),
         namespace=tuple(namespace),
         token=token,
         cache=cache,
@@ -386,17 +371,3 @@ def build_snapshot(
         ids=[r.id for r in records],
         texts=texts,
     )
-
-
-def _lexical_text(record: MemoryRecord, cues: list[str] | None) -> str:
-    """What BM25 indexes for a record: its content, and its write-time cues if any."""
-    return record.content if not cues else "\n".join([record.content, *cues])
-
-
-def _order_key(r: MemoryRecord) -> tuple[Any, ...]:
-    return (r.created_at, r.valid_from, r.id)  # as list_records
-
-
-def _needle(r: MemoryRecord) -> str | None:
-    needle = normalize_value(r.value) if r.value else ""
-    return needle if len(needle) >= 2 else None

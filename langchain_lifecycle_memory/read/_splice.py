@@ -5,35 +5,56 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
 
 from langchain_lifecycle_memory.read._rows import Rows, raw_items
-from langchain_lifecycle_memory.read._snapshot import (
-    _STATUSES,
-    Snapshot,
-    _lexical_text,
-    _needle,
-    _order_key,
-    micros,
-)
 from langchain_lifecycle_memory.read.cues import record_cues
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
-__all__ = ["splice"]
+__all__ = ["OPEN", "STATUSES", "lexical_text", "micros", "needle_of", "order_key", "splice"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+OPEN = np.iinfo(np.int64).max
+STATUSES = tuple(MemoryStatus)
 
 
-def splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: Any) -> Snapshot:
+def micros(t: datetime | None, default: int = OPEN) -> int:
+    """Exact integer microseconds since the epoch (``default`` for ``None``)."""
+    if t is None:
+        return default
+    if t.tzinfo is None:
+        t = ensure_aware(t)
+    return (t - _EPOCH) // _US  # type: ignore[operator]
+
+
+def lexical_text(record: MemoryRecord, cues: list[str] | None) -> str:
+    """What BM25 indexes for a record: its content, and its write-time cues if any."""
+    return record.content if not cues else "\n".join([record.content, *cues])
+
+
+def order_key(r: MemoryRecord) -> tuple[Any, ...]:
+    return (r.created_at, r.valid_from, r.id)  # as list_records
+
+
+def needle_of(r: MemoryRecord) -> str | None:
+    needle = normalize_value(r.value) if r.value else ""
+    return needle if len(needle) >= 2 else None
+
+
+def splice(base: Any, removed: set[int], new: list[MemoryRecord], token: Any) -> Any:
     """``base`` without the rows ``removed``, with the ``new`` records (sorted) at their sorted places."""
     mask = np.ones(len(base.records), dtype=bool)
     mask[list(removed)] = False
     keep = np.flatnonzero(mask)
     # Where each new record goes among the kept ones (both sorted as list_records):
     # its place in the full sorted list, counted in kept records only.
-    at = [bisect.bisect_left(base.stored, _order_key(r), key=_order_key) for r in new]
+    at = [bisect.bisect_left(base.stored, order_key(r), key=order_key) for r in new]
     at = np.searchsorted(keep, at).tolist()
     order = None  # new records after every kept one (the usual case): no permutation
     if any(a < len(keep) for a in at):
@@ -69,7 +90,7 @@ def splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: An
         base.entities, base.entity_code[keep], [r.entity for r in new], none=False, key=_entity_key
     )
     kinds, kind_code = _coded(base.kinds, base.kind_code[keep], [r.kind for r in new], none=False)
-    needles, needle_code = _coded(base.needles, base.needle_code[keep], [_needle(r) for r in new])
+    needles, needle_code = _coded(base.needles, base.needle_code[keep], [needle_of(r) for r in new])
     slotted = column(base.slot_code >= 0, np.array([_slotted(r) for r in new], dtype=bool))
     if order is not None:
         attribute_code, entity_code = attribute_code[order], entity_code[order]
@@ -102,7 +123,7 @@ def splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: An
     cues.update((int(p), c) for p, c in zip(inverse[len(keep) :].tolist(), new_cues) if c)
     if order is not None and any(new_cues):  # kept rows keep their relative order: only then unsorted
         cues = dict(sorted(cues.items()))
-    index = base.index.updated(keep, [_lexical_text(r, c) for r, c in zip(new, new_cues)], order)
+    index = base.index.updated(keep, [lexical_text(r, c) for r, c in zip(new, new_cues)], order)
     # Entity aliases of the entities whose records changed.
     entity_set = set(entities)
     changed = {r.entity for r in gone} | {r.entity for r in new}
@@ -114,7 +135,7 @@ def splice(base: Snapshot, removed: set[int], new: list[MemoryRecord], token: An
         for i in mine.tolist():
             contents[str(records[i].entity)].append(records[i].content)
     aliases.update({e: entity_aliases(e, c) for e, c in contents.items()})
-    snap = Snapshot(
+    snap = type(base)(  # a Snapshot
         store=base.store,
         records=records,
         stored=stored,
@@ -152,7 +173,7 @@ def _entity_key(e: str | None) -> tuple[bool, str]:
     return (e is not None, e or "")
 
 
-def _positions(base: Snapshot, ids: list[str]) -> dict[str, int]:
+def _positions(base: Any, ids: list[str]) -> dict[str, int]:
     """Id -> position; a copy of ``base``'s when its records kept their places."""
     if len(ids) >= len(base.ids) and ids[: len(base.ids)] == base.ids:
         position = base.position.copy()
@@ -164,7 +185,7 @@ def _positions(base: Snapshot, ids: list[str]) -> dict[str, int]:
 def _columns(records: Sequence[MemoryRecord]) -> dict[str, np.ndarray]:
     """Per-record columns of ``records`` (codes are filled in by ``_coded``)."""
     return {
-        "status_code": np.array([_STATUSES.index(r.status) for r in records], dtype=np.int8),
+        "status_code": np.array([STATUSES.index(r.status) for r in records], dtype=np.int8),
         "valid_from": np.array([micros(r.valid_from) for r in records], dtype=np.int64),
         "valid_to": np.array([micros(r.valid_to) for r in records], dtype=np.int64),
         "expires_at": np.array([micros(r.expires_at) for r in records], dtype=np.int64),
