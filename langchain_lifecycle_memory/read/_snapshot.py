@@ -12,7 +12,6 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -213,14 +212,12 @@ class Snapshot:
         what scoring reads of the namespace as a whole (attributes, entities, aliases,
         values) is shared.
         """
-        snap = copy.copy(self)  # a shallow copy (``dataclasses.replace`` costs more than the scoring saves)
-        for k in ("_expiring", "_attributed"):
-            snap.__dict__.pop(k, None)
-        snap.__dict__.update({k: getattr(self, k)[rows] for k in _ROW_COLUMNS})
-        snap.records = Picked(self.records, rows)
-        snap.stored, snap.position, snap.cues, snap.ids, snap.texts = [], {}, {}, [], None
-        snap.index = PickedIndex(self.index, rows, scores)  # type: ignore[assignment]
-        snap._masks, snap.saved, snap.since_saved = {}, None, []
+        state = {k: v for k, v in self.__dict__.items() if k not in _ROW_COLUMNS and k not in _DERIVED}
+        state |= {"records": Picked(self.records, rows), "stored": [], "position": {}, "cues": {}, "ids": []}
+        state |= {"texts": None, "index": PickedIndex(self.index, rows, scores), "_masks": {}, "saved": None}
+        state |= {"since_saved": [], "_source": self, "_rows": rows}
+        snap = object.__new__(_Restricted)  # columns are gathered when scoring reads them
+        snap.__dict__.update(state)
         return snap
 
     def _outranked(self, mask: np.ndarray) -> np.ndarray:
@@ -285,6 +282,20 @@ _ROW_COLUMNS = (
     "rank",
     "needle_code",
 )
+
+
+_DERIVED = ("_expiring", "_attributed")
+
+
+class _Restricted(Snapshot):
+    """``Snapshot.restricted``'s result: a column is gathered from the source rows when first read."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _ROW_COLUMNS:
+            state = self.__dict__
+            value = state[name] = getattr(state["_source"], name)[state["_rows"]]
+            return value
+        raise AttributeError(name)
 
 
 def build_snapshot(
