@@ -6,9 +6,14 @@ and is printed next to plain ``langchain-chroma`` on the same data in the same r
 Parts (``--parts``, all by default):
 
 * ``namespace``: one namespace of 1k/10k/50k short episode records: first search, warm
-  search p50/p95, first search after a write (p50/p95), RSS growth. Ours is the
+  search p50/p95, first search after a write (p50/p95), RSS growth; then fresh worker
+  processes on the written namespace: the first search with the loader's sidecar plus the
+  delta of its writes, without any sidecar (a full read), and with the sidecar that read
+  saved; warm p50 and RSS growth. Ours is the
   ``LifecycleRetriever`` (the use side's real path); the baseline is
   ``Chroma.similarity_search`` over a collection of the same texts.
+* ``warm``: ours and ``langchain-chroma`` loaded in one process and searched with the
+  same queries back to back (p50/p95 and the ratio), so machine load hits both alike.
 * ``attributes``: 50k records with 50k distinct attributes: the first search (router
   cards embedded and installed, snapshot built), split into its parts (``attribute_split``),
   a warm one, one after a write, and the first search of a reopened store (card vectors
@@ -114,9 +119,12 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     base = rss_mb()
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
+    reopen = cfg.get("reopen", False)  # a fresh worker on the namespace another process wrote
     if cfg["system"] == "ours":
         store = ChromaMemoryStore(client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale")
-        for i in range(0, size, 2000):
+        if cfg["server"]:  # sidecars of a server's namespaces go to a local folder (opt-in)
+            store.snapshot_dir = str(workdir / "snapshots")
+        for i in range(0, 0 if reopen else size, 2000):
             batch = []
             for j, text in enumerate(texts[i : i + 2000], start=i):
                 slot = {"entity": "user", "attribute": f"topic_{j}", "value": f"value {j}"} if attributes else {}
@@ -131,7 +139,7 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
             return store.put_record(MemoryRecord(namespace=ns, content=f"The user adopted a cat named Miso {n}"))
     else:
         lc = Chroma(client=client(workdir, cfg["server"]), collection_name="scale_lc", embedding_function=emb)
-        for i in range(0, size, 2000):
+        for i in range(0, 0 if reopen else size, 2000):
             lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
 
         def search(q: str) -> Any:
@@ -150,6 +158,9 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         search(q)
         warm.append(ms(t0))
     out["warm"] = stats(warm)
+    if reopen:
+        out["rss_growth_mb"] = round(rss_mb() - base, 1)
+        return out
     writes, after = [], []
     for n in range(cfg.get("writes", 20)):
         t0 = time.perf_counter()
@@ -224,6 +235,42 @@ def attribute_split(store: Any, emb: Any, ns: tuple[str, ...], size: int, q: str
     LifecycleRetriever(store=fresh, namespace=ns, k=10).invoke(q)
     out["first_search_reopened_ms"] = round(ms(t0), 1)
     return out
+
+
+def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """Warm search, ours and plain ``langchain-chroma`` in one process, queries interleaved.
+
+    Separate children run at different moments, and on a shared machine the load moves
+    between them; here every query goes to both systems back to back.
+    """
+    from langchain_chroma import Chroma
+
+    from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
+    from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+
+    size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
+    texts = sentences(size)
+    cl = client(workdir, cfg["server"])
+    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+    lc = Chroma(client=cl, collection_name="scale_lc", embedding_function=emb)
+    for i in range(0, size, 2000):
+        store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in texts[i : i + 2000]])
+        lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
+    retriever = LifecycleRetriever(store=store, namespace=ns, k=10)
+    retriever.invoke(QUERIES[0])
+    lc.similarity_search(QUERIES[0], k=10)
+    ours, base = [], []
+    for n in range(cfg.get("queries", 120)):
+        q = QUERIES[n % len(QUERIES)]
+        for samples, search in ((ours, retriever.invoke), (base, lambda q: lc.similarity_search(q, k=10))):
+            t0 = time.perf_counter()
+            search(q)
+            samples.append(ms(t0))
+    return {
+        "ours": stats(ours),
+        "langchain-chroma": stats(base),
+        "ratio_p50": round(percentile(ours, 50) / percentile(base, 50), 2),
+    }
 
 
 def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
@@ -331,7 +378,7 @@ def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     }
 
 
-CHILDREN = {"namespace": child_namespace, "users": child_users, "layout": child_layout}
+CHILDREN = {"namespace": child_namespace, "warm": child_warm, "users": child_users, "layout": child_layout}
 
 
 def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -> dict[str, Any]:
@@ -348,22 +395,38 @@ def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -
     RESULTS.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(dir=RESULTS, prefix="scale-"))
     cache = Path(tempfile.mkdtemp(dir=RESULTS, prefix="scale-cache-"))  # derived files start cold
-    try:
+
+    def child(config: dict[str, Any]) -> dict[str, Any]:
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", json.dumps(cfg), "--workdir", str(workdir)],
+            [sys.executable, __file__, "--child", json.dumps(config), "--workdir", str(workdir)],
             capture_output=True,
             text=True,
             check=False,
             env={**os.environ, "LIFECYCLE_MEMORY_CACHE_DIR": str(cache)},
         )
+        if proc.returncode != 0:
+            return {"error": (proc.stderr or proc.stdout)[-600:]}
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    try:
+        result = child(cfg)
+        if server_pid and "error" not in result:
+            result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
+        if cfg["kind"] == "namespace" and "error" not in result:
+            # Fresh workers on the namespace just written. Ours: the first finds the sidecar
+            # the loader saved plus the delta of its later writes; then the sidecars are
+            # deleted, so the next reads the namespace in full (and saves one), and the
+            # last loads that. langchain-chroma: a fresh process's first search.
+            if cfg["system"] == "ours":
+                result["cold_delta"] = child({**cfg, "reopen": True})
+                for folder in ("lifecycle-snapshots", "snapshots"):
+                    shutil.rmtree(workdir / folder, ignore_errors=True)
+            result["cold_full_read"] = child({**cfg, "reopen": True})
+            if cfg["system"] == "ours":
+                result["cold_sidecar"] = child({**cfg, "reopen": True})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
-    if proc.returncode != 0:
-        return {"error": (proc.stderr or proc.stdout)[-600:]}
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if server_pid:
-        result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
     return result
 
 
@@ -496,6 +559,17 @@ def main() -> None:
                 cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
                 cols += ["first_search_read_ms", "first_search_snapshot_ms"]
                 show(f"one namespace ({where}), ms", rows, cols)
+                cold = [f"{c}.first_search_ms" for c in ("cold_delta", "cold_full_read", "cold_sidecar")]
+                cold += [f"{c}.{m}" for c in ("cold_full_read", "cold_sidecar") for m in ("warm.p50", "rss_growth_mb")]
+                show(f"one namespace ({where}), a fresh worker's first search, ms", rows, cold)
+            if "warm" in args.parts:
+                part = results.setdefault("warm", {}).setdefault(where, {})
+                rows = []
+                for size in args.sizes:
+                    r = part[str(size)] = run_child({"kind": "warm", "size": size}, server, pid)
+                    rows.append((f"{size} records", r))
+                cols = ["ours.p50", "ours.p95", "langchain-chroma.p50", "langchain-chroma.p95", "ratio_p50"]
+                show(f"warm search, both systems in one process, queries interleaved ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
                 r = run_child(cfg, server, pid)

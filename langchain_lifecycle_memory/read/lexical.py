@@ -21,6 +21,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +123,26 @@ def _capitalised(text: str) -> list[str]:
     return [w for w in re.findall(r"\b[A-Z][A-Za-z0-9]+", text) if w.casefold() not in _EN_STOPWORDS]
 
 
+class _Analyses:
+    """Documents' ``(tokens, names)``, computed from their texts when first read (a loaded index)."""
+
+    def __init__(self, items: list[Any], analyse: Any) -> None:
+        self._items = items  # text (not analysed yet) or (tokens, names)
+        self._analyse = analyse
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int) -> tuple[list[str], list[str]]:
+        item = self._items[i]
+        if isinstance(item, str):
+            item = self._items[i] = self._analyse(item)
+        return item
+
+    def __add__(self, other: list[tuple[list[str], list[str]]]) -> _Analyses:
+        return _Analyses(self._items + list(other), self._analyse)
+
+
 class LexicalIndex:
     """A BM25 index over a list of texts with calibrated (coverage) scores, updated in place of a rebuild.
 
@@ -171,6 +192,54 @@ class LexicalIndex:
         self._cache = {} if cache is None else cache
         self._seal([self._analyse(t) for t in texts])
 
+    # ------------------------------------------------------------------ persisting
+    def state(self) -> dict[str, np.ndarray | list[str] | float]:
+        """The sealed index as arrays and string lists (``from_state`` inverts it).
+
+        The documents' analyses are not part of it: they are recomputed from the texts,
+        lazily, only for documents an update removes or a re-seal reads.
+        """
+        if self._fresh or not self._alive.all() or not np.array_equal(self._order, np.arange(self.size)):
+            msg = "Only a freshly sealed index can be persisted."
+            raise ValueError(msg)
+        return {
+            "k1": self.k1,
+            "b": self.b,
+            "vocab": list(self._vocab),
+            "names": [w for w, n in self._names.items() for _ in range(n)],
+            "dl": self._dl,
+            "post_slots": self._post_slots,
+            "post_tf": self._post_tf,
+            "indptr": self._indptr,
+            "df": self._df,
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], texts: Sequence[str]) -> LexicalIndex:
+        """The index ``state`` describes, over ``texts`` (the texts it was built from)."""
+        new = cls.__new__(cls)
+        new.k1, new.b = float(state["k1"]), float(state["b"])
+        new._cache = {}
+        new.size = len(texts)
+        if not (len(state["dl"]) == new.size and len(state["indptr"]) == len(state["vocab"]) + 1):
+            msg = "The index state does not match its texts."
+            raise ValueError(msg)
+        new._docs = _Analyses(list(texts), new._analyse)
+        new._alive = np.ones(new.size, dtype=bool)
+        new._order = np.arange(new.size, dtype=np.int64)
+        new._identity = True
+        new._dl = np.asarray(state["dl"], dtype=np.float64)
+        new._total = float(new._dl.sum())
+        new._vocab = {t: i for i, t in enumerate(state["vocab"])}
+        new._post_slots = np.asarray(state["post_slots"], dtype=np.int64)
+        new._post_tf = np.asarray(state["post_tf"], dtype=np.float64)
+        new._indptr = np.asarray(state["indptr"], dtype=np.int64)
+        new._df = np.asarray(state["df"], dtype=np.int64)
+        new._sealed = new.size
+        new._fresh = {}
+        new._names = collections.Counter(state["names"])
+        return new
+
     # ------------------------------------------------------------------ building
     def _analyse(self, text: str) -> tuple[list[str], list[str]]:
         hit = self._cache.get(text)
@@ -184,6 +253,7 @@ class LexicalIndex:
         self._docs = analysed
         self._alive = np.ones(self.size, dtype=bool)
         self._order = np.arange(self.size, dtype=np.int64)
+        self._identity = True
         self._dl = np.array([max(1, len(tokens)) for tokens, _ in analysed], dtype=np.float64)
         self._total = float(self._dl.sum())
         self._vocab: dict[str, int] = {}
@@ -207,6 +277,7 @@ class LexicalIndex:
         This index is left untouched.
         """
         new = copy.copy(self)
+        new.__dict__.pop("_norm_cache", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -223,6 +294,7 @@ class LexicalIndex:
                 docs = [docs[i] for i in order]
             new._seal(docs)
             return new
+        new._identity = False
         new._alive = self._alive.copy()
         new._alive[gone] = False
         new._df = self._df.copy()
@@ -254,6 +326,15 @@ class LexicalIndex:
         new.size = len(new._order)
         return new
 
+    @property
+    def _norm(self) -> np.ndarray:
+        """BM25 length normalisation per slot (computed once per index: indexes are never changed)."""
+        norm = self.__dict__.get("_norm_cache")
+        if norm is None:
+            norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / self.size))
+            self.__dict__["_norm_cache"] = norm
+        return norm
+
     # ------------------------------------------------------------------ queries
     def mentions_known_name(self, query: str) -> bool:
         """Whether the query has a capitalised word that is capitalised in the records too.
@@ -274,13 +355,23 @@ class LexicalIndex:
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
+        return self.coverage(*self.raw_scores(query))
+
+    @staticmethod
+    def coverage(raw: np.ndarray, ideal: float) -> tuple[np.ndarray, np.ndarray]:
+        """``raw`` and its coverages for a query whose ideal score is ``ideal`` (see ``raw_scores``)."""
+        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
+        return raw, coverage
+
+    def raw_scores(self, query: str) -> tuple[np.ndarray, float]:
+        """Raw BM25 scores, one per indexed text, and the query's ideal score (coverage 1; 0: no known token)."""
         raw = np.zeros(self.size, dtype=np.float64)
         q_tokens = list(dict.fromkeys(tokenize(query)))
         known = [t for t in q_tokens if self._doc_freq(t) > 0]
         if not known:
-            return raw, raw.copy()
+            return raw, 0.0
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
-        norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / self.size))
+        norm = self._norm
         for t in known:
             term = self._vocab[t]
             idf = self.idf(t)
@@ -290,8 +381,9 @@ class LexicalIndex:
                 by_slot[slots] += idf * tf / (norm[slots] + tf)
             for slot, tf in self._fresh.get(term, ()):
                 by_slot[slot] += idf * tf / (norm[slot] + tf)
-        by_slot[~self._alive] = 0.0
-        raw = by_slot[self._order]
-        ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
-        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
-        return raw, coverage
+        if self._identity:  # freshly sealed: slot i is position i, every slot alive
+            raw = by_slot
+        else:
+            by_slot[~self._alive] = 0.0
+            raw = by_slot[self._order]
+        return raw, sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)

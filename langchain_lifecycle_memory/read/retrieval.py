@@ -33,7 +33,8 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
-from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot
+from langchain_lifecycle_memory.read._sidecar import SIDECARS
+from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, local_positions
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
     E5_CALIBRATION,
@@ -86,6 +87,8 @@ class _IO:
 # process's writes, or read again in full when the journal cannot tell.
 _SNAPSHOTS: dict[tuple[int, tuple[str, ...]], Snapshot] = {}
 _SNAPSHOTS_LOCK = threading.Lock()
+_CANDIDATES_ONLY = True
+"""Score only the records that can reach ``min_score`` (tests compare against scoring all of them)."""
 
 
 class LifecycleRetriever(BaseRetriever):
@@ -340,10 +343,20 @@ class LifecycleRetriever(BaseRetriever):
                 changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
                 if changes is not None:
                     snapshot = cached.apply(changes, token)
+                    if snapshot.saved is not None:  # the next fresh worker: the sidecar plus these changes
+                        yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
+        if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
+            snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
         if snapshot is None:
-            records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
             cache = cached.cache if cached is not None else None
-            snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
+            if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
+                records, documents = yield _IO(store, "read_namespace", "aread_namespace", (ns,))
+                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
+                if token is not None:
+                    yield _IO(SIDECARS, "save", "asave", (snapshot,))
+            else:
+                records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
+                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
         if token is not None and snapshot is not cached:
             with _SNAPSHOTS_LOCK:
                 _SNAPSHOTS.pop((id(store), ns), None)
@@ -401,13 +414,23 @@ class LifecycleRetriever(BaseRetriever):
             for vector, offset in zip(vectors, offsets, strict=True):
                 for pos, score in cue_vectors.best(wanted, vector).items():
                     cue_scores[pos] = max(score - offset, cue_scores.get(pos, -1.0))
+        scored = snapshot
+        if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
+            # Only records some channel scores can reach min_score: the rest score 0 everywhere.
+            rows, bm25 = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores])
+            if len(rows) < len(snapshot) // 2:
+                scored, eligible = snapshot.restricted(rows, bm25), eligible[rows]
+                local = local_positions(rows, [*cosines, *dense_positions, *cue_scores])
+                cosines = {local[p]: c for p, c in cosines.items() if p in local}
+                dense_positions = [local[p] for p in dense_positions if p in local]
+                cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
         explanation = score_snapshot(
             self,
             query,
             queries,
             vectors,
             router,
-            snapshot,
+            scored,
             eligible,
             cosines,
             dense_positions,

@@ -488,8 +488,8 @@ def test_own_writes_update_the_snapshot_without_reading_the_namespace_again(
     from langchain_lifecycle_memory.read import retrieval as R
 
     reads: list[tuple[str, ...]] = []
-    list_records = store.list_records
-    monkeypatch.setattr(store, "list_records", lambda ns, **kw: reads.append(ns) or list_records(ns, **kw))
+    read_namespace = store.read_namespace  # the retriever's full read
+    monkeypatch.setattr(store, "read_namespace", lambda ns: reads.append(ns) or read_namespace(ns))
     retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
     store.put_records([record("用户周末喜欢摄影", "hobby", "摄影"), record("用户养了一条叫旺财的狗", "pet", "旺财")])
     vim = record("用户喜欢使用 Vim 编辑器", "editor", "Vim")
