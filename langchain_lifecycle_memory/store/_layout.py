@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.lru import LRUCache
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
@@ -46,6 +47,8 @@ LAYOUTS = ("collection", "bucketed")
 DEFAULT_LAYOUT = "bucketed"
 """Layout of a new store opened without ``layout=`` (existing stores keep theirs)."""
 DEFAULT_BUCKETS = 16
+KNOWN_NAMESPACES = 4096
+"""Namespaces a bucketed layout remembers as registered (LRU)."""
 REVISION_KEY = "revision"
 _SEP = "\x00"
 _SPACE = {"hnsw": {"space": "cosine"}}
@@ -217,6 +220,10 @@ class BucketedLayout:
             raise ValueError(msg)
         self.buckets = buckets
         self._cache: dict[str, Any] = {}
+        # Namespaces seen registered (by a revision read, an open or a write): opening one
+        # again skips the registry read. A namespace purged elsewhere meanwhile opens to a
+        # view that reads nothing, exactly as an empty namespace; a write re-registers it.
+        self._known: LRUCache[str, bool] = LRUCache(KNOWN_NAMESPACES)
 
     def record(self) -> dict[str, Any]:
         return {"layout": self.name, "buckets": self.buckets}
@@ -224,6 +231,7 @@ class BucketedLayout:
     def forget(self) -> None:
         """Drop cached collection objects (one was deleted behind this process's back)."""
         self._cache.clear()
+        self._known.clear()
 
     def bucket_name(self, store: ChromaMemoryStore, generation: int, ns: tuple[str, ...]) -> str:
         digest = hashlib.sha256(tenant(ns).encode("utf-8", "surrogatepass")).digest()
@@ -285,7 +293,10 @@ class BucketedLayout:
         fingerprint: dict[str, Any] | None = None,
     ) -> Any | None:
         gen = store.generation if generation is None else generation
-        known = self._on_registry(store, gen, create, lambda reg: reg.get(ids=[tenant(ns)], include=[])["ids"])
+        current = gen == store.generation
+        known = current and tenant(ns) in self._known
+        if not known:
+            known = self._on_registry(store, gen, create, lambda reg: reg.get(ids=[tenant(ns)], include=[])["ids"])
         if not known and not create:
             return None
         bucket = self._collection(store, self.bucket_name(store, gen, ns), create)
@@ -293,6 +304,8 @@ class BucketedLayout:
             return None
         if not known:
             self._on_registry(store, gen, True, lambda reg: self._register(reg, ns, "initial"))
+        if current:
+            self._known[tenant(ns)] = True
         return Scoped(bucket, ns)
 
     def namespaces(self, store: ChromaMemoryStore, generation: int, prefix: tuple[str, ...] = ()) -> list[Any]:
@@ -321,6 +334,7 @@ class BucketedLayout:
         before = str((metas[0] or {}).get(REVISION_KEY, "initial")) if metas else "absent"
         token = uuid.uuid4().hex
         self._on_registry(store, store.generation, True, lambda reg: self._register(reg, ns, token))
+        self._known[tenant(ns)] = True
         return before, token
 
     def read_token(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> str:
@@ -328,12 +342,17 @@ class BucketedLayout:
             store, store.generation, False, lambda reg: reg.get(ids=[tenant(ns)], include=["metadatas"])
         )
         metas = (got or {}).get("metadatas") or []
-        return str((metas[0] or {}).get(REVISION_KEY, "initial")) if metas else "absent"
+        if not metas:
+            self._known.pop(tenant(ns), None)
+            return "absent"
+        self._known[tenant(ns)] = True
+        return str((metas[0] or {}).get(REVISION_KEY, "initial"))
 
     def drop(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any) -> int:
         removed = int(store._guard(col.count))
         store._guard(col.delete)
         self._on_registry(store, store.generation, False, lambda reg: reg.delete(ids=[tenant(ns)]))
+        self._known.pop(tenant(ns), None)
         return removed
 
 
