@@ -400,3 +400,39 @@ def drop_everywhere(store: ChromaMemoryStore, prefix: tuple[str, ...]) -> int:
                 store._guard(view.delete)
         store._guard(lambda reg=reg, doomed=doomed: reg.delete(ids=[tenant(ns) for ns in doomed]))
     return removed
+
+
+def scrub_deleted_log_rows(db: Any) -> int:
+    """Blank the write-ahead log entries of rows that no longer exist in a live collection.
+
+    Dropping a collection lets compaction delete its whole log; a purge in a shared bucket
+    deletes rows of a collection that lives on, and Chroma keeps their upserts (document,
+    metadata, vector) in ``embeddings_queue``. A log entry of a row that is gone from the
+    collection's metadata segment is followed by its delete, so replaying it blank yields
+    the same state. Returns how many entries were blanked; ``secure_delete`` + ``VACUUM``
+    leave no copy of the old bytes in the file.
+    """
+    import sqlite3
+
+    con = sqlite3.connect(db, timeout=30, isolation_level=None)
+    try:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"embeddings_queue", "embeddings", "segments"} <= tables:
+            return 0
+        con.execute("PRAGMA secure_delete=ON")
+        blanked = con.execute(
+            """
+            UPDATE embeddings_queue
+               SET metadata = NULL, vector = zeroblob(length(vector))
+             WHERE (metadata IS NOT NULL OR vector IS NOT NULL)
+               AND NOT EXISTS (
+                   SELECT 1 FROM embeddings e JOIN segments s ON e.segment_id = s.id
+                    WHERE e.embedding_id = embeddings_queue.id
+                      AND embeddings_queue.topic LIKE '%' || s.collection)
+            """
+        ).rowcount
+        if blanked:
+            con.execute("VACUUM")
+        return int(blanked)
+    finally:
+        con.close()

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store._layout import drop_everywhere, make_layout
+from langchain_lifecycle_memory.store._layout import drop_everywhere, make_layout, scrub_deleted_log_rows
 from langchain_lifecycle_memory.store._records import parse_record
 from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
 
@@ -228,6 +228,7 @@ def compact(store: ChromaMemoryStore, *, timeout: float = 600.0) -> CompactRepor
     if not _vacuum_with_cli(path, timeout):
         method = "sqlite3"
         vacuum_sqlite(db)
+    scrub_deleted_log_rows(db)  # rows purged from shared buckets (the bucketed layout)
     live = _live_segments(db)
     removed: list[str] = []
     scrubbed = 0

@@ -324,8 +324,9 @@ def test_a_reader_never_answers_from_a_snapshot_another_writer_made_stale(
         assert retriever.invoke("我用什么编辑器？") == []
     finally:
         if backend != "embedded":
-            for _, col in writer._namespaces():
-                writer.client.delete_collection(col.name)
+            from tests.conftest import drop_store_collections
+
+            drop_store_collections(writer)
 
 
 def test_a_revision_stamp_that_fails_says_the_write_landed(
