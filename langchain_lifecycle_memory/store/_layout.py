@@ -367,10 +367,26 @@ def make_layout(name: str | None, buckets: int | None = None) -> CollectionLayou
     raise ValueError(msg)
 
 
-def recorded(metadata: dict[str, Any] | None) -> CollectionLayout | BucketedLayout:
-    """The layout a store's meta record names (stores from before layouts: one collection per namespace)."""
+def recorded(
+    metadata: dict[str, Any] | None, requested: tuple[Any, Any] = (None, None), prefix: str = ""
+) -> CollectionLayout | BucketedLayout:
+    """The layout a store's meta record names (stores from before layouts: one collection per namespace).
+
+    ``requested`` (``layout=``, ``buckets=`` of the constructor) must agree with it.
+    """
     meta = metadata or {}
-    return make_layout(str(meta.get("layout") or "collection"), int(meta.get("buckets") or DEFAULT_BUCKETS))
+    stored = make_layout(str(meta.get("layout") or "collection"), int(meta.get("buckets") or DEFAULT_BUCKETS))
+    name, buckets = requested
+    if (name is not None and name != stored.name) or (
+        buckets is not None and stored.name == "bucketed" and buckets != stored.buckets
+    ):
+        asked = {"layout": name or stored.name, "buckets": buckets}
+        msg = (
+            f"The store '{prefix}' uses layout {stored.record()}, not {asked}. Open it without "
+            "layout=/buckets=, or move it with `store.migrate_layout(...)`."
+        )
+        raise ValueError(msg)
+    return stored
 
 
 def drop_everywhere(store: ChromaMemoryStore, prefix: tuple[str, ...]) -> int:

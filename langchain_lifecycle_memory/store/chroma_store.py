@@ -114,12 +114,9 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         ttl: LangGraph ``TTLConfig`` (minutes).
         verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
             written with another embedder (set ``False`` only to run a reindex).
-        layout: ``"bucketed"`` (namespaces hashed into ``buckets`` shared collections, each
-            read with a tenant filter: memory bounded in the number of users; the default
-            for new stores) or ``"collection"`` (one collection per namespace). Recorded in
-            the store: ``None`` opens an existing store in its layout; another value than
-            the recorded one raises (move a store with ``store.migrate_layout(...)``).
-        buckets: Shared collections of the bucketed layout (default 16).
+        layout: ``"bucketed"`` (default for new stores: ``buckets`` shared collections, 16 by
+            default, read with a tenant filter) or ``"collection"`` (one per namespace).
+            Recorded in the store; ``store.migrate_layout(...)`` moves a store.
     """
 
     supports_ttl: bool = True
@@ -212,11 +209,8 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         try:
             meta = self._guard(lambda: self.client.get_collection(self.meta_name))
         except NotFoundError:
-            metadata = {
-                "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
-                "generation": generation,
-                **self._layout.record(),
-            }
+            fingerprint = json.dumps(self.fingerprint, sort_keys=True)
+            metadata = {"fingerprint": fingerprint, "generation": generation, **self._layout.record()}
             try:
                 self._guard(
                     lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None)
@@ -233,18 +227,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
                 "(CLI: `lifecycle-memory reindex`)."
             )
             raise EmbeddingMismatchError(msg)
-        stored_layout = _layout.recorded(meta.metadata)
-        name, buckets = requested
-        if (name is not None and name != stored_layout.name) or (
-            buckets is not None and stored_layout.name == "bucketed" and buckets != stored_layout.buckets
-        ):
-            msg = (
-                f"The store '{self.prefix}' uses layout {stored_layout.record()}, not "
-                f"{ {'layout': name or stored_layout.name, 'buckets': buckets} }. Open it without layout=/buckets=, "
-                "or move it with `store.migrate_layout(...)`."
-            )
-            raise ValueError(msg)
-        self._layout = stored_layout
+        self._layout = _layout.recorded(meta.metadata, requested, self.prefix)
         return int((meta.metadata or {}).get("generation", 0))
 
     def _guard(self, fn: Callable[[], Any]) -> Any:
@@ -258,9 +241,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
                 raise StoreUnavailableError(msg) from e
             raise
 
-    def _namespaces(
-        self, generation: int | None = None, prefix: tuple[str, ...] = ()
-    ) -> list[tuple[tuple[str, ...], Any]]:
+    def _namespaces(self, generation: int | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[Any, Any]]:
         """Every (namespace, collection) of a generation under ``prefix`` (literal), read fresh from Chroma.
 
         The current generation's collections come as ``Handle`` s (they survive a purge elsewhere).
@@ -555,10 +536,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         return reindex(self, new_embeddings, **kwargs)
 
     def migrate_layout(self, layout: str, **kwargs: Any) -> Any:
-        """Move the store into another layout (``"bucketed"``/``"collection"``), switching atomically.
-
-        See :func:`langchain_lifecycle_memory.store.maintenance.migrate_layout`.
-        """
+        """Move the store into another layout, switching atomically (see ``maintenance.migrate_layout``)."""
         from langchain_lifecycle_memory.store.maintenance import migrate_layout
 
         return migrate_layout(self, layout, **kwargs)
