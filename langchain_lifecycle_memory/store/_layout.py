@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -224,6 +225,18 @@ class BucketedLayout:
         # again skips the registry read. A namespace purged elsewhere meanwhile opens to a
         # view that reads nothing, exactly as an empty namespace; a write re-registers it.
         self._known: LRUCache[str, bool] = LRUCache(KNOWN_NAMESPACES)
+        self._known_lock = threading.Lock()
+
+    def _mark(self, ns: tuple[str, ...], known: bool) -> None:
+        with self._known_lock:
+            if known:
+                self._known[tenant(ns)] = True
+            else:
+                self._known.pop(tenant(ns), None)
+
+    def _is_known(self, ns: tuple[str, ...]) -> bool:
+        with self._known_lock:
+            return tenant(ns) in self._known
 
     def record(self) -> dict[str, Any]:
         return {"layout": self.name, "buckets": self.buckets}
@@ -231,7 +244,8 @@ class BucketedLayout:
     def forget(self) -> None:
         """Drop cached collection objects (one was deleted behind this process's back)."""
         self._cache.clear()
-        self._known.clear()
+        with self._known_lock:
+            self._known.clear()
 
     def bucket_name(self, store: ChromaMemoryStore, generation: int, ns: tuple[str, ...]) -> str:
         digest = hashlib.sha256(tenant(ns).encode("utf-8", "surrogatepass")).digest()
@@ -294,7 +308,7 @@ class BucketedLayout:
     ) -> Any | None:
         gen = store.generation if generation is None else generation
         current = gen == store.generation
-        known = current and tenant(ns) in self._known
+        known = current and self._is_known(ns)
         if not known:
             known = self._on_registry(store, gen, create, lambda reg: reg.get(ids=[tenant(ns)], include=[])["ids"])
         if not known and not create:
@@ -305,7 +319,7 @@ class BucketedLayout:
         if not known:
             self._on_registry(store, gen, True, lambda reg: self._register(reg, ns, "initial"))
         if current:
-            self._known[tenant(ns)] = True
+            self._mark(ns, True)
         return Scoped(bucket, ns)
 
     def namespaces(self, store: ChromaMemoryStore, generation: int, prefix: tuple[str, ...] = ()) -> list[Any]:
@@ -334,7 +348,7 @@ class BucketedLayout:
         before = str((metas[0] or {}).get(REVISION_KEY, "initial")) if metas else "absent"
         token = uuid.uuid4().hex
         self._on_registry(store, store.generation, True, lambda reg: self._register(reg, ns, token))
-        self._known[tenant(ns)] = True
+        self._mark(ns, True)
         return before, token
 
     def read_token(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> str:
@@ -342,17 +356,16 @@ class BucketedLayout:
             store, store.generation, False, lambda reg: reg.get(ids=[tenant(ns)], include=["metadatas"])
         )
         metas = (got or {}).get("metadatas") or []
+        self._mark(ns, bool(metas))
         if not metas:
-            self._known.pop(tenant(ns), None)
             return "absent"
-        self._known[tenant(ns)] = True
         return str((metas[0] or {}).get(REVISION_KEY, "initial"))
 
     def drop(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any) -> int:
         removed = int(store._guard(col.count))
         store._guard(col.delete)
         self._on_registry(store, store.generation, False, lambda reg: reg.delete(ids=[tenant(ns)]))
-        self._known.pop(tenant(ns), None)
+        self._mark(ns, False)
         return removed
 
 
