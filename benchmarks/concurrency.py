@@ -151,8 +151,9 @@ def run_processes(
     try:
         return measure(LifecycleMemory(store), acknowledged, slots)  # type: ignore[arg-type]
     finally:
-        for _, col in store._namespaces():
-            store.client.delete_collection(col.name)
+        for col in store.client.list_collections():  # every collection of the store, any layout
+            if col.name.startswith(store.prefix + "."):
+                store.client.delete_collection(col.name)
 
 
 def _baseline_update(memory: LifecycleMemory, f: Fact) -> list[MemoryRecord]:

@@ -19,7 +19,10 @@ Parts (``--parts``, all by default):
   a warm one, one after a write, and the first search of a reopened store (card vectors
   from the card files the first one wrote).
 * ``users``: 1k/10k users x 20 records, every user searched once: RSS growth, disk,
-  p50/p95. Ours and the baseline both use one collection per user (today's layout).
+  p50/p95, cross-tenant results. Ours and the baseline in the same layout
+  (``--user-layouts``): ``bucketed`` (ours: ``ChromaMemoryStore(layout="bucketed")``;
+  the baseline: 16 shared ``Chroma`` collections searched with a ``filter`` on the user)
+  and ``collection`` (one collection per user for both, capped at ``--max-collections``).
 * ``layout``: ``chromadb`` directly, three layouts side by side: a collection per
   namespace, one shared collection with a tenant ``where`` filter, and a hybrid (small
   tenants hashed into 16 shared buckets with a tenant filter, tenants over 1,000
@@ -274,17 +277,24 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 
 def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """``users`` x ``records``, every user searched once, ours and plain ``langchain-chroma`` in one layout.
+
+    ``collection``: one collection per user for both. ``bucketed``: ours with
+    ``layout="bucketed"`` (16 shared collections, tenant filter); the baseline the same way
+    by hand (one ``Chroma`` per bucket, ``similarity_search(filter={"user": ...})``).
+    """
     from langchain_chroma import Chroma
 
     from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
-    users, per, emb = cfg["users"], cfg["records"], HashEmbeddings()
+    users, per, emb, layout = cfg["users"], cfg["records"], HashEmbeddings(), cfg.get("layout", "collection")
     texts = sentences(users * per)
     base = rss_mb()
     cl = client(workdir, cfg["server"])
+    t0 = time.perf_counter()
     if cfg["system"] == "ours":
-        store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+        store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale", layout=layout)
         retriever = LifecycleRetriever(store=store, namespace=("memories", "u0"), k=10)
         for u in range(users):
             ns = ("memories", f"u{u}")
@@ -292,6 +302,17 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
         def search(u: int, q: str) -> list[str]:
             return [d.metadata["namespace"][1] for d in retriever.invoke(q, namespace=("memories", f"u{u}"))]
+    elif layout == "bucketed":
+        buckets = [Chroma(client=cl, collection_name=f"lc_b{b}", embedding_function=emb) for b in range(16)]
+
+        def bucket(u: int) -> Any:
+            return buckets[zlib.crc32(f"u{u}".encode()) % len(buckets)]
+
+        for u in range(users):
+            bucket(u).add_texts(texts[u * per : (u + 1) * per], metadatas=[{"user": f"u{u}"}] * per)
+
+        def search(u: int, q: str) -> list[str]:
+            return [d.metadata["user"] for d in bucket(u).similarity_search(q, k=10, filter={"user": f"u{u}"})]
     else:
         stores = []
         for u in range(users):
@@ -301,6 +322,7 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         def search(u: int, q: str) -> list[str]:
             return [d.metadata["user"] for d in stores[u].similarity_search(q, k=10)]
 
+    load_s = time.perf_counter() - t0
     loaded = rss_mb()
     samples, leaks = [], 0
     for u in range(users):
@@ -309,6 +331,7 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         samples.append(ms(t0))
         leaks += sum(o != f"u{u}" for o in owners)
     return {
+        "load_s": round(load_s, 1),
         "rss_after_load_mb": round(loaded - base, 1),
         "rss_growth_mb": round(rss_mb() - base, 1),
         "disk_mb": round(disk_mb(workdir), 1) if not cfg["server"] else None,
@@ -517,6 +540,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 50000])
     parser.add_argument("--attributes", type=int, default=50000)
     parser.add_argument("--users", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument(
+        "--user-layouts", nargs="+", default=["bucketed", "collection"], help="layouts of the users part"
+    )
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
     parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
@@ -585,16 +611,19 @@ def main() -> None:
             if "users" in args.parts:
                 part = results.setdefault("users", {}).setdefault(where, {})
                 rows = []
-                for users in args.users:
-                    n = min(users, args.max_collections)
-                    for system in ("ours", "langchain-chroma"):
-                        r = run_child({"kind": "users", "system": system, "users": n, "records": 20}, server, pid)
-                        r["users_run"], r["users_asked"] = n, users
-                        part[f"{system} {users}"] = r
-                        rows.append((f"{system} {n} users x 20" + (f" (capped from {users})" if n < users else ""), r))
-                cols = ["rss_after_load_mb", "rss_growth_mb", "disk_mb", "search.p50", "search.p95"]
+                for layout in args.user_layouts:
+                    for users in args.users:
+                        n = min(users, args.max_collections) if layout == "collection" else users
+                        for system in ("ours", "langchain-chroma"):
+                            cfg = {"kind": "users", "system": system, "users": n, "records": 20, "layout": layout}
+                            r = run_child(cfg, server, pid)
+                            r["users_run"], r["users_asked"], r["layout"] = n, users, layout
+                            part[f"{system} {layout} {users}"] = r
+                            capped = f" (capped from {users})" if n < users else ""
+                            rows.append((f"{system} {layout} {n} users x 20{capped}", r))
+                cols = ["load_s", "rss_after_load_mb", "rss_growth_mb", "disk_mb", "search.p50", "search.p95"]
                 show(
-                    f"users ({where}), one collection per user",
+                    f"users ({where}), each system in the same layout",
                     rows,
                     cols + ["cross_tenant_results", "server_rss_growth_mb"],
                 )

@@ -11,6 +11,7 @@ import chromadb
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.store import _layout
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SERVER_ENV = "LIFECYCLE_MEMORY_TEST_CHROMA"
@@ -53,6 +54,21 @@ def make_store(
     return ChromaMemoryStore(host=host, port=port, embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.fixture(params=_layout.LAYOUTS)
+def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test once per storage layout: every store the test creates gets it (tenant safety on every layout)."""
+    monkeypatch.setattr(_layout, "DEFAULT_LAYOUT", request.param)
+    return str(request.param)
+
+
+def drop_store_collections(store: ChromaMemoryStore) -> None:
+    """Delete every collection of a store (any layout) from its client."""
+    for col in store.client.list_collections():
+        name = col if isinstance(col, str) else col.name
+        if name.startswith(store.prefix + "."):
+            store.client.delete_collection(name)
+
+
 @pytest.fixture(params=["embedded", "memory", "server"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -63,8 +79,7 @@ def store(backend: str, tmp_path: Path, embeddings: UniversalSentenceEncoderEmbe
     s = make_store(backend, tmp_path, embeddings)
     yield s
     if backend != "embedded":
-        for _, col in s._namespaces():
-            s.client.delete_collection(col.name)
+        drop_store_collections(s)
 
 
 @pytest.fixture

@@ -15,15 +15,12 @@ when a query races them: the query is retried briefly, then answered by an exact
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from langchain_lifecycle_memory.store import chroma as C
 
 __all__ = ["Collections", "Handle", "empty_result"]
 
@@ -145,7 +142,7 @@ class Collections:
         @property
         def meta_name(self) -> str: ...
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
-        def _open_meta(self, verify: bool, generation: int = 0) -> int: ...
+        def _open_meta(self, verify: bool, generation: int = 0, requested: tuple[Any, Any] = ...) -> int: ...
 
     def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None:
         """The namespace's collection (a ``Handle``), or ``None`` when it has none (``create=False``)."""
@@ -160,23 +157,7 @@ class Collections:
             return col
 
     def _open_collection(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
-        from chromadb.errors import NotFoundError
-
-        name = C.collection_name(self.prefix, self.generation, namespace)
-        try:
-            return self._guard(lambda: self.client.get_collection(name, embedding_function=None))
-        except NotFoundError:
-            if not create:
-                return None
-        metadata = {
-            "namespace": json.dumps(list(namespace), ensure_ascii=False),
-            "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
-        }
-        return self._guard(
-            lambda: self.client.get_or_create_collection(
-                name, metadata=metadata, embedding_function=None, configuration={"hnsw": {"space": "cosine"}}
-            )
-        )
+        return self._layout.open(self, namespace, create=create)  # type: ignore[attr-defined]
 
     def _reopen(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
         """Resolve a namespace whose cached collection vanished (purged elsewhere, server reset)."""
@@ -185,6 +166,7 @@ class Collections:
         with self._lock:
             self._tokens.pop(namespace, None)
             self._journal.pop(namespace, None)
+            self._layout.forget()  # type: ignore[attr-defined]
             if create:
                 try:
                     self._guard(lambda: self.client.get_collection(self.meta_name))

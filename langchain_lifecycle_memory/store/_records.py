@@ -66,10 +66,13 @@ class RecordAPI:
     if TYPE_CHECKING:
         embeddings: Any
         client: Any
+        _layout: Any
 
         def batch(self, ops: Iterable[Any]) -> list[Any]: ...
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
-        def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]: ...
+        def _namespaces(
+            self, generation: int | None = None, prefix: tuple[str, ...] = ()
+        ) -> list[tuple[tuple[str, ...], Any]]: ...
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
         def _bump(self, namespace: tuple[str, ...], changes: list[tuple[str, Any]] | None = None) -> None: ...
         def query_rows(
@@ -132,16 +135,14 @@ class RecordAPI:
         """Hard-delete every item under ``namespace_prefix`` (all statuses, all history)."""
         prefix = C.validate_namespace(namespace_prefix, what="namespace prefix")
         removed = 0
-        for ns, col in self._namespaces():
-            if C.has_prefix(ns, prefix):
-                removed += int(self._guard(col.count))
-                self._guard(lambda col=col: self.client.delete_collection(col.name))
-                self._cols.pop(ns, None)
-                self._bump(ns)
-                if (path := self.snapshot_path(ns)) is not None:  # the purged records leave no copy behind
-                    for name in glob.glob(glob.escape(os.path.splitext(path)[0]) + ".*"):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.remove(name)
+        for ns, col in self._namespaces(prefix=prefix):
+            removed += self._layout.drop(self, ns, col)
+            self._cols.pop(ns, None)
+            self._bump(ns)
+            if (path := self.snapshot_path(ns)) is not None:  # the purged records leave no copy behind
+                for name in glob.glob(glob.escape(os.path.splitext(path)[0]) + ".*"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(name)
         return removed
 
     # ------------------------------------------------------------------ reads

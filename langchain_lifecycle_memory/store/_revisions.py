@@ -1,10 +1,11 @@
 """Namespace revisions and this process's write journal; mixed into ``ChromaMemoryStore``.
 
 Every write stamps a new revision token (a uuid) in the namespace collection's
-metadata, so any process or server client can tell that a namespace changed: the
-retriever keys its records + BM25 snapshot by it. The writes this process made are also
-kept in a short journal of ``(token before, token after, changes)``, from which a
-retriever brings an older snapshot up to date without reading the namespace again.
+metadata (bucketed layout: the namespace's registry row, see ``_layout``), so any
+process or server client can tell that a namespace changed: the retriever keys its
+records + BM25 snapshot by it. The writes this process made are also kept in a short
+journal of ``(token before, token after, changes)``, from which a retriever brings an
+older snapshot up to date without reading the namespace again.
 
 Reading the token is a Chroma call (~1 ms embedded). On an embedded persistent client,
 ``revision`` first looks at the SQLite file (size, mtime and SQLite's own file change
@@ -18,7 +19,6 @@ import asyncio
 import collections
 import os
 import threading
-import uuid
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +77,7 @@ class RevisionJournal:
         _journal: MutableMapping[tuple[str, ...], collections.deque[tuple[str, str, Any]]]
         _tokens: MutableMapping[tuple[str, ...], tuple[Any, str]]
         _local_db: str | None
+        _layout: Any
 
         def _guard(self, fn: Callable[[], Any]) -> Any: ...
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
@@ -100,10 +101,7 @@ class RevisionJournal:
             try:
                 # The token before ours, read fresh: if another process wrote since our last
                 # write, a reader's chain through the journal breaks and it reads in full.
-                fresh = self._guard(lambda: self.client.get_collection(col.name, embedding_function=None))
-                before = str((fresh.metadata or {}).get(REVISION_KEY, "initial"))
-                token = uuid.uuid4().hex
-                self._guard(lambda: col.modify(metadata={**(fresh.metadata or {}), REVISION_KEY: token}))
+                before, token = self._layout.stamp(self, namespace, col)
             except NotFoundError:  # dropped meanwhile by another process
                 self._cols.pop(namespace, None)
                 self._journal.pop(namespace, None)
@@ -161,11 +159,4 @@ class RevisionJournal:
         return await asyncio.to_thread(self.revision, namespace)
 
     def _read_token(self, ns: tuple[str, ...]) -> str:
-        from chromadb.errors import NotFoundError
-
-        name = C.collection_name(self.prefix, self.generation, ns)
-        try:
-            col = self._guard(lambda: self.client.get_collection(name, embedding_function=None))
-        except NotFoundError:
-            return "absent"
-        return str((col.metadata or {}).get(REVISION_KEY, "initial"))
+        return str(self._layout.read_token(self, ns))

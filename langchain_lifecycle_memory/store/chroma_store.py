@@ -6,9 +6,11 @@ per-collection configuration (cosine space, embedding fingerprint); ``Chroma`` t
 vector store wraps these with a document API that hides them, and we still hand it
 any LangChain ``Embeddings``. ``langchain-chroma`` stays the baseline in benchmarks.
 
-Layout (a ``where`` filter cost 4-17x an unfiltered query when the layout was chosen):
+Layout (``layout=``, recorded in the store; see ``_layout``): ``"bucketed"`` (the
+default for new stores) hashes namespaces into a fixed number of shared collections,
+every call scoped by a literal tenant clause, so memory stays bounded in the number of
+users; ``"collection"`` keeps one collection per namespace (stores made before layouts).
 
-* **one collection per namespace** (tenant), so a tenant's search needs no ``where``;
 * statuses and expiry are checked on an over-fetched candidate list, with a ``where``
   only as a fallback when most candidates are filtered out;
 * a small ``<prefix>.meta`` collection holds the embedding fingerprint and the current
@@ -48,6 +50,7 @@ from langgraph.store.base import (
 )
 
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
+from langchain_lifecycle_memory.store import _layout
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._handles import Collections, Handle
 from langchain_lifecycle_memory.store._records import RecordAPI
@@ -111,6 +114,9 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         ttl: LangGraph ``TTLConfig`` (minutes).
         verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
             written with another embedder (set ``False`` only to run a reindex).
+        layout: ``"bucketed"`` (default for new stores: ``buckets`` shared collections, 16 by
+            default, read with a tenant filter) or ``"collection"`` (one per namespace).
+            Recorded in the store; ``store.migrate_layout(...)`` moves a store.
     """
 
     supports_ttl: bool = True
@@ -129,6 +135,8 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         index: IndexConfig | bool | None = None,
         ttl: TTLConfig | None = None,
         verify_fingerprint: bool = True,
+        layout: str | None = None,
+        buckets: int | None = None,
     ) -> None:
         if (
             not isinstance(collection_prefix, str)
@@ -157,7 +165,8 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
         self.dims = int(self.fingerprint["dims"])
-        self.generation = self._open_meta(verify_fingerprint)
+        self._layout = _layout.make_layout(layout, buckets)
+        self.generation = self._open_meta(verify_fingerprint, requested=(layout, buckets))
         self._local_db = local_database(self.client)
 
     # ------------------------------------------------------------------ setup
@@ -189,13 +198,19 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
     def _meta(self) -> Any:
         return self._guard(lambda: self.client.get_collection(self.meta_name))
 
-    def _open_meta(self, verify: bool, generation: int = 0) -> int:
+    @property
+    def layout(self) -> str:
+        """The storage layout in use (``"bucketed"`` or ``"collection"``)."""
+        return str(self._layout.name)
+
+    def _open_meta(self, verify: bool, generation: int = 0, requested: tuple[Any, Any] = (None, None)) -> int:
         from chromadb.errors import NotFoundError
 
         try:
             meta = self._guard(lambda: self.client.get_collection(self.meta_name))
         except NotFoundError:
-            metadata = {"fingerprint": json.dumps(self.fingerprint, sort_keys=True), "generation": generation}
+            fingerprint = json.dumps(self.fingerprint, sort_keys=True)
+            metadata = {"fingerprint": fingerprint, "generation": generation, **self._layout.record()}
             try:
                 self._guard(
                     lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None)
@@ -212,6 +227,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
                 "(CLI: `lifecycle-memory reindex`)."
             )
             raise EmbeddingMismatchError(msg)
+        self._layout = _layout.recorded(meta.metadata, requested, self.prefix)
         return int((meta.metadata or {}).get("generation", 0))
 
     def _guard(self, fn: Callable[[], Any]) -> Any:
@@ -225,19 +241,14 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
                 raise StoreUnavailableError(msg) from e
             raise
 
-    def _namespaces(self, generation: int | None = None) -> list[tuple[tuple[str, ...], Any]]:
-        """Every (namespace, collection) of a generation, read fresh from Chroma.
+    def _namespaces(self, generation: int | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[Any, Any]]:
+        """Every (namespace, collection) of a generation under ``prefix`` (literal), read fresh from Chroma.
 
         The current generation's collections come as ``Handle`` s (they survive a purge elsewhere).
         """
         current = generation is None or generation == self.generation
-        start = C.generation_prefix(self.prefix, self.generation if generation is None else generation)
-        out = []
-        for col in self._guard(self.client.list_collections):
-            if col.name.startswith(start) and col.metadata and "namespace" in col.metadata:
-                ns = tuple(json.loads(col.metadata["namespace"]))
-                out.append((ns, Handle(self, ns, col) if current else col))
-        return out
+        found = self._layout.namespaces(self, self.generation if generation is None else generation, tuple(prefix))
+        return [(ns, Handle(self, ns, col) if current else col) for ns, col in found]
 
     # ------------------------------------------------------------------ embedding
     def _index_texts(self, value: dict[str, Any], fields: list[str]) -> list[str]:
@@ -475,7 +486,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
-        cols = [(ns, col) for ns, col in self._namespaces() if C.has_prefix(ns, prefix)]
+        cols = self._namespaces(prefix=prefix)
         now = time.time()
         omit = self._omit_expired()
         need = op.offset + op.limit
@@ -523,6 +534,12 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         from langchain_lifecycle_memory.store.maintenance import reindex
 
         return reindex(self, new_embeddings, **kwargs)
+
+    def migrate_layout(self, layout: str, **kwargs: Any) -> Any:
+        """Move the store into another layout, switching atomically (see ``maintenance.migrate_layout``)."""
+        from langchain_lifecycle_memory.store.maintenance import migrate_layout
+
+        return migrate_layout(self, layout, **kwargs)
 
     def compact(self, **kwargs: Any) -> Any:
         """Make deleted data unrecoverable from an embedded Chroma directory."""

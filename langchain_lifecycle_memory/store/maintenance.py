@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._layout import drop_everywhere, make_layout, scrub_deleted_log_rows
 from langchain_lifecycle_memory.store._records import parse_record
 from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
 
@@ -71,8 +72,7 @@ class ReindexReport(BaseModel):
 # ---------------------------------------------------------------------- reads
 def namespaces(store: ChromaMemoryStore, prefix: Sequence[str] = ()) -> list[tuple[tuple[str, ...], Any]]:
     """Every ``(namespace, collection)`` of the current generation under ``prefix``."""
-    wanted = tuple(prefix)
-    return [(ns, col) for ns, col in store._namespaces() if C.has_prefix(ns, wanted)]
+    return store._namespaces(prefix=tuple(prefix))
 
 
 def find_records(store: ChromaMemoryStore, namespace: tuple[str, ...], where: dict[str, Any]) -> list[MemoryRecord]:
@@ -96,9 +96,9 @@ def drop_collections(store: ChromaMemoryStore, prefix: tuple[str, ...]) -> int:
     """Delete this store's collections under ``prefix`` in *every* generation; returns the item count.
 
     ``store.purge`` covers the current generation; this also catches the leftovers of
-    an interrupted reindex, so a purge really leaves nothing of the tenant.
+    an interrupted reindex (or layout migration), so a purge really leaves nothing of the tenant.
     """
-    removed = 0
+    removed = drop_everywhere(store, prefix)
     for col in store._guard(store.client.list_collections):
         if not col.name.startswith(store.prefix + ".g") or not col.metadata or "namespace" not in col.metadata:
             continue
@@ -228,6 +228,7 @@ def compact(store: ChromaMemoryStore, *, timeout: float = 600.0) -> CompactRepor
     if not _vacuum_with_cli(path, timeout):
         method = "sqlite3"
         vacuum_sqlite(db)
+    scrub_deleted_log_rows(db)  # rows purged from shared buckets (the bucketed layout)
     live = _live_segments(db)
     removed: list[str] = []
     scrubbed = 0
@@ -275,20 +276,14 @@ def _copy_namespace(
     fingerprint: dict[str, Any],
     batch_size: int,
     advance: Any,
+    target: Any,
+    copy_vectors: bool = False,
 ) -> tuple[int, int]:
     dims = int(fingerprint["dims"])
     placeholder = [1.0] + [0.0] * (dims - 1)
-    new = store._guard(
-        lambda: store.client.create_collection(
-            C.collection_name(store.prefix, generation, ns),
-            metadata={
-                "namespace": json.dumps(list(ns), ensure_ascii=False),
-                "fingerprint": json.dumps(fingerprint, sort_keys=True),
-            },
-            embedding_function=None,
-            configuration={"hnsw": {"space": "cosine"}},
-        )
-    )
+    new = target.open(store, ns, create=True, generation=generation, fingerprint=fingerprint)
+    if copy_vectors:
+        return _copy_rows(store, ns, old, new, batch_size, advance)
     got_all = store._guard(lambda: old.get(include=["metadatas"]))
     ids = [i for i, m in zip(got_all["ids"], got_all["metadatas"]) if C.SYS_PART_OF not in (m or {})]
     embedded = parts = 0
@@ -335,8 +330,64 @@ def _copy_namespace(
     return copied, embedded
 
 
+def _copy_rows(
+    store: ChromaMemoryStore, ns: tuple[str, ...], old: Any, new: Any, batch_size: int, advance: Any
+) -> tuple[int, int]:
+    """Copy every row of a namespace as stored (vectors included): a layout move, no embedding."""
+    got_all = store._guard(lambda: old.get(include=["metadatas"]))
+    ids = list(got_all["ids"])
+    items = sum(1 for m in got_all["metadatas"] if C.SYS_PART_OF not in (m or {}))
+    for start in range(0, len(ids), batch_size):
+        got = store._guard(
+            partial(old.get, ids=ids[start : start + batch_size], include=["embeddings", "documents", "metadatas"])
+        )
+        rows = list(zip(got["ids"], got["embeddings"], got["documents"], got["metadatas"], strict=True))
+        for with_doc in (True, False):  # extra vector rows have no document
+            part = [r for r in rows if (r[2] is not None) == with_doc]
+            if part:
+                store._guard(
+                    partial(
+                        new.add,
+                        ids=[r[0] for r in part],
+                        embeddings=[list(map(float, r[1])) for r in part],
+                        metadatas=[dict(r[3] or {}) for r in part],
+                        **({"documents": [r[2] for r in part]} if with_doc else {}),
+                    )
+                )
+        advance(sum(1 for r in rows if C.SYS_PART_OF not in (r[3] or {})))
+    if int(store._guard(new.count)) != len(ids):
+        msg = f"Namespace {ns}: copied {int(store._guard(new.count))} rows but the old generation has {len(ids)}."
+        raise ReindexError(msg)
+    embedded = sum(1 for m in got_all["metadatas"] if C.SYS_PART_OF not in (m or {}) and m.get(C.SYS_INDEXED))
+    return items, embedded
+
+
+def migrate_layout(
+    store: ChromaMemoryStore,
+    layout: str,
+    *,
+    buckets: int | None = None,
+    batch_size: int = 256,
+    progress: bool = False,
+) -> ReindexReport:
+    """Move every namespace into ``layout`` (``"bucketed"`` or ``"collection"``) and switch atomically.
+
+    The reindex path without re-embedding: rows are copied with their vectors into the next
+    generation laid out the new way, then the generation and the layout flip in one update
+    of the meta record; an interrupted migration leaves the old layout in use. Record ids,
+    timestamps and revisions' meaning are unchanged. Stop writers while it runs.
+    """
+    return reindex(store, store.embeddings, batch_size=batch_size, progress=progress, layout=layout, buckets=buckets)
+
+
 def reindex(
-    store: ChromaMemoryStore, new_embeddings: Embeddings, *, batch_size: int = 256, progress: bool = True
+    store: ChromaMemoryStore,
+    new_embeddings: Embeddings,
+    *,
+    batch_size: int = 256,
+    progress: bool = True,
+    layout: str | None = None,
+    buckets: int | None = None,
 ) -> ReindexReport:
     """Re-embed every item into generation ``g+1`` and switch to it atomically.
 
@@ -352,14 +403,17 @@ def reindex(
         msg = f"batch_size must be positive, got {batch_size}."
         raise ValueError(msg)
     old_generation, new_generation = store.generation, store.generation + 1
+    target = store._layout if layout is None and buckets is None else make_layout(layout or store.layout, buckets)
     fingerprint = embedding_fingerprint(new_embeddings)
     # From the meta collection, not `store.fingerprint`: a store opened for the migration
     # (verify_fingerprint=False) may already carry the new embedder.
     old_fingerprint = json.loads((store._meta().metadata or {}).get("fingerprint") or "{}")
+    copy_vectors = new_embeddings is store.embeddings and fingerprint == old_fingerprint
     batch_size = min(batch_size, max(1, int(store._guard(store.client.get_max_batch_size))))
     sources = store._namespaces(old_generation)
     counts = {ns: int(store._guard(col.count)) for ns, col in sources}
     _drop_generation(store, new_generation)  # leftovers of an earlier interrupted run
+    target.forget()
     bar = Progress(
         TextColumn("reindex"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), disable=not progress
     )
@@ -377,6 +431,8 @@ def reindex(
                     fingerprint,
                     batch_size,
                     lambda k: bar.advance(task, k),
+                    target,
+                    copy_vectors,
                 )
                 if int(store._guard(col.count)) != counts[ns]:
                     msg = f"Namespace {ns} changed during the reindex; stop writers and run it again."
@@ -387,7 +443,7 @@ def reindex(
             msg = "A namespace was created during the reindex; stop writers and run it again."
             raise ReindexError(msg)
         meta = store._meta()
-        merged = {**(meta.metadata or {}), "generation": new_generation}
+        merged = {**(meta.metadata or {}), "generation": new_generation, **target.record()}
         merged["fingerprint"] = json.dumps(fingerprint, sort_keys=True)
         store._guard(lambda: meta.modify(metadata=merged))
     except Exception as e:
@@ -407,7 +463,9 @@ def reindex(
         store.fingerprint = fingerprint
         store.dims = int(fingerprint["dims"])
         store.generation = new_generation
+        store._layout = target
         store._cols.clear()
+        store._tokens.clear()
     for ns, _ in sources:
         store._bump(ns)
     try:

@@ -20,7 +20,10 @@ import pytest
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord
 from langchain_lifecycle_memory.lifecycle.portability import export_records
 from langchain_lifecycle_memory.write.update import apply_plan, plan_updates, reconcile
-from tests.conftest import make_store, server_address
+from tests.conftest import drop_store_collections, make_store, server_address
+
+# Tenant safety must hold on every storage layout: each test runs once per layout.
+pytestmark = pytest.mark.usefixtures("layout")
 
 USER = "u1"
 SLOTS = ("editor", "city", "drink")
@@ -276,8 +279,7 @@ def test_four_processes_on_a_server() -> None:
     finally:
         for p in procs:
             p.kill()
-        for _, col in store._namespaces():
-            store.client.delete_collection(col.name)
+        drop_store_collections(store)
 
 
 # ---------------------------------------------------------------- the resolution rule itself

@@ -247,6 +247,7 @@ def _victim_records(n: int) -> list[MemoryRecord]:
     ]
 
 
+@pytest.mark.usefixtures("layout")  # a shared bucket outlives the purge: its log must not keep the tenant
 @pytest.mark.parametrize("vacuum", ["chroma", "sqlite3"])
 def test_purge_leaves_no_trace_on_disk(tmp_path: Path, vacuum: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if vacuum == "sqlite3":

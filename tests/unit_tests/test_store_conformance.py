@@ -42,6 +42,9 @@ from langchain_lifecycle_memory.store import chroma as C
 from tests.conftest import SERVER_ENV, server_address
 from tests.fake_embeddings import CharEmbeddings
 
+# Tenant safety must hold on every storage layout: each test runs once per layout.
+pytestmark = pytest.mark.usefixtures("layout")
+
 DIMS = 64
 BACKENDS = ["embedded", "memory", "server", "reference"]
 
