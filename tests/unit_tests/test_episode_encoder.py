@@ -76,3 +76,9 @@ def test_auto_uses_e5_for_episodes_unless_the_store_is_e5(tmp_path: Path) -> Non
         assert LifecycleRetriever(store=e5_store)._episode_encoder() is None
     with pytest.raises(ValueError, match="episode_embeddings"):
         LifecycleRetriever(store=store, episode_embeddings="e5")._episode_encoder()
+
+
+async def test_the_async_path_scores_episodes_the_same(tmp_path: Path) -> None:
+    memory = _memory(tmp_path, TopicEncoder())
+    docs = await memory.retriever.ainvoke(QUESTION, namespace=memory.namespace("u1"))
+    assert [d.page_content for d in docs] == ["Paddled my kayak across the fjord last summer."]
