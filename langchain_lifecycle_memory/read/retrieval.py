@@ -32,7 +32,7 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
-from langchain_lifecycle_memory.read._episodes import default_episode_encoder, episode_scores
+from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot
 from langchain_lifecycle_memory.read.cues import CueVectors
@@ -203,14 +203,14 @@ class LifecycleRetriever(BaseRetriever):
 
     def _episode_encoder(self) -> Any:
         """The episode encoder in use (``None``: off, or the store's encoder is already e5)."""
-        if not isinstance(self.episode_embeddings, str):
-            return self.episode_embeddings
-        if self.episode_embeddings != "auto":
-            msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {self.episode_embeddings!r}."
-            raise ValueError(msg)
-        if _calibration_hint(getattr(self.store, "embeddings", None)) is not None:
-            return None  # the store's encoder is e5 already
-        return default_episode_encoder()
+        return resolve_episode_encoder(self.episode_embeddings, getattr(self.store, "embeddings", None))
+
+    def embed_episodes(self, texts: Sequence[str]) -> None:
+        """Embed episode texts with the episode encoder now, so the next search does not pay for them.
+
+        ``LifecycleMemory.add_episode`` calls it; a no-op without an episode encoder.
+        """
+        embed_episode_texts(self._episode_encoder(), texts)
 
     # ------------------------------------------------------------------ LangChain API
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:

@@ -52,13 +52,15 @@ def test_an_episode_found_only_by_the_episode_encoder_is_returned(tmp_path: Path
     # the fact mentions a kayak too, but facts keep the store's encoder alone
 
 
-def test_episode_vectors_are_embedded_once_per_text(tmp_path: Path) -> None:
+def test_episode_vectors_are_embedded_once_per_text_at_write_time(tmp_path: Path) -> None:
     encoder = TopicEncoder()
     memory = _memory(tmp_path, encoder)
+    assert encoder.documents == 2  # the two episodes, by add_episode
     memory.search(QUESTION, "u1")
-    first = encoder.documents
+    first = encoder.documents  # + the centring background, once
     memory.search("Any boat plans?", "u1")
     memory.add_episode("Bought a second kayak paddle.", "u1")
+    assert encoder.documents == first + 1
     memory.search(QUESTION, "u1")
     assert encoder.documents == first + 1
     assert EpisodeVectors.for_embeddings(encoder).missing(["Bought a second kayak paddle."]) == []
