@@ -75,6 +75,11 @@ def _parser() -> argparse.ArgumentParser:
         help="subset of: default default-nothreshold dense bm25 langgraph-inmemory (default: all)",
     )
     lo.add_argument(
+        "--no-speaker-entity",
+        action="store_true",
+        help="store every turn as the user's (default: the speaker is the episode's entity)",
+    )
+    lo.add_argument(
         "--variant",
         action="append",
         default=[],
@@ -238,6 +243,7 @@ def _locomo(args: argparse.Namespace) -> int:
             variants=variants,
             embeddings=_embedder(args.embedder),
             progress=lambda line: print(line, file=sys.stderr),
+            speaker_entity=not args.no_speaker_entity,
         )
     except (ValueError, KeyError, json.JSONDecodeError) as e:
         print(f"error: {args.file}: {type(e).__name__}: {e}", file=sys.stderr)

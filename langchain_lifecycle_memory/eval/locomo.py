@@ -197,7 +197,7 @@ class _Ingested:
         return out
 
 
-def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str) -> _Ingested:
+def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str, speaker: bool = True) -> _Ingested:
     # The questions are about months-old turns: episodes must not expire (default TTL 30 days).
     update = UpdateConfig(policy=RetentionPolicy(ttl={"episode": None}))
     memory = LifecycleMemory(
@@ -208,7 +208,9 @@ def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str) 
     embeddings.warm(texts, queries=[q.question for q in conv.questions])
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
-        record = memory.add_episode(text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id)
+        record = memory.add_episode(
+            text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=turn.speaker if speaker else None
+        )
         by_record[record.id] = turn.dia_id
     return _Ingested(conv, memory, texts, [t.dia_id for t in conv.turns], [t.at for t in conv.turns], by_record)
 
@@ -317,6 +319,7 @@ def evaluate_locomo(
     embeddings: Embeddings | None = None,
     max_tokens: int = 600,
     progress: Callable[[str], None] | None = None,
+    speaker_entity: bool = True,
 ) -> dict[str, Any]:
     """Run the benchmark; returns the ``--json`` dict (``retrievers``, ``median_injected_tokens``...).
 
@@ -334,6 +337,9 @@ def evaluate_locomo(
         embeddings: Shared embedder (default: the offline USE model).
         max_tokens: Budget for the injected-token measure.
         progress: Called with a line of progress text.
+        speaker_entity: Store each turn with its speaker as the episode's ``entity``
+            (``LifecycleMemory.add_episode``), so a question naming one speaker prefers
+            that speaker's own turns; ``False`` stores every turn as the user's.
     """
     check_text_format(text_format)
     unknown = sorted(set(retrievers) - set(BASELINES))
@@ -358,7 +364,7 @@ def evaluate_locomo(
     timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
     for conv in conversations:
         t0 = time.perf_counter()
-        data = _ingest(conv, cached, text_format)
+        data = _ingest(conv, cached, text_format, speaker_entity)
         runners = _runners(data, names, variants or {}, cached, kmax)
         timings["ingest"] += time.perf_counter() - t0
         questions = [q for q in conv.questions if q.evidence]
@@ -376,6 +382,7 @@ def evaluate_locomo(
         "ks": list(ks),
         "conversations": [c.sample_id for c in conversations],
         "text_format": text_format,
+        "speaker_entity": speaker_entity,
         "audit": None if audit is None else str(audit),
         "seconds": {k: round(v, 1) for k, v in timings.items()},
         "notes": stats.notes(),

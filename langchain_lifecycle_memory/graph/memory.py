@@ -168,13 +168,21 @@ class LifecycleMemory:
         at: datetime | str | None = None,
         source_id: str | None = None,
         metadata: dict[str, Any] | None = None,
+        entity: str | None = None,
     ) -> MemoryRecord:
-        """Store a raw turn as an ``episode`` record (no extraction)."""
+        """Store a raw turn as an ``episode`` record (no extraction).
+
+        ``entity``: who said it, when that is someone other than the user (a conversation
+        between two people): a question naming one of them then prefers that person's own
+        turns (``LifecycleRetriever.other_entity_factor``) instead of the turns that merely
+        address them by name.
+        """
         when = ensure_aware(at) or utcnow()
         source = MemorySource(extractor="episode", message_ids=[source_id] if source_id else [])
         record = MemoryRecord(
             namespace=self.namespace(user_id),
             content=text,
+            entity=entity,
             kind="episode",
             confidence=1.0,
             source=source,
@@ -183,7 +191,11 @@ class LifecycleMemory:
             valid_from=when,
             metadata=metadata or {},
         )
-        return self.store.put_record(prepare_episodes([record], self.update_config)[0])
+        stored = self.store.put_record(prepare_episodes([record], self.update_config)[0])
+        embed = getattr(self.retriever, "embed_episodes", None)
+        if embed is not None:  # the episode encoder's vector now, not at the next search
+            embed([stored.content])
+        return stored
 
     # ------------------------------------------------------------------ use side
     def search(self, query: str, user_id: Any, **options: Any) -> list[Document]:

@@ -62,6 +62,7 @@ def score_snapshot(
     full: bool = True,
     offsets: Sequence[float] | None = None,
     cue_scores: dict[int, float] | None = None,
+    episode_dense: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> RetrievalExplanation:
     """Score every record with array operations; build candidates only for what is shown.
 
@@ -73,6 +74,8 @@ def score_snapshot(
     per query vector) are subtracted from routing cosines, as the caller did for
     ``cosines`` (query-centred calibration, ``_anchors``). ``cue_scores``: best cosine of
     the query to each record's write-time cues (``cues``), routed like a topic card.
+    ``episode_dense``: a second encoder's calibrated dense scores for episodes (threshold,
+    order), one per record, joined with the dense channel as a noisy-OR (``retrieval``).
     """
     n = len(snap)
     cal, weights = cfg.calibration, cfg.weights.as_dict()
@@ -122,6 +125,8 @@ def score_snapshot(
     in_dense[dense_positions] = True
     coverage_backed = coverage * support
     channels = _calibrated(cal, cosine, in_dense, coverage_backed, slot, damp, slice(None))
+    if episode_dense is not None:
+        channels["dense"] = 1.0 - (1.0 - channels["dense"]) * (1.0 - episode_dense[0])
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
@@ -134,6 +139,8 @@ def score_snapshot(
         base = rrf[kept_positions] / (fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0)
     elif cfg.rank_calibration is not None and cfg.rank_calibration != cal:
         ordered = _calibrated(cfg.rank_calibration, cosine, in_dense, coverage_backed, slot, damp, kept_positions)
+        if episode_dense is not None:
+            ordered["dense"] = 1.0 - (1.0 - ordered["dense"]) * (1.0 - episode_dense[1][kept_positions])
         base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     else:
         base = fused[kept_positions]

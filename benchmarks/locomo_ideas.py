@@ -1,0 +1,210 @@
+"""LoCoMo (issue 13): the ideas tried for multi-hop and open-domain recall, measured side by side.
+
+A numpy replica of the default fusion over LoCoMo episodes (BM25 coverage from the
+package's ``LexicalIndex``, USE cosines over each retriever's own top 50, the default
+rank calibration, noisy-OR, and the speaker factor ``other_entity_factor`` = 0.2 that
+``LifecycleMemory.add_episode(entity=speaker)`` gives), so that many ideas can be
+measured in one process in minutes instead of one full retriever run each. Its "default"
+rows track ``python -m langchain_lifecycle_memory.eval locomo`` within about 0.005.
+
+    nice -n 10 python benchmarks/locomo_ideas.py                 # 7 conversations
+    nice -n 10 python benchmarks/locomo_ideas.py --limit 3       # tune on 1-3 ...
+    nice -n 10 python benchmarks/locomo_ideas.py --skip 3        # ... check on 4-7
+
+Reads ``../shared/data/locomo/locomo7.json`` (CC BY-NC: evaluation only); prints recall@10
+per category, nothing of the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from langchain_lifecycle_memory.eval.locomo import (
+    EvidenceStats,
+    apply_audit,
+    find_audit_file,
+    index_text,
+    load_locomo,
+    recall_at_k,
+)
+from langchain_lifecycle_memory.read.lexical import LexicalIndex, tokenize
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo7.json"
+K = 10
+
+
+def _cal(x: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
+    return np.clip((x - floor) / (ceiling - floor), 0.0, 1.0)
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+class Conv:
+    """One conversation: texts in two formats, their BM25 indexes and USE vectors."""
+
+    def __init__(self, conv, emb: UniversalSentenceEncoderEmbeddings) -> None:
+        self.conv, self.ids = conv, [t.dia_id for t in conv.turns]
+        prev, nxt = [None, *conv.turns[:-1]], [*conv.turns[1:], None]
+        self.texts = {
+            fmt: [index_text(t, fmt, p, n) for t, p, n in zip(conv.turns, prev, nxt, strict=True)]
+            for fmt in ("date+prev+next", "date")
+        }
+        self.lex = {fmt: LexicalIndex(texts) for fmt, texts in self.texts.items()}
+        self.docs = {fmt: _unit(np.array(emb.embed_documents(texts))) for fmt, texts in self.texts.items()}
+        self.questions = [q for q in conv.questions if q.evidence]
+        self.qvec = dict(
+            zip(
+                [q.question for q in self.questions],
+                _unit(np.array(emb.embed_documents([q.question for q in self.questions]))),
+                strict=True,
+            )
+        )
+        self.session = np.array([t.session for t in conv.turns])
+        self.speaker = np.array([t.speaker for t in conv.turns])
+        self.names = sorted(set(self.speaker))
+
+    def named(self, question: str) -> list[str]:
+        return [n for n in self.names if re.search(rf"\b{re.escape(n)}\b", question, re.I)]
+
+    def speaker_factor(self, question: str, factor: float = 0.2) -> np.ndarray:
+        named = self.named(question)
+        if not named or len(named) == len(self.names):
+            return np.ones(len(self.ids))
+        return np.where(np.isin(self.speaker, named), 1.0, factor)
+
+    def fused(self, question: str, fmt: str = "date+prev+next", query: str | None = None) -> np.ndarray:
+        _, coverage = self.lex[fmt].scores(query or question)
+        cos = self.docs[fmt] @ self.qvec[question]
+        in_top = np.zeros(len(cos), dtype=bool)
+        in_top[np.argsort(-cos)[:50]] = True
+        dense = np.where(in_top, _cal(cos, 0.22, 1.0), 0.0)
+        return 1 - (1 - 0.8 * dense) * (1 - _cal(coverage, 0.0, 1.0)) + 1e-3 * (np.maximum(cos, 0) + coverage)
+
+
+Scorer = Callable[[Conv, str], "np.ndarray | list[str]"]
+
+
+def base(c: Conv, q: str) -> np.ndarray:
+    return c.fused(q) * c.speaker_factor(q)
+
+
+def neighbours(gamma: float) -> Scorer:
+    """A hit's adjacent turns of the same session inherit ``gamma`` times its score."""
+
+    def run(c: Conv, q: str) -> np.ndarray:
+        s = base(c, q)
+        same_prev = np.r_[False, c.session[1:] == c.session[:-1]]
+        same_next = np.r_[c.session[:-1] == c.session[1:], False]
+        left, right = np.r_[0.0, s[:-1]] * same_prev, np.r_[s[1:], 0.0] * same_next
+        return np.maximum(s, gamma * np.maximum(left, right))
+
+    return run
+
+
+def diversify(penalty: float, width: int) -> Scorer:
+    """Greedy: each pick multiplies the score of same-session turns within ``width`` by ``penalty``."""
+
+    def run(c: Conv, q: str) -> list[str]:
+        s = base(c, q)
+        left = {int(i): float(s[i]) for i in np.argsort(-s, kind="stable")[: 4 * K]}
+        out: list[str] = []
+        while left and len(out) < K:
+            best = max(left, key=left.__getitem__)
+            out.append(c.ids[best])
+            del left[best]
+            for j in left:
+                if abs(j - best) <= width and c.session[j] == c.session[best]:
+                    left[j] *= penalty
+        return out
+
+    return run
+
+
+def turn_and_context(w: float) -> Scorer:
+    """The turn alone plus ``w`` times the turn with its neighbours (two indexes)."""
+    return lambda c, q: (c.fused(q) + w * c.fused(q, "date")) * c.speaker_factor(q)
+
+
+def feedback(docs: int, terms: int, alpha: float) -> Scorer:
+    """BM25 pseudo-relevance feedback: the top ``docs`` results' rarest ``terms`` as a second query."""
+
+    def run(c: Conv, q: str) -> np.ndarray:
+        s = base(c, q)
+        lex, seen, weight = c.lex["date+prev+next"], set(tokenize(q)), collections.Counter()
+        for i in np.argsort(-s, kind="stable")[:docs]:
+            for t in set(tokenize(c.texts["date+prev+next"][i])) - seen:
+                if lex._doc_freq(t) > 1:
+                    weight[t] += lex.idf(t)
+        extra = " ".join(t for t, _ in weight.most_common(terms))
+        return s + alpha * lex.scores(extra)[1] * c.speaker_factor(q) if extra else s
+
+    return run
+
+
+def by_speaker(c: Conv, q: str) -> np.ndarray | list[str]:
+    """Query decomposition: a question naming both speakers runs once per speaker, interleaved."""
+    named = c.named(q)
+    if len(named) < 2:
+        return base(c, q)
+    s = c.fused(q)
+    lists = [[c.ids[i] for i in np.argsort(-(s * np.where(c.speaker == n, 1, 0.2)), kind="stable")] for n in named]
+    out: list[str] = []
+    for row in zip(*lists, strict=True):
+        out += [d for d in row if d not in out]
+        if len(out) >= K:
+            break
+    return out[:K]
+
+
+IDEAS: dict[str, Scorer] = {
+    "default fusion, turns stored as the user's": lambda c, q: c.fused(q),
+    "+ speaker as the episode's entity (default)": base,
+    "  neighbour expansion, 0.6 of the hit's score": neighbours(0.6),
+    "  diversify: same-session neighbours x0.9": diversify(0.9, 2),
+    "  turn alone + 0.2 x turn with neighbours": turn_and_context(0.2),
+    "  BM25 pseudo-relevance feedback (5 docs, 10 terms)": feedback(5, 10, 0.3),
+    "  decomposition by named speaker": by_speaker,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--file", default=str(LOCOMO))
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
+    args = parser.parse_args()
+    stats = EvidenceStats()
+    conversations = load_locomo(args.file, stats=stats)
+    audit = find_audit_file(args.file)
+    if audit is not None:
+        apply_audit(conversations, json.loads(Path(audit).read_text(encoding="utf-8")), stats, limited=False)
+    conversations = conversations[args.skip :][: args.limit]
+    emb = UniversalSentenceEncoderEmbeddings()
+    convs = [Conv(c, emb) for c in conversations]
+    print(f"LoCoMo recall@{K}, conversations {[c.conv.sample_id for c in convs]}")
+    print(f"{'idea':55s} {'all':>6s} {'multi':>6s} {'temp':>6s} {'open':>6s} {'single':>6s}")
+    for name, scorer in IDEAS.items():
+        by_cat: dict[str, list[float]] = collections.defaultdict(list)
+        for c in convs:
+            for q in c.questions:
+                out = scorer(c, q.question)
+                top = out if isinstance(out, list) else [c.ids[i] for i in np.argsort(-out, kind="stable")[:K]]
+                r = recall_at_k(q.evidence, top, K)
+                by_cat["all"].append(r)
+                by_cat[q.category].append(r)
+        cells = [np.mean(by_cat[c]) if by_cat[c] else float("nan") for c in ("all", "1", "2", "3", "4")]
+        print(f"{name:55s} " + " ".join(f"{v:6.3f}" for v in cells))
+
+
+if __name__ == "__main__":
+    main()

