@@ -22,16 +22,18 @@ fact. No undecided fact -> no call.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
 from langchain_lifecycle_memory.schema import Fact
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 from langchain_lifecycle_memory.write._slot_identity import attribute_relation, core, resolve_entity
-from langchain_lifecycle_memory.write._structured import loads_tolerant
+from langchain_lifecycle_memory.write._structured import PROMPTED, MethodChain, is_capability_error, loads_tolerant
 
 logger = logging.getLogger("langchain_lifecycle_memory.write.extraction")
 
@@ -165,3 +167,40 @@ def apply(facts: Sequence[Fact], questions: Sequence[Question], answers: Sequenc
         if answer.slot in choices:
             out[answer.fact] = out[answer.fact].model_copy(update={"attribute": answer.slot})
     return out
+
+
+def rename(
+    renamer: MethodChain,
+    rejected: dict[str, str],
+    head: Callable[[str], list[BaseMessage]],
+    facts: list[Fact],
+    slots: Sequence[tuple[str, str, str | None]],
+    specs: dict[str, AttributeSpec],
+) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
+    """The rename step as a generator for the extractor's sync/async drivers: yields ``(runnable, input)``.
+
+    ``rejected`` holds the methods the extraction call already found unsupported (skipped here);
+    ``head(method)`` is the extraction prompt's fixed prefix. A capability error falls back to the
+    next method; any other failure, or an unusable answer, keeps the extracted names.
+    """
+    if not slots:
+        return facts
+    facts, questions = plan(facts, slots, specs)
+    while questions:
+        for method in rejected:
+            if renamer.method == method and not renamer.exhausted:
+                renamer.reject(method, NotImplementedError(rejected[method]))
+        try:
+            method, step = renamer.step()
+        except NotImplementedError:
+            return facts
+        try:
+            output = yield step, prompt(facts, questions, slots, head=head(method), json_shape=method in PROMPTED)
+        except Exception as e:  # a capability error falls back; any other failure keeps the extracted names
+            if method != renamer.methods[-1] and is_capability_error(e):
+                renamer.reject(method, e)
+                continue
+            logger.warning("Slot rename call failed (%s: %s); the extracted names are kept", type(e).__name__, e)
+            return facts
+        return apply(facts, questions, answers_of(output))
+    return facts

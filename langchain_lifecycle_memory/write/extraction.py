@@ -459,29 +459,11 @@ class _LLMExtraction:
         self, facts: list[Fact], slots: list[tuple[str, str, str | None]]
     ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
         """Facts renamed onto the existing slots they mean (structure first, then one narrow model call)."""
-        if not slots:
-            return facts
-        facts, questions = _slot_rename.plan(facts, slots, self.specs)
-        while questions:
-            for rejected in self.chain.rejected:  # skip what the extraction call already found unsupported
-                if self.renamer.method == rejected and not self.renamer.exhausted:
-                    self.renamer.reject(rejected, NotImplementedError(self.chain.rejected[rejected]))
-            try:
-                method, step = self.renamer.step()
-            except NotImplementedError:
-                return facts
-            try:
-                head = [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
-                prompt = _slot_rename.prompt(facts, questions, slots, head=head, json_shape=method in PROMPTED)
-                output = yield step, prompt
-            except Exception as e:  # a capability error falls back; any other failure keeps the extracted names
-                if method != self.renamer.methods[-1] and is_capability_error(e):
-                    self.renamer.reject(method, e)
-                    continue
-                logger.warning("Slot rename call failed (%s: %s); the extracted names are kept", type(e).__name__, e)
-                return facts
-            return _slot_rename.apply(facts, questions, _slot_rename.answers_of(output))
-        return facts
+
+        def head(method: str) -> list[BaseMessage]:  # the extraction prompt's fixed prefix (kept in a server cache)
+            return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
+
+        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, head, facts, slots, self.specs))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
         loop = self.attempts_of(value)

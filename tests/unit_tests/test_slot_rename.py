@@ -104,3 +104,10 @@ def test_another_users_slots_are_never_offered(mem_store: ChromaMemoryStore) -> 
     memory.add_messages([("user", "My tool is VS Code")], "bob", at="2024-01-02")
     assert model.calls == 2  # bob has no slots: nothing to offer, no rename call
     assert [r.value for r in memory.history("bob", "user", "tool")] == ["VS Code"]
+
+
+async def test_the_async_path_renames_the_same_way() -> None:
+    model = ScriptedChatModel(replies=[facts(("user", "tool", "VS Code")), renames((0, "editor"))])
+    value = {"messages": [HumanMessage("VS Code now")], "now": NOW, "slots": [("user", "editor", "Vim")]}
+    out = await create_extractor(model).ainvoke(value)
+    assert [(f.attribute, f.value) for f in out] == [("editor", "VS Code")] and model.calls == 2
