@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write import _slot_rename
 from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory.write._rules import extract_rule_facts
 from langchain_lifecycle_memory.write._structured import (
@@ -266,11 +267,10 @@ SLOTS_KEY = "slots"
 _MAX_SLOTS, _MAX_SLOT_CHARS = 30, 600
 
 
-def _slot_lines(value: Any) -> list[str]:
-    """``slots`` of the input -> ``- entity.attribute: value`` lines, capped (30 slots, ~600 chars)."""
+def _slot_items(value: Any) -> list[tuple[str, str, str | None]]:
+    """``slots`` of the input -> ``(entity, attribute, current value)`` tuples (items without a name skipped)."""
     raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
-    lines: list[str] = []
-    used = 0
+    items = []
     for slot in raw or ():
         if isinstance(slot, dict):
             entity, attribute, current = slot.get("entity"), slot.get("attribute"), slot.get("value")
@@ -279,8 +279,16 @@ def _slot_lines(value: Any) -> list[str]:
         else:
             msg = f"`slots` items must be (entity, attribute, value) tuples or dicts, got {slot!r}."
             raise TypeError(msg)
-        if not entity or not attribute:
-            continue
+        if entity and attribute:
+            items.append((str(entity), str(attribute), None if current in (None, "") else str(current)))
+    return items
+
+
+def _slot_lines(value: Any) -> list[str]:
+    """``slots`` of the input -> ``- entity.attribute: value`` lines, capped (30 slots, ~600 chars)."""
+    lines: list[str] = []
+    used = 0
+    for entity, attribute, current in _slot_items(value):
         text = " ".join(str(current).split())[:60] if current not in (None, "") else ""
         line = f"- {entity}.{attribute}" + (f": {text}" if text else "")
         if len(lines) >= _MAX_SLOTS or used + len(line) > _MAX_SLOT_CHARS:
@@ -339,8 +347,12 @@ class _LLMExtraction:
         attributes: Sequence[AttributeSpec],
         max_retries: int,
         methods: Sequence[str] = METHODS,
+        slot_context: str = "rename",
     ) -> None:
         self.chain = MethodChain(model, ExtractedFacts, tuple(methods))
+        self.renamer = MethodChain(model, _slot_rename.SlotChoices, tuple(methods))
+        self.slot_context = slot_context
+        self.specs = {a.name: a for a in attributes}
         vocabulary = "\n".join(f"  - {a.name}: {a.description} ({a.zh})" for a in attributes)
         self.system = _SYSTEM.replace("{vocabulary}", vocabulary)
         self.attempts = max_retries + 1
@@ -415,7 +427,7 @@ class _LLMExtraction:
         messages, now = _coerce_input(value)
         if not _has_user_text(messages):
             return []
-        slots = _slot_lines(value)
+        slots = _slot_lines(value) if self.slot_context == "prompt" else []
         failure: _Failure | None = None
         attempt = 0
         while attempt < self.attempts:
@@ -435,11 +447,23 @@ class _LLMExtraction:
                 continue
             facts, failure = self.finish((yield self.parse_step, output), now)
             if failure is None:
+                if self.slot_context == "rename":
+                    facts = yield from self.rename(facts, _slot_items(value))
                 return _drop_echoes(facts, value, messages)
             self.failed(attempt, failure)
             attempt += 1
         failure = failure or _Failure("no attempt was made")
         raise self.error(messages, failure) from failure.exception
+
+    def rename(
+        self, facts: list[Fact], slots: list[tuple[str, str, str | None]]
+    ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
+        """Facts renamed onto the existing slots they mean (structure first, then one narrow model call)."""
+
+        def head(method: str) -> list[BaseMessage]:  # the extraction prompt's fixed prefix (kept in a server cache)
+            return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
+
+        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, head, facts, slots, self.specs))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
         loop = self.attempts_of(value)
@@ -476,6 +500,7 @@ def create_extractor(
     attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
     max_retries: int = 1,
     methods: Sequence[str] = METHODS,
+    slot_context: Literal["rename", "prompt"] = "rename",
     run_name: str = "llm_extract_memories",
 ) -> Runnable[Any, list[Fact]]:
     """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
@@ -487,8 +512,13 @@ def create_extractor(
     call per invocation, however many turns it holds. The prompt carries the conversation's
     date so "上个月" / "last week" resolve against it; facts without a date get ``now`` as
     ``valid_from``. An input ``"slots"`` list (``(entity, attribute, current value)``, what
-    the namespace already holds; the write path passes it) is shown to the model, capped at
-    30 slots / ~600 characters, so that it reuses ``editor`` instead of inventing ``tool``.
+    the namespace already holds; the write path passes it) makes the model reuse ``editor``
+    instead of inventing ``tool``: by default (``slot_context="rename"``) the extraction call
+    sees only the conversation, and an extracted name that is neither a stored slot nor
+    structurally one (``code_editor`` -> ``editor``) nor a different vocabulary slot goes to
+    ONE extra call per turn that may only choose among the stored names (no undecided name ->
+    no call). ``"prompt"`` lists the slots (capped at 30 / ~600 characters) in the extraction
+    prompt instead, which a small model tends to copy back as facts.
 
     Args:
         model: Any LangChain chat model (e.g. ``ChatOpenAI(model="gpt-4o-mini")``).
@@ -498,6 +528,8 @@ def create_extractor(
             is raised with ``.messages`` (the input turn) and ``.raw_output``.
         methods: Structured-output methods to try, strongest first (a subset of
             ``json_schema``, ``function_calling``, ``json_mode``, ``prompt``).
+        slot_context: How the input ``slots`` reach the model: ``"rename"`` (after extraction,
+            as a choice of names) or ``"prompt"`` (listed in the extraction prompt).
         run_name: Name of the runnable in traces; the parsing step is tagged ``langsmith:hidden``.
 
     Returns:
@@ -520,7 +552,10 @@ def create_extractor(
     if not hasattr(model, "invoke"):
         msg = f"`model` must be a LangChain chat model such as ChatOpenAI(...), got {type(model).__name__}."
         raise TypeError(msg)
-    extraction = _LLMExtraction(model, _check_attributes(attributes), max_retries, tuple(methods))
+    if slot_context not in ("rename", "prompt"):
+        msg = f"`slot_context` must be 'rename' or 'prompt', got {slot_context!r}."
+        raise ValueError(msg)
+    extraction = _LLMExtraction(model, _check_attributes(attributes), max_retries, tuple(methods), slot_context)
     return RunnableLambda(extraction.run, afunc=extraction.arun).with_config(
         run_name=run_name, metadata={WANTS_SLOTS: True}
     )

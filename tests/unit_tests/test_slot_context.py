@@ -1,4 +1,8 @@
-"""The LLM extractor is shown the namespace's existing slots, so a model reuses ``editor`` instead of ``tool``."""
+"""The LLM extractor is shown the namespace's existing slots, so a model reuses ``editor`` instead of ``tool``.
+
+``slot_context="prompt"`` lists them in the extraction prompt; the default (``"rename"``) extracts from the
+conversation alone and then offers the stored names for the extracted names that are undecided.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +43,9 @@ def human_text(model: ScriptedChatModel, call: int) -> str:
 def test_the_prompt_lists_existing_slots_with_their_current_values() -> None:
     model = _model()
     slots = [("user", "editor", "Vim"), {"entity": "sister_maya", "attribute": "city", "value": "Boston"}]
-    create_extractor(model).invoke({"messages": [HumanMessage("I've switched to VS Code")], "now": NOW, "slots": slots})
+    create_extractor(model, slot_context="prompt").invoke(
+        {"messages": [HumanMessage("I've switched to VS Code")], "now": NOW, "slots": slots}
+    )
     human = human_text(model, 0)
     assert NOTE in human
     assert "- user.editor: Vim" in human and "- sister_maya.city: Boston" in human
@@ -55,7 +61,9 @@ def test_without_slots_the_prompt_has_no_slot_section() -> None:
 def test_the_slot_section_is_capped() -> None:
     model = _model()
     slots = [("user", f"attribute_number_{i}", "a fairly long current value " * 3) for i in range(200)]
-    create_extractor(model).invoke({"messages": [HumanMessage("hi, I like tea")], "now": NOW, "slots": slots})
+    create_extractor(model, slot_context="prompt").invoke(
+        {"messages": [HumanMessage("hi, I like tea")], "now": NOW, "slots": slots}
+    )
     lines = [line for line in human_text(model, 0).splitlines() if line.startswith("- user.attribute_number_")]
     assert 1 <= len(lines) <= 30
     assert sum(len(line) + 1 for line in lines) <= 600
@@ -71,7 +79,7 @@ def test_the_facade_passes_the_stored_slots_to_the_llm_extractor(mem_store: Chro
     model = _model(
         replies=[reply("editor", "Vim", "The user likes Vim."), reply("editor", "VS Code", "The user uses VS Code.")]
     )
-    memory = LifecycleMemory(mem_store, extractor=model)
+    memory = LifecycleMemory(mem_store, extractor=create_extractor(model, slot_context="prompt"))
     memory.add_messages([("user", "I like using the Vim editor")], "u1", at="2024-01-01T10:00:00Z")
     assert NOTE not in human_text(model, 0)  # nothing stored yet
     memory.add_messages([("user", "I've switched to VS Code now")], "u1", at="2024-03-01T10:00:00Z")
@@ -97,7 +105,7 @@ def test_the_graph_writer_passes_the_stored_slots_too(mem_store: ChromaMemorySto
             '{"facts": []}',
         ]
     )
-    writer = create_memory_writer(mem_store, extractor=model)
+    writer = create_memory_writer(mem_store, extractor=create_extractor(model, slot_context="prompt"))
     config = {"configurable": {"user_id": "u1", "memory_now": "2024-01-01T10:00:00Z"}}
     writer.invoke({"messages": [HumanMessage("My sister Maya lives in Boston")]}, config)
     writer.invoke({"messages": [HumanMessage("Maya moved to Denver")]}, config)

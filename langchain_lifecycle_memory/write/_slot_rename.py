@@ -1,0 +1,206 @@
+"""Existing slots reach the model after extraction, as a choice of names: "is ``tool`` your ``editor``?".
+
+Listing the stored slots in the extraction prompt biases a small model: measured with a 1.5B model
+(``benchmarks/llm_extraction.py``), it copied listed slots back as facts of unrelated turns (even
+translated) or returned nothing, and slot recall fell. So the extraction call sees only the
+conversation, and the existing slots are used in a second, narrow step that can only *rename*:
+
+1. each extracted fact's entity is matched to a stored entity by name tokens (``sister`` ->
+   ``sister_maya``, :func:`resolve_entity`); its attribute is kept when it is already a slot of
+   that entity, renamed when the name's structure or the vocabulary says it is one
+   (``code_editor`` -> ``editor``), and left alone when they say it is a different slot
+   (``allergy`` vs ``drink``: two vocabulary slots); a vocabulary name is kept as it is (it is the
+   canonical name, so it is not offered the invented names the user's store may hold);
+2. only the facts still undecided (``tool`` beside ``editor``, ``exercise`` beside ``sport``) go
+   to the model, in ONE call per turn, each with the names it may choose from; an answer that
+   is not one of them, or any failure, keeps the extracted name.
+
+The call's output is a slot name per fact, never a value, so nothing listed can come back as a
+fact. No undecided fact -> no call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, Field
+
+from langchain_lifecycle_memory.schema import Fact
+from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._slot_identity import attribute_relation, core, resolve_entity
+from langchain_lifecycle_memory.write._structured import PROMPTED, MethodChain, is_capability_error, loads_tolerant
+
+logger = logging.getLogger("langchain_lifecycle_memory.write.extraction")
+
+_MAX_CHOICES = 8
+
+
+class SlotChoice(BaseModel):
+    """The stored slot one new fact is about."""
+
+    fact: int = Field(description="The new fact's number.")
+    slot: str | None = Field(description="One of the names offered for that fact, or null for a new slot.")
+
+
+class SlotChoices(BaseModel):
+    """For each numbered new fact, the stored slot it gives a new value of (null when none)."""
+
+    answers: list[SlotChoice] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Question:
+    fact: int
+    entity: str
+    choices: tuple[str, ...]
+
+
+_SYSTEM = """NEW TASK (no extraction this time). You keep a user's long-term memory as named slots
+(entity.attribute = value). New facts were just extracted under names that are not stored yet.
+For each numbered new fact, compare its value with the current values of the stored slots offered for it.
+If the new value is the same kind of thing as a stored slot's value, answer that slot's name: "VS Code" and
+"Vim" are both code editors, so a new fact "tool = VS Code" answers "editor". If no offered slot holds that
+kind of thing, answer null."""
+
+_JSON_SHAPE = """
+Reply with JSON only, in exactly this shape: {"answers": [{"fact": 0, "slot": "editor"}]}"""
+
+
+def plan(
+    facts: Sequence[Fact], slots: Sequence[tuple[str, str, str | None]], specs: dict[str, AttributeSpec]
+) -> tuple[list[Fact], list[Question]]:
+    """Facts with structural renames applied, and the questions left for the model."""
+    by_entity: dict[str, dict[str, str | None]] = {}
+    for entity, attribute, value in slots:
+        by_entity.setdefault(entity, {}).setdefault(attribute, value)
+    entities = list(by_entity)
+    out, questions = list(facts), []
+    for i, fact in enumerate(facts):
+        if fact.slot is None:
+            continue
+        entity, _ = resolve_entity(fact.entity or "", entities)
+        attribute = fact.attribute or ""
+        stored = list(by_entity.get(entity, {}))
+        if entity != fact.entity:
+            out[i] = fact.model_copy(update={"entity": entity})
+        if not stored or attribute in stored:
+            continue
+        if attribute in specs:  # a vocabulary name is already the canonical one: never renamed onto an invented one
+            continue
+        relations = {name: attribute_relation(attribute, name, specs) for name in stored}
+        same = [name for name, rel in relations.items() if rel == "same"]
+        if same:
+            best = max(same, key=lambda name: len(core(name) & core(attribute)))
+            out[i] = out[i].model_copy(update={"attribute": best})
+            continue
+        choices = tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]
+        if choices:
+            questions.append(Question(i, entity, choices))
+    return out, questions
+
+
+def prompt(
+    facts: Sequence[Fact],
+    questions: Sequence[Question],
+    slots: Sequence[tuple[str, str, str | None]],
+    *,
+    head: Sequence[BaseMessage] = (),
+    json_shape: bool,
+) -> list[BaseMessage]:
+    """The rename call's messages: ``head``, the task, then the numbered facts with the slots offered to each.
+
+    ``head`` is the extraction call's fixed system prompt: servers that keep the last prompt's
+    evaluated prefix (llama.cpp) then re-evaluate only what follows it, for this call and the
+    next extraction.
+    """
+    values = {(e, a): v for e, a, v in slots}
+    lines = []
+    for q in questions:
+        f = facts[q.fact]
+        offered = ", ".join(
+            f'"{name}"' + (f" (now: {' '.join(str(v).split())[:40]})" if (v := values.get((q.entity, name))) else "")
+            for name in q.choices
+        )
+        lines.append(
+            f'{q.fact}. {q.entity}.{f.attribute} = "{f.value}" ({f.content}) -- choose from: {offered}, or null'
+        )
+    system = _SYSTEM + (_JSON_SHAPE if json_shape else "")
+    return [*head, SystemMessage(system), HumanMessage("New facts:\n" + "\n".join(lines))]
+
+
+def answers_of(output: object) -> list[SlotChoice]:
+    """The model's answers from structured output, a tool call or JSON text (malformed -> ``[]``)."""
+    data: object = output
+    if isinstance(output, dict) and "raw" in output:
+        data = output.get("parsed")
+        if data is None:
+            raw = output.get("raw")
+            calls = getattr(raw, "tool_calls", None) or []
+            data = calls[0].get("args") if calls else getattr(raw, "text", None)
+    elif isinstance(output, BaseMessage):
+        calls = getattr(output, "tool_calls", None) or []
+        data = calls[0].get("args") if calls else output.text
+    try:
+        if isinstance(data, BaseModel):
+            data = data.model_dump()
+        if isinstance(data, str):
+            data = loads_tolerant(data)
+        if isinstance(data, list):
+            data = {"answers": data}
+        return SlotChoices.model_validate(data).answers
+    except (ValueError, TypeError) as e:
+        logger.info("Slot rename answer unusable (%s); the extracted names are kept", e)
+        return []
+
+
+def apply(facts: Sequence[Fact], questions: Sequence[Question], answers: Sequence[SlotChoice]) -> list[Fact]:
+    """Rename the facts whose answer is one of the names offered to them; nothing else changes."""
+    offered = {q.fact: q.choices for q in questions}
+    out = list(facts)
+    for answer in answers:
+        choices = offered.get(answer.fact, ())
+        if answer.slot in choices:
+            out[answer.fact] = out[answer.fact].model_copy(update={"attribute": answer.slot})
+    return out
+
+
+def rename(
+    renamer: MethodChain,
+    rejected: dict[str, str],
+    head: Callable[[str], list[BaseMessage]],
+    facts: list[Fact],
+    slots: Sequence[tuple[str, str, str | None]],
+    specs: dict[str, AttributeSpec],
+) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
+    """The rename step as a generator for the extractor's sync/async drivers: yields ``(runnable, input)``.
+
+    ``rejected`` holds the methods the extraction call already found unsupported (skipped here);
+    ``head(method)`` is the extraction prompt's fixed prefix. A capability error falls back to the
+    next method; any other failure, or an unusable answer, keeps the extracted names.
+    """
+    if not slots:
+        return facts
+    facts, questions = plan(facts, slots, specs)
+    while questions:
+        for method in rejected:
+            if renamer.method == method and not renamer.exhausted:
+                renamer.reject(method, NotImplementedError(rejected[method]))
+        try:
+            method, step = renamer.step()
+        except NotImplementedError:
+            return facts
+        try:
+            output = yield step, prompt(facts, questions, slots, head=head(method), json_shape=method in PROMPTED)
+        except Exception as e:  # a capability error falls back; any other failure keeps the extracted names
+            if method != renamer.methods[-1] and is_capability_error(e):
+                renamer.reject(method, e)
+                continue
+            logger.warning("Slot rename call failed (%s: %s); the extracted names are kept", type(e).__name__, e)
+            return facts
+        return apply(facts, questions, answers_of(output))
+    return facts
