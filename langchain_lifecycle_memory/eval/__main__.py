@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
         help="append each scenario's verdicts (and LLM calls/seconds) to this file as it is judged",
     )
     sc.add_argument(
+        "--llm-cache",
+        default=None,
+        metavar="FILE.jsonl",
+        help="keep the models' replies in this file and reuse them for the same prompt (reruns, ablations)",
+    )
+    sc.add_argument(
         "--resume", action="store_true", help="with --out: skip the scenarios already in the file, report them all"
     )
 
@@ -134,7 +140,7 @@ def _scenarios(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         print("error: --resume needs --out FILE.jsonl (the file to continue).", file=sys.stderr)
         return 2
-    from langchain_lifecycle_memory.eval._runlog import CallStats, ResultsLog, stats_delta
+    from langchain_lifecycle_memory.eval._runlog import CallStats, ReplyCache, ResultsLog, stats_delta
     from langchain_lifecycle_memory.eval.scenarios import ScenarioReport
 
     try:
@@ -144,13 +150,26 @@ def _scenarios(args: argparse.Namespace) -> int:
         return 2
     emb = _embedder(args.embedder)
     stats: dict[str, CallStats] = {}
+    caches: dict[str, ReplyCache] = {}
+
+    def cache(name: str) -> Any:
+        if not args.llm_cache:
+            return None
+        caches[name] = ReplyCache(args.llm_cache)
+        return caches[name]
+
     cue_model = None
     if args.cues_llm:
         from langchain_openai import ChatOpenAI
 
         stats["cues"] = CallStats()
         cue_model = ChatOpenAI(
-            base_url=args.cues_llm, api_key="local", model="local", temperature=0, callbacks=[stats["cues"]]
+            base_url=args.cues_llm,
+            api_key="local",
+            model="local",
+            temperature=0,
+            callbacks=[stats["cues"]],
+            cache=cache("cues"),
         )
     llm = None
     if args.extractor == "llm":
@@ -170,6 +189,7 @@ def _scenarios(args: argparse.Namespace) -> int:
             model=args.model or ("local" if args.base_url else "gpt-4o-mini"),
             temperature=0,
             callbacks=[stats["extraction"]],
+            cache=cache("extraction"),
         )
         llm = llm_extractor(model)
 
@@ -215,7 +235,8 @@ def _scenarios(args: argparse.Namespace) -> int:
             print(f"  {scenario.id}: " + ", ".join(cells), file=sys.stderr, flush=True)
     for name, s in stats.items():
         snap = s.snapshot()
-        print(f"LLM {name} (this process): {snap['calls']} calls, {snap['errors']} failed, {snap['seconds']} s")
+        hits = f" ({caches[name].hits} answered from --llm-cache)" if name in caches else ""
+        print(f"LLM {name} (this process): {snap['calls']} calls{hits}, {snap['errors']} failed, {snap['seconds']} s")
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+from langchain_core.caches import BaseCache
 from langchain_core.callbacks import BaseCallbackHandler
 
 from langchain_lifecycle_memory.eval.scenarios import ProbeResult, ScenarioReport
 
-__all__ = ["CallStats", "ResultsLog"]
+__all__ = ["CallStats", "ReplyCache", "ResultsLog"]
 
 
 class CallStats(BaseCallbackHandler):
@@ -52,6 +53,57 @@ class CallStats(BaseCallbackHandler):
     def snapshot(self) -> dict[str, Any]:
         """``{"calls", "errors", "seconds"}`` so far."""
         return {"calls": self.calls, "errors": self.errors, "seconds": round(self.seconds, 1)}
+
+
+class ReplyCache(BaseCache):
+    """A chat model cache kept in a JSONL file (``--llm-cache``): a rerun of the same prompts reuses the replies.
+
+    Keyed like LangChain's caches, by the prompt and the model's settings (tools and response format
+    included), so the write-time cues of one run serve an ablation of the read side, and a resumed run
+    does not ask the model again for a turn it already extracted. ``hits``/``misses`` count lookups.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        from langchain_core.load import loads
+
+        self.path = Path(path)
+        self.hits = self.misses = 0
+        self._store: dict[tuple[str, str], Any] = {}
+        if self.path.is_file():
+            content = self.path.read_text(encoding="utf-8")
+            if content and not content.endswith("\n"):
+                with self.path.open("a", encoding="utf-8") as f:
+                    f.write("\n")
+            for text in content.splitlines():
+                try:
+                    row = json.loads(text)
+                    self._store[(row["prompt"], row["llm"])] = loads(row["generations"], allowed_objects="core")
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    continue  # a line cut by a crash: that call is simply made again
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def lookup(self, prompt: str, llm_string: str) -> Any:
+        """The stored generations, or ``None``."""
+        found = self._store.get((prompt, llm_string))
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def update(self, prompt: str, llm_string: str, return_val: Any) -> None:
+        """Store and append a reply."""
+        from langchain_core.load import dumps
+
+        self._store[(prompt, llm_string)] = return_val
+        row = {"prompt": prompt, "llm": llm_string, "generations": dumps(list(return_val))}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def clear(self, **kwargs: Any) -> None:
+        """Forget every reply (the file too)."""
+        self._store.clear()
+        self.path.unlink(missing_ok=True)
 
 
 def _delta(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:

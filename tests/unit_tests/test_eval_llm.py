@@ -105,3 +105,20 @@ def test_call_stats_count_every_model_call_failed_ones_included() -> None:
     with pytest.raises(RuntimeError):
         model.invoke("again")
     assert stats.snapshot()["calls"] == 2 and stats.snapshot()["errors"] == 1
+
+
+def test_reply_cache_file_answers_the_same_prompt_in_a_later_run(tmp_path: Any) -> None:
+    from langchain_lifecycle_memory.eval._runlog import ReplyCache
+
+    path = tmp_path / "cache.jsonl"
+    first = ScriptedChatModel(default="north-facing balcony: gardening", cache=ReplyCache(path))
+    assert first.invoke("cues for: balcony").content == "north-facing balcony: gardening"
+    with path.open("a", encoding="utf-8") as f:
+        f.write('{"prompt": "cut by a cra')  # a crash mid-write loses only that reply
+    cache = ReplyCache(path)
+    later = ScriptedChatModel(default="north-facing balcony: gardening", cache=cache)
+    assert later.invoke("cues for: balcony").content == "north-facing balcony: gardening"
+    assert later.calls == 0 and cache.hits == 1
+    later.invoke("cues for: something else")
+    assert later.calls == 1 and cache.misses == 1
+    assert len(ReplyCache(path)._store) == 2
