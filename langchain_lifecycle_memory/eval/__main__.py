@@ -56,6 +56,18 @@ def _parser() -> argparse.ArgumentParser:
         help="OpenAI-compatible chat endpoint for write-time cues (e.g. the local model's /v1 URL)",
     )
     sc.add_argument(
+        "--judge-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for the conflict judge and the slot judge (ours)",
+    )
+    sc.add_argument(
+        "--query-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for LLM query expansion (LifecycleRetriever.query_model, ours)",
+    )
+    sc.add_argument(
         "--out",
         default=None,
         metavar="FILE.jsonl",
@@ -152,44 +164,40 @@ def _scenarios(args: argparse.Namespace) -> int:
     stats: dict[str, CallStats] = {}
     caches: dict[str, ReplyCache] = {}
 
-    def cache(name: str) -> Any:
-        if not args.llm_cache:
-            return None
-        caches[name] = ReplyCache(args.llm_cache)
-        return caches[name]
-
-    cue_model = None
-    if args.cues_llm:
+    def chat(name: str, base_url: str | None, **options: Any) -> Any:
+        """A ChatOpenAI whose calls are counted (and cached with --llm-cache) under ``name``."""
         from langchain_openai import ChatOpenAI
 
-        stats["cues"] = CallStats()
-        cue_model = ChatOpenAI(
-            base_url=args.cues_llm,
-            api_key="local",
-            model="local",
-            temperature=0,
-            callbacks=[stats["cues"]],
-            cache=cache("cues"),
-        )
+        stats[name] = CallStats()
+        if args.llm_cache:
+            caches[name] = ReplyCache(args.llm_cache)
+        options = {"api_key": "local", "model": "local", **options}
+        return ChatOpenAI(base_url=base_url, temperature=0, callbacks=[stats[name]], cache=caches.get(name), **options)
+
+    cue_model = chat("cues", args.cues_llm) if args.cues_llm else None
+    update = None
+    if args.judge_llm:
+        from langchain_lifecycle_memory.write._slot_identity import create_slot_judge
+        from langchain_lifecycle_memory.write.update import UpdateConfig, create_conflict_judge
+
+        judge = chat("judge", args.judge_llm)
+        update = UpdateConfig(judge=create_conflict_judge(judge), slot_judge=create_slot_judge(judge))
+    if args.query_llm:
+        retriever = {**(retriever or {}), "query_model": chat("query expansion", args.query_llm)}
     llm = None
     if args.extractor == "llm":
         import os
-
-        from langchain_openai import ChatOpenAI
 
         from langchain_lifecycle_memory.eval.scenarios import llm_extractor
 
         if not args.base_url and not os.environ.get("OPENAI_API_KEY"):
             print("error: --extractor llm needs --base-url (or OPENAI_API_KEY for OpenAI).", file=sys.stderr)
             return 2
-        stats["extraction"] = CallStats()
-        model = ChatOpenAI(
-            base_url=args.base_url,
+        model = chat(
+            "extraction",
+            args.base_url,
             api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or "local",
             model=args.model or ("local" if args.base_url else "gpt-4o-mini"),
-            temperature=0,
-            callbacks=[stats["extraction"]],
-            cache=cache("extraction"),
         )
         llm = llm_extractor(model)
 
@@ -202,6 +210,7 @@ def _scenarios(args: argparse.Namespace) -> int:
                 embeddings=emb,
                 retriever=retriever,
                 cue_model=cue_model,
+                update=update,
             )
             for e in engines
         ]
@@ -224,6 +233,7 @@ def _scenarios(args: argparse.Namespace) -> int:
                     retriever=retriever,
                     cue_model=cue_model,
                     llm=llm,
+                    update=update,
                 )
                 report.probes += part.probes
                 report.errors += part.errors

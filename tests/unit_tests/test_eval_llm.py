@@ -122,3 +122,30 @@ def test_reply_cache_file_answers_the_same_prompt_in_a_later_run(tmp_path: Any) 
     later.invoke("cues for: something else")
     assert later.calls == 1 and cache.misses == 1
     assert len(ReplyCache(path)._store) == 2
+
+
+def test_update_config_reaches_ours_so_a_judge_can_be_measured() -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    from langchain_lifecycle_memory.write.update import ConflictVerdict, UpdateConfig
+
+    asked: list[str] = []
+
+    def judge(inputs: dict[str, Any]) -> ConflictVerdict:
+        asked.append(inputs["new"])
+        return ConflictVerdict(superseded_ids=[c.id for c in inputs["candidates"]])
+
+    free = {"kind": "event", "confidence": 0.9}
+    scenario = {
+        "id": "judge",
+        "category": "conflict",
+        "user_id": "u1",
+        "steps": [
+            {"type": "turn", "at": "2024-01-01T10:00:00Z", "facts": [dict(free, content="The user walks to work.")]},
+            {"type": "turn", "at": "2024-02-01T10:00:00Z", "facts": [dict(free, content="The user cycles to work.")]},
+            {"type": "probe", "query": "How does the user get to work?", "expect": ["cycles"], "forbid": ["walks"]},
+        ],
+    }
+    report = run_scenarios([scenario], update=UpdateConfig(judge=RunnableLambda(judge)))
+    assert asked == ["The user cycles to work."]
+    assert report.summary["passed"] == 1, report.failures()
