@@ -177,8 +177,7 @@ def _scenarios(args: argparse.Namespace) -> int:
     cue_model = chat("cues", args.cues_llm) if args.cues_llm else None
     update = None
     if args.judge_llm:
-        from langchain_lifecycle_memory.write._slot_identity import create_slot_judge
-        from langchain_lifecycle_memory.write.update import UpdateConfig, create_conflict_judge
+        from langchain_lifecycle_memory.write.update import UpdateConfig, create_conflict_judge, create_slot_judge
 
         judge = chat("judge", args.judge_llm)
         update = UpdateConfig(judge=create_conflict_judge(judge), slot_judge=create_slot_judge(judge))
