@@ -68,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         help="OpenAI-compatible chat endpoint for LLM query expansion (LifecycleRetriever.query_model, ours)",
     )
     sc.add_argument(
+        "--rerank-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for an LLM relevance filter as the retriever's reranker (ours)",
+    )
+    sc.add_argument(
         "--out",
         default=None,
         metavar="FILE.jsonl",
@@ -183,6 +189,10 @@ def _scenarios(args: argparse.Namespace) -> int:
         update = UpdateConfig(judge=create_conflict_judge(judge), slot_judge=create_slot_judge(judge))
     if args.query_llm:
         retriever = {**(retriever or {}), "query_model": chat("query expansion", args.query_llm)}
+    if args.rerank_llm:
+        from langchain_lifecycle_memory.eval._rerank import LLMRelevanceFilter
+
+        retriever = {**(retriever or {}), "reranker": LLMRelevanceFilter(model=chat("reranker", args.rerank_llm))}
     llm = None
     if args.extractor == "llm":
         import os
