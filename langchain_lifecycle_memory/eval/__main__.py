@@ -55,6 +55,39 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BASE_URL",
         help="OpenAI-compatible chat endpoint for write-time cues (e.g. the local model's /v1 URL)",
     )
+    sc.add_argument(
+        "--judge-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for the conflict judge and the slot judge (ours)",
+    )
+    sc.add_argument(
+        "--query-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for LLM query expansion (LifecycleRetriever.query_model, ours)",
+    )
+    sc.add_argument(
+        "--rerank-llm",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenAI-compatible chat endpoint for an LLM relevance filter as the retriever's reranker (ours)",
+    )
+    sc.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.jsonl",
+        help="append each scenario's verdicts (and LLM calls/seconds) to this file as it is judged",
+    )
+    sc.add_argument(
+        "--llm-cache",
+        default=None,
+        metavar="FILE.jsonl",
+        help="keep the models' replies in this file and reuse them for the same prompt (reruns, ablations)",
+    )
+    sc.add_argument(
+        "--resume", action="store_true", help="with --out: skip the scenarios already in the file, report them all"
+    )
 
     lo = sub.add_parser("locomo", help="LoCoMo evidence recall@k per category")
     lo.add_argument("file", help="locomo JSON (e.g. ../shared/data/locomo/locomo7.json)")
@@ -127,32 +160,62 @@ def _scenarios(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as e:
         print(f"error: --retriever must be a JSON object ({e}).", file=sys.stderr)
         return 2
+    if args.resume and not args.out:
+        print("error: --resume needs --out FILE.jsonl (the file to continue).", file=sys.stderr)
+        return 2
+    from langchain_lifecycle_memory.eval._runlog import CallStats, ReplyCache, ResultsLog, stats_delta
+    from langchain_lifecycle_memory.eval.scenarios import ScenarioReport
+
+    try:
+        log = ResultsLog(args.out, resume=args.resume) if args.out else None
+    except FileExistsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     emb = _embedder(args.embedder)
-    cue_model = None
-    if args.cues_llm:
+    stats: dict[str, CallStats] = {}
+    caches: dict[str, ReplyCache] = {}
+
+    def chat(name: str, base_url: str | None, **options: Any) -> Any:
+        """A ChatOpenAI whose calls are counted (and cached with --llm-cache) under ``name``."""
         from langchain_openai import ChatOpenAI
 
-        cue_model = ChatOpenAI(base_url=args.cues_llm, api_key="local", model="local", temperature=0)
+        stats[name] = CallStats()
+        if args.llm_cache:
+            caches[name] = ReplyCache(args.llm_cache)
+        options = {"api_key": "local", "model": "local", **options}
+        return ChatOpenAI(base_url=base_url, temperature=0, callbacks=[stats[name]], cache=caches.get(name), **options)
+
+    cue_model = chat("cues", args.cues_llm) if args.cues_llm else None
+    update = None
+    if args.judge_llm:
+        from langchain_lifecycle_memory.write.update import UpdateConfig, create_conflict_judge, create_slot_judge
+
+        judge = chat("judge", args.judge_llm)
+        update = UpdateConfig(judge=create_conflict_judge(judge), slot_judge=create_slot_judge(judge))
+    if args.query_llm:
+        retriever = {**(retriever or {}), "query_model": chat("query expansion", args.query_llm)}
+    if args.rerank_llm:
+        from langchain_lifecycle_memory.eval._rerank import LLMRelevanceFilter
+
+        retriever = {**(retriever or {}), "reranker": LLMRelevanceFilter(model=chat("reranker", args.rerank_llm))}
     llm = None
     if args.extractor == "llm":
         import os
-
-        from langchain_openai import ChatOpenAI
 
         from langchain_lifecycle_memory.eval.scenarios import llm_extractor
 
         if not args.base_url and not os.environ.get("OPENAI_API_KEY"):
             print("error: --extractor llm needs --base-url (or OPENAI_API_KEY for OpenAI).", file=sys.stderr)
             return 2
-        model = ChatOpenAI(
-            base_url=args.base_url,
+        model = chat(
+            "extraction",
+            args.base_url,
             api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or "local",
             model=args.model or ("local" if args.base_url else "gpt-4o-mini"),
-            temperature=0,
         )
         llm = llm_extractor(model)
 
-    if llm is None:
+    if llm is None and log is None:
         reports = [
             run_scenarios(
                 scenarios,
@@ -161,16 +224,21 @@ def _scenarios(args: argparse.Namespace) -> int:
                 embeddings=emb,
                 retriever=retriever,
                 cue_model=cue_model,
+                update=update,
             )
             for e in engines
         ]
-    else:  # slow: scenario by scenario, each engine's verdicts printed as they come (a cut run still reports)
-        from langchain_lifecycle_memory.eval.scenarios import ScenarioReport
-
+    else:  # slow: scenario by scenario, each engine's verdicts printed (and logged) as they come
         reports = [ScenarioReport(engine=e, extractor=args.extractor) for e in engines]
         for scenario in scenarios:
+            if log is not None and log.has(scenario.id, engines):
+                for report in reports:
+                    log.restore(scenario.id, report)
+                print(f"  {scenario.id}: already in {args.out}", file=sys.stderr, flush=True)
+                continue
             cells = []
             for report in reports:
+                before = {name: s.snapshot() for name, s in stats.items()}
                 part = run_scenarios(
                     [scenario],
                     extractor=args.extractor,
@@ -179,13 +247,20 @@ def _scenarios(args: argparse.Namespace) -> int:
                     retriever=retriever,
                     cue_model=cue_model,
                     llm=llm,
+                    update=update,
                 )
                 report.probes += part.probes
                 report.errors += part.errors
+                if log is not None:
+                    log.write(scenario.id, part, category=scenario.category, llm=stats_delta(stats, before))
                 totals = report.summary
                 cells.append(f"{report.engine} {part.summary['passed']}/{len(part.probes)} (so far {totals['passed']}")
                 cells[-1] += f"/{len(report.probes)})"
             print(f"  {scenario.id}: " + ", ".join(cells), file=sys.stderr, flush=True)
+    for name, s in stats.items():
+        snap = s.snapshot()
+        hits = f" ({caches[name].hits} answered from --llm-cache)" if name in caches else ""
+        print(f"LLM {name} (this process): {snap['calls']} calls{hits}, {snap['errors']} failed, {snap['seconds']} s")
     print_scenario_summary(reports)
     for report in reports:
         if report.engine == "ours" or args.verbose or len(reports) == 1:

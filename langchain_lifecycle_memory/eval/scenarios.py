@@ -141,6 +141,7 @@ class LifecycleEngine:
         retriever: dict[str, Any] | None = None,
         cue_model: Any | None = None,
         llm: Any | None = None,
+        update: Any | None = None,
     ) -> None:
         self.extractor = extractor
         self.store = fresh_store(embeddings)
@@ -150,7 +151,7 @@ class LifecycleEngine:
             chosen = _require_llm(llm)
         chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
         self.memory = LifecycleMemory(
-            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model
+            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model, update=update
         )
 
     def turn(
@@ -407,6 +408,7 @@ def run_scenarios(
     retriever: dict[str, Any] | None = None,
     cue_model: Any | None = None,
     llm: Any | None = None,
+    update: Any | None = None,
 ) -> ScenarioReport:
     """Replay every scenario in a fresh store and judge its probes.
 
@@ -423,6 +425,7 @@ def run_scenarios(
         cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
         llm: For ``extractor="llm"``: the extractor runnable (``create_extractor(model)``,
             see :func:`llm_extractor`); both engines use it.
+        update: ``UpdateConfig`` for ``"ours"`` (e.g. with an LLM conflict/slot judge).
 
     Returns:
         The verdict on every probe; engine exceptions fail the scenario's remaining
@@ -437,7 +440,13 @@ def run_scenarios(
         if progress is not None:
             progress(scenario)
         eng = make_engine(
-            engine, extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm
+            engine,
+            extractor=extractor,
+            embeddings=embeddings,
+            retriever=retriever,
+            cue_model=cue_model,
+            llm=llm,
+            update=update,
         )
         try:
             for i, step, block, error in replay_probes(scenario, eng):
@@ -457,6 +466,7 @@ def make_engine(
     retriever: dict[str, Any] | None = None,
     cue_model: Any | None = None,
     llm: Any | None = None,
+    update: Any | None = None,
 ) -> ScenarioEngine:
     """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
     if extractor not in ("gold", "rule", "llm"):
@@ -466,7 +476,7 @@ def make_engine(
         return NaiveEngine(extractor=extractor, embeddings=embeddings, llm=llm)
     if name == "ours":
         return LifecycleEngine(
-            extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm
+            extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm, update=update
         )
     msg = f"engine must be 'ours' or 'naive', got {name!r}."
     raise ValueError(msg)

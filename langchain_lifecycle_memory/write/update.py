@@ -45,7 +45,12 @@ from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoder
 from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
-from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, resolve_facts, same_value
+from langchain_lifecycle_memory.write._slot_identity import (
+    DEFAULT_SLOT_THRESHOLD,
+    create_slot_judge,
+    resolve_facts,
+    same_value,
+)
 from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = [
@@ -55,6 +60,7 @@ __all__ = [
     "UpdateResult",
     "apply_plan",
     "create_conflict_judge",
+    "create_slot_judge",
     "plan_updates",
     "reconcile",
     "repair_slots",
