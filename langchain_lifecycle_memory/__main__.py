@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from langchain_lifecycle_memory.cli.main import run
+from langchain_lifecycle_memory.cli.main import app, run
+
+__all__ = ["app", "run"]
 
 if __name__ == "__main__":
     run(prog_name="lifecycle-memory")
