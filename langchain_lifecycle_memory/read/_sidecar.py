@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from langchain_lifecycle_memory.read._rows import Rows, document_of, raw_items
-from langchain_lifecycle_memory.read._snapshot import Snapshot
+from langchain_lifecycle_memory.read._snapshot import ROW_COLUMNS, Snapshot
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import is_other_person
 
@@ -46,21 +46,7 @@ MIN_RECORDS = 2000
 """Namespaces smaller than this are read from the store (fast enough) and get no file."""
 
 _TOKEN = re.compile(r"[0-9a-f]{32}")
-_COLUMNS = (
-    "attribute_code",
-    "entity_code",
-    "status_code",
-    "kind_code",
-    "valid_from",
-    "valid_to",
-    "expires_at",
-    "fresh_at",
-    "confidence",
-    "created",
-    "slot_code",
-    "rank",
-    "needle_code",
-)
+_COLUMNS = ROW_COLUMNS  # the per-record columns a snapshot holds
 _INDEX = ("dl", "post_slots", "post_tf", "indptr", "df")
 
 

@@ -212,7 +212,7 @@ class Snapshot:
         what scoring reads of the namespace as a whole (attributes, entities, aliases,
         values) is shared.
         """
-        state = {k: v for k, v in self.__dict__.items() if k not in _ROW_COLUMNS and k not in _DERIVED}
+        state = {k: v for k, v in self.__dict__.items() if k not in ROW_COLUMNS and k not in _DERIVED}
         state |= {"records": Picked(self.records, rows), "stored": [], "position": {}, "cues": {}, "ids": []}
         state |= {"texts": None, "index": PickedIndex(self.index, rows, scores), "_masks": {}, "saved": None}
         state |= {"since_saved": [], "_source": self, "_rows": rows}
@@ -267,7 +267,7 @@ class Snapshot:
         return np.power(0.5, age_days / half_life_days)
 
 
-_ROW_COLUMNS = (
+ROW_COLUMNS = (
     "attribute_code",
     "entity_code",
     "status_code",
@@ -291,7 +291,7 @@ class _Restricted(Snapshot):
     """``Snapshot.restricted``'s result: a column is gathered from the source rows when first read."""
 
     def __getattr__(self, name: str) -> Any:
-        if name in _ROW_COLUMNS:
+        if name in ROW_COLUMNS:
             state = self.__dict__
             value = state[name] = getattr(state["_source"], name)[state["_rows"]]
             return value
