@@ -23,7 +23,7 @@ import mmap
 import os
 import pickle
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +220,3 @@ class _Pieces(Sequence[str]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return self._table.key(self._keys[index])
-
-    def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
