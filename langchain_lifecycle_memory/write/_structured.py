@@ -18,13 +18,14 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
-from langchain_core.runnables import Runnable
-from pydantic import BaseModel
+from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import BaseModel, ValidationError
 
 logger = logging.getLogger("langchain_lifecycle_memory.write.extraction")
 
@@ -228,3 +229,77 @@ def parse_output(output: Any) -> Parsed:
         return Parsed(_json_items(_raw_text(raw) or ""), raw_output)
     except (ValueError, TypeError, AttributeError) as e:
         return Parsed(None, raw_output, f"malformed model output ({e})")
+
+
+Steps = Generator[tuple[Runnable[Any, Any], Any], Any, Any]
+"""A structured call written once as a generator: it yields ``(runnable, input)`` and receives the output
+(or has the runnable's exception thrown in). :func:`drive` and :func:`adrive` run it sync or async."""
+
+
+def drive(steps: Steps, config: RunnableConfig | None = None) -> Any:
+    """Run ``steps`` with ``invoke``; returns the generator's return value."""
+    try:
+        runnable, payload = next(steps)
+        while True:
+            try:
+                result = runnable.invoke(payload, config)
+            except Exception as e:
+                runnable, payload = steps.throw(e)
+            else:
+                runnable, payload = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+async def adrive(steps: Steps, config: RunnableConfig | None = None) -> Any:
+    """Run ``steps`` with ``ainvoke``; returns the generator's return value."""
+    try:
+        runnable, payload = next(steps)
+        while True:
+            try:
+                result = await runnable.ainvoke(payload, config)
+            except Exception as e:
+                runnable, payload = steps.throw(e)
+            else:
+                runnable, payload = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+def parse_object(output: Any, schema: type[BaseModel]) -> BaseModel:
+    """One ``schema`` object from any method's output: parsed, a tool call's arguments or JSON text.
+
+    Raises:
+        ValueError: If the output holds no JSON object that validates against ``schema``.
+    """
+    raw = output.get("raw") if isinstance(output, dict) and "raw" in output else output
+    if isinstance(output, dict) and "raw" in output and isinstance(output.get("parsed"), schema):
+        return output["parsed"]
+    if isinstance(raw, schema):
+        return raw
+    calls = getattr(raw, "tool_calls", None) or []
+    data = (calls[0].get("args") or {}) if calls else loads_tolerant(_raw_text(raw) or "")
+    try:
+        return schema.model_validate(data)
+    except ValidationError as e:
+        msg = f"the reply does not match {schema.__name__}: {str(e).splitlines()[0]}"
+        raise ValueError(msg) from e
+
+
+def structured_call(chain: MethodChain, build: Callable[[str], list[BaseMessage]], schema: type[BaseModel]) -> Steps:
+    """One structured answer from the model, as :data:`Steps`.
+
+    ``build(method)`` makes the prompt for a method (the ``json_mode``/``prompt`` methods need the JSON
+    shape spelled out in it). A capability error moves ``chain`` to a weaker method and asks again;
+    any other error, and a reply that does not parse into ``schema``, is raised to the caller.
+    """
+    while True:
+        method, step = chain.step()  # NotImplementedError when every method is rejected
+        try:
+            output = yield step, build(method)
+        except Exception as e:
+            if method != chain.methods[-1] and is_capability_error(e):
+                chain.reject(method, e)
+                continue
+            raise
+        return parse_object(output, schema)

@@ -29,6 +29,8 @@ from langchain_lifecycle_memory.write._structured import (
     PROMPTED,
     MethodChain,
     Parsed,
+    adrive,
+    drive,
     is_capability_error,
     parse_output,
 )
@@ -466,32 +468,10 @@ class _LLMExtraction:
         return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, head, facts, slots, self.specs))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
-        loop = self.attempts_of(value)
-        try:
-            runnable, payload = next(loop)
-            while True:
-                try:
-                    result = runnable.invoke(payload, config)
-                except Exception as e:
-                    runnable, payload = loop.throw(e)
-                else:
-                    runnable, payload = loop.send(result)
-        except StopIteration as done:
-            return done.value
+        return drive(self.attempts_of(value), config)
 
     async def arun(self, value: Any, config: RunnableConfig) -> list[Fact]:
-        loop = self.attempts_of(value)
-        try:
-            runnable, payload = next(loop)
-            while True:
-                try:
-                    result = await runnable.ainvoke(payload, config)
-                except Exception as e:
-                    runnable, payload = loop.throw(e)
-                else:
-                    runnable, payload = loop.send(result)
-        except StopIteration as done:
-            return done.value
+        return await adrive(self.attempts_of(value), config)
 
 
 def create_extractor(

@@ -27,7 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_lifecycle_memory.errors import StoreUnavailableError
@@ -50,6 +51,15 @@ from langchain_lifecycle_memory.write._slot_identity import (
     create_slot_judge,
     resolve_facts,
     same_value,
+)
+from langchain_lifecycle_memory.write._structured import (
+    METHODS,
+    PROMPTED,
+    MethodChain,
+    Steps,
+    adrive,
+    drive,
+    structured_call,
 )
 from langchain_lifecycle_memory.write.redaction import Redactor
 
@@ -439,10 +449,18 @@ _JUDGE_PROMPT = (
     "OLD facts that are clearly superseded; facts that can both be true stay. Answer with the ids.\n\n"
     "NEW: {new}\n\nOLD:\n{old}"
 )
+_JUDGE_JSON = '\n\nReply with JSON only: {"superseded_ids": ["<id>", ...]} (an empty list when none is superseded).'
 
 
-def create_conflict_judge(model: BaseChatModel, *, run_name: str = "judge_memory_conflicts") -> Runnable:
+def create_conflict_judge(
+    model: BaseChatModel, *, run_name: str = "judge_memory_conflicts", methods: Sequence[str] = METHODS
+) -> Runnable:
     """An LLM judge for free-text facts: returns ``ConflictVerdict`` (it can only archive).
+
+    It asks for structured output the way extraction does: the strongest method the model and
+    server accept (``json_schema`` -> tool calling -> JSON mode -> JSON in the prompt), falling back
+    on a capability error (llama.cpp's server refuses ``json_schema``) and remembering the method.
+    A failed call or an unusable reply raises; the write path then archives nothing.
 
     Example:
         .. code-block:: python
@@ -450,14 +468,22 @@ def create_conflict_judge(model: BaseChatModel, *, run_name: str = "judge_memory
             judge = create_conflict_judge(ChatOpenAI(model="gpt-4o-mini"))
             config = UpdateConfig(judge=judge)
     """
-    structured = model.with_structured_output(ConflictVerdict)
+    chain = MethodChain(model, ConflictVerdict, tuple(methods))
 
-    def _run(inputs: dict[str, Any]) -> ConflictVerdict:
+    def steps(inputs: dict[str, Any]) -> Steps:
         candidates: list[MemoryRecord] = inputs["candidates"]
         old = "\n".join(f"- id={c.id}: {c.content}" for c in candidates)
-        result = structured.invoke(_JUDGE_PROMPT.format(new=inputs["new"], old=old))
-        if isinstance(result, dict):
-            result = ConflictVerdict.model_validate(result)
-        return result  # type: ignore[return-value]
+        question = _JUDGE_PROMPT.format(new=inputs["new"], old=old)
 
-    return RunnableLambda(_run).with_config(run_name=run_name)
+        def build(method: str) -> list[BaseMessage]:
+            return [HumanMessage(question + (_JUDGE_JSON if method in PROMPTED else ""))]
+
+        return (yield from structured_call(chain, build, ConflictVerdict))
+
+    def _run(inputs: dict[str, Any], config: RunnableConfig) -> ConflictVerdict:
+        return drive(steps(inputs), config)
+
+    async def _arun(inputs: dict[str, Any], config: RunnableConfig) -> ConflictVerdict:
+        return await adrive(steps(inputs), config)
+
+    return RunnableLambda(_run, afunc=_arun).with_config(run_name=run_name)

@@ -237,3 +237,62 @@ def test_tolerant_json_parser() -> None:
     assert loads_tolerant('{"a": None, "b": True}') == {"a": None, "b": True}
     with pytest.raises(ValueError, match="no JSON"):
         loads_tolerant("nothing to remember")
+
+
+# ---------------------------------------------------------------- the conflict judge on the same chain
+
+
+def _japan_trip(store: Any) -> tuple[Any, Any]:
+    from langchain_lifecycle_memory.schema import Fact
+    from langchain_lifecycle_memory.write.update import reconcile
+
+    ns = ("memories", "judge")
+    reconcile(store, ns, [Fact(content="The user is planning a trip to Japan in May.", kind="event")], at="2024-01-01")
+    return ns, store.list_records(ns)[0]
+
+
+def _cancel(store: Any, ns: Any, judge: Any) -> Any:
+    from langchain_lifecycle_memory.schema import Fact
+    from langchain_lifecycle_memory.write.update import UpdateConfig, reconcile
+
+    cancelled = Fact(content="The user cancelled the Japan trip in May.", kind="event")
+    return reconcile(store, ns, [cancelled], at="2024-02-01", config=UpdateConfig(judge=judge))
+
+
+def test_conflict_judge_falls_back_like_extraction_on_a_llama_cpp_server(serve: Any, mem_store: Any) -> None:
+    from langchain_lifecycle_memory.write.update import create_conflict_judge
+
+    ns, old = _japan_trip(mem_store)
+    server = serve({"json_schema"}, replies=[{"superseded_ids": [old.id]}])
+    result = _cancel(mem_store, ns, create_conflict_judge(model_for(server)))
+    assert server.methods == ["json_schema", "function_calling"]
+    assert [r.id for r in result.archived] == [old.id]
+    history = {r.id: r.status.value for r in mem_store.list_records(ns, statuses=None)}
+    assert history[old.id] == "archived" and len(history) == 2  # archived, never deleted
+
+
+async def test_conflict_judge_async_ends_on_the_prompt_with_the_json_shape(serve: Any) -> None:
+    from langchain_lifecycle_memory.schema import MemoryRecord
+    from langchain_lifecycle_memory.write.update import ConflictVerdict, create_conflict_judge
+
+    old = MemoryRecord(namespace=("memories", "judge"), content="The user lives in Denver.")
+    server = serve(
+        {"json_schema", "function_calling", "json_mode"},
+        replies=[f'```json\n{{"superseded_ids": ["{old.id}",],}}\n```'],
+    )
+    verdict = await create_conflict_judge(model_for(server)).ainvoke(
+        {"new": "The user moved to Austin.", "candidates": [old]}
+    )
+    assert verdict == ConflictVerdict(superseded_ids=[old.id])
+    assert server.methods == ["json_schema", "function_calling", "json_mode", "prompt"]
+    assert '{"superseded_ids"' in server.requests[-1]["messages"][-1]["content"]
+
+
+def test_conflict_judge_unusable_reply_archives_nothing(serve: Any, mem_store: Any) -> None:
+    from langchain_lifecycle_memory.write.update import create_conflict_judge
+
+    ns, old = _japan_trip(mem_store)
+    server = serve({"json_schema", "function_calling"}, replies=['{"superseded": "all of them"'])
+    result = _cancel(mem_store, ns, create_conflict_judge(model_for(server)))
+    assert result.archived == [] and len(result.added) == 1
+    assert {r.status.value for r in mem_store.list_records(ns, statuses=None)} == {"active"}
