@@ -452,6 +452,24 @@ _JUDGE_PROMPT = (
 _JUDGE_JSON = '\n\nReply with JSON only: {"superseded_ids": ["<id>", ...]} (an empty list when none is superseded).'
 
 
+def _offered_ids(answers: Sequence[str], offered: Sequence[str]) -> list[str]:
+    """The offered ids that a judge's answers name.
+
+    An answer names an id exactly, inside a longer answer (``"id=<id>"``: small models copy the prompt's
+    label) or by a unique prefix of 8+ characters. Anything else is dropped.
+    """
+    out: list[str] = []
+    for answer in answers:
+        text = str(answer).strip().casefold()
+        named = [i for i in offered if i.casefold() == text] or [i for i in offered if i.casefold() in text]
+        if not named:
+            token = text.removeprefix("id=").removeprefix("id:").strip()
+            prefixed = [i for i in offered if len(token) >= 8 and i.casefold().startswith(token)]
+            named = prefixed if len(prefixed) == 1 else []
+        out += [i for i in named if i not in out]
+    return out
+
+
 def create_conflict_judge(
     model: BaseChatModel, *, run_name: str = "judge_memory_conflicts", methods: Sequence[str] = METHODS
 ) -> Runnable:
@@ -460,7 +478,8 @@ def create_conflict_judge(
     It asks for structured output the way extraction does: the strongest method the model and
     server accept (``json_schema`` -> tool calling -> JSON mode -> JSON in the prompt), falling back
     on a capability error (llama.cpp's server refuses ``json_schema``) and remembering the method.
-    A failed call or an unusable reply raises; the write path then archives nothing.
+    A failed call or an unusable reply raises; the write path then archives nothing. The verdict holds
+    only ids that were offered (an id the model decorated, e.g. ``"id=<id>"``, is mapped back).
 
     Example:
         .. code-block:: python
@@ -478,7 +497,8 @@ def create_conflict_judge(
         def build(method: str) -> list[BaseMessage]:
             return [HumanMessage(question + (_JUDGE_JSON if method in PROMPTED else ""))]
 
-        return (yield from structured_call(chain, build, ConflictVerdict))
+        verdict = yield from structured_call(chain, build, ConflictVerdict)
+        return ConflictVerdict(superseded_ids=_offered_ids(verdict.superseded_ids, [c.id for c in candidates]))
 
     def _run(inputs: dict[str, Any], config: RunnableConfig) -> ConflictVerdict:
         return drive(steps(inputs), config)

@@ -117,3 +117,23 @@ def test_the_fallback_settles_on_a_method_the_server_accepts(base_url: str) -> N
     again = MethodErrors()
     extractor.invoke({"messages": [HumanMessage("I work as a nurse")]}, {"callbacks": [again]})
     assert again.capability == []  # the working method is remembered
+
+
+def test_the_conflict_judge_answers_on_the_real_server(base_url: str) -> None:
+    """The judge reaches a verdict on llama.cpp's server (which refuses json_schema) and names only offered ids."""
+    from langchain_openai import ChatOpenAI
+
+    from langchain_lifecycle_memory.schema import MemoryRecord
+    from langchain_lifecycle_memory.write.update import ConflictVerdict, create_conflict_judge
+
+    model = ChatOpenAI(base_url=base_url, api_key="local", model="local", temperature=0, max_retries=0)
+    trip = MemoryRecord(namespace=("memories", "u1"), content="The user is planning a trip to Japan in May.")
+    dog = MemoryRecord(namespace=("memories", "u1"), content="The user has a dog named Bruno.")
+    counter = MethodErrors()
+    verdict = create_conflict_judge(model).invoke(
+        {"new": "The user cancelled the Japan trip in May.", "candidates": [trip, dog]}, {"callbacks": [counter]}
+    )
+    assert isinstance(verdict, ConflictVerdict)
+    assert len(counter.capability) <= 1
+    assert dog.id not in verdict.superseded_ids  # unrelated facts stay (the small model may miss the trip)
+    assert set(verdict.superseded_ids) <= {trip.id}

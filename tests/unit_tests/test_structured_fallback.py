@@ -296,3 +296,15 @@ def test_conflict_judge_unusable_reply_archives_nothing(serve: Any, mem_store: A
     result = _cancel(mem_store, ns, create_conflict_judge(model_for(server)))
     assert result.archived == [] and len(result.added) == 1
     assert {r.status.value for r in mem_store.list_records(ns, statuses=None)} == {"active"}
+
+
+def test_conflict_judge_maps_decorated_ids_back_and_drops_unknown_ones(serve: Any) -> None:
+    """Qwen2.5-1.5B on llama.cpp answered ``"id=<uuid>"`` (the prompt's label copied): it still names the record."""
+    from langchain_lifecycle_memory.schema import MemoryRecord
+    from langchain_lifecycle_memory.write.update import create_conflict_judge
+
+    trip, dog, cat = (MemoryRecord(namespace=("memories", "judge"), content=c) for c in ("trip", "dog", "cat"))
+    answer = [f"id={trip.id}", dog.id[:10], "id=00000000-not-offered", cat.id[:4]]
+    server = serve({"json_schema"}, replies=[{"superseded_ids": answer}])
+    verdict = create_conflict_judge(model_for(server)).invoke({"new": "x", "candidates": [trip, dog, cat]})
+    assert verdict.superseded_ids == [trip.id, dog.id]  # a 4-character prefix is too short to trust
