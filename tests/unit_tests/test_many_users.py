@@ -147,3 +147,25 @@ def test_writes_are_journaled_only_for_namespaces_a_reader_follows(
     assert "kyoto tea again" in [d.page_content for d in retriever.invoke("kyoto tea again", namespace=spaces[0])]
     store.follow(spaces[0], False)
     assert len(store._journal) == 0
+
+
+def test_rows_carry_only_the_metadata_that_filters_use(tmp_path: Path) -> None:
+    store = _store(tmp_path / "s", "bucketed")
+    ns = ("memories", "u1")
+    plain = MemoryRecord(namespace=ns, content="The user likes green tea")
+    slot = MemoryRecord(
+        namespace=ns, content="born 1990-05-01T08:00", entity="user", attribute="birthday", value="1990-05-01T08:00Z"
+    )
+    store.put_records([plain, slot])
+    got = store._col(ns).get(ids=[plain.id], include=["metadatas"])  # type: ignore[union-attr]
+    keys = set(got["metadatas"][0]) - {"_ns"}
+    assert keys == {"_key", "_created", "_updated", "_idx", "_fields", "v.kind", "v.status"} | {
+        "t.created_at",
+        "t.updated_at",
+        "t.valid_from",
+    }
+    # what the filters need is all there: the slot catalogue (a value that looks like an instant), attribute
+    # and status filters, point-in-time search
+    assert [r["value"] for r in store.slot_catalogue(ns)] == ["1990-05-01T08:00Z"]
+    assert [r.id for r in store.list_records(ns, attribute="birthday", statuses="active")] == [slot.id]
+    assert [r.id for r, _ in store.search_records(ns, "green tea", k=1, as_of=plain.valid_from)] == [plain.id]
