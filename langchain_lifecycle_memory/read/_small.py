@@ -11,16 +11,25 @@ by cosine similarity, best first, cut at ``n``; Chroma's index is exact at this 
 Only a snapshot read this way carries the vectors; a journal delta cannot (the journal
 holds values, not vectors), so such a snapshot is read again when its namespace moves:
 one ``get`` of at most ``SMALL_NAMESPACE`` rows.
+
+On an embedded store the first read of a namespace needs no revision token either: the
+snapshot is dated by the database file's stamp taken before the read
+(``store.database_stamp``, the same stamp ``store.revision`` trusts), and stays in use
+while nothing has committed to the file since. Once the file moved, the namespace's token
+is read and the snapshot is read again under it (as on a server, where there is no file).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["SMALL_NAMESPACE", "DenseRows", "dense_rows"]
+from langchain_lifecycle_memory.read._snapshot import Snapshot, build_snapshot
+
+__all__ = ["SMALL_NAMESPACE", "DenseRows", "dense_rows", "read_small"]
 
 SMALL_NAMESPACE = 256
 """Namespaces of at most this many rows are read with their vectors and scored in-process."""
@@ -50,3 +59,26 @@ def dense_rows(ids: Sequence[str], vectors: np.ndarray) -> DenseRows:
     matrix = np.asarray(vectors, dtype=np.float32).reshape(len(ids), -1) if len(ids) else np.zeros((0, 1), np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return DenseRows(list(ids), matrix / np.where(norms > 0, norms, 1.0))
+
+
+def read_small(
+    store: Any,
+    namespace: tuple[str, ...],
+    limit: int,
+    *,
+    token: Any,
+    stamp: Any,
+    cache: dict[str, tuple[list[str], list[str]]] | None,
+    request: Callable[..., Any],
+) -> Generator[Any, Any, Snapshot | None]:
+    """The namespace as a snapshot carrying its vectors (one ``get``); ``None`` past ``limit`` rows.
+
+    ``token``: the revision read before (``None``: none, ``stamp`` dates the snapshot).
+    """
+    small = yield request(store, "read_small_namespace", "aread_small_namespace", (namespace, limit))
+    if small is None:
+        return None
+    records, documents, (ids, matrix) = small
+    snapshot = build_snapshot(store, records, namespace=namespace, token=token, cache=cache, documents=documents)
+    snapshot.dense, snapshot.stamp = dense_rows(ids, matrix), stamp
+    return snapshot

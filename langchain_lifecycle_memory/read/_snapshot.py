@@ -104,6 +104,8 @@ class Snapshot:
     dense: Any = None
     """A small namespace's rows and vectors (``_small.DenseRows``): its dense channel is scored
     in-process. ``None`` otherwise, and after ``apply`` (a delta carries no vectors)."""
+    stamp: Any = None
+    """A small namespace's snapshot on an embedded store: the database stamp taken before its read."""
     _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 

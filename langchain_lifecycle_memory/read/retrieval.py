@@ -35,7 +35,7 @@ from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
-from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE, dense_rows
+from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE, read_small
 from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, local_positions
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
@@ -359,7 +359,16 @@ class LifecycleRetriever(BaseRetriever):
         cached = _SNAPSHOTS.get((id(store), ns))
         if cached is not None and cached.store is not store:  # a dead store's id, reused
             cached = None
-        if hasattr(store, "revision"):
+        cache = cached.cache if cached is not None else None
+        small, stamp = hasattr(store, "read_small_namespace"), getattr(store, "database_stamp", lambda: None)()
+        if stamp is not None and cached is not None and cached.stamp == stamp:
+            snapshot, token = cached, cached.token  # nothing committed to the database since its read
+        elif stamp is not None and cached is None and small:  # a first read: the stamp dates it, no token
+            snapshot = yield from read_small(
+                store, ns, SMALL_NAMESPACE, token=None, stamp=stamp, cache=cache, request=_IO
+            )
+            small = snapshot is not None
+        if snapshot is None and hasattr(store, "revision"):
             token = yield _IO(store, "revision", "arevision", (ns,))
             if cached is not None and cached.token == token:
                 snapshot = cached
@@ -376,15 +385,11 @@ class LifecycleRetriever(BaseRetriever):
                         yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
         if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
             snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
-        if snapshot is None and hasattr(store, "read_small_namespace"):  # one get: records and vectors
-            small = yield _IO(store, "read_small_namespace", "aread_small_namespace", (ns, SMALL_NAMESPACE))
-            if small is not None:
-                records, documents, (ids, matrix) = small
-                cache = cached.cache if cached is not None else None
-                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
-                snapshot.dense = dense_rows(ids, matrix)
+        if snapshot is None and small:  # one get: records and vectors
+            snapshot = yield from read_small(
+                store, ns, SMALL_NAMESPACE, token=token, stamp=stamp, cache=cache, request=_IO
+            )
         if snapshot is None:
-            cache = cached.cache if cached is not None else None
             if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
                 records, documents = yield _IO(store, "read_namespace", "aread_namespace", (ns,))
                 snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
@@ -393,7 +398,7 @@ class LifecycleRetriever(BaseRetriever):
             else:
                 records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
                 snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
-        if token is not None and snapshot is not cached:
+        if (token is not None or snapshot.stamp is not None) and snapshot is not cached:
             evicted = None
             with _SNAPSHOTS_LOCK:
                 _SNAPSHOTS.pop((id(store), ns), None)

@@ -177,6 +177,14 @@ class RevisionJournal:
                 self._tokens[ns] = (stamp, token)
         return token
 
+    def database_stamp(self) -> Any:
+        """What changes whenever any process commits to an embedded store's database file.
+
+        ``None`` for other clients (a server, in memory). A snapshot read after a stamp was
+        taken is current for as long as the stamp stays the same.
+        """
+        return _file_stamp(self._local_db) if self._local_db is not None else None
+
     async def arevision(self, namespace: tuple[str, ...]) -> str:
         """Async :meth:`revision`."""
         return await asyncio.to_thread(self.revision, namespace)

@@ -169,3 +169,31 @@ def test_rows_carry_only_the_metadata_that_filters_use(tmp_path: Path) -> None:
     assert [r["value"] for r in store.slot_catalogue(ns)] == ["1990-05-01T08:00Z"]
     assert [r.id for r in store.list_records(ns, attribute="birthday", statuses="active")] == [slot.id]
     assert [r.id for r, _ in store.search_records(ns, "green tea", k=1, as_of=plain.valid_from)] == [plain.id]
+
+
+def test_a_first_search_on_an_embedded_store_reads_no_revision_and_sees_later_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retrieval._SNAPSHOTS.clear()
+    store = _store(tmp_path / "s", "bucketed", buckets=1)
+    spaces = _fill(store, users=2, per=5)
+    revisions: list[tuple[str, ...]] = []
+    revision = store.revision
+    monkeypatch.setattr(store, "revision", lambda ns: revisions.append(ns) or revision(ns))
+    retriever = LifecycleRetriever(store=store, k=10, min_score=0.05)
+    first = [d.metadata["id"] for d in retriever.invoke("climbing hangzhou", namespace=spaces[0])]
+    assert revisions == []  # dated by the database file's stamp
+    assert [d.metadata["id"] for d in retriever.invoke("climbing hangzhou", namespace=spaces[0])] == first
+    assert revisions == []  # nothing committed since: the same snapshot
+
+    # Another store object (another worker) writes to the same database: the stamp moves.
+    other = _store(tmp_path / "s", "bucketed")
+    new = MemoryRecord(namespace=spaces[0], content="climbing hangzhou climbing")
+    other.put_record(new)
+    after = [d.metadata["id"] for d in retriever.invoke("climbing hangzhou", namespace=spaces[0])]
+    assert new.id in after and revisions == [spaces[0]]
+    other.put_record(MemoryRecord(namespace=spaces[1], content="climbing hangzhou elsewhere"))
+    assert [d.metadata["id"] for d in retriever.invoke("climbing hangzhou", namespace=spaces[0])] == after
+    assert all(
+        tuple(d.metadata["namespace"]) == spaces[1] for d in retriever.invoke("climbing hangzhou", namespace=spaces[1])
+    )
