@@ -73,6 +73,7 @@ class RecordAPI:
 
         def batch(self, ops: Iterable[Any]) -> list[Any]: ...
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
+        def _reader(self, namespace: tuple[str, ...]) -> Any | None: ...
         def _namespaces(
             self, generation: int | None = None, prefix: tuple[str, ...] = ()
         ) -> list[tuple[tuple[str, ...], Any]]: ...
@@ -267,7 +268,7 @@ class RecordAPI:
         ``records``, as :meth:`nearest_ids` returns them too.
         """
         namespace = C.validate_namespace(namespace)
-        col = self._col(namespace)
+        col = self._reader(namespace)  # no registry lookup: an unregistered namespace reads as empty
         if col is None:
             return [], [], ([], np.zeros((0, 0), dtype=np.float32))
         got = self._guard(lambda: col.get(include=["documents", "embeddings"], limit=limit + 1))

@@ -197,3 +197,20 @@ def test_a_first_search_on_an_embedded_store_reads_no_revision_and_sees_later_wr
     assert all(
         tuple(d.metadata["namespace"]) == spaces[1] for d in retriever.invoke("climbing hangzhou", namespace=spaces[1])
     )
+
+
+def test_a_read_without_the_registry_lookup_sees_nothing_of_an_unregistered_namespace(tmp_path: Path) -> None:
+    retrieval._SNAPSHOTS.clear()
+    store = _store(tmp_path / "s", "bucketed", buckets=1)  # every namespace in the one bucket
+    spaces = _fill(store, users=3, per=4)
+    retriever = LifecycleRetriever(store=store, k=10, min_score=0.0)
+    other = _store(tmp_path / "s", "bucketed")
+    assert other.purge(spaces[0]) == 7  # 4 records; an item with its extra vector row; a plain item
+    fresh = _store(tmp_path / "s", "bucketed")  # knows no namespace yet
+    for s in (store, fresh):
+        for ns in (spaces[0], ("memories", "never"), ("memories",)):
+            read = s.read_small_namespace(ns, 256)
+            assert read is not None and read[0] == [] and read[2][0] == []
+    assert retriever.invoke("kyoto tea", namespace=spaces[0]) == []
+    kept = fresh.read_small_namespace(spaces[1], 256)
+    assert kept is not None and {r.namespace for r in kept[0]} == {spaces[1]} and len(kept[2][0]) == 4
