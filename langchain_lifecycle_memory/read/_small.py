@@ -78,7 +78,7 @@ def read_small(
     small = yield request(store, "read_small_namespace", "aread_small_namespace", (namespace, limit))
     if small is None:
         return None
-    records, documents, (ids, matrix) = small
-    snapshot = build_snapshot(store, records, namespace=namespace, token=token, cache=cache, documents=documents)
+    records, _, (ids, matrix) = small  # the records were parsed to be sorted: kept as objects, not documents
+    snapshot = build_snapshot(store, records, namespace=namespace, token=token, cache=cache)
     snapshot.dense, snapshot.stamp = dense_rows(ids, matrix), stamp
     return snapshot
