@@ -18,11 +18,15 @@ Parts (``--parts``, all by default):
   cards embedded and installed, snapshot built), split into its parts (``attribute_split``),
   a warm one, one after a write, and the first search of a reopened store (card vectors
   from the card files the first one wrote).
-* ``users``: 1k/10k users x 20 records, every user searched once: RSS growth, disk,
+* ``users``: 1k/10k users x 20 records, every user searched once: RSS growth (and what is
+  left of it once glibc's ``malloc_trim`` returns the heap memory it keeps free), disk,
   p50/p95, cross-tenant results. Ours and the baseline in the same layout
   (``--user-layouts``): ``bucketed`` (ours: ``ChromaMemoryStore(layout="bucketed")``;
   the baseline: 16 shared ``Chroma`` collections searched with a ``filter`` on the user)
   and ``collection`` (one collection per user for both, capped at ``--max-collections``).
+* ``users-mixed``: the ``users`` data, both systems loaded in one process and every user
+  searched by each back to back (which goes first alternates), twice: the first search
+  of each user and a second one (ours: from its snapshot). Load hits both alike.
 * ``layout``: ``chromadb`` directly, three layouts side by side: a collection per
   namespace, one shared collection with a tenant ``where`` filter, and a hybrid (small
   tenants hashed into 16 shared buckets with a tenant filter, tenants over 1,000
@@ -276,8 +280,8 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     }
 
 
-def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    """``users`` x ``records``, every user searched once, ours and plain ``langchain-chroma`` in one layout.
+def users_system(cfg: dict[str, Any], cl: Any, system: str, texts: list[str]) -> Any:
+    """Load ``cfg["users"]`` x ``cfg["records"]`` into ``system``; returns ``search(u, query) -> owners``.
 
     ``collection``: one collection per user for both. ``bucketed``: ours with
     ``layout="bucketed"`` (16 shared collections, tenant filter); the baseline the same way
@@ -289,11 +293,7 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
     users, per, emb, layout = cfg["users"], cfg["records"], HashEmbeddings(), cfg.get("layout", "collection")
-    texts = sentences(users * per)
-    base = rss_mb()
-    cl = client(workdir, cfg["server"])
-    t0 = time.perf_counter()
-    if cfg["system"] == "ours":
+    if system == "ours":
         store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale", layout=layout)
         retriever = LifecycleRetriever(store=store, namespace=("memories", "u0"), k=10)
         for u in range(users):
@@ -302,7 +302,9 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
         def search(u: int, q: str) -> list[str]:
             return [d.metadata["namespace"][1] for d in retriever.invoke(q, namespace=("memories", f"u{u}"))]
-    elif layout == "bucketed":
+
+        return search
+    if layout == "bucketed":
         buckets = [Chroma(client=cl, collection_name=f"lc_b{b}", embedding_function=emb) for b in range(16)]
 
         def bucket(u: int) -> Any:
@@ -311,33 +313,90 @@ def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         for u in range(users):
             bucket(u).add_texts(texts[u * per : (u + 1) * per], metadatas=[{"user": f"u{u}"}] * per)
 
-        def search(u: int, q: str) -> list[str]:
+        def search_bucket(u: int, q: str) -> list[str]:
             return [d.metadata["user"] for d in bucket(u).similarity_search(q, k=10, filter={"user": f"u{u}"})]
-    else:
-        stores = []
-        for u in range(users):
-            stores.append(Chroma(client=cl, collection_name=f"lc_u{u}", embedding_function=emb))
-            stores[-1].add_texts(texts[u * per : (u + 1) * per], metadatas=[{"user": f"u{u}"}] * per)
 
-        def search(u: int, q: str) -> list[str]:
-            return [d.metadata["user"] for d in stores[u].similarity_search(q, k=10)]
+        return search_bucket
+    stores = []
+    for u in range(users):
+        stores.append(Chroma(client=cl, collection_name=f"lc_u{u}", embedding_function=emb))
+        stores[-1].add_texts(texts[u * per : (u + 1) * per], metadatas=[{"user": f"u{u}"}] * per)
 
+    def search_own(u: int, q: str) -> list[str]:
+        return [d.metadata["user"] for d in stores[u].similarity_search(q, k=10)]
+
+    return search_own
+
+
+def child_users(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """``users`` x ``records``, every user searched once, ours or plain ``langchain-chroma`` (``users_system``)."""
+    import langchain_chroma  # noqa: F401  (both systems' imports before the base RSS)
+
+    import langchain_lifecycle_memory.read.retrieval  # noqa: F401
+
+    texts = sentences(cfg["users"] * cfg["records"])
+    base = rss_mb()
+    cl = client(workdir, cfg["server"])
+    t0 = time.perf_counter()
+    search = users_system(cfg, cl, cfg["system"], texts)
     load_s = time.perf_counter() - t0
     loaded = rss_mb()
     samples, leaks = [], 0
-    for u in range(users):
+    for u in range(cfg["users"]):
         t0 = time.perf_counter()
         owners = search(u, QUERIES[u % len(QUERIES)])
         samples.append(ms(t0))
         leaks += sum(o != f"u{u}" for o in owners)
+    grown = rss_mb()
     return {
         "load_s": round(load_s, 1),
         "rss_after_load_mb": round(loaded - base, 1),
-        "rss_growth_mb": round(rss_mb() - base, 1),
+        "rss_growth_mb": round(grown - base, 1),
+        "rss_growth_trimmed_mb": round(trimmed_rss() - base, 1),
         "disk_mb": round(disk_mb(workdir), 1) if not cfg["server"] else None,
         "search": stats(samples),
         "cross_tenant_results": leaks,
     }
+
+
+def trimmed_rss() -> float:
+    """RSS once glibc has handed the heap memory it holds free back to the OS (a diagnostic:
+    how much of a process's RSS is memory freed but kept by the allocator)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)  # type: ignore[union-attr]
+    except (OSError, AttributeError):  # not glibc
+        pass
+    return rss_mb()
+
+
+def child_users_mixed(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """Both systems loaded in one process, every user searched once by each, back to back.
+
+    As ``warm`` for the many-users case: the first search of each user, ours and the
+    baseline's one after the other (which goes first alternates), so machine load hits
+    both alike. Then a second search of every user (ours: a warm snapshot).
+    """
+    texts = sentences(cfg["users"] * cfg["records"])
+    cl = client(workdir, cfg["server"])
+    systems = {name: users_system(cfg, cl, name, texts) for name in ("ours", "langchain-chroma")}
+    out: dict[str, Any] = {}
+    for rnd in ("first", "second"):
+        samples: dict[str, list[float]] = {name: [] for name in systems}
+        leaks = dict.fromkeys(systems, 0)
+        for u in range(cfg["users"]):
+            order = list(systems) if u % 2 == 0 else list(systems)[::-1]
+            for name in order:
+                t0 = time.perf_counter()
+                owners = systems[name](u, QUERIES[u % len(QUERIES)])
+                samples[name].append(ms(t0))
+                leaks[name] += sum(o != f"u{u}" for o in owners)
+        out[rnd] = {name: {**stats(samples[name]), "cross_tenant_results": leaks[name]} for name in systems}
+        out[rnd]["ratio_p50"] = round(percentile(samples["ours"], 50) / percentile(samples["langchain-chroma"], 50), 2)
+    return out
 
 
 def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
@@ -401,7 +460,13 @@ def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     }
 
 
-CHILDREN = {"namespace": child_namespace, "warm": child_warm, "users": child_users, "layout": child_layout}
+CHILDREN = {
+    "namespace": child_namespace,
+    "warm": child_warm,
+    "users": child_users,
+    "users-mixed": child_users_mixed,
+    "layout": child_layout,
+}
 
 
 def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -> dict[str, Any]:
@@ -621,12 +686,26 @@ def main() -> None:
                             part[f"{system} {layout} {users}"] = r
                             capped = f" (capped from {users})" if n < users else ""
                             rows.append((f"{system} {layout} {n} users x 20{capped}", r))
-                cols = ["load_s", "rss_after_load_mb", "rss_growth_mb", "disk_mb", "search.p50", "search.p95"]
+                cols = ["load_s", "rss_after_load_mb", "rss_growth_mb", "rss_growth_trimmed_mb", "disk_mb"]
+                cols += ["search.p50", "search.p95"]
                 show(
                     f"users ({where}), each system in the same layout",
                     rows,
                     cols + ["cross_tenant_results", "server_rss_growth_mb"],
                 )
+            if "users-mixed" in args.parts:
+                part = results.setdefault("users-mixed", {}).setdefault(where, {})
+                rows = []
+                for layout in args.user_layouts:
+                    for users in args.users:
+                        n = min(users, args.max_collections) if layout == "collection" else users
+                        cfg = {"kind": "users-mixed", "users": n, "records": 20, "layout": layout}
+                        r = part[f"{layout} {n}"] = run_child(cfg, server, pid)
+                        rows.append((f"{layout} {n} users x 20", r))
+                cols = [f"{rnd}.{c}" for rnd in ("first", "second") for c in ("ours.p50", "langchain-chroma.p50")]
+                cols += ["first.ratio_p50", "second.ratio_p50", "first.ours.p95", "first.langchain-chroma.p95"]
+                cols += ["first.ours.cross_tenant_results", "first.langchain-chroma.cross_tenant_results"]
+                show(f"users, both systems in one process, searches interleaved ({where}), ms", rows, cols)
             if "layout" in args.parts:
                 part = results.setdefault("layout", {}).setdefault(where, {})
                 rows = []

@@ -101,6 +101,11 @@ class Snapshot:
     """Revision of the sidecar file this snapshot descends from (``None``: none)."""
     since_saved: list[tuple[str, Any]] = field(default_factory=list)
     """Journal changes applied since that file was saved (a sidecar delta records them)."""
+    dense: Any = None
+    """A small namespace's rows and vectors (``_small.DenseRows``): its dense channel is scored
+    in-process. ``None`` otherwise, and after ``apply`` (a delta carries no vectors)."""
+    stamp: Any = None
+    """A small namespace's snapshot on an embedded store: the database stamp taken before its read."""
     _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 

@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
+from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE, read_small
 from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, local_positions
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
@@ -358,11 +359,25 @@ class LifecycleRetriever(BaseRetriever):
         cached = _SNAPSHOTS.get((id(store), ns))
         if cached is not None and cached.store is not store:  # a dead store's id, reused
             cached = None
-        if hasattr(store, "revision"):
+        cache = cached.cache if cached is not None else None
+        small, stamp = hasattr(store, "read_small_namespace"), getattr(store, "database_stamp", lambda: None)()
+        if stamp is not None and cached is not None and cached.stamp == stamp:
+            snapshot, token = cached, cached.token  # nothing committed to the database since its read
+        elif stamp is not None and cached is None and small:  # a first read: the stamp dates it, no token
+            snapshot = yield from read_small(
+                store, ns, SMALL_NAMESPACE, token=None, stamp=stamp, cache=cache, request=_IO
+            )
+            small = snapshot is not None
+        if snapshot is None and hasattr(store, "revision"):
             token = yield _IO(store, "revision", "arevision", (ns,))
             if cached is not None and cached.token == token:
                 snapshot = cached
-            elif cached is not None and cached.deltas < MAX_DELTAS and hasattr(store, "changes_between"):
+            elif (
+                cached is not None
+                and cached.dense is None
+                and cached.deltas < MAX_DELTAS
+                and hasattr(store, "changes_between")
+            ):
                 changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
                 if changes is not None:
                     snapshot = cached.apply(changes, token)
@@ -370,8 +385,11 @@ class LifecycleRetriever(BaseRetriever):
                         yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
         if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
             snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
+        if snapshot is None and small:  # one get: records and vectors
+            snapshot = yield from read_small(
+                store, ns, SMALL_NAMESPACE, token=token, stamp=stamp, cache=cache, request=_IO
+            )
         if snapshot is None:
-            cache = cached.cache if cached is not None else None
             if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
                 records, documents = yield _IO(store, "read_namespace", "aread_namespace", (ns,))
                 snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
@@ -380,12 +398,17 @@ class LifecycleRetriever(BaseRetriever):
             else:
                 records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
                 snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
-        if token is not None and snapshot is not cached:
+        if (token is not None or snapshot.stamp is not None) and snapshot is not cached:
+            evicted = None
             with _SNAPSHOTS_LOCK:
                 _SNAPSHOTS.pop((id(store), ns), None)
                 if len(_SNAPSHOTS) >= 64:
-                    _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+                    evicted = _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
                 _SNAPSHOTS[(id(store), ns)] = snapshot
+            # The store journals its writes only for snapshots held here that a delta can update.
+            _follow(store, ns, snapshot.dense is None)
+            if evicted is not None and evicted.store is not None:
+                _follow(evicted.store, evicted.namespace, False)
 
         eligible = snapshot.eligible(
             statuses=opts.statuses,
@@ -402,12 +425,15 @@ class LifecycleRetriever(BaseRetriever):
             search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
         for vector, offset in zip(vectors, offsets, strict=True):
-            if not full and hasattr(store, "nearest_ids"):
+            if not full and (snapshot.dense is not None or hasattr(store, "nearest_ids")):
                 # The snapshot holds every record and its eligibility: ids and cosines
                 # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
                 # Enough neighbours for dense_k eligible ones (up to twice as many).
                 n = min(len(position), self.dense_k + min(self.dense_k, int(len(eligible) - eligible.sum()))) or 1
-                near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
+                if snapshot.dense is not None:  # a small namespace: its vectors are in the snapshot
+                    near = snapshot.dense.nearest(vector, n)
+                else:
+                    near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
                 ranked = [(position[i], sc) for i, sc in near if i in position and eligible[position[i]]]
                 for pos, score in ranked[: self.dense_k]:
                     cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
@@ -511,6 +537,11 @@ class LifecycleRetriever(BaseRetriever):
         if not full:
             explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
         return explanation
+
+
+def _follow(store: Any, namespace: tuple[str, ...], on: bool) -> None:
+    if hasattr(store, "follow"):
+        store.follow(namespace, on)
 
 
 def _calibration_hint(embeddings: Any) -> tuple[ScoreCalibration, ScoreCalibration] | None:

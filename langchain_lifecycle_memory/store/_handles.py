@@ -156,6 +156,15 @@ class Collections:
             col = self._cols[namespace] = Handle(self, namespace, raw)
             return col
 
+    def _reader(self, namespace: tuple[str, ...]) -> Any | None:
+        """The namespace's handle for a read: the cached one, or the layout's read view (not cached)."""
+        with self._lock:
+            col = self._cols.get(namespace)
+            if col is not None:
+                return col
+            raw = self._layout.reader(self, namespace)  # type: ignore[attr-defined]
+            return None if raw is None else Handle(self, namespace, raw)
+
     def _open_collection(self, namespace: tuple[str, ...], *, create: bool) -> Any | None:
         return self._layout.open(self, namespace, create=create)  # type: ignore[attr-defined]
 

@@ -176,6 +176,10 @@ class CollectionLayout:
             )
         )
 
+    def reader(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> Any | None:
+        """The namespace's collection for a read (``None``: it has none)."""
+        return self.open(store, ns, create=False)
+
     def namespaces(self, store: ChromaMemoryStore, generation: int, prefix: tuple[str, ...] = ()) -> list[Any]:
         start = C.generation_prefix(store.prefix, generation)
         out = []
@@ -321,6 +325,18 @@ class BucketedLayout:
         if current:
             self._mark(ns, True)
         return Scoped(bucket, ns)
+
+    def reader(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> Any | None:
+        """A view of ``ns`` for a read, without the registry lookup ``open`` makes.
+
+        Rows reach a bucket only after their namespace is registered (``open(create=True)``)
+        and leave it before it is unregistered (``drop``), so the view of a namespace that is
+        not registered reads nothing, exactly as an empty one; and it is the namespace's own
+        scoped view either way. Never cached as the namespace's handle (a write must still
+        register it first).
+        """
+        bucket = self._collection(store, self.bucket_name(store, store.generation, ns), False)
+        return None if bucket is None else Scoped(bucket, ns)
 
     def namespaces(self, store: ChromaMemoryStore, generation: int, prefix: tuple[str, ...] = ()) -> list[Any]:
         where = {f"p{len(prefix)}": tenant(prefix)} if prefix else None

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langgraph.store.base import GetOp, PutOp
 from pydantic import ValidationError
 
@@ -36,6 +37,8 @@ response: reading 50k records in pages of 1,000 grew the process by 112 MB, in p
 SNAPSHOT_FOLDER = "lifecycle-snapshots"
 """Folder next to an embedded store's database that holds the retriever's snapshot sidecars."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
+SmallRead = tuple[list[MemoryRecord], list[str], tuple[list[str], np.ndarray]]
+"""``read_small_namespace``: records, their documents, and ``(ids, vectors)`` of every row."""
 
 
 def _statuses(statuses: StatusArg) -> list[str] | None:
@@ -70,6 +73,7 @@ class RecordAPI:
 
         def batch(self, ops: Iterable[Any]) -> list[Any]: ...
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
+        def _reader(self, namespace: tuple[str, ...]) -> Any | None: ...
         def _namespaces(
             self, generation: int | None = None, prefix: tuple[str, ...] = ()
         ) -> list[tuple[tuple[str, ...], Any]]: ...
@@ -253,6 +257,35 @@ class RecordAPI:
     async def aread_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
         """Async :meth:`read_namespace`."""
         return await asyncio.to_thread(self.read_namespace, namespace)
+
+    def read_small_namespace(self, namespace: tuple[str, ...], limit: int) -> SmallRead | None:
+        """:meth:`read_namespace` plus every row's id and vector, in one ``get``; ``None`` past ``limit`` rows.
+
+        For a reader that scores a small namespace's dense channel itself instead of
+        querying Chroma for the nearest ids (a second call). The rows are the namespace's
+        own, read through its scoped view like any other read; rows that are not records
+        (extra vector rows, plain items) are kept in ``ids``/``vectors`` and left out of
+        ``records``, as :meth:`nearest_ids` returns them too.
+        """
+        namespace = C.validate_namespace(namespace)
+        col = self._reader(namespace)  # no registry lookup: an unregistered namespace reads as empty
+        if col is None:
+            return [], [], ([], np.zeros((0, 0), dtype=np.float32))
+        got = self._guard(lambda: col.get(include=["documents", "embeddings"], limit=limit + 1))
+        ids = list(got["ids"])
+        if len(ids) > limit:
+            return None
+        pairs = sorted(
+            ((r, d) for d in got["documents"] if d is not None and (r := parse_record(namespace, d)) is not None),
+            key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id),
+        )
+        embeddings = got["embeddings"]
+        vectors = np.asarray(embeddings if len(ids) else np.zeros((0, 0)), dtype=np.float32)
+        return [r for r, _ in pairs], [d for _, d in pairs], (ids, vectors)
+
+    async def aread_small_namespace(self, namespace: tuple[str, ...], limit: int) -> SmallRead | None:
+        """Async :meth:`read_small_namespace`."""
+        return await asyncio.to_thread(self.read_small_namespace, namespace, limit)
 
     def slot_catalogue(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
         """The live slots of ``namespace`` from the index alone (no record is parsed).

@@ -5,7 +5,11 @@ metadata (bucketed layout: the namespace's registry row, see ``_layout``), so an
 process or server client can tell that a namespace changed: the retriever keys its
 records + BM25 snapshot by it. The writes this process made are also kept in a short
 journal of ``(token before, token after, changes)``, from which a retriever brings an
-older snapshot up to date without reading the namespace again.
+older snapshot up to date without reading the namespace again. Only namespaces a reader
+*follows* (``follow``: the retriever follows each namespace whose snapshot it holds and
+could update) are journaled: an entry is only ever read to update a snapshot this process
+holds, and each one keeps the written values (10k users x 20 records written by one
+process: ~20 MB of journal nobody would read).
 
 Reading the token is a Chroma call (~1 ms embedded). On an embedded persistent client,
 ``revision`` first looks at the SQLite file (size, mtime and SQLite's own file change
@@ -76,6 +80,7 @@ class RevisionJournal:
         _cols: MutableMapping[tuple[str, ...], Any]
         _journal: MutableMapping[tuple[str, ...], collections.deque[tuple[str, str, Any]]]
         _tokens: MutableMapping[tuple[str, ...], tuple[Any, str]]
+        _followed: MutableMapping[tuple[str, ...], bool]
         _local_db: str | None
         _layout: Any
 
@@ -114,8 +119,26 @@ class RevisionJournal:
                     "Retry the write once the server is reachable (writes are idempotent upserts)."
                 )
                 raise StoreUnavailableError(msg) from e
+            if namespace not in self._followed:  # no snapshot here to update: nothing to keep
+                self._journal.pop(namespace, None)
+                return
             log = self._journal.setdefault(namespace, collections.deque(maxlen=JOURNAL_LENGTH))
             log.append((before, token, changes))
+
+    def follow(self, namespace: tuple[str, ...], on: bool = True) -> None:
+        """Journal this process's writes to ``namespace`` (``on=False``: stop, and drop its journal).
+
+        A reader that holds a snapshot of ``namespace`` and would bring it up to date with
+        :meth:`changes_between` follows it; writes made before it did are not in the journal,
+        so a snapshot older than them is read again in full.
+        """
+        ns = tuple(namespace)
+        with self._lock:
+            if on:
+                self._followed[ns] = True
+            else:
+                self._followed.pop(ns, None)
+                self._journal.pop(ns, None)
 
     def changes_between(self, namespace: tuple[str, ...], start: Any, end: Any) -> list[tuple[str, Any]] | None:
         """This process's writes leading from revision ``start`` to ``end``, in order.
@@ -153,6 +176,14 @@ class RevisionJournal:
             with self._lock:
                 self._tokens[ns] = (stamp, token)
         return token
+
+    def database_stamp(self) -> Any:
+        """What changes whenever any process commits to an embedded store's database file.
+
+        ``None`` for other clients (a server, in memory). A snapshot read after a stamp was
+        taken is current for as long as the stamp stays the same.
+        """
+        return _file_stamp(self._local_db) if self._local_db is not None else None
 
     async def arevision(self, namespace: tuple[str, ...]) -> str:
         """Async :meth:`revision`."""

@@ -33,6 +33,8 @@ SYS_PARTS = "_parts"
 SYS_PART_OF = "_of"
 """On an extra vector row: the key of its item (the row has no document)."""
 FLAT_PREFIX = "v."
+FILTERED_FIELDS = frozenset({"status", "kind", "entity", "attribute", "value", "cardinality", "supersedes"})
+"""The record fields mirrored as ``v.<field>``: what the record API, repair and retention filter on."""
 TIME_PREFIX = "t."
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 NO_EXPIRY = 1e18
@@ -141,19 +143,24 @@ def _iso_seconds(text: str) -> float | None:
 
 
 def flat_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
-    """Mirror top-level scalar fields into metadata so Chroma ``where`` can use them.
+    """Mirror the top-level fields that filters use into metadata, so Chroma ``where`` can use them.
 
-    Timezone-aware ISO datetimes also get a numeric twin under ``t.<field>`` so that
-    range filters (expiry sweeps, point-in-time queries) run inside Chroma.
+    Scalars of ``FILTERED_FIELDS`` as ``v.<field>``; timezone-aware ISO datetimes (any
+    field) as their numeric twin ``t.<field>``, so that range filters (expiry sweeps,
+    point-in-time queries) run inside Chroma. Nothing else: every metadata key is a row
+    Chroma stores, indexes and reads back with each document (a record had 17 keys
+    before, 11 now), while every other filter runs on the document in Python.
     """
     flat: dict[str, Any] = {}
     for k, v in value.items():
-        if isinstance(v, bool) or isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
+        if isinstance(v, str) and (seconds := _iso_seconds(v)) is not None:
+            flat[TIME_PREFIX + k] = seconds
+        if k not in FILTERED_FIELDS:
+            continue
+        elif isinstance(v, bool) or isinstance(v, int) or (isinstance(v, float) and math.isfinite(v)):
             flat[FLAT_PREFIX + k] = v
         elif isinstance(v, str) and len(v) <= MAX_FLAT_STR:
             flat[FLAT_PREFIX + k] = v
-            if (seconds := _iso_seconds(v)) is not None:
-                flat[TIME_PREFIX + k] = seconds
     return flat
 
 

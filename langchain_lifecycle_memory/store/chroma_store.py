@@ -161,6 +161,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         self._cols: LRUCache[tuple[str, ...], Any] = LRUCache(CACHED_NAMESPACES)
         self._journal: LRUCache[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = LRUCache(CACHED_NAMESPACES)
         self._tokens: LRUCache[tuple[str, ...], tuple[Any, str]] = LRUCache(CACHED_NAMESPACES)
+        self._followed: LRUCache[tuple[str, ...], bool] = LRUCache(CACHED_NAMESPACES)  # journaled (``follow``)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))

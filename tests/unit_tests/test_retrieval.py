@@ -487,6 +487,8 @@ def test_own_writes_update_the_snapshot_without_reading_the_namespace_again(
 ) -> None:
     from langchain_lifecycle_memory.read import retrieval as R
 
+    # The journal path of namespaces past the small-namespace size (a small one is read again, with its vectors).
+    monkeypatch.setattr(R, "SMALL_NAMESPACE", 0)
     reads: list[tuple[str, ...]] = []
     read_namespace = store.read_namespace  # the retriever's full read
     monkeypatch.setattr(store, "read_namespace", lambda ns: reads.append(ns) or read_namespace(ns))

@@ -28,6 +28,7 @@ QUERIES = ["我用什么编辑器？", "我家狗叫什么名字？", "Where doe
 @pytest.fixture(autouse=True)
 def _small_namespaces_get_sidecars(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_sidecar, "MIN_RECORDS", 1)
+    monkeypatch.setattr(R, "SMALL_NAMESPACE", 0)  # and take the path of large ones (a full read, no vectors)
     R._SNAPSHOTS.clear()
 
 
