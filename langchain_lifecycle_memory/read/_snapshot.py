@@ -27,6 +27,7 @@ from langchain_lifecycle_memory.read.cues import record_cues
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, normalize_value
+from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros"]
@@ -313,6 +314,18 @@ def build_snapshot(
     instead of the record objects (``Rows``): a fraction of the memory, and a record is
     parsed again only when a search returns it.
     """
+    with paused_gc():  # many long-lived objects at once (see ``store.gcpause``)
+        return _build(store, records, namespace, token, cache, documents)
+
+
+def _build(
+    store: Any,
+    records: Sequence[MemoryRecord],
+    namespace: tuple[str, ...],
+    token: Any,
+    cache: dict[str, tuple[list[str], list[str]]] | None,
+    documents: Sequence[str] | None,
+) -> Snapshot:
     stored = list(records)
     records = resolve_current(stored)
     kept_stored: Sequence[MemoryRecord] = stored
