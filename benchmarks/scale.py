@@ -124,7 +124,9 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     reopen = cfg.get("reopen", False)  # a fresh worker on the namespace another process wrote
     if cfg["system"] == "ours":
-        store = ChromaMemoryStore(client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale")
+        store = ChromaMemoryStore(
+            client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale", layout=cfg.get("layout")
+        )
         if cfg["server"]:  # sidecars of a server's namespaces go to a local folder (opt-in)
             store.snapshot_dir = str(workdir / "snapshots")
         for i in range(0, 0 if reopen else size, 2000):
@@ -177,12 +179,29 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
         from langchain_lifecycle_memory.read._snapshot import build_snapshot
 
+        out["layout"] = store.layout
         t0 = time.perf_counter()
-        records = store.list_records(ns)
+        records, documents = store.read_namespace(ns)  # the retriever's full read
         out["first_search_read_ms"] = round(ms(t0), 1)
         t0 = time.perf_counter()
-        build_snapshot(store, records, namespace=ns)
+        build_snapshot(store, records, namespace=ns, documents=documents)
         out["first_search_snapshot_ms"] = round(ms(t0), 1)
+        del records, documents
+        store.direct_reads = False  # the same read through Chroma's API (``get`` of documents, pages of 1,000)
+        t0 = time.perf_counter()
+        store.read_namespace(ns)
+        out["read_through_api_ms"] = round(ms(t0), 1)
+        store.direct_reads = True
+        vector, col = emb.embed_query(qs[0]), store._col(ns)
+        nearest, filtered = [], []
+        for _ in range(10):  # the retriever's dense query vs Chroma's query through the tenant filter
+            t0 = time.perf_counter()
+            store.nearest_ids(ns, vector, 60)
+            nearest.append(ms(t0))
+            t0 = time.perf_counter()
+            col.query(query_embeddings=[vector], n_results=60, include=["distances"])
+            filtered.append(ms(t0))
+        out["nearest_ids_ms"], out["chroma_query_ms"] = stats(nearest)["p50"], stats(filtered)["p50"]
     if attributes:
         out.update(attribute_split(store, emb, ns, size, qs[0], client(workdir, cfg["server"])))
     return out
@@ -254,7 +273,7 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
     texts = sentences(size)
     cl = client(workdir, cfg["server"])
-    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale", layout=cfg.get("layout"))
     lc = Chroma(client=cl, collection_name="scale_lc", embedding_function=emb)
     for i in range(0, size, 2000):
         store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in texts[i : i + 2000]])
@@ -543,6 +562,9 @@ def main() -> None:
     parser.add_argument(
         "--user-layouts", nargs="+", default=["bucketed", "collection"], help="layouts of the users part"
     )
+    parser.add_argument(
+        "--namespace-layout", choices=["bucketed", "collection"], help="store layout of the namespace/warm/attributes parts"
+    )
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
     parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
@@ -578,12 +600,14 @@ def main() -> None:
                 rows = []
                 for size in args.sizes:
                     for system in ("ours", "langchain-chroma"):
-                        r = run_child({"kind": "namespace", "system": system, "size": size}, server, pid)
+                        cfg = {"kind": "namespace", "system": system, "size": size, "layout": args.namespace_layout}
+                        r = run_child(cfg, server, pid)
                         part.setdefault(system, {})[str(size)] = r
                         rows.append((f"{system} {size}", r))
                 cols = ["load_s", "first_search_ms", "warm.p50", "warm.p95", "write.p50"]
                 cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
-                cols += ["first_search_read_ms", "first_search_snapshot_ms"]
+                cols += ["first_search_read_ms", "first_search_snapshot_ms", "read_through_api_ms"]
+                cols += ["nearest_ids_ms", "chroma_query_ms", "layout"]
                 show(f"one namespace ({where}), ms", rows, cols)
                 cold = [f"{c}.first_search_ms" for c in ("cold_delta", "cold_full_read", "cold_sidecar")]
                 cold += [f"{c}.{m}" for c in ("cold_full_read", "cold_sidecar") for m in ("warm.p50", "rss_growth_mb")]
@@ -592,12 +616,14 @@ def main() -> None:
                 part = results.setdefault("warm", {}).setdefault(where, {})
                 rows = []
                 for size in args.sizes:
-                    r = part[str(size)] = run_child({"kind": "warm", "size": size}, server, pid)
+                    cfg = {"kind": "warm", "size": size, "layout": args.namespace_layout}
+                    r = part[str(size)] = run_child(cfg, server, pid)
                     rows.append((f"{size} records", r))
                 cols = ["ours.p50", "ours.p95", "langchain-chroma.p50", "langchain-chroma.p95", "ratio_p50"]
                 show(f"warm search, both systems in one process, queries interleaved ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
+                cfg["layout"] = args.namespace_layout
                 r = run_child(cfg, server, pid)
                 results["attributes"] = r
                 show(
