@@ -14,6 +14,7 @@ import glob
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,6 @@ from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._handles import Handle
 from langchain_lifecycle_memory.store._layout import Scoped
-from langchain_lifecycle_memory.store._revisions import _file_stamp
 from langchain_lifecycle_memory.store._sqlite_read import count_rows, read_documents
 from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
@@ -42,6 +42,8 @@ BUCKET_SHARE = 0.25
 """A namespace with at least this share of its bucket's rows is searched unfiltered (see ``nearest_ids``)."""
 BUCKET_NAMESPACE_ROWS = 1000
 """...and at least this many rows (a small namespace's filtered query is fast)."""
+BUCKET_RECOUNT_S = 5.0
+"""How long the row counts that choose between the two queries are reused."""
 SNAPSHOT_FOLDER = "lifecycle-snapshots"
 """Folder next to an embedded store's database that holds the retriever's snapshot sidecars."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
@@ -442,24 +444,29 @@ class RecordAPI:
             col = col._col
         if not path or not isinstance(col, Scoped):
             return None
-        stamp = _file_stamp(path)
+        # The counts only steer the choice (an unfiltered answer is used only when it holds
+        # n rows of the namespace or the whole bucket), so they are recounted every few
+        # seconds and after an unfiltered query fell short, not on every write.
         cache: dict[Any, Any] = self.__dict__.setdefault("_bucket_shares", {})
-        key = (col.tenant, str(col.id))
+        key, now = (col.tenant, str(col.id)), time.monotonic()
         hit = cache.get(key)
-        if hit is None or hit[0] != stamp:
+        if hit is None or now - hit[0] > BUCKET_RECOUNT_S:
             if len(cache) >= 1024:
                 cache.pop(next(iter(cache)))
-            hit = cache[key] = (stamp, count_rows(path, str(col.id), col.tenant))
+            hit = cache[key] = (now, count_rows(path, str(col.id), col.tenant))
         counts = hit[1]
         if counts is None or counts[0] < BUCKET_NAMESPACE_ROWS or counts[0] < BUCKET_SHARE * counts[1]:
             return None
         own_rows, total = counts
-        fetch = min(total, int(n * total / own_rows * 1.25) + 16)
+        fetch = n if own_rows >= total else min(total, int(n * total / own_rows * 1.25) + 16)
         try:
             found, exhausted = self._guard(lambda: col.nearest_own(embedding, fetch))
         except Exception:  # the filtered query below is always right
             return None
-        return found[:n] if len(found) >= n or exhausted else None
+        if len(found) >= n or exhausted:
+            return found[:n]
+        cache.pop(key, None)
+        return None
 
     async def anearest_ids(
         self, namespace: tuple[str, ...], embedding: Sequence[float], n: int
