@@ -360,7 +360,8 @@ def _build(
     created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
     rank = np.empty(len(records), dtype=np.int64)  # the order of ``store.slots.precedence``, vectorised
     rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
-    needles = sorted({n for r in records if (n := needle_of(r))})
+    needle_of_row = [needle_of(r) for r in records]
+    needles = sorted({n for n in needle_of_row if n})
     needle_pos = {n: i for i, n in enumerate(needles)}
     texts = [lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
     return Snapshot(
@@ -387,7 +388,7 @@ def _build(
         slot_code=slot_code,
         rank=rank,
         needles=needles,
-        needle_code=np.array([needle_pos.get(needle_of(r) or "", -1) for r in records], dtype=np.int64),
+        needle_code=np.array([needle_pos.get(n or "", -1) for n in needle_of_row], dtype=np.int64),
         namespace=tuple(namespace),
         token=token,
         cache=cache,
