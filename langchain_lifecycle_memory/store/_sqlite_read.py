@@ -15,7 +15,7 @@ this reader cannot vouch for what it read (it then returns ``None``):
   per process and either copy's unlock or close would drop the other's locks
   (sqlite.org/howtocorrupt.html, "multiple copies of SQLite"). So the connection uses
   the ``unix-none`` VFS (it takes no locks) and stays open for the process's life,
-  one per database file.
+  one per database file (replaced when another file appears at the path).
 * **A read that overlapped a write is not used.** Without locks, a read is accepted
   only if SQLite's file change counter (bumped by every commit) is the same before and
   after it, no rollback journal or WAL file was present, and the metadata segment has
@@ -35,7 +35,7 @@ __all__ = ["count_rows", "read_documents"]
 _DOCUMENT = "chroma:document"
 _NS_KEY = "_ns"
 _SEP = "\x00"
-_connections: dict[str, tuple[sqlite3.Connection, threading.Lock]] = {}
+_connections: dict[str, tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]] = {}
 _guard = threading.Lock()
 
 
@@ -49,18 +49,24 @@ def _stamp(path: str) -> tuple[Any, ...] | None:
             pass
     with open(path, "rb") as f:
         f.seek(24)
-        return (f.read(4), os.stat(path).st_size)
+        st = os.stat(path)
+        return (f.read(4), st.st_size, st.st_ino)
 
 
 def _connection(path: str) -> tuple[sqlite3.Connection, threading.Lock]:
+    """The open connection to the file now at ``path`` (a file replaced at that path gets a new one)."""
+    st = os.stat(path)
     with _guard:
         hit = _connections.get(path)
+        if hit is not None and hit[2] != (st.st_dev, st.st_ino):
+            hit[0].close()  # the old file is gone from the path: no Chroma client can lock it anymore
+            hit = None
         if hit is None:
             uri = f"file:{path}?mode=ro&vfs=unix-none"
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA query_only = 1")
-            hit = _connections[path] = (conn, threading.Lock())
-        return hit
+            hit = _connections[path] = (conn, threading.Lock(), (st.st_dev, st.st_ino))
+        return hit[0], hit[1]
 
 
 def _caught_up(conn: sqlite3.Connection, collection_id: str, segment: str) -> bool:

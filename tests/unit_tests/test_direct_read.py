@@ -109,3 +109,15 @@ def test_a_namespace_that_fills_its_bucket_is_searched_unfiltered_and_sees_only_
     assert {i for i, _ in store.nearest_ids(NS, emb.embed_query("tea"), 500)} == {
         r.id for r in store.list_records(NS)
     } | {"plain-item"}
+
+
+def test_a_database_replaced_at_the_same_path_is_read_afresh(tmp_path: Path) -> None:
+    import os
+
+    first, second = _filled(tmp_path / "a", layout="collection"), _filled(tmp_path / "b", layout="collection")
+    path, first_id, second_id = str(first._local_db), str(first._col(NS).id), str(second._col(NS).id)
+    assert len(_sqlite_read.read_documents(path, first_id) or []) == 114  # 113 records and a plain item
+    os.replace(str(second._local_db), path)  # another database file at the same path
+    assert _sqlite_read.read_documents(path, first_id) is None  # not the old file's rows
+    docs = _sqlite_read.read_documents(path, second_id) or []
+    assert len(docs) == 114 and set(_api_read(second, NS)[1]) < set(docs)  # b's records and its plain item
