@@ -99,6 +99,50 @@ class SnapshotFiles:
             return None
         return snap.apply(changes, token)
 
+    def refresh(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
+        """The snapshot at ``token`` from the last file saved (at any revision) and the stored documents.
+
+        For a worker whose file another process's writes made stale: instead of parsing
+        and indexing every record, the documents that differ from the file's (new,
+        changed or gone, found by comparing the stored JSON) are applied to it with the
+        exact ``Snapshot.apply``. Needs ``store.stored_documents`` (an embedded store);
+        ``None`` otherwise, or when there is no usable file. A delta file is written for
+        the next worker (a full file when the changes were too many for one).
+        """
+        namespace = tuple(namespace)
+        path = _path(store, namespace, token)
+        if path is None or not hasattr(store, "stored_documents") or not os.path.exists(path):
+            return None
+        try:
+            snap = _read(path, store, namespace)
+        except Exception as e:
+            _damaged(path, e)
+            return None
+        if snap is None:
+            return None
+        documents = store.stored_documents(namespace)
+        if documents is None:
+            return None
+        snap.saved = snap.token
+        before = dict(zip(snap.ids, raw_items(snap.stored)))
+        changes: list[tuple[str, Any]] = [(rid, None) for rid in before if rid not in documents]
+        for key, document in documents.items():
+            if before.get(key) != document:
+                try:
+                    changes.append((key, json.loads(document)))
+                except ValueError:
+                    continue  # not JSON: no record (a full read skips it too)
+        fresh = snap.apply(changes, token)
+        if fresh.saved is not None:
+            self.save_delta(fresh)
+        elif fresh.texts is not None:
+            self.save(fresh)
+        return fresh
+
+    async def arefresh(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
+        """Async :meth:`refresh`."""
+        return await asyncio.to_thread(self.refresh, store, namespace, token)
+
     def save_delta(self, snapshot: Snapshot) -> None:
         """Record the journal changes a snapshot applied since its sidecar was saved."""
         path = _path(snapshot.store, snapshot.namespace, snapshot.saved)

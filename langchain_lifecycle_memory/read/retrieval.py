@@ -370,6 +370,8 @@ class LifecycleRetriever(BaseRetriever):
                         yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
         if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
             snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
+        if snapshot is None and token is not None:  # an older sidecar plus the documents that changed since
+            snapshot = yield _IO(SIDECARS, "refresh", "arefresh", (store, ns, token))
         if snapshot is None:
             cache = cached.cache if cached is not None else None
             if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record

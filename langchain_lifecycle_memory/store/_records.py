@@ -14,7 +14,6 @@ import glob
 import hashlib
 import json
 import os
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,9 +23,10 @@ from pydantic import ValidationError
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
 from langchain_lifecycle_memory.store._handles import Handle
 from langchain_lifecycle_memory.store._layout import Scoped
-from langchain_lifecycle_memory.store._sqlite_read import count_rows, read_documents
+from langchain_lifecycle_memory.store._sqlite_read import read_documents
 from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
@@ -38,12 +38,6 @@ LIST_PAGE = 1000
 """Records per Chroma read when listing. Chroma keeps memory in proportion to its largest
 response: reading 50k records in pages of 1,000 grew the process by 112 MB, in pages of
 5,000 by 201 MB and of 25,000 by 649 MB, in about the same time."""
-BUCKET_SHARE = 0.25
-"""A namespace with at least this share of its bucket's rows is searched unfiltered (see ``nearest_ids``)."""
-BUCKET_NAMESPACE_ROWS = 1000
-"""...and at least this many rows (a small namespace's filtered query is fast)."""
-BUCKET_RECOUNT_S = 5.0
-"""How long the row counts that choose between the two queries are reused."""
 SNAPSHOT_FOLDER = "lifecycle-snapshots"
 """Folder next to an embedded store's database that holds the retriever's snapshot sidecars."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
@@ -261,22 +255,27 @@ class RecordAPI:
         """
         namespace = C.validate_namespace(namespace)
         with paused_gc():  # a few objects per record, all kept: the collector's scans would only slow this
-            documents = self._direct_documents(namespace)
+            documents = self.stored_documents(namespace)
             if documents is None:
                 found: Iterable[tuple[MemoryRecord, str]] = self._documents(namespace, None, LIST_PAGE)
             else:
-                found = ((r, d) for d in documents if (r := parse_record(namespace, d)) is not None)
+                found = ((r, d) for d in documents.values() if (r := parse_record(namespace, d)) is not None)
             pairs = sorted(found, key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id))
             return [r for r, _ in pairs], [d for _, d in pairs]
 
-    def _direct_documents(self, namespace: tuple[str, ...]) -> list[str] | None:
-        """The namespace's stored documents read from the SQLite file (``None``: use Chroma's API)."""
+    def stored_documents(self, namespace: tuple[str, ...]) -> dict[str, str] | None:
+        """``{key: stored JSON document}`` of exactly ``namespace``, read from an embedded store's SQLite file.
+
+        ``None`` where that cannot be done (another client, ``direct_reads = False``, a
+        write overlapping the read): read through Chroma instead. Nothing is parsed.
+        """
+        namespace = C.validate_namespace(namespace)
         path = getattr(self, "_local_db", None)
         if not self.direct_reads or not path:
             return None
         col = self._col(namespace)
         if col is None:
-            return []
+            return {}
         from chromadb.api.models.Collection import Collection
 
         while isinstance(col, Handle):
@@ -424,49 +423,11 @@ class RecordAPI:
         col = self._col(C.validate_namespace(namespace))
         if col is None or n <= 0:
             return []
-        own = self._nearest_in_bucket(col, embedding, n)
+        own = nearest_in_bucket(self, col, embedding, n)
         if own is not None:
             return own
         res = self._guard(lambda: col.query(query_embeddings=[list(embedding)], n_results=n, include=["distances"]))
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
-
-    def _nearest_in_bucket(self, col: Any, embedding: Sequence[float], n: int) -> list[tuple[str, float]] | None:
-        """A big namespace's nearest rows from an unfiltered query of its bucket (``None``: use the filter).
-
-        Chroma's tenant-filtered query costs time in the rows that match (at 50k rows:
-        ~270 ms, against ~0.5 ms unfiltered). When the namespace holds at least
-        ``BUCKET_SHARE`` of its bucket (counted in the embedded store's SQLite file), the
-        bucket's nearest ``n / share`` rows (plus a margin) are fetched unfiltered and the
-        namespace's own kept; too few of them and the filtered query runs after all.
-        """
-        path = getattr(self, "_local_db", None)
-        while isinstance(col, Handle):
-            col = col._col
-        if not path or not isinstance(col, Scoped):
-            return None
-        # The counts only steer the choice (an unfiltered answer is used only when it holds
-        # n rows of the namespace or the whole bucket), so they are recounted every few
-        # seconds and after an unfiltered query fell short, not on every write.
-        cache: dict[Any, Any] = self.__dict__.setdefault("_bucket_shares", {})
-        key, now = (col.tenant, str(col.id)), time.monotonic()
-        hit = cache.get(key)
-        if hit is None or now - hit[0] > BUCKET_RECOUNT_S:
-            if len(cache) >= 1024:
-                cache.pop(next(iter(cache)))
-            hit = cache[key] = (now, count_rows(path, str(col.id), col.tenant))
-        counts = hit[1]
-        if counts is None or counts[0] < BUCKET_NAMESPACE_ROWS or counts[0] < BUCKET_SHARE * counts[1]:
-            return None
-        own_rows, total = counts
-        fetch = n if own_rows >= total else min(total, int(n * total / own_rows * 1.25) + 16)
-        try:
-            found, exhausted = self._guard(lambda: col.nearest_own(embedding, fetch))
-        except Exception:  # the filtered query below is always right
-            return None
-        if len(found) >= n or exhausted:
-            return found[:n]
-        cache.pop(key, None)
-        return None
 
     async def anearest_ids(
         self, namespace: tuple[str, ...], embedding: Sequence[float], n: int

@@ -80,7 +80,8 @@ def _caught_up(conn: sqlite3.Connection, collection_id: str, segment: str) -> bo
     return bool(applied) and isinstance(applied[0][0], int) and applied[0][0] >= logged
 
 
-def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) -> list[str] | None:
+def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) -> dict[str, str] | None:
+    """``{key: document}`` of the collection's rows (a bucket: the tenant's rows, keys without its prefix)."""
     segments = conn.execute(
         "SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'", (collection_id,)
     ).fetchall()
@@ -95,7 +96,7 @@ def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) ->
             "JOIN embedding_metadata m ON m.id = e.id AND m.key = ? WHERE e.segment_id = ?",
             (_DOCUMENT, segment),
         ).fetchall()
-        return [doc for _, doc in rows if isinstance(doc, str)]
+        return {str(rid): doc for rid, doc in rows if isinstance(doc, str)}
     rows = conn.execute(
         "SELECT e.embedding_id, m.string_value FROM embedding_metadata n "
         "JOIN embeddings e ON e.id = n.id AND e.segment_id = ? "
@@ -106,7 +107,8 @@ def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) ->
     prefix = tenant + _SEP
     if any(not str(rid).startswith(prefix) for rid, _ in rows):  # never: every row of ours carries both
         return None
-    return [doc for _, doc in rows if isinstance(doc, str)]
+    n = len(prefix)
+    return {str(rid)[n:]: doc for rid, doc in rows if isinstance(doc, str)}
 
 
 def _counts(conn: sqlite3.Connection, collection_id: str, tenant: str) -> tuple[int, int] | None:
@@ -149,10 +151,10 @@ def _consistent(path: str, read: Any) -> Any:
     return None
 
 
-def read_documents(path: str, collection_id: str, tenant: str | None = None) -> list[str] | None:
-    """Every stored document of one collection (``tenant``: only that namespace's rows of a bucket).
+def read_documents(path: str, collection_id: str, tenant: str | None = None) -> dict[str, str] | None:
+    """Every stored document of one collection by key (``tenant``: only that namespace's rows of a bucket).
 
     ``None`` when the file cannot be read this way or a write overlapped the read twice:
-    the caller reads through Chroma's API instead. Order is unspecified.
+    the caller reads through Chroma's API instead.
     """
     return _consistent(path, lambda conn: _select(conn, str(collection_id), tenant))  # type: ignore[no-any-return]

@@ -46,13 +46,13 @@ def test_direct_read_equals_chromas_read_in_every_layout(
 ) -> None:
     kwargs = {"buckets": buckets} if buckets and layout == "bucketed" else {}  # 1 bucket: all tenants share it
     store = _filled(tmp_path / "db", **kwargs)
+    calls: list[tuple[str, ...]] = []
+    original = store._documents
+    monkeypatch.setattr(store, "_documents", lambda ns, *a: calls.append(ns) or original(ns, *a))
     for ns in (NS, OTHER, CHILD, ("memories", "nobody")):
         expected = _api_read(store, ns)
-        calls: list[str] = []
-        original = store._documents
-        monkeypatch.setattr(store, "_documents", lambda *a: calls.append("api") or original(*a))
+        assert calls.pop() == ns
         got = store.read_namespace(ns)
-        monkeypatch.undo()
         assert calls == []  # read from the file, not through Chroma's API
         assert got == expected
         assert all(r.namespace == ns for r in got[0])
@@ -88,9 +88,9 @@ def test_the_retrievers_first_search_after_another_process_wrote_sees_every_reco
 def test_a_namespace_that_fills_its_bucket_is_searched_unfiltered_and_sees_only_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from langchain_lifecycle_memory.store import _records
+    from langchain_lifecycle_memory.store import _bucket_query
 
-    monkeypatch.setattr(_records, "BUCKET_NAMESPACE_ROWS", 1)
+    monkeypatch.setattr(_bucket_query, "BUCKET_NAMESPACE_ROWS", 1)
     store = _filled(tmp_path / "db", layout="bucketed", buckets=1)  # NS: 114 of 174 rows; the others 30 each
     emb = store.embeddings
     calls: list[int] = []
@@ -116,8 +116,8 @@ def test_a_database_replaced_at_the_same_path_is_read_afresh(tmp_path: Path) -> 
 
     first, second = _filled(tmp_path / "a", layout="collection"), _filled(tmp_path / "b", layout="collection")
     path, first_id, second_id = str(first._local_db), str(first._col(NS).id), str(second._col(NS).id)
-    assert len(_sqlite_read.read_documents(path, first_id) or []) == 114  # 113 records and a plain item
+    assert len(_sqlite_read.read_documents(path, first_id) or {}) == 114  # 113 records and a plain item
     os.replace(str(second._local_db), path)  # another database file at the same path
     assert _sqlite_read.read_documents(path, first_id) is None  # not the old file's rows
-    docs = _sqlite_read.read_documents(path, second_id) or []
+    docs = list((_sqlite_read.read_documents(path, second_id) or {}).values())
     assert len(docs) == 114 and set(_api_read(second, NS)[1]) < set(docs)  # b's records and its plain item
