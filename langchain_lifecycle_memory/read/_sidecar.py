@@ -28,6 +28,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -39,11 +40,15 @@ from langchain_lifecycle_memory.read._snapshot import ROW_COLUMNS, Snapshot
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import is_other_person
 
-__all__ = ["MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
+__all__ = ["BACKGROUND_RECORDS", "MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
 
 FORMAT = 1
 MIN_RECORDS = 2000
 """Namespaces smaller than this are read from the store (fast enough) and get no file."""
+BACKGROUND_RECORDS = 20_000
+"""Snapshots of at least this many records are written by a background thread (0.2-0.5 s at 50k)."""
+_PENDING: list[threading.Thread] = []
+_PENDING_LOCK = threading.Lock()
 
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 _COLUMNS = ROW_COLUMNS  # the per-record columns a snapshot holds
@@ -63,7 +68,7 @@ def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[str]:
 
 
 class SnapshotFiles:
-    """Load and save snapshot sidecars (stateless; sync and async for the retriever's I/O)."""
+    """Load and save snapshot sidecars (sync and async for the retriever's I/O)."""
 
     def load(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
         """The snapshot saved for ``namespace`` at revision ``token``, or ``None``.
@@ -162,10 +167,31 @@ class SnapshotFiles:
         _write(_delta_path(path), lambda f: f.write(data))
 
     def save(self, snapshot: Snapshot) -> None:
-        """Persist a snapshot built from a full read (no-op for small or unsaveable ones)."""
+        """Persist a snapshot built from a full read (no-op for small or unsaveable ones).
+
+        From ``BACKGROUND_RECORDS`` records on, a background thread writes the file (the
+        search that built the snapshot does not wait for it; ``wait`` does). Until it is
+        written the snapshot carries no ``saved`` revision, so no delta file refers to it.
+        """
         path = _path(snapshot.store, snapshot.namespace, snapshot.token)
         if path is None or snapshot.texts is None or len(snapshot) < MIN_RECORDS:
             return
+        if len(snapshot) < BACKGROUND_RECORDS:
+            self._save(snapshot, path)
+            return
+        thread = threading.Thread(target=self._save, args=(snapshot, path), name="lifecycle-snapshot-sidecar")
+        with _PENDING_LOCK:
+            _PENDING[:] = [t for t in _PENDING if t.is_alive()] + [thread]
+        thread.start()  # not a daemon: an exiting process finishes the file first
+
+    def wait(self) -> None:
+        """Block until every sidecar file being written in the background is written."""
+        with _PENDING_LOCK:
+            pending = list(_PENDING)
+        for thread in pending:
+            thread.join()
+
+    def _save(self, snapshot: Snapshot, path: str) -> None:
         arrays = _arrays(snapshot)
         if _write(path, lambda f: np.savez(f, **arrays)):  # type: ignore[arg-type]
             snapshot.saved, snapshot.since_saved = snapshot.token, []

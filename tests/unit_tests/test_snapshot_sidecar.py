@@ -263,3 +263,17 @@ def test_a_stale_sidecar_refreshed_from_the_stored_documents_equals_a_fresh_buil
     again = SIDECARS.load(other, NS, token)  # the next worker: the file and a delta (or a new file), no diff
     assert again is not None
     _same_snapshot(again, refreshed)
+
+
+def test_a_large_snapshot_is_saved_in_the_background_and_loads_like_one_saved_in_the_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sidecar, "BACKGROUND_RECORDS", 1)
+    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="background")
+    _seed(store, NS)
+    expected = _answers(LifecycleRetriever(store=store, namespace=NS))
+    SIDECARS.wait()
+    assert os.path.exists(str(store.snapshot_path(NS)))
+    worker, reads = _reopen(tmp_path / "db", "background", monkeypatch)
+    assert _answers(LifecycleRetriever(store=worker, namespace=NS)) == expected
+    assert reads == []
