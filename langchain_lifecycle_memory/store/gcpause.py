@@ -15,8 +15,10 @@ import gc
 import threading
 from collections.abc import Iterator
 
-__all__ = ["paused_gc"]
+__all__ = ["PROMOTE_AFTER", "paused_gc"]
 
+PROMOTE_AFTER = 100_000
+"""Objects a block must leave in the youngest generation to have them promoted at once."""
 _lock = threading.Lock()
 _depth = 0
 _was_enabled = False
@@ -40,10 +42,12 @@ def paused_gc() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0 and _was_enabled:
-                # The block's objects would all sit in the youngest generation and the next
-                # allocation would scan every one of them (0.2-0.3 s after a 50k read). They
-                # are long-lived, so move them straight to the oldest generation: freezing and
-                # unfreezing does that without a scan (a later full collection still sees them).
-                gc.freeze()
-                gc.unfreeze()
+                if gc.get_count()[0] > PROMOTE_AFTER:
+                    # The block's objects would all sit in the youngest generation and the next
+                    # allocation would scan every one of them (0.2-0.3 s after a 50k read). They
+                    # are long-lived, so move them straight to the oldest generation: freezing and
+                    # unfreezing does that without a scan (a later full collection still sees
+                    # them). A small block leaves its few objects to the usual young collection.
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
