@@ -81,28 +81,37 @@ class SnapshotFiles:
         if path is None or not os.path.exists(path):
             return None
         try:
+            meta = _peek(path)  # the file's revision first: a stale file is not unpacked
+        except Exception as e:  # a damaged file is rebuilt, never trusted
+            _damaged(path, e)
+            return None
+        if tuple(meta.get("namespace") or ()) != namespace:
+            return None
+        changes = None
+        if meta.get("token") != token:
+            delta = _delta_path(path)
+            try:
+                with open(delta, encoding="utf-8") as f:
+                    saved = json.load(f)
+                if tuple(saved["namespace"]) != namespace or saved["base"] != meta.get("token"):
+                    return None  # another chain of writes: ``refresh`` brings the file up to date
+                if saved["token"] != token:
+                    return None
+                changes = [(str(key), value) for key, value in saved["changes"]]
+            except FileNotFoundError:
+                return None
+            except Exception as e:
+                _damaged(delta, e)
+                return None
+        try:
             snap = _read(path, store, namespace)
         except Exception as e:  # a damaged file is rebuilt, never trusted
             _damaged(path, e)
             return None
-        if snap is None:
+        if snap is None or snap.token != meta.get("token"):
             return None
         snap.saved = snap.token
-        if snap.token == token:
-            return snap
-        delta = _delta_path(path)
-        try:
-            with open(delta, encoding="utf-8") as f:
-                saved = json.load(f)
-            if tuple(saved["namespace"]) != namespace or saved["base"] != snap.token or saved["token"] != token:
-                return None  # another revision (or another chain of writes): read in full
-            changes = [(str(key), value) for key, value in saved["changes"]]
-        except FileNotFoundError:
-            return None
-        except Exception as e:
-            _damaged(delta, e)
-            return None
-        return snap.apply(changes, token)
+        return snap if changes is None else snap.apply(changes, token)
 
     def refresh(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
         """The snapshot at ``token`` from the last file saved (at any revision) and the stored documents.
@@ -280,6 +289,13 @@ def _arrays(snap: Snapshot) -> dict[str, np.ndarray]:
         out[name], out[name + "_ends"] = _pack(strings)  # type: ignore[arg-type]
     out["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     return out
+
+
+def _peek(path: str) -> dict[str, Any]:
+    """The file's metadata alone (an ``.npz`` member is read only when asked for)."""
+    with np.load(path, allow_pickle=False) as f:
+        meta: dict[str, Any] = json.loads(f["meta"].tobytes().decode("utf-8"))
+    return meta
 
 
 def _read(path: str, store: Any, namespace: tuple[str, ...]) -> Snapshot | None:

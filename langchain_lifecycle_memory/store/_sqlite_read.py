@@ -25,6 +25,7 @@ this reader cannot vouch for what it read (it then returns ``None``):
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import threading
@@ -104,11 +105,11 @@ def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) ->
         "WHERE n.key = ? AND n.string_value = ?",
         (segment, _DOCUMENT, _NS_KEY, tenant),
     ).fetchall()
-    prefix = tenant + _SEP
-    if any(not str(rid).startswith(prefix) for rid, _ in rows):  # never: every row of ours carries both
+    prefix, n = tenant + _SEP, len(tenant) + 1
+    keys = [rid for rid, _ in rows]
+    if not all(map(str.startswith, keys, itertools.repeat(prefix))):  # never: every row of ours carries both
         return None
-    n = len(prefix)
-    return {str(rid)[n:]: doc for rid, doc in rows if isinstance(doc, str)}
+    return {rid[n:]: doc for rid, doc in rows if isinstance(doc, str)}
 
 
 def _counts(conn: sqlite3.Connection, collection_id: str, tenant: str) -> tuple[int, int] | None:
