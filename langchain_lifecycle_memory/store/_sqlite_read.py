@@ -38,6 +38,8 @@ _NS_KEY = "_ns"
 _SEP = "\x00"
 _connections: dict[str, tuple[sqlite3.Connection, threading.Lock, tuple[int, int]]] = {}
 _guard = threading.Lock()
+_KEEP = 64
+"""Past this many open connections, those of files gone from their paths are closed."""
 
 
 def _stamp(path: str) -> tuple[Any, ...] | None:
@@ -63,11 +65,26 @@ def _connection(path: str) -> tuple[sqlite3.Connection, threading.Lock]:
             hit[0].close()  # the old file is gone from the path: no Chroma client can lock it anymore
             hit = None
         if hit is None:
+            if len(_connections) >= _KEEP:
+                _forget_gone()
             uri = f"file:{path}?mode=ro&vfs=unix-none"
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA query_only = 1")
             hit = _connections[path] = (conn, threading.Lock(), (st.st_dev, st.st_ino))
         return hit[0], hit[1]
+
+
+def _forget_gone() -> None:
+    """Close the connections of database files that are gone from their paths (deleted or replaced)."""
+    for name, (conn, _, inode) in list(_connections.items()):
+        try:
+            st = os.stat(name)
+            gone = (st.st_dev, st.st_ino) != inode
+        except FileNotFoundError:
+            gone = True
+        if gone:  # no Chroma client can open that file anymore: closing drops no lock anyone relies on
+            conn.close()
+            del _connections[name]
 
 
 def _caught_up(conn: sqlite3.Connection, collection_id: str, segment: str) -> bool:

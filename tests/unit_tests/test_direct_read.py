@@ -121,3 +121,19 @@ def test_a_database_replaced_at_the_same_path_is_read_afresh(tmp_path: Path) -> 
     assert _sqlite_read.read_documents(path, first_id) is None  # not the old file's rows
     docs = list((_sqlite_read.read_documents(path, second_id) or {}).values())
     assert len(docs) == 114 and set(_api_read(second, NS)[1]) < set(docs)  # b's records and its plain item
+
+
+def test_connections_to_deleted_databases_are_closed_once_many_are_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.setattr(_sqlite_read, "_KEEP", 1)
+    first = _filled(tmp_path / "a", layout="collection")
+    assert first.stored_documents(NS)
+    path = str(first._local_db)
+    assert path in _sqlite_read._connections
+    shutil.rmtree(tmp_path / "a")  # its database is gone (a test's temporary folder, say)
+    second = _filled(tmp_path / "b", layout="collection")
+    assert second.stored_documents(NS)
+    assert path not in _sqlite_read._connections and str(second._local_db) in _sqlite_read._connections
