@@ -128,7 +128,9 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     reopen = cfg.get("reopen", False)  # a fresh worker on the namespace another process wrote
     if cfg["system"] == "ours":
-        store = ChromaMemoryStore(client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale")
+        store = ChromaMemoryStore(
+            client=client(workdir, cfg["server"]), embeddings=emb, collection_prefix="scale", layout=cfg.get("layout")
+        )
         if cfg["server"]:  # sidecars of a server's namespaces go to a local folder (opt-in)
             store.snapshot_dir = str(workdir / "snapshots")
         for i in range(0, 0 if reopen else size, 2000):
@@ -181,12 +183,29 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
         from langchain_lifecycle_memory.read._snapshot import build_snapshot
 
+        out["layout"] = store.layout
         t0 = time.perf_counter()
-        records = store.list_records(ns)
+        records, documents = store.read_namespace(ns)  # the retriever's full read
         out["first_search_read_ms"] = round(ms(t0), 1)
         t0 = time.perf_counter()
-        build_snapshot(store, records, namespace=ns)
+        build_snapshot(store, records, namespace=ns, documents=documents)
         out["first_search_snapshot_ms"] = round(ms(t0), 1)
+        del records, documents
+        store.direct_reads = False  # the same read through Chroma's API (``get`` of documents, pages of 1,000)
+        t0 = time.perf_counter()
+        store.read_namespace(ns)
+        out["read_through_api_ms"] = round(ms(t0), 1)
+        store.direct_reads = True
+        vector, col = emb.embed_query(qs[0]), store._col(ns)
+        nearest, filtered = [], []
+        for _ in range(10):  # the retriever's dense query vs Chroma's query through the tenant filter
+            t0 = time.perf_counter()
+            store.nearest_ids(ns, vector, 60)
+            nearest.append(ms(t0))
+            t0 = time.perf_counter()
+            col.query(query_embeddings=[vector], n_results=60, include=["distances"])
+            filtered.append(ms(t0))
+        out["nearest_ids_ms"], out["chroma_query_ms"] = stats(nearest)["p50"], stats(filtered)["p50"]
     if attributes:
         out.update(attribute_split(store, emb, ns, size, qs[0], client(workdir, cfg["server"])))
     return out
@@ -258,7 +277,7 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     size, emb, ns = cfg["size"], HashEmbeddings(), ("memories", "big")
     texts = sentences(size)
     cl = client(workdir, cfg["server"])
-    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale")
+    store = ChromaMemoryStore(client=cl, embeddings=emb, collection_prefix="scale", layout=cfg.get("layout"))
     lc = Chroma(client=cl, collection_name="scale_lc", embedding_function=emb)
     for i in range(0, size, 2000):
         store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in texts[i : i + 2000]])
@@ -502,11 +521,15 @@ def run_child(cfg: dict[str, Any], server: str | None, server_pid: int | None) -
             result["server_rss_growth_mb"] = round(rss_mb(server_pid) - (server_before or 0), 1)
         if cfg["kind"] == "namespace" and "error" not in result:
             # Fresh workers on the namespace just written. Ours: the first finds the sidecar
-            # the loader saved plus the delta of its later writes; then the sidecars are
+            # the loader saved plus the delta of its later writes; the next finds the sidecar
+            # without the delta (as after another process's writes); then the sidecars are
             # deleted, so the next reads the namespace in full (and saves one), and the
             # last loads that. langchain-chroma: a fresh process's first search.
             if cfg["system"] == "ours":
                 result["cold_delta"] = child({**cfg, "reopen": True})
+                for delta in workdir.rglob("*.delta.json"):  # the loader's later writes as another
+                    delta.unlink()  # process's: the sidecar is stale, brought up to date from the documents
+                result["cold_stale"] = child({**cfg, "reopen": True})
                 for folder in ("lifecycle-snapshots", "snapshots"):
                     shutil.rmtree(workdir / folder, ignore_errors=True)
             result["cold_full_read"] = child({**cfg, "reopen": True})
@@ -608,6 +631,11 @@ def main() -> None:
     parser.add_argument(
         "--user-layouts", nargs="+", default=["bucketed", "collection"], help="layouts of the users part"
     )
+    parser.add_argument(
+        "--namespace-layout",
+        choices=["bucketed", "collection"],
+        help="store layout of the namespace/warm/attributes parts",
+    )
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
     parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
@@ -643,26 +671,30 @@ def main() -> None:
                 rows = []
                 for size in args.sizes:
                     for system in ("ours", "langchain-chroma"):
-                        r = run_child({"kind": "namespace", "system": system, "size": size}, server, pid)
+                        cfg = {"kind": "namespace", "system": system, "size": size, "layout": args.namespace_layout}
+                        r = run_child(cfg, server, pid)
                         part.setdefault(system, {})[str(size)] = r
                         rows.append((f"{system} {size}", r))
                 cols = ["load_s", "first_search_ms", "warm.p50", "warm.p95", "write.p50"]
                 cols += ["search_after_write.p50", "search_after_write.p95", "rss_growth_mb", "server_rss_growth_mb"]
-                cols += ["first_search_read_ms", "first_search_snapshot_ms"]
+                cols += ["first_search_read_ms", "first_search_snapshot_ms", "read_through_api_ms"]
+                cols += ["nearest_ids_ms", "chroma_query_ms", "layout"]
                 show(f"one namespace ({where}), ms", rows, cols)
-                cold = [f"{c}.first_search_ms" for c in ("cold_delta", "cold_full_read", "cold_sidecar")]
+                cold = [f"{c}.first_search_ms" for c in ("cold_delta", "cold_stale", "cold_full_read", "cold_sidecar")]
                 cold += [f"{c}.{m}" for c in ("cold_full_read", "cold_sidecar") for m in ("warm.p50", "rss_growth_mb")]
                 show(f"one namespace ({where}), a fresh worker's first search, ms", rows, cold)
             if "warm" in args.parts:
                 part = results.setdefault("warm", {}).setdefault(where, {})
                 rows = []
                 for size in args.sizes:
-                    r = part[str(size)] = run_child({"kind": "warm", "size": size}, server, pid)
+                    cfg = {"kind": "warm", "size": size, "layout": args.namespace_layout}
+                    r = part[str(size)] = run_child(cfg, server, pid)
                     rows.append((f"{size} records", r))
                 cols = ["ours.p50", "ours.p95", "langchain-chroma.p50", "langchain-chroma.p95", "ratio_p50"]
                 show(f"warm search, both systems in one process, queries interleaved ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}
+                cfg["layout"] = args.namespace_layout
                 r = run_child(cfg, server, pid)
                 results["attributes"] = r
                 show(

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -39,11 +40,15 @@ from langchain_lifecycle_memory.read._snapshot import ROW_COLUMNS, Snapshot
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import is_other_person
 
-__all__ = ["MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
+__all__ = ["BACKGROUND_RECORDS", "MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
 
 FORMAT = 1
 MIN_RECORDS = 2000
 """Namespaces smaller than this are read from the store (fast enough) and get no file."""
+BACKGROUND_RECORDS = 20_000
+"""Snapshots of at least this many records are written by a background thread (0.2-0.5 s at 50k)."""
+_PENDING: list[threading.Thread] = []
+_PENDING_LOCK = threading.Lock()
 
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 _COLUMNS = ROW_COLUMNS  # the per-record columns a snapshot holds
@@ -63,7 +68,7 @@ def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[str]:
 
 
 class SnapshotFiles:
-    """Load and save snapshot sidecars (stateless; sync and async for the retriever's I/O)."""
+    """Load and save snapshot sidecars (sync and async for the retriever's I/O)."""
 
     def load(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
         """The snapshot saved for ``namespace`` at revision ``token``, or ``None``.
@@ -76,28 +81,81 @@ class SnapshotFiles:
         if path is None or not os.path.exists(path):
             return None
         try:
+            meta = _peek(path)  # the file's revision first: a stale file is not unpacked
+        except Exception as e:  # a damaged file is rebuilt, never trusted
+            _damaged(path, e)
+            return None
+        if tuple(meta.get("namespace") or ()) != namespace:
+            return None
+        changes = None
+        if meta.get("token") != token:
+            delta = _delta_path(path)
+            try:
+                with open(delta, encoding="utf-8") as f:
+                    saved = json.load(f)
+                if tuple(saved["namespace"]) != namespace or saved["base"] != meta.get("token"):
+                    return None  # another chain of writes: ``refresh`` brings the file up to date
+                if saved["token"] != token:
+                    return None
+                changes = [(str(key), value) for key, value in saved["changes"]]
+            except FileNotFoundError:
+                return None
+            except Exception as e:
+                _damaged(delta, e)
+                return None
+        try:
             snap = _read(path, store, namespace)
         except Exception as e:  # a damaged file is rebuilt, never trusted
             _damaged(path, e)
             return None
-        if snap is None:
+        if snap is None or snap.token != meta.get("token"):
             return None
         snap.saved = snap.token
-        if snap.token == token:
-            return snap
-        delta = _delta_path(path)
+        return snap if changes is None else snap.apply(changes, token)
+
+    def refresh(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
+        """The snapshot at ``token`` from the last file saved (at any revision) and the stored documents.
+
+        For a worker whose file another process's writes made stale: instead of parsing
+        and indexing every record, the documents that differ from the file's (new,
+        changed or gone, found by comparing the stored JSON) are applied to it with the
+        exact ``Snapshot.apply``. Needs ``store.stored_documents`` (an embedded store);
+        ``None`` otherwise, or when there is no usable file. A delta file is written for
+        the next worker (a full file when the changes were too many for one).
+        """
+        namespace = tuple(namespace)
+        path = _path(store, namespace, token)
+        if path is None or not hasattr(store, "stored_documents") or not os.path.exists(path):
+            return None
         try:
-            with open(delta, encoding="utf-8") as f:
-                saved = json.load(f)
-            if tuple(saved["namespace"]) != namespace or saved["base"] != snap.token or saved["token"] != token:
-                return None  # another revision (or another chain of writes): read in full
-            changes = [(str(key), value) for key, value in saved["changes"]]
-        except FileNotFoundError:
-            return None
+            snap = _read(path, store, namespace)
         except Exception as e:
-            _damaged(delta, e)
+            _damaged(path, e)
             return None
-        return snap.apply(changes, token)
+        if snap is None:
+            return None
+        documents = store.stored_documents(namespace)
+        if documents is None:
+            return None
+        snap.saved = snap.token
+        before = dict(zip(snap.ids, raw_items(snap.stored)))
+        changes: list[tuple[str, Any]] = [(rid, None) for rid in before if rid not in documents]
+        for key, document in documents.items():
+            if before.get(key) != document:
+                try:
+                    changes.append((key, json.loads(document)))
+                except ValueError:
+                    continue  # not JSON: no record (a full read skips it too)
+        fresh = snap.apply(changes, token)
+        if fresh.saved is not None:
+            self.save_delta(fresh)
+        elif fresh.texts is not None:
+            self.save(fresh)
+        return fresh
+
+    async def arefresh(self, store: Any, namespace: tuple[str, ...], token: Any) -> Snapshot | None:
+        """Async :meth:`refresh`."""
+        return await asyncio.to_thread(self.refresh, store, namespace, token)
 
     def save_delta(self, snapshot: Snapshot) -> None:
         """Record the journal changes a snapshot applied since its sidecar was saved."""
@@ -118,10 +176,31 @@ class SnapshotFiles:
         _write(_delta_path(path), lambda f: f.write(data))
 
     def save(self, snapshot: Snapshot) -> None:
-        """Persist a snapshot built from a full read (no-op for small or unsaveable ones)."""
+        """Persist a snapshot built from a full read (no-op for small or unsaveable ones).
+
+        From ``BACKGROUND_RECORDS`` records on, a background thread writes the file (the
+        search that built the snapshot does not wait for it; ``wait`` does). Until it is
+        written the snapshot carries no ``saved`` revision, so no delta file refers to it.
+        """
         path = _path(snapshot.store, snapshot.namespace, snapshot.token)
         if path is None or snapshot.texts is None or len(snapshot) < MIN_RECORDS:
             return
+        if len(snapshot) < BACKGROUND_RECORDS:
+            self._save(snapshot, path)
+            return
+        thread = threading.Thread(target=self._save, args=(snapshot, path), name="lifecycle-snapshot-sidecar")
+        with _PENDING_LOCK:
+            _PENDING[:] = [t for t in _PENDING if t.is_alive()] + [thread]
+        thread.start()  # not a daemon: an exiting process finishes the file first
+
+    def wait(self) -> None:
+        """Block until every sidecar file being written in the background is written."""
+        with _PENDING_LOCK:
+            pending = list(_PENDING)
+        for thread in pending:
+            thread.join()
+
+    def _save(self, snapshot: Snapshot, path: str) -> None:
         arrays = _arrays(snapshot)
         if _write(path, lambda f: np.savez(f, **arrays)):  # type: ignore[arg-type]
             snapshot.saved, snapshot.since_saved = snapshot.token, []
@@ -210,6 +289,13 @@ def _arrays(snap: Snapshot) -> dict[str, np.ndarray]:
         out[name], out[name + "_ends"] = _pack(strings)  # type: ignore[arg-type]
     out["meta"] = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     return out
+
+
+def _peek(path: str) -> dict[str, Any]:
+    """The file's metadata alone (an ``.npz`` member is read only when asked for)."""
+    with np.load(path, allow_pickle=False) as f:
+        meta: dict[str, Any] = json.loads(f["meta"].tobytes().decode("utf-8"))
+    return meta
 
 
 def _read(path: str, store: Any, namespace: tuple[str, ...]) -> Snapshot | None:

@@ -27,6 +27,7 @@ from langchain_lifecycle_memory.read.cues import record_cues
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, normalize_value
+from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
 
 __all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros"]
@@ -318,6 +319,18 @@ def build_snapshot(
     instead of the record objects (``Rows``): a fraction of the memory, and a record is
     parsed again only when a search returns it.
     """
+    with paused_gc():  # many long-lived objects at once (see ``store.gcpause``)
+        return _build(store, records, namespace, token, cache, documents)
+
+
+def _build(
+    store: Any,
+    records: Sequence[MemoryRecord],
+    namespace: tuple[str, ...],
+    token: Any,
+    cache: dict[str, tuple[list[str], list[str]]] | None,
+    documents: Sequence[str] | None,
+) -> Snapshot:
     stored = list(records)
     records = resolve_current(stored)
     kept_stored: Sequence[MemoryRecord] = stored
@@ -352,7 +365,8 @@ def build_snapshot(
     created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
     rank = np.empty(len(records), dtype=np.int64)  # the order of ``store.slots.precedence``, vectorised
     rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
-    needles = sorted({n for r in records if (n := needle_of(r))})
+    needle_of_row = [needle_of(r) for r in records]
+    needles = sorted({n for n in needle_of_row if n})
     needle_pos = {n: i for i, n in enumerate(needles)}
     texts = [lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
     return Snapshot(
@@ -379,7 +393,7 @@ def build_snapshot(
         slot_code=slot_code,
         rank=rank,
         needles=needles,
-        needle_code=np.array([needle_pos.get(needle_of(r) or "", -1) for r in records], dtype=np.int64),
+        needle_code=np.array([needle_pos.get(n or "", -1) for n in needle_of_row], dtype=np.int64),
         namespace=tuple(namespace),
         token=token,
         cache=cache,

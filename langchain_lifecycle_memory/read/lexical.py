@@ -108,19 +108,31 @@ def tokenize(text: str) -> list[str]:
     latin: list[str] = []
     for run in _RUN.findall(normalize_text(text).replace("用户", " ")):
         if run[0] > "z":  # _RUN yields [a-z0-9]+ runs or CJK runs
-            unigrams.extend(ch for ch in run if ch not in _ZH_STOP_UNIGRAMS)
-            bigrams.extend(
-                b
-                for b in (run[i : i + 2] for i in range(len(run) - 1))
-                if b not in _ZH_STOP_BIGRAMS and b[0] not in _ZH_FUNCTION_CHARS and b[1] not in _ZH_FUNCTION_CHARS
-            )
+            uni, bi = _cjk_terms(run)
+            unigrams += uni
+            bigrams += bi
         elif run not in _EN_STOPWORDS:
             latin.append(_stem(run))
     return latin + unigrams + bigrams
 
 
+@functools.lru_cache(maxsize=65_536)
+def _cjk_terms(run: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A CJK run's unigrams and bigrams (runs recur across records: cached, like ``_stem``)."""
+    unigrams = tuple(ch for ch in run if ch not in _ZH_STOP_UNIGRAMS)
+    bigrams = tuple(
+        b
+        for b in (run[i : i + 2] for i in range(len(run) - 1))
+        if b not in _ZH_STOP_BIGRAMS and b[0] not in _ZH_FUNCTION_CHARS and b[1] not in _ZH_FUNCTION_CHARS
+    )
+    return unigrams, bigrams
+
+
+_CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9]+")
+
+
 def _capitalised(text: str) -> list[str]:
-    return [w for w in re.findall(r"\b[A-Z][A-Za-z0-9]+", text) if w.casefold() not in _EN_STOPWORDS]
+    return [w for w in _CAPITALISED.findall(text) if w.casefold() not in _EN_STOPWORDS]
 
 
 class _Analyses:

@@ -385,6 +385,8 @@ class LifecycleRetriever(BaseRetriever):
                         yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
         if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
             snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
+        if snapshot is None and token is not None:  # an older sidecar plus the documents that changed since
+            snapshot = yield _IO(SIDECARS, "refresh", "arefresh", (store, ns, token))
         if snapshot is None and small:  # one get: records and vectors
             snapshot = yield from read_small(
                 store, ns, SMALL_NAMESPACE, token=token, stamp=stamp, cache=cache, request=_IO

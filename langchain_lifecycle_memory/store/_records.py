@@ -24,6 +24,11 @@ from pydantic import ValidationError
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
+from langchain_lifecycle_memory.store._handles import Handle
+from langchain_lifecycle_memory.store._layout import Scoped
+from langchain_lifecycle_memory.store._sqlite_read import read_documents
+from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
 if TYPE_CHECKING:
@@ -95,6 +100,8 @@ class RecordAPI:
         prefix: str
         generation: int
 
+    direct_reads: bool = True
+    """Read a namespace in full from an embedded store's SQLite file (see ``_sqlite_read``)."""
     snapshot_dir: str | None = None
     """Folder for the retriever's snapshot sidecars; default: next to an embedded persistent
     store's database, none for other clients (set a local folder to opt in)."""
@@ -246,13 +253,42 @@ class RecordAPI:
         """Every record of exactly ``namespace`` as stored, oldest first, and its stored JSON document.
 
         ``list_records(namespace, resolve=False)`` plus the documents, for a reader that
-        keeps documents rather than record objects (the retriever's snapshot).
+        keeps documents rather than record objects (the retriever's snapshot). On an
+        embedded persistent store the documents come straight from Chroma's SQLite file
+        when it can vouch for them (``_sqlite_read``; ``direct_reads = False`` turns it off).
         """
-        pairs = sorted(
-            self._documents(C.validate_namespace(namespace), None, LIST_PAGE),
-            key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id),
-        )
-        return [r for r, _ in pairs], [d for _, d in pairs]
+        namespace = C.validate_namespace(namespace)
+        with paused_gc():  # a few objects per record, all kept: the collector's scans would only slow this
+            documents = self.stored_documents(namespace)
+            if documents is None:
+                found: Iterable[tuple[MemoryRecord, str]] = self._documents(namespace, None, LIST_PAGE)
+            else:
+                found = ((r, d) for d in documents.values() if (r := parse_record(namespace, d)) is not None)
+            pairs = sorted(found, key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id))
+            return [r for r, _ in pairs], [d for _, d in pairs]
+
+    def stored_documents(self, namespace: tuple[str, ...]) -> dict[str, str] | None:
+        """``{key: stored JSON document}`` of exactly ``namespace``, read from an embedded store's SQLite file.
+
+        ``None`` where that cannot be done (another client, ``direct_reads = False``, a
+        write overlapping the read): read through Chroma instead. Nothing is parsed.
+        """
+        namespace = C.validate_namespace(namespace)
+        path = getattr(self, "_local_db", None)
+        if not self.direct_reads or not path:
+            return None
+        col = self._col(namespace)
+        if col is None:
+            return {}
+        from chromadb.api.models.Collection import Collection
+
+        while isinstance(col, Handle):
+            col = col._col
+        if isinstance(col, Scoped):  # a shared bucket: only this namespace's rows
+            return read_documents(path, str(col.id), col.tenant)
+        if isinstance(col, Collection):  # the namespace's own collection
+            return read_documents(path, str(col.id))
+        return None
 
     async def aread_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
         """Async :meth:`read_namespace`."""
@@ -420,6 +456,9 @@ class RecordAPI:
         col = self._col(C.validate_namespace(namespace))
         if col is None or n <= 0:
             return []
+        own = nearest_in_bucket(self, col, embedding, n)
+        if own is not None:
+            return own
         res = self._guard(lambda: col.query(query_embeddings=[list(embedding)], n_results=n, include=["distances"]))
         return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
@@ -146,7 +147,8 @@ def test_a_fresh_worker_answers_from_the_sidecar_exactly_as_from_a_full_read(
     fourth, fourth_reads = _reopen(tmp_path / "db", "sidecar", monkeypatch)
     with pytest.warns(RuntimeWarning, match="unreadable"):
         assert _answers(LifecycleRetriever(store=fourth, namespace=NS)) == expected
-    assert fourth_reads == [NS] and not delta.exists()
+    assert fourth_reads == []  # the file plus the stored documents that differ from it, not a full read
+    assert json.loads(delta.read_text())["token"] == fourth.revision(NS)  # the damaged delta, written anew
 
 
 def test_a_sidecar_another_writer_made_stale_is_not_used_and_is_rebuilt(
@@ -161,8 +163,8 @@ def test_a_sidecar_another_writer_made_stale_is_not_used_and_is_rebuilt(
     reader, reads = _reopen(tmp_path / "db", "sidecar", monkeypatch)
     retriever = LifecycleRetriever(store=reader, namespace=NS)
     assert tea.content in [d.page_content for d in retriever.invoke("铁观音")]
-    assert reads == [NS]  # the stale sidecar was not trusted
-    assert SIDECARS.load(reader, NS, reader.revision(NS)) is not None  # rebuilt at the new revision
+    assert reads == []  # the stale sidecar was not used as is: brought up to date from the stored documents
+    assert SIDECARS.load(reader, NS, reader.revision(NS)) is not None  # a delta file leads it to the new revision
 
     writer.delete_records(NS, [tea.id])
     reader2, _ = _reopen(tmp_path / "db", "sidecar")
@@ -232,3 +234,47 @@ def test_scoring_only_the_records_that_can_reach_min_score_changes_no_result(
     monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)
     assert documents() == subset
     assert any(subset)
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_a_stale_sidecar_refreshed_from_the_stored_documents_equals_a_fresh_build(
+    tmp_path: Path, layout: str, many: bool
+) -> None:
+    rng = random.Random(11)
+    writer = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="refresh")
+    records = [_slot_record(rng, i) for i in range(80)]
+    writer.put_records(records)
+    LifecycleRetriever(store=writer, namespace=NS).invoke(QUERIES[0])  # saves the sidecar
+    other = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="refresh")
+    n = 40 if many else 3  # many: more than a quarter of the rows, rebuilt (and a new file saved)
+    other.delete_records(NS, [r.id for r in records[:n]])  # another worker's writes: not in the first one's journal
+    other.put_records([records[n].transition("archived", at=T0 + timedelta(minutes=50))])
+    other.put_records([_slot_record(rng, 1000 + i) for i in range(n)])
+    other.put(NS, "plain-item", {"note": "not a memory record"})
+    token = other.revision(NS)
+    assert SIDECARS.load(other, NS, token) is None  # stale: not used as is
+
+    refreshed = SIDECARS.refresh(other, NS, token)
+    assert refreshed is not None and refreshed.token == token
+    now, documents = other.read_namespace(NS)
+    _same_snapshot(refreshed, build_snapshot(None, now, namespace=NS, documents=documents))
+    for q in QUERIES:
+        fresh = build_snapshot(None, now, namespace=NS).index.scores(q)[0]
+        assert np.allclose(refreshed.index.scores(q)[0], fresh, atol=1e-9)
+    again = SIDECARS.load(other, NS, token)  # the next worker: the file and a delta (or a new file), no diff
+    assert again is not None
+    _same_snapshot(again, refreshed)
+
+
+def test_a_large_snapshot_is_saved_in_the_background_and_loads_like_one_saved_in_the_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sidecar, "BACKGROUND_RECORDS", 1)
+    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="background")
+    _seed(store, NS)
+    expected = _answers(LifecycleRetriever(store=store, namespace=NS))
+    SIDECARS.wait()
+    assert os.path.exists(str(store.snapshot_path(NS)))
+    worker, reads = _reopen(tmp_path / "db", "background", monkeypatch)
+    assert _answers(LifecycleRetriever(store=worker, namespace=NS)) == expected
+    assert reads == []
