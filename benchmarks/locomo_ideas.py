@@ -20,6 +20,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
+import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -34,8 +36,10 @@ from langchain_lifecycle_memory.eval.locomo import (
     load_locomo,
     recall_at_k,
 )
+from langchain_lifecycle_memory.read._anchors import BACKGROUND
+from langchain_lifecycle_memory.read.fusion import E5_RANK_CALIBRATION
 from langchain_lifecycle_memory.read.lexical import LexicalIndex, tokenize
-from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo7.json"
 K = 10
@@ -49,10 +53,47 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
-class Conv:
-    """One conversation: texts in two formats, their BM25 indexes and USE vectors."""
+class VectorCache:
+    """Embeddings by ``(model, kind, text)`` in one pickle outside the repository (``--cache``).
 
-    def __init__(self, conv, emb: UniversalSentenceEncoderEmbeddings) -> None:
+    The LoCoMo turns cost minutes to embed with e5 on a loaded machine; reruns read them back.
+    The file holds vectors of CC BY-NC texts keyed by those texts: keep it out of the repository.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.vectors: dict[tuple[str, str, str], np.ndarray] = {}
+        if path is not None and path.exists():
+            self.vectors = pickle.loads(path.read_bytes())
+        self.dirty = False
+
+    def embed(self, emb, texts: list[str], kind: str = "doc") -> np.ndarray:
+        """Unit rows of ``texts`` (``kind`` "query" uses the encoder's query side)."""
+        model = getattr(emb, "model_name", type(emb).__name__)
+        missing = list(dict.fromkeys(t for t in texts if (model, kind, t) not in self.vectors))
+        for i in range(0, len(missing), 64):
+            chunk = missing[i : i + 64]
+            if kind == "query":
+                rows = emb.embed_queries(chunk) if hasattr(emb, "embed_queries") else emb.embed_documents(chunk)
+            else:
+                rows = emb.embed_documents(chunk)
+            self.vectors.update(((model, kind, t), np.asarray(v, dtype=np.float32)) for t, v in zip(chunk, rows))
+            self.dirty = True
+        return _unit(np.stack([self.vectors[(model, kind, t)] for t in texts]))
+
+    def save(self) -> None:
+        if self.path is not None and self.dirty:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_bytes(pickle.dumps(self.vectors))
+            os.replace(tmp, self.path)
+            self.dirty = False
+
+
+class Conv:
+    """One conversation: texts in two formats, their BM25 indexes, USE vectors and (optionally) e5 vectors."""
+
+    def __init__(self, conv, emb: UniversalSentenceEncoderEmbeddings, cache: VectorCache, e5=None) -> None:
         self.conv, self.ids = conv, [t.dia_id for t in conv.turns]
         prev, nxt = [None, *conv.turns[:-1]], [*conv.turns[1:], None]
         self.texts = {
@@ -60,15 +101,19 @@ class Conv:
             for fmt in ("date+prev+next", "date")
         }
         self.lex = {fmt: LexicalIndex(texts) for fmt, texts in self.texts.items()}
-        self.docs = {fmt: _unit(np.array(emb.embed_documents(texts))) for fmt, texts in self.texts.items()}
+        self.docs = {fmt: cache.embed(emb, texts) for fmt, texts in self.texts.items()}
         self.questions = [q for q in conv.questions if q.evidence]
-        self.qvec = dict(
-            zip(
-                [q.question for q in self.questions],
-                _unit(np.array(emb.embed_documents([q.question for q in self.questions]))),
-                strict=True,
-            )
-        )
+        asked = [q.question for q in self.questions]
+        # USE is symmetric: questions embedded as documents, as the retriever's embed_query does
+        self.qvec = dict(zip(asked, cache.embed(emb, asked), strict=True))
+        self.e5_docs = self.e5_q = None
+        if e5 is not None:  # the episode encoder: passage/query prefixes, query-centred cosines
+            self.e5_docs = cache.embed(e5, self.texts["date+prev+next"])
+            background = cache.embed(e5, list(BACKGROUND))
+            qv = cache.embed(e5, asked, "query")
+            offsets = (qv @ background.T).mean(axis=1)
+            self.e5_q = {q: (v, float(o)) for q, v, o in zip(asked, qv, offsets, strict=True)}
+        cache.save()
         self.session = np.array([t.session for t in conv.turns])
         self.speaker = np.array([t.speaker for t in conv.turns])
         self.names = sorted(set(self.speaker))
@@ -82,13 +127,38 @@ class Conv:
             return np.ones(len(self.ids))
         return np.where(np.isin(self.speaker, named), 1.0, factor)
 
-    def fused(self, question: str, fmt: str = "date+prev+next", query: str | None = None) -> np.ndarray:
+    def e5_dense(self, question: str, top_k: int = 50, floor: float | None = None, ceiling: float | None = None):
+        """The episode encoder's ordering score (``_episodes.episode_scores``), zeros without e5."""
+        if self.e5_q is None:
+            return np.zeros(len(self.ids))
+        qv, offset = self.e5_q[question]
+        cos = self.e5_docs @ qv - offset
+        top = np.argsort(-cos, kind="stable")[:top_k]
+        out = np.zeros(len(cos))
+        cal = E5_RANK_CALIBRATION
+        out[top] = _cal(cos[top], cal.dense_floor if floor is None else floor, ceiling or cal.dense_ceiling)
+        return out
+
+    def fused(
+        self,
+        question: str,
+        fmt: str = "date+prev+next",
+        query: str | None = None,
+        *,
+        e5: bool = True,
+        dense_w: float = 0.8,
+        lex_ceiling: float = 1.0,
+        e5_kw: dict | None = None,
+    ) -> np.ndarray:
         _, coverage = self.lex[fmt].scores(query or question)
         cos = self.docs[fmt] @ self.qvec[question]
         in_top = np.zeros(len(cos), dtype=bool)
         in_top[np.argsort(-cos)[:50]] = True
         dense = np.where(in_top, _cal(cos, 0.22, 1.0), 0.0)
-        return 1 - (1 - 0.8 * dense) * (1 - _cal(coverage, 0.0, 1.0)) + 1e-3 * (np.maximum(cos, 0) + coverage)
+        if e5 and fmt == "date+prev+next":
+            dense = 1 - (1 - dense) * (1 - self.e5_dense(question, **(e5_kw or {})))
+        lexical = _cal(coverage, 0.0, lex_ceiling)
+        return 1 - (1 - dense_w * dense) * (1 - lexical) + 1e-3 * (np.maximum(cos, 0) + coverage)
 
 
 Scorer = Callable[[Conv, str], "np.ndarray | list[str]"]
@@ -135,16 +205,20 @@ def turn_and_context(w: float) -> Scorer:
     return lambda c, q: (c.fused(q) + w * c.fused(q, "date")) * c.speaker_factor(q)
 
 
-def feedback(docs: int, terms: int, alpha: float) -> Scorer:
-    """BM25 pseudo-relevance feedback: the top ``docs`` results' rarest ``terms`` as a second query."""
+def feedback(docs: int, terms: int, alpha: float, weighted: bool = False, scorer: Scorer | None = None) -> Scorer:
+    """BM25 pseudo-relevance feedback: the top ``docs`` results' rarest ``terms`` as a second query.
+
+    ``weighted``: each word's idf counts times its text's score (``_episodes.episode_feedback``,
+    the default since issue 13's last round); else idf alone.
+    """
 
     def run(c: Conv, q: str) -> np.ndarray:
-        s = base(c, q)
+        s = (scorer or base)(c, q)
         lex, seen, weight = c.lex["date+prev+next"], set(tokenize(q)), collections.Counter()
         for i in np.argsort(-s, kind="stable")[:docs]:
             for t in set(tokenize(c.texts["date+prev+next"][i])) - seen:
-                if lex._doc_freq(t) > 1:
-                    weight[t] += lex.idf(t)
+                if lex.doc_freq(t) > 1:
+                    weight[t] += lex.idf(t) * (float(s[i]) if weighted else 1.0)
         extra = " ".join(t for t, _ in weight.most_common(terms))
         return s + alpha * lex.scores(extra)[1] * c.speaker_factor(q) if extra else s
 
@@ -167,12 +241,14 @@ def by_speaker(c: Conv, q: str) -> np.ndarray | list[str]:
 
 
 IDEAS: dict[str, Scorer] = {
-    "default fusion, turns stored as the user's": lambda c, q: c.fused(q),
-    "+ speaker as the episode's entity (default)": base,
+    "default fusion, turns stored as the user's, USE only": lambda c, q: c.fused(q, e5=False),
+    "+ speaker as the episode's entity, USE only": lambda c, q: c.fused(q, e5=False) * c.speaker_factor(q),
+    "+ e5 episode encoder": base,
+    "+ BM25 feedback, idf x score weighted (default)": feedback(5, 10, 0.3, weighted=True),
+    "  BM25 feedback, idf only (5 docs, 10 terms)": feedback(5, 10, 0.3),
     "  neighbour expansion, 0.6 of the hit's score": neighbours(0.6),
     "  diversify: same-session neighbours x0.9": diversify(0.9, 2),
     "  turn alone + 0.2 x turn with neighbours": turn_and_context(0.2),
-    "  BM25 pseudo-relevance feedback (5 docs, 10 terms)": feedback(5, 10, 0.3),
     "  decomposition by named speaker": by_speaker,
 }
 
@@ -182,6 +258,12 @@ def main() -> None:
     parser.add_argument("--file", default=str(LOCOMO))
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
+    parser.add_argument(
+        "--cache",
+        default=str(Path.home() / ".cache" / "lifecycle-memory-bench" / "locomo-ideas.pkl"),
+        help="embedding cache file, outside the repository ('' for none)",
+    )
+    parser.add_argument("--no-e5", action="store_true", help="USE only (no episode encoder)")
     args = parser.parse_args()
     stats = EvidenceStats()
     conversations = load_locomo(args.file, stats=stats)
@@ -190,7 +272,9 @@ def main() -> None:
         apply_audit(conversations, json.loads(Path(audit).read_text(encoding="utf-8")), stats, limited=False)
     conversations = conversations[args.skip :][: args.limit]
     emb = UniversalSentenceEncoderEmbeddings()
-    convs = [Conv(c, emb) for c in conversations]
+    cache = VectorCache(Path(args.cache) if args.cache else None)
+    e5 = None if args.no_e5 else E5SmallEmbeddings()
+    convs = [Conv(c, emb, cache, e5) for c in conversations]
     print(f"LoCoMo recall@{K}, conversations {[c.conv.sample_id for c in convs]}")
     print(f"{'idea':55s} {'all':>6s} {'multi':>6s} {'temp':>6s} {'open':>6s} {'single':>6s}")
     for name, scorer in IDEAS.items():
