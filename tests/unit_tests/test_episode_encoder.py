@@ -53,6 +53,14 @@ def test_an_episode_found_only_by_the_episode_encoder_is_returned(tmp_path: Path
     # the fact mentions a kayak too, but facts keep the store's encoder alone
 
 
+def test_past_its_limit_of_episodes_the_encoder_stays_silent(tmp_path: Path) -> None:
+    memory = _memory(tmp_path, TopicEncoder())
+    memory.retriever.episode_embeddings_limit = 1  # the namespace holds two episodes
+    assert memory.search(QUESTION, "u1") == []
+    memory.retriever.episode_embeddings_limit = 2
+    assert [d.page_content for d in memory.search(QUESTION, "u1")] == ["Paddled my kayak across the fjord last summer."]
+
+
 def test_episode_vectors_are_embedded_once_per_text_at_write_time(tmp_path: Path) -> None:
     encoder = TopicEncoder()
     memory = _memory(tmp_path, encoder)
