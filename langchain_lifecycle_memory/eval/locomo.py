@@ -206,6 +206,8 @@ def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str, 
     previous, following = [None, *conv.turns[:-1]], [*conv.turns[1:], None]
     texts = [index_text(t, text_format, p, n) for t, p, n in zip(conv.turns, previous, following, strict=True)]
     embeddings.warm(texts, queries=[q.question for q in conv.questions])
+    # The episode encoder's vectors in one batch (add_episode would embed them one by one: same vectors).
+    memory.retriever.embed_episodes(texts)
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
         record = memory.add_episode(

@@ -54,13 +54,17 @@ class PersistedCards:
         """Segment files this process has read or written."""
 
     @classmethod
-    def for_embeddings(cls, embeddings: Any) -> PersistedCards | None:
-        """The store for ``embeddings``' cards, or ``None`` (no fingerprint, or caching off)."""
+    def for_embeddings(cls, embeddings: Any, kind: str = "cards") -> PersistedCards | None:
+        """The store for ``embeddings``' cards, or ``None`` (no fingerprint, or caching off).
+
+        ``kind`` names another folder of the same layout for other fixed phrases (the
+        query-centring background, ``_anchors``), so that each is read on its own.
+        """
         fingerprint = getattr(embeddings, "fingerprint", None)
         root = cache_dir()
         if not isinstance(fingerprint, dict) or root is None:
             return None
-        folder = root / "cards" / fingerprint_key(dict(fingerprint))
+        folder = root / kind / fingerprint_key(dict(fingerprint))
         with cls._lock:
             hit = cls._open.get(folder)
             if hit is None:

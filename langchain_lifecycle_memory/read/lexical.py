@@ -360,6 +360,10 @@ class LexicalIndex:
         term = self._vocab.get(token)
         return int(self._df[term]) if term is not None and term < len(self._df) else 0
 
+    def doc_freq(self, token: str) -> int:
+        """How many indexed texts hold ``token`` (an index term, see ``tokenize``)."""
+        return self._doc_freq(token)
+
     def idf(self, token: str) -> float:
         """Lucene IDF; a token the index has never seen gets the highest possible value."""
         df = self._doc_freq(token)

