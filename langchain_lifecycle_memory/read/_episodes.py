@@ -8,9 +8,10 @@ e5, query-centred and calibrated with the e5 calibrations the scenario probes fi
 (``E5_CALIBRATION`` for the threshold, ``E5_RANK_CALIBRATION`` for the order), joined with
 the main dense channel as a noisy-OR: either encoder's confidence counts, neither costs.
 
-The vectors are the encoder's own and live in this process (cached by text, like cue
-vectors): nothing about the store changes, a reindex of the store does not touch them,
-and the first search after new episodes embeds those episodes once.
+The vectors are the encoder's own, cached in this process by text (like cue vectors) and
+kept in a file per namespace next to its snapshot sidecar (``_episode_files``), so a new
+process does not embed the namespace's episodes again; purge removes the file, and a search
+that finds the episodes changed rewrites it. A reindex of the store does not touch them.
 
 Episodes also get BM25 *pseudo-relevance feedback* (``episode_feedback``): a turn rarely
 repeats the question's words ("What activities does Melanie partake in?" vs her pottery
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
+from langchain_lifecycle_memory.read._episode_files import EPISODE_FILES
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
 from langchain_lifecycle_memory.read.lexical import tokenize
@@ -120,6 +122,7 @@ def episode_scores(
     rank_calibration: ScoreCalibration,
     request: Any,
     limit: int | None = None,
+    path: str | None = None,
 ) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray] | None]:
     """Calibrated (threshold, order) episode scores per record, or ``None`` without episodes.
 
@@ -127,7 +130,9 @@ def episode_scores(
     I/O requests (embedding) and returns the two score columns. Only the ``top_k`` best
     episodes by this encoder speak, as the main dense channel only speaks for its top.
     ``None`` too when the namespace holds more than ``limit`` eligible episodes: the
-    encoder's cost grows with them (each embedded once per process, one product per search).
+    encoder's cost grows with them (each embedded once, one product per search). ``path``: the
+    namespace's episode-vector file (``_episode_files``), read before embedding what this process
+    has not, rewritten when the namespace's episodes differ from it.
     """
     if EPISODE_KIND not in snapshot.kinds:
         return None
@@ -138,8 +143,16 @@ def episode_scores(
     texts = [snapshot.records[p].content for p in positions.tolist()]
     vectors = EpisodeVectors.for_embeddings(encoder)
     missing = vectors.missing(texts)
+    if missing and path is not None:  # another process may have embedded them
+        found = yield request(EPISODE_FILES, "load", "aload", (path, missing))
+        if found is not None:
+            vectors.install(*found)
+            missing = vectors.missing(texts)
     if missing:
         vectors.install(missing, (yield request(encoder, "embed_documents", "aembed_documents", (missing,))))
+    matrix = vectors.matrix(texts)
+    if path is not None and EPISODE_FILES.stale(path, texts):
+        yield request(EPISODE_FILES, "save", "asave", (path, texts, matrix))
     qvec = yield request(encoder, "embed_query", "aembed_query", (query,))
     centering = QueryCentering.for_embeddings(encoder)
     background = centering.missing()
@@ -147,7 +160,7 @@ def episode_scores(
         centering.install((yield request(encoder, "embed_documents", "aembed_documents", (background,))))
     q = np.asarray(qvec, dtype=np.float32)
     q = q / (float(np.linalg.norm(q)) or 1.0)
-    cosine = vectors.matrix(texts) @ q - (centering.offset(qvec) if calibration.centered else 0.0)
+    cosine = matrix @ q - (centering.offset(qvec) if calibration.centered else 0.0)
     top = np.argsort(-cosine, kind="stable")[:top_k]
     n = len(snapshot)
     out = (np.zeros(n), np.zeros(n))

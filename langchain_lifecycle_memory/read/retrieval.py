@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
+from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
@@ -485,6 +486,7 @@ class LifecycleRetriever(BaseRetriever):
                 calibration=self.episode_calibration,
                 rank_calibration=self.episode_rank_calibration,
                 request=_IO,
+                path=episode_file_path(store, ns, episode_encoder),
             )
         scored = snapshot
         if not full and opts.min_score > 0 and _CANDIDATES_ONLY:

@@ -176,3 +176,85 @@ def test_feedback_ranks_an_episode_sharing_the_best_hits_words_above_a_stray_wor
     with_feedback = _turns(tmp_path / "b", True)
     assert with_feedback.index(KILN) < with_feedback.index(REUNION)  # clay, bowl, glaze: the pottery turn's words
     assert with_feedback[0] == without[0] == POTTERY  # the best turn keeps its place
+
+
+# ------------------------------------------------------------ the episode vectors kept on disk
+
+
+class RecordingTopicEncoder(TopicEncoder):
+    """A TopicEncoder with a fingerprint (so its vectors may be kept), recording what it embeds."""
+
+    fingerprint = {"provider": "test-topic", "version": 1}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts += texts
+        return super().embed_documents(texts)
+
+
+KAYAK, BREAD = "Paddled my kayak across the fjord last summer.", "Baked sourdough on Sunday."
+
+
+def _episode_memory(path: Path, encoder: Embeddings) -> LifecycleMemory:
+    store = ChromaMemoryStore(path, embeddings=DeterministicFakeEmbedding(size=32))
+    return LifecycleMemory(
+        store, retriever=LifecycleRetriever(store=store, episode_embeddings=encoder), retrieval_log=None
+    )
+
+
+def _files(path: Path) -> list[Path]:
+    return sorted(path.rglob("*.episodes-*.npz"))
+
+
+def test_a_new_process_reads_the_episode_vectors_instead_of_embedding_them_again(tmp_path: Path) -> None:
+    import numpy as np
+
+    writer = RecordingTopicEncoder()
+    memory = _episode_memory(tmp_path / "mem", writer)
+    memory.add_episode(KAYAK, "u1")
+    memory.add_episode(BREAD, "u1")
+    before = [d.page_content for d in memory.search(QUESTION, "u1")]
+    assert before == [KAYAK] and len(_files(tmp_path)) == 1
+    with np.load(_files(tmp_path)[0], allow_pickle=False) as data:
+        assert data["vectors"].shape == (2, 2) and KAYAK.encode() not in data["digests"].tobytes()  # digests only
+
+    fresh = RecordingTopicEncoder()  # another process: a new encoder object, an empty in-process cache
+    again = _episode_memory(tmp_path / "mem", fresh)
+    assert [d.page_content for d in again.search(QUESTION, "u1")] == before
+    assert KAYAK not in fresh.texts and BREAD not in fresh.texts
+
+
+def test_the_episode_vector_file_follows_forget_and_purge(tmp_path: Path) -> None:
+    import numpy as np
+
+    memory = _episode_memory(tmp_path / "mem", RecordingTopicEncoder())
+    kayak = memory.add_episode(KAYAK, "u1")
+    memory.add_episode(BREAD, "u1")
+    memory.add_episode("Rented a canoe, not a kayak, this time.", "u2")
+    memory.add_episode("Fixed the canoe's seat.", "u2")
+    memory.search(QUESTION, "u1")
+    memory.search(QUESTION, "u2")
+    assert len(_files(tmp_path)) == 2  # one per namespace
+
+    memory.forget("u1", record_id=kayak.id)
+    memory.search(QUESTION, "u1")  # the next search rewrites the file with the current episodes
+    u1_file = [f for f in _files(tmp_path) if np.load(f)["digests"].shape == (1,)]
+    assert len(u1_file) == 1
+
+    memory.purge("u1")
+    assert len(_files(tmp_path)) == 1  # u2's file stays
+
+
+def test_an_unreadable_episode_vector_file_is_removed_and_rebuilt(tmp_path: Path) -> None:
+    memory = _episode_memory(tmp_path / "mem", RecordingTopicEncoder())
+    memory.add_episode(KAYAK, "u1")
+    memory.search(QUESTION, "u1")
+    (file,) = _files(tmp_path)
+    file.write_bytes(b"not a numpy file")
+    fresh = RecordingTopicEncoder()
+    with pytest.warns(RuntimeWarning, match="unreadable episode-vector file"):
+        assert [d.page_content for d in _episode_memory(tmp_path / "mem", fresh).search(QUESTION, "u1")] == [KAYAK]
+    assert KAYAK in fresh.texts and len(_files(tmp_path)) == 1  # embedded again, file written anew
