@@ -5,9 +5,9 @@
 Both memories use the same default USE store encoder; one retriever has
 ``episode_embeddings=None`` (and no episode feedback), the other the defaults
 (multilingual-e5-small for episodes, BM25 feedback). Last, a new process opens each
-store and times its first search: the episode vectors live in the process that wrote
-them, so a new process embeds the namespace's episodes once (the centring background
-comes from the cache directory after the first process on a machine).
+store and times its first search: it reads the episode vectors from the namespace's file
+next to the snapshot sidecar instead of embedding the episodes again (the centring
+background comes from the cache directory after the first process on a machine).
 
     nice -n 10 python benchmarks/episode_latency.py --episodes 300 --queries 20
 """
