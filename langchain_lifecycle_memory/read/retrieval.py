@@ -17,7 +17,6 @@ every candidate and why it was kept or dropped.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -35,9 +34,9 @@ from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
-from langchain_lifecycle_memory.read._sidecar import SIDECARS
-from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE, read_small
-from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, local_positions
+from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
+from langchain_lifecycle_memory.read._snapshot import local_positions
+from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
     E5_CALIBRATION,
@@ -84,12 +83,6 @@ class _IO:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
-# The latest records + BM25 snapshot per (store, namespace), tagged with the store revision
-# it reflects. Every write, by any process or server client, stamps a new revision, so a
-# stale snapshot is never used: it is brought up to date from the store's journal of this
-# process's writes, or read again in full when the journal cannot tell.
-_SNAPSHOTS: dict[tuple[int, tuple[str, ...]], Snapshot] = {}
-_SNAPSHOTS_LOCK = threading.Lock()
 _CANDIDATES_ONLY = True
 """Score only the records that can reach ``min_score`` (tests compare against scoring all of them)."""
 
@@ -363,62 +356,7 @@ class LifecycleRetriever(BaseRetriever):
             offsets = [centering.offset(v) for v in vectors]
 
         ns = opts.namespace
-        snapshot, token = None, None
-        cached = _SNAPSHOTS.get((id(store), ns))
-        if cached is not None and cached.store is not store:  # a dead store's id, reused
-            cached = None
-        cache = cached.cache if cached is not None else None
-        small, stamp = hasattr(store, "read_small_namespace"), getattr(store, "database_stamp", lambda: None)()
-        if stamp is not None and cached is not None and cached.stamp == stamp:
-            snapshot, token = cached, cached.token  # nothing committed to the database since its read
-        elif stamp is not None and cached is None and small:  # a first read: the stamp dates it, no token
-            snapshot = yield from read_small(
-                store, ns, SMALL_NAMESPACE, token=None, stamp=stamp, cache=cache, request=_IO
-            )
-            small = snapshot is not None
-        if snapshot is None and hasattr(store, "revision"):
-            token = yield _IO(store, "revision", "arevision", (ns,))
-            if cached is not None and cached.token == token:
-                snapshot = cached
-            elif (
-                cached is not None
-                and cached.dense is None
-                and cached.deltas < MAX_DELTAS
-                and hasattr(store, "changes_between")
-            ):
-                changes = store.changes_between(ns, cached.token, token)  # in memory: no I/O
-                if changes is not None:
-                    snapshot = cached.apply(changes, token)
-                    if snapshot.saved is not None:  # the next fresh worker: the sidecar plus these changes
-                        yield _IO(SIDECARS, "save_delta", "asave_delta", (snapshot,))
-        if snapshot is None and token is not None:  # a fresh process: the sidecar saved at this revision
-            snapshot = yield _IO(SIDECARS, "load", "aload", (store, ns, token))
-        if snapshot is None and token is not None:  # an older sidecar plus the documents that changed since
-            snapshot = yield _IO(SIDECARS, "refresh", "arefresh", (store, ns, token))
-        if snapshot is None and small:  # one get: records and vectors
-            snapshot = yield from read_small(
-                store, ns, SMALL_NAMESPACE, token=token, stamp=stamp, cache=cache, request=_IO
-            )
-        if snapshot is None:
-            if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
-                records, documents = yield _IO(store, "read_namespace", "aread_namespace", (ns,))
-                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
-                if token is not None:
-                    yield _IO(SIDECARS, "save", "asave", (snapshot,))
-            else:
-                records = yield _IO(store, "list_records", "alist_records", (ns,), {"resolve": False})
-                snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache)
-        if (token is not None or snapshot.stamp is not None) and snapshot is not cached:
-            evicted = None
-            with _SNAPSHOTS_LOCK:
-                _SNAPSHOTS.pop((id(store), ns), None)
-                if len(_SNAPSHOTS) >= 64:
-                    evicted = _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
-                _SNAPSHOTS[(id(store), ns)] = snapshot
-            # The store journals its writes only for snapshots held here that a delta can update.
-            _follow(store, ns, snapshot.dense is None)
-            if evicted is not None and evicted.store is not None:
-                _follow(evicted.store, evicted.namespace, False)
+        snapshot = yield from current_snapshot(store, ns, small_limit=SMALL_NAMESPACE, request=_IO)
 
         eligible = snapshot.eligible(
             statuses=opts.statuses,
@@ -549,11 +487,6 @@ class LifecycleRetriever(BaseRetriever):
         if not full:
             explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
         return explanation
-
-
-def _follow(store: Any, namespace: tuple[str, ...], on: bool) -> None:
-    if hasattr(store, "follow"):
-        store.follow(namespace, on)
 
 
 def _calibration_hint(embeddings: Any) -> tuple[ScoreCalibration, ScoreCalibration] | None:
