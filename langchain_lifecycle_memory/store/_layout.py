@@ -107,7 +107,12 @@ class Scoped:
         return [{**(m or {}), C.SYS_NS: self.tenant} for m in (metadatas or [None] * n)]  # type: ignore[list-item]
 
     def get(self, ids: Sequence[str] | None = None, where: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        got = self._col.get(ids=self._ids(ids) if ids is not None else None, where=self._where(where), **kwargs)
+        if ids is not None:
+            # Prefixed ids name rows of this namespace only (labels hold neither "." nor NUL), and
+            # Chroma evaluates a ``where`` over the whole bucket: 15 ms at 10k rows vs 0.4 ms by id.
+            got = self._col.get(ids=self._ids(ids), where=where or None, **kwargs)
+        else:
+            got = self._col.get(where=self._where(where), **kwargs)
         got["ids"] = self._own(got["ids"])
         return got
 
