@@ -137,6 +137,19 @@ class Scoped:
         own = [(i[n:], 1.0 - float(d)) for i, d in zip(ids, distances) if i.startswith(self._prefix)]
         return own, len(ids) < fetch
 
+    def query_own(self, vector: Sequence[float], fetch: int, include: Sequence[str]) -> tuple[dict[str, Any], bool]:
+        """``query`` for one vector over the bucket's ``fetch`` nearest, unfiltered; and whether it ran out.
+
+        Only this namespace's rows are kept (by id prefix, as :meth:`nearest_own`).
+        """
+        res = self._col.query(query_embeddings=[list(vector)], n_results=fetch, include=list(include))
+        ids = res["ids"][0]
+        keep = [j for j, i in enumerate(ids) if i.startswith(self._prefix)]
+        out: dict[str, Any] = {"ids": [[ids[j][len(self._prefix) :] for j in keep]]}
+        for field in include:
+            out[field] = [[res[field][0][j] for j in keep]]
+        return out, len(ids) < fetch
+
     def _write(self, method: str, ids: Sequence[str], metadatas: Any = None, **kwargs: Any) -> Any:
         return getattr(self._col, method)(ids=self._ids(ids), metadatas=self._metas(metadatas, len(ids)), **kwargs)
 

@@ -52,6 +52,7 @@ from langgraph.store.base import (
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
 from langchain_lifecycle_memory.store import _layout
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store._bucket_query import rows_in_bucket
 from langchain_lifecycle_memory.store._handles import Collections, Handle
 from langchain_lifecycle_memory.store._records import RecordAPI
 from langchain_lifecycle_memory.store._revisions import RevisionJournal, local_database
@@ -467,10 +468,19 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         fetch = max(need * 2, 20)
         use_where = None
         include = ["documents", "metadatas", "distances"] if with_documents else ["metadatas", "distances"]
+        # A namespace that fills most of a shared bucket: one unfiltered bucket query, when it holds enough.
+        first = rows_in_bucket(self, col, vector, fetch, include)
         while True:
-            res = self._guard(
-                lambda n=fetch, w=use_where: col.query(query_embeddings=[vector], n_results=n, where=w, include=include)
-            )
+            if first is not None:
+                res, exhausted = first
+                first = None
+            else:
+                res = self._guard(
+                    lambda n=fetch, w=use_where: col.query(
+                        query_embeddings=[vector], n_results=n, where=w, include=include
+                    )
+                )
+                exhausted = len(res["ids"][0]) < fetch
             ids, metas, dists = res["ids"][0], res["metadatas"][0], res["distances"][0]
             docs = res["documents"][0] if with_documents else [None] * len(ids)
             rows = [
@@ -478,7 +488,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
                 for i, doc, meta, dist in zip(ids, docs, metas, dists)
                 if accept(meta, doc)
             ]
-            if len(rows) >= need or len(ids) < fetch:
+            if len(rows) >= need or exhausted:
                 return rows
             if where is not None and use_where is None:
                 use_where = where

@@ -111,6 +111,37 @@ def test_a_namespace_that_fills_its_bucket_is_searched_unfiltered_and_sees_only_
     } | {"plain-item"}
 
 
+def test_store_and_record_searches_of_a_namespace_that_fills_its_bucket_match_the_filtered_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``search_records`` and BaseStore ``search`` take the unfiltered bucket query too: same answers, own rows only."""
+    from langchain_lifecycle_memory.store import _bucket_query
+
+    monkeypatch.setattr(_bucket_query, "BUCKET_NAMESPACE_ROWS", 1)
+    store = _filled(tmp_path / "db", layout="bucketed", buckets=1)  # NS: 114 of 174 rows; the others 30 each
+    bucket = store._col(NS)._col
+    calls: list[int] = []
+    original = type(bucket).query_own
+    monkeypatch.setattr(type(bucket), "query_own", lambda self, v, f, i: calls.append(f) or original(self, v, f, i))
+
+    def answers() -> list[object]:
+        out: list[object] = []
+        for query in ("Where does Maya live?", "我用什么编辑器？", "tea"):
+            for ns in (NS, OTHER, CHILD):
+                out.append([(r.id, r.namespace) for r, _ in store.search_records(ns, query, k=8)])
+                out.append([(i.key, i.namespace) for i in store.search(ns, query=query, limit=8)])
+        return out
+
+    unfiltered = answers()
+    assert calls  # NS (over a quarter of the bucket) took the unfiltered query
+    monkeypatch.setattr(_bucket_query, "BUCKET_NAMESPACE_ROWS", 10**9)  # every query filtered by tenant
+    assert answers() == unfiltered
+    for result in unfiltered:
+        assert result and all(tuple(ns) in (NS, OTHER, CHILD) for _, ns in result)  # type: ignore[union-attr]
+    own = {(i.key, tuple(i.namespace)) for i in store.search(NS, query="tea", limit=200)}
+    assert {ns for _, ns in own} == {NS, CHILD}  # a prefix search: NS and below, never OTHER's rows
+
+
 def test_a_database_replaced_at_the_same_path_is_read_afresh(tmp_path: Path) -> None:
     import os
 
