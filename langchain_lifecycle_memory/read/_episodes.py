@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -122,7 +122,7 @@ def episode_scores(
     rank_calibration: ScoreCalibration,
     request: Any,
     limit: int | None = None,
-    path: str | None = None,
+    path: Callable[[], str | None] | None = None,
 ) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray] | None]:
     """Calibrated (threshold, order) episode scores per record, or ``None`` without episodes.
 
@@ -130,9 +130,9 @@ def episode_scores(
     I/O requests (embedding) and returns the two score columns. Only the ``top_k`` best
     episodes by this encoder speak, as the main dense channel only speaks for its top.
     ``None`` too when the namespace holds more than ``limit`` eligible episodes: the
-    encoder's cost grows with them (each embedded once, one product per search). ``path``: the
-    namespace's episode-vector file (``_episode_files``), read before embedding what this process
-    has not, rewritten when the namespace's episodes differ from it.
+    encoder's cost grows with them (each embedded once, one product per search). ``path()``: the
+    namespace's episode-vector file (``_episode_files``; asked for only past the checks above),
+    read before embedding what this process has not, rewritten when the episodes differ from it.
     """
     if EPISODE_KIND not in snapshot.kinds:
         return None
@@ -141,6 +141,7 @@ def episode_scores(
     if not len(positions) or (limit is not None and len(positions) > limit):
         return None
     texts = [snapshot.records[p].content for p in positions.tolist()]
+    path = path() if path is not None else None
     vectors = EpisodeVectors.for_embeddings(encoder)
     missing = vectors.missing(texts)
     if missing and path is not None:  # another process may have embedded them

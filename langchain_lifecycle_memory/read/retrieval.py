@@ -424,7 +424,7 @@ class LifecycleRetriever(BaseRetriever):
                 calibration=self.episode_calibration,
                 rank_calibration=self.episode_rank_calibration,
                 request=_IO,
-                path=episode_file_path(store, ns, episode_encoder),
+                path=lambda: episode_file_path(store, ns, episode_encoder),
             )
         scored = snapshot
         if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
