@@ -56,6 +56,7 @@ class EpisodeFiles:
 
     def __init__(self) -> None:
         self._held: OrderedDict[str, frozenset[bytes]] = OrderedDict()
+        self._current: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
     def load(self, path: str, texts: Sequence[str]) -> tuple[list[str], np.ndarray] | None:
@@ -82,10 +83,21 @@ class EpisodeFiles:
         return [t for t, _ in found], np.asarray(vectors[[i for _, i in found]], dtype=np.float32)
 
     def stale(self, path: str, texts: Sequence[str]) -> bool:
-        """Whether the file (as last read or written here) holds other episodes than ``texts``."""
+        """Whether the file (as last read or written here) holds other episodes than ``texts``.
+
+        A search asks this every time: the texts last found current are remembered, so the
+        digests are computed only when the namespace's episodes changed.
+        """
+        key = tuple(texts)
         with self._lock:
-            held = self._held.get(path)
-        return held is None or held != frozenset(_digest(t) for t in texts)
+            held, seen = self._held.get(path), self._current.get(path)
+        if held is not None and seen == key:
+            return False
+        if held is None or held != frozenset(_digest(t) for t in key):
+            return True
+        with self._lock:
+            self._current[path] = key
+        return False
 
     def save(self, path: str, texts: Sequence[str], matrix: np.ndarray) -> None:
         """Write exactly ``texts`` (rows of ``matrix``); a failure only warns (the file is a cache)."""
@@ -108,6 +120,8 @@ class EpisodeFiles:
             warnings.warn(f"Could not write episode-vector file {path}: {e}", RuntimeWarning, stacklevel=3)
             return
         self._remember(path, frozenset(digests.tolist()))
+        with self._lock:
+            self._current[path] = tuple(texts)
 
     async def aload(self, path: str, texts: Sequence[str]) -> tuple[list[str], np.ndarray] | None:
         return await asyncio.to_thread(self.load, path, texts)
@@ -119,8 +133,9 @@ class EpisodeFiles:
         with self._lock:
             self._held[path] = digests
             self._held.move_to_end(path)
+            self._current.pop(path, None)
             while len(self._held) > self.max_paths:
-                self._held.popitem(last=False)
+                self._current.pop(self._held.popitem(last=False)[0], None)
 
 
 EPISODE_FILES = EpisodeFiles()
