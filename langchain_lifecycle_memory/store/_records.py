@@ -106,15 +106,29 @@ class RecordAPI:
     """Folder for the retriever's snapshot sidecars; default: next to an embedded persistent
     store's database, none for other clients (set a local folder to opt in)."""
 
-    def snapshot_path(self, namespace: tuple[str, ...]) -> str | None:
-        """Where the retriever may keep ``namespace``'s snapshot sidecar (``None``: nowhere)."""
+    def snapshot_path(self, namespace: tuple[str, ...], generation: int | None = None) -> str | None:
+        """Where the retriever may keep ``namespace``'s snapshot sidecar (``None``: nowhere).
+
+        ``generation``: the file of another generation than the current one (a reindex
+        removes the old generation's files)."""
         folder = self.snapshot_dir
         if folder is None and getattr(self, "_local_db", None):
             folder = os.path.join(os.path.dirname(str(self._local_db)), SNAPSHOT_FOLDER)
         if folder is None:
             return None
-        key = json.dumps([self.prefix, self.generation, list(namespace)])
+        key = json.dumps([self.prefix, self.generation if generation is None else generation, list(namespace)])
         return os.path.join(folder, hashlib.sha256(key.encode("utf-8")).hexdigest()[:40] + ".npz")
+
+    def remove_snapshot_files(self, namespace: tuple[str, ...], generation: int | None = None) -> int:
+        """Remove ``namespace``'s sidecar files (snapshot, delta, episode vectors); returns how many."""
+        path = self.snapshot_path(namespace, generation)
+        removed = 0
+        if path is not None:
+            for name in glob.glob(glob.escape(os.path.splitext(path)[0]) + ".*"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(name)
+                    removed += 1
+        return removed
 
     # ------------------------------------------------------------------ writes
     def put_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
@@ -150,10 +164,7 @@ class RecordAPI:
             removed += self._layout.drop(self, ns, col)
             self._cols.pop(ns, None)
             self._bump(ns)
-            if (path := self.snapshot_path(ns)) is not None:  # the purged records leave no copy behind
-                for name in glob.glob(glob.escape(os.path.splitext(path)[0]) + ".*"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.remove(name)
+            self.remove_snapshot_files(ns)  # the purged records leave no copy behind
         return removed
 
     # ------------------------------------------------------------------ reads

@@ -472,6 +472,11 @@ def reindex(
         _drop_generation(store, old_generation)
     except Exception:  # readers already use the new generation; stale collections are harmless
         logger.exception("Reindex done, but generation %s could not be dropped", old_generation)
+    for ns, _ in sources:  # the old generation's snapshot sidecars: no reader opens them again
+        try:
+            store.remove_snapshot_files(ns, old_generation)
+        except OSError:
+            logger.exception("Reindex done, but the old snapshot files of %s could not be removed", ns)
     return ReindexReport(
         old_generation=old_generation,
         new_generation=new_generation,

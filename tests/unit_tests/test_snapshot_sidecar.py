@@ -278,3 +278,23 @@ def test_a_large_snapshot_is_saved_in_the_background_and_loads_like_one_saved_in
     worker, reads = _reopen(tmp_path / "db", "background", monkeypatch)
     assert _answers(LifecycleRetriever(store=worker, namespace=NS)) == expected
     assert reads == []
+
+
+def test_a_migration_removes_the_old_generations_sidecars(tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="sidecar")
+    ns = ("memories", "u1")
+    _seed(store, ns)
+    before = [[d.page_content for d in LifecycleRetriever(store=store, namespace=ns).invoke(q)] for q in QUERIES]
+    old = store.snapshot_path(ns)
+    assert old and os.path.exists(old)
+    folder = os.path.dirname(old)
+
+    store.migrate_layout("collection" if store.layout == "bucketed" else "bucketed")
+
+    assert not os.path.exists(old)  # the old generation's file would never be opened again
+    R._SNAPSHOTS.clear()
+    after = [[d.page_content for d in LifecycleRetriever(store=store, namespace=ns).invoke(q)] for q in QUERIES]
+    assert after == before  # read again, from the new generation
+    new = store.snapshot_path(ns)
+    assert new != old and os.path.exists(new)
+    assert sorted(os.listdir(folder)) == sorted(n for n in os.listdir(folder) if n.startswith(os.path.basename(new)[:40]))
