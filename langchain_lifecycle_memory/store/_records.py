@@ -110,7 +110,8 @@ class RecordAPI:
         """Where the retriever may keep ``namespace``'s snapshot sidecar (``None``: nowhere).
 
         ``generation``: the file of another generation than the current one (a reindex
-        removes the old generation's files)."""
+        removes the old generation's files).
+        """
         folder = self.snapshot_dir
         if folder is None and getattr(self, "_local_db", None):
             folder = os.path.join(os.path.dirname(str(self._local_db)), SNAPSHOT_FOLDER)

@@ -24,11 +24,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_lifecycle_memory.errors import StoreUnavailableError
@@ -46,20 +43,12 @@ from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoder
 from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
+from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
     resolve_facts,
     same_value,
-)
-from langchain_lifecycle_memory.write._structured import (
-    METHODS,
-    PROMPTED,
-    MethodChain,
-    Steps,
-    adrive,
-    drive,
-    structured_call,
 )
 from langchain_lifecycle_memory.write.redaction import Redactor
 
@@ -142,12 +131,6 @@ class UpdateResult(BaseModel):
         text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
         text += f", {len(self.repaired)} repaired" if self.repaired else ""
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
-
-
-class ConflictVerdict(BaseModel):
-    """The conflict judge's answer: ids of stored facts the new fact makes untrue."""
-
-    superseded_ids: list[str] = Field(default_factory=list, description="ids of OLD facts that are no longer true")
 
 
 def _clean(text: str | None, redactor: Redactor | None) -> str | None:
@@ -441,69 +424,3 @@ def repair_slots(
     nothing is deleted. Returns the records rewritten. ``slots`` limits it to those slots.
     """
     return repair_namespace(store, tuple(namespace), slots=slots, at=ensure_aware(at))
-
-
-_JUDGE_PROMPT = (
-    "You maintain a user's long-term memory. A NEW fact was just learned. Decide which of the "
-    "OLD facts it makes no longer true (replaced, contradicted or retracted). Only list ids of "
-    "OLD facts that are clearly superseded; facts that can both be true stay. Answer with the ids.\n\n"
-    "NEW: {new}\n\nOLD:\n{old}"
-)
-_JUDGE_JSON = '\n\nReply with JSON only: {"superseded_ids": ["<id>", ...]} (an empty list when none is superseded).'
-
-
-def _offered_ids(answers: Sequence[str], offered: Sequence[str]) -> list[str]:
-    """The offered ids that a judge's answers name.
-
-    An answer names an id exactly, inside a longer answer (``"id=<id>"``: small models copy the prompt's
-    label) or by a unique prefix of 8+ characters. Anything else is dropped.
-    """
-    out: list[str] = []
-    for answer in answers:
-        text = str(answer).strip().casefold()
-        named = [i for i in offered if i.casefold() == text] or [i for i in offered if i.casefold() in text]
-        if not named:
-            token = text.removeprefix("id=").removeprefix("id:").strip()
-            prefixed = [i for i in offered if len(token) >= 8 and i.casefold().startswith(token)]
-            named = prefixed if len(prefixed) == 1 else []
-        out += [i for i in named if i not in out]
-    return out
-
-
-def create_conflict_judge(
-    model: BaseChatModel, *, run_name: str = "judge_memory_conflicts", methods: Sequence[str] = METHODS
-) -> Runnable:
-    """An LLM judge for free-text facts: returns ``ConflictVerdict`` (it can only archive).
-
-    It asks for structured output the way extraction does: the strongest method the model and
-    server accept (``json_schema`` -> tool calling -> JSON mode -> JSON in the prompt), falling back
-    on a capability error (llama.cpp's server refuses ``json_schema``) and remembering the method.
-    A failed call or an unusable reply raises; the write path then archives nothing. The verdict holds
-    only ids that were offered (an id the model decorated, e.g. ``"id=<id>"``, is mapped back).
-
-    Example:
-        .. code-block:: python
-
-            judge = create_conflict_judge(ChatOpenAI(model="gpt-4o-mini"))
-            config = UpdateConfig(judge=judge)
-    """
-    chain = MethodChain(model, ConflictVerdict, tuple(methods))
-
-    def steps(inputs: dict[str, Any]) -> Steps:
-        candidates: list[MemoryRecord] = inputs["candidates"]
-        old = "\n".join(f"- id={c.id}: {c.content}" for c in candidates)
-        question = _JUDGE_PROMPT.format(new=inputs["new"], old=old)
-
-        def build(method: str) -> list[BaseMessage]:
-            return [HumanMessage(question + (_JUDGE_JSON if method in PROMPTED else ""))]
-
-        verdict = yield from structured_call(chain, build, ConflictVerdict)
-        return ConflictVerdict(superseded_ids=_offered_ids(verdict.superseded_ids, [c.id for c in candidates]))
-
-    def _run(inputs: dict[str, Any], config: RunnableConfig) -> ConflictVerdict:
-        return drive(steps(inputs), config)
-
-    async def _arun(inputs: dict[str, Any], config: RunnableConfig) -> ConflictVerdict:
-        return await adrive(steps(inputs), config)
-
-    return RunnableLambda(_run, afunc=_arun).with_config(run_name=run_name)
