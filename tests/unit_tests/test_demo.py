@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from langchain_lifecycle_memory.cli._render import demo_view
+from langchain_lifecycle_memory.cli._render_demo import demo_view
 from langchain_lifecycle_memory.cli.demo import DemoResult, _RoundSpec, judge, memory_lines, run_demo
 from langchain_lifecycle_memory.cli.main import app
 
