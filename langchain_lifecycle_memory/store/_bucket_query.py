@@ -1,11 +1,16 @@
-"""A namespace that fills most of its shared bucket, searched without Chroma's tenant filter.
+"""A big namespace in a shared bucket, searched without Chroma's tenant filter.
 
-Chroma's ``where``-filtered query costs time in the rows that match the filter: one
+Chroma's ``where``-filtered query costs time in the bucket's and the matching rows: one
 50k-record namespace in a bucket took ~180-290 ms per dense query, against ~0.5 ms for
-the same query unfiltered. ``nearest_in_bucket`` asks the bucket unfiltered for enough
-neighbours to hold ``n`` of the namespace's rows and keeps only those (``Scoped.nearest_own``
-drops other namespaces' rows by their id prefix); the filtered query stays the answer
-whenever that falls short.
+the same query unfiltered, and a 6k-row namespace of a 60k-row bucket 20-35 ms against
+3-5 ms. ``nearest_in_bucket`` asks the bucket unfiltered for enough neighbours to hold
+``n`` of the namespace's rows (``n`` x bucket rows / namespace rows, plus a margin) and
+keeps only those (``Scoped.nearest_own`` drops other namespaces' rows by their id prefix),
+when that fetch is small enough to beat the filter (``MAX_UNFILTERED_FETCH``); the
+filtered query stays the answer whenever the unfiltered one falls short.
+
+The row counts come from an embedded store's SQLite file, or from Chroma's API on any
+other client (a ``chroma run`` server, Chroma Cloud), where they are reused longer.
 """
 
 from __future__ import annotations
@@ -18,22 +23,50 @@ from langchain_lifecycle_memory.store._handles import Handle
 from langchain_lifecycle_memory.store._layout import Scoped
 from langchain_lifecycle_memory.store._sqlite_read import count_rows
 
-__all__ = ["BUCKET_NAMESPACE_ROWS", "BUCKET_RECOUNT_S", "BUCKET_SHARE", "nearest_in_bucket", "rows_in_bucket"]
+__all__ = [
+    "BUCKET_NAMESPACE_ROWS",
+    "BUCKET_RECOUNT_S",
+    "MAX_UNFILTERED_FETCH",
+    "SERVER_RECOUNT_S",
+    "nearest_in_bucket",
+    "rows_in_bucket",
+]
 
-BUCKET_SHARE = 0.25
-"""A namespace with at least this share of its bucket's rows is searched unfiltered (see ``nearest_in_bucket``)."""
+MAX_UNFILTERED_FETCH = 1500
+"""The most rows an unfiltered bucket query fetches instead of the tenant-filtered one.
+
+Measured on a 60k-row bucket (``benchmarks/bucket_filter.py``): an unfiltered query of 766
+rows 2.7 ms and of 1,516 rows 5.3 ms, of 2,516 rows 21.5 ms, against 17-72 ms filtered; so a
+namespace of 60 wanted neighbours is searched unfiltered from about 5 % of its bucket."""
 BUCKET_NAMESPACE_ROWS = 1000
-"""...and at least this many rows (a small namespace's filtered query is fast)."""
+"""...and only a namespace of at least this many rows (a small namespace's filtered query is fast)."""
 BUCKET_RECOUNT_S = 5.0
-"""How long the row counts that choose between the two queries are reused."""
+"""How long the row counts that choose between the two queries are reused (embedded: a file read)."""
+SERVER_RECOUNT_S = 30.0
+"""The same on other clients, where counting a namespace is a Chroma call as dear as a filtered query."""
 
 
-def _shared_bucket(store: Any, col: Any) -> tuple[Scoped, int, int] | None:
-    """``(view, namespace rows, bucket rows)`` when an unfiltered bucket query pays, else ``None``."""
+def _counts(store: Any, view: Scoped) -> tuple[int, int] | None:
+    """``(rows of the namespace, rows of its bucket)``, or ``None`` (unknown)."""
     path = getattr(store, "_local_db", None)
+    if path:
+        return count_rows(path, str(view.id), view.tenant)
+    try:  # a server or cloud client: the bucket's count is cheap, the namespace's a filtered ``get``
+        total = int(store._guard(view._col.count))
+        if total < BUCKET_NAMESPACE_ROWS:
+            return (0, total)
+        # A small namespace is found small by one bounded id lookup; only a big one is counted in full.
+        some = store._guard(lambda: view.get(include=[], limit=BUCKET_NAMESPACE_ROWS))["ids"]
+        return (len(some) if len(some) < BUCKET_NAMESPACE_ROWS else int(store._guard(view.count))), total
+    except Exception:  # the counts only steer the choice; unknown means the filtered query
+        return None
+
+
+def _shared_bucket(store: Any, col: Any, n: int) -> tuple[Scoped, int] | None:
+    """``(view, rows to fetch unfiltered)`` when an unfiltered bucket query pays, else ``None``."""
     while isinstance(col, Handle):
         col = col._col
-    if not path or not isinstance(col, Scoped):
+    if not isinstance(col, Scoped):
         return None
     # The counts only steer the choice (an unfiltered answer is used only when it holds
     # enough rows of the namespace or the whole bucket), so they are recounted every few
@@ -41,14 +74,16 @@ def _shared_bucket(store: Any, col: Any) -> tuple[Scoped, int, int] | None:
     cache: dict[Any, Any] = store.__dict__.setdefault("_bucket_shares", {})
     key, now = (col.tenant, str(col.id)), time.monotonic()
     hit = cache.get(key)
-    if hit is None or now - hit[0] > BUCKET_RECOUNT_S:
+    ttl = BUCKET_RECOUNT_S if getattr(store, "_local_db", None) else SERVER_RECOUNT_S
+    if hit is None or now - hit[0] > ttl:
         if len(cache) >= 1024:
             cache.pop(next(iter(cache)))
-        hit = cache[key] = (now, count_rows(path, str(col.id), col.tenant))
+        hit = cache[key] = (now, _counts(store, col))
     counts = hit[1]
-    if counts is None or counts[0] < BUCKET_NAMESPACE_ROWS or counts[0] < BUCKET_SHARE * counts[1]:
+    if counts is None or counts[0] < BUCKET_NAMESPACE_ROWS:
         return None
-    return col, counts[0], counts[1]
+    fetch = _fetch(n, counts[0], counts[1])
+    return (col, fetch) if fetch <= max(MAX_UNFILTERED_FETCH, n) else None
 
 
 def _fetch(n: int, own_rows: int, total: int) -> int:
@@ -63,17 +98,18 @@ def nearest_in_bucket(store: Any, col: Any, embedding: Sequence[float], n: int) 
     """A big namespace's nearest rows from an unfiltered query of its bucket (``None``: use the filter).
 
     Chroma's tenant-filtered query costs time in the rows that match (at 50k rows:
-    ~270 ms, against ~0.5 ms unfiltered). When the namespace holds at least
-    ``BUCKET_SHARE`` of its bucket (counted in the embedded store's SQLite file), the
-    bucket's nearest ``n / share`` rows (plus a margin) are fetched unfiltered and the
-    namespace's own kept; too few of them and the filtered query runs after all.
+    ~270 ms, against ~0.5 ms unfiltered). When the namespace's share of its bucket is
+    large enough that its ``n`` nearest lie among the bucket's nearest ``n / share`` rows
+    (plus a margin) and that fetch is at most ``MAX_UNFILTERED_FETCH``, those are fetched
+    unfiltered and the namespace's own kept; too few of them and the filtered query runs
+    after all.
     """
-    shared = _shared_bucket(store, col)
+    shared = _shared_bucket(store, col, n)
     if shared is None:
         return None
-    view, own_rows, total = shared
+    view, fetch = shared
     try:
-        found, exhausted = store._guard(lambda: view.nearest_own(embedding, _fetch(n, own_rows, total)))
+        found, exhausted = store._guard(lambda: view.nearest_own(embedding, fetch))
     except Exception:  # the filtered query below is always right
         return None
     if len(found) >= n or exhausted:
@@ -90,12 +126,12 @@ def rows_in_bucket(
     Returns them with whether the bucket ran out, or ``None`` to use the tenant-filtered
     query (see :func:`nearest_in_bucket`).
     """
-    shared = _shared_bucket(store, col)
+    shared = _shared_bucket(store, col, need)
     if shared is None:
         return None
-    view, own_rows, total = shared
+    view, fetch = shared
     try:
-        return store._guard(lambda: view.query_own(vector, _fetch(need, own_rows, total), include))
+        return store._guard(lambda: view.query_own(vector, fetch, include))
     except Exception:  # the filtered query is always right
         _recount(store, view)
         return None

@@ -12,6 +12,7 @@ import pytest
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
 from langchain_lifecycle_memory.read import retrieval as R
 from langchain_lifecycle_memory.store import _sqlite_read
+from tests.conftest import drop_store_collections, make_store
 from tests.fake_embeddings import CharEmbeddings
 from tests.unit_tests.test_scale import NS, T0, _slot_record
 
@@ -20,16 +21,9 @@ CHILD = (*NS, "deeper")
 
 
 def _filled(path: Path, **kwargs: object) -> ChromaMemoryStore:
-    store = ChromaMemoryStore(path, embeddings=CharEmbeddings(), collection_prefix="t" + uuid.uuid4().hex[:8], **kwargs)
-    rng = random.Random(3)
-    records = [_slot_record(rng, i) for i in range(120)]
-    store.put_records(records)
-    for ns in (OTHER, CHILD):
-        store.put_records([r.model_copy(update={"namespace": ns, "id": f"{ns[-1]}-{r.id}"}) for r in records[:30]])
-    store.delete_records(NS, [r.id for r in records[:7]])
-    store.put_records([records[9].transition("archived", at=T0 + timedelta(minutes=50))])
-    store.put(NS, "plain-item", {"note": "not a memory record"})  # a plain BaseStore item: skipped by both
-    return store
+    return _seeded(
+        ChromaMemoryStore(path, embeddings=CharEmbeddings(), collection_prefix="t" + uuid.uuid4().hex[:8], **kwargs)  # type: ignore[arg-type]
+    )
 
 
 def _api_read(store: ChromaMemoryStore, ns: tuple[str, ...]) -> tuple[list, list[str]]:
@@ -85,30 +79,56 @@ def test_the_retrievers_first_search_after_another_process_wrote_sees_every_reco
     assert new.id in {d.metadata["id"] for d in docs}
 
 
-def test_a_namespace_that_fills_its_bucket_is_searched_unfiltered_and_sees_only_its_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _seeded(store: ChromaMemoryStore) -> ChromaMemoryStore:
+    rng = random.Random(3)
+    records = [_slot_record(rng, i) for i in range(120)]
+    store.put_records(records)
+    for ns in (OTHER, CHILD):
+        store.put_records([r.model_copy(update={"namespace": ns, "id": f"{ns[-1]}-{r.id}"}) for r in records[:30]])
+    store.delete_records(NS, [r.id for r in records[:7]])
+    store.put_records([records[9].transition("archived", at=T0 + timedelta(minutes=50))])
+    store.put(NS, "plain-item", {"note": "not a memory record"})  # a plain BaseStore item: skipped by both
+    return store
+
+
+@pytest.mark.parametrize("backend", ["embedded", "memory", "server"])
+def test_a_big_namespace_of_a_bucket_is_searched_unfiltered_and_sees_only_its_rows(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Counted in the SQLite file (embedded) or through Chroma's API (in-memory and server clients)."""
     from langchain_lifecycle_memory.store import _bucket_query
 
     monkeypatch.setattr(_bucket_query, "BUCKET_NAMESPACE_ROWS", 1)
-    store = _filled(tmp_path / "db", layout="bucketed", buckets=1)  # NS: 114 of 174 rows; the others 30 each
-    emb = store.embeddings
-    calls: list[int] = []
-    bucket = store._col(NS)._col
-    original = type(bucket).nearest_own
-    monkeypatch.setattr(type(bucket), "nearest_own", lambda self, v, f: calls.append(f) or original(self, v, f))
-    for query in ("Where does Maya live?", "我用什么编辑器？", "tea"):
-        vector = emb.embed_query(query)
-        for ns in (NS, OTHER, CHILD):
+    # Fetch budget 50: NS (114 of 174 rows: 35 rows for 10 of its own) goes unfiltered, OTHER and
+    # CHILD (30 rows each: 88 rows for 10) stay filtered.
+    monkeypatch.setattr(_bucket_query, "MAX_UNFILTERED_FETCH", 50)
+    store = _seeded(make_store(backend, tmp_path, CharEmbeddings(), layout="bucketed", buckets=1))  # type: ignore[arg-type]
+    try:
+        emb = store.embeddings
+        calls: list[int] = []
+        bucket = store._col(NS)._col
+        original = type(bucket).nearest_own
+        monkeypatch.setattr(type(bucket), "nearest_own", lambda self, v, f: calls.append(f) or original(self, v, f))
+        for query in ("Where does Maya live?", "我用什么编辑器？", "tea"):
+            vector = emb.embed_query(query)
+            for ns in (NS, OTHER, CHILD):
+                own = set(store._col(ns).query(query_embeddings=[vector], n_results=10)["ids"][0])
+                got = store.nearest_ids(ns, vector, 10)
+                assert {i for i, _ in got} == own  # the filtered query's answer
+                assert len(got) == 10
+        assert calls == [35, 35, 35]  # only NS skipped the filter
+        monkeypatch.setattr(_bucket_query, "MAX_UNFILTERED_FETCH", 1500)  # the shipped budget: all three do
+        store.__dict__.pop("_bucket_shares", None)
+        for ns in (OTHER, CHILD):
+            vector = emb.embed_query("tea")
             own = set(store._col(ns).query(query_embeddings=[vector], n_results=10)["ids"][0])
-            got = store.nearest_ids(ns, vector, 10)
-            assert {i for i, _ in got} == own  # the filtered query's answer
-            assert len(got) == 10
-    assert len(calls) == 3  # only NS (over a quarter of the bucket) skipped the filter
-    assert store.nearest_ids(NS, emb.embed_query("tea"), 500)  # more than it holds: the whole bucket, its own rows
-    assert {i for i, _ in store.nearest_ids(NS, emb.embed_query("tea"), 500)} == {
-        r.id for r in store.list_records(NS)
-    } | {"plain-item"}
+            assert {i for i, _ in store.nearest_ids(ns, vector, 10)} == own
+        assert calls[3:] == [88, 88]
+        got = store.nearest_ids(NS, emb.embed_query("tea"), 500)  # more than it holds: its own rows, all of them
+        assert {i for i, _ in got} == {r.id for r in store.list_records(NS)} | {"plain-item"}
+    finally:
+        if backend == "server":
+            drop_store_collections(store)
 
 
 def test_store_and_record_searches_of_a_namespace_that_fills_its_bucket_match_the_filtered_ones(
