@@ -27,10 +27,12 @@ Parts (``--parts``, all by default):
 * ``users-mixed``: the ``users`` data, both systems loaded in one process and every user
   searched by each back to back (which goes first alternates), twice: the first search
   of each user and a second one (ours: from its snapshot). Load hits both alike.
-* ``layout``: ``chromadb`` directly, three layouts side by side: a collection per
-  namespace, one shared collection with a tenant ``where`` filter, and a hybrid (small
+* ``layout``: ``chromadb`` directly, layouts side by side (``--layouts``): a collection per
+  namespace, one shared collection with a tenant ``where`` filter, a hybrid (small
   tenants hashed into 16 shared buckets with a tenant filter, tenants over 1,000
-  records in their own collection), at 10k users x 20 and 100 users x 2k records.
+  records in their own collection) and ``bucketed``, the store's (every tenant in one of
+  16 buckets; a tenant of 1,000+ records searched unfiltered, its own rows kept, when
+  that fetch is at most 1,500 rows), at 10k users x 20 and 100 users x 2k records.
 
 Embeddings: a cheap deterministic 64-d hashing embedder (``HashEmbeddings``) for every
 system, so that building 50k-record namespaces on a 2-core machine takes minutes, not
@@ -461,13 +463,28 @@ def child_layout(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     load_s = time.perf_counter() - t0
     cols.clear()  # handles are re-fetched per search, as a process serving many users would
     samples, leaks = [], 0
+    sizes: dict[str, int] = {}  # bucket rows (the store recounts every few seconds)
     for u in range(users):
         q = emb.embed_query(QUERIES[u % len(QUERIES)])
         t0 = time.perf_counter()
         col, tenant_filter = collection_of(u)
-        res = col.query(query_embeddings=[q], n_results=10, where=tenant_filter, include=["metadatas", "documents"])
+        fetch = 0
+        if layout == "bucketed" and per >= 1000:  # ours: the store's unfiltered bucket query when it pays
+            total = sizes.setdefault(col.name, col.count())
+            fetch = int(10 * total / per * 1.25) + 16
+            fetch = fetch if fetch <= 1500 else 0
+        if fetch:
+            res = col.query(query_embeddings=[q], n_results=fetch, include=["metadatas", "documents"])
+            own = [j for j, m in enumerate(res["metadatas"][0]) if m["tenant"] == f"u{u}"][:10]
+            if len(own) < 10:  # too few of its own: the filtered query, as the store does
+                res = col.query(query_embeddings=[q], n_results=10, where=tenant_filter, include=["metadatas"])
+                own = list(range(len(res["ids"][0])))
+            metas = [res["metadatas"][0][j] for j in own]
+        else:
+            res = col.query(query_embeddings=[q], n_results=10, where=tenant_filter, include=["metadatas", "documents"])
+            metas = res["metadatas"][0]
         samples.append(ms(t0))
-        leaks += sum(m["tenant"] != f"u{u}" for m in res["metadatas"][0])
+        leaks += sum(m["tenant"] != f"u{u}" for m in metas)
         if len(cols) > 64:
             cols.clear()
     return {
@@ -638,6 +655,12 @@ def main() -> None:
     )
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
+    parser.add_argument(
+        "--layouts",
+        nargs="+",
+        default=["per-namespace", "shared", "hybrid", "bucketed"],
+        help="layouts of the layout part; bucketed: 16 buckets searched as the store does (unfiltered when it pays)",
+    )
     parser.add_argument("--server", help="HOST:PORT of a `chroma run` server, or 'auto' (port 8108)")
     parser.add_argument("--server-pid", type=int, help="pid of the given server (its RSS growth is reported)")
     parser.add_argument("--server-only", action="store_true", help="skip the embedded rows")
@@ -743,7 +766,7 @@ def main() -> None:
                 rows = []
                 for spec in args.layout_sizes:
                     users, per = (int(x) for x in spec.split("x"))
-                    for layout in ("per-namespace", "shared", "hybrid"):
+                    for layout in args.layouts:
                         n = min(users, args.max_collections) if layout == "per-namespace" and per <= 1000 else users
                         cfg = {
                             "kind": "layout",
