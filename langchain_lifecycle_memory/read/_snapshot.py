@@ -242,6 +242,8 @@ class Snapshot:
         """Records whose entity is one of ``entities``."""
         wanted = set(entities)
         codes = [i for i, e in enumerate(self.entities) if e in wanted]
+        if not codes:
+            return np.zeros(len(self.entity_code), dtype=bool)
         return np.isin(self.entity_code, codes)
 
     def value_mentions(self, queries: Sequence[str]) -> np.ndarray:

@@ -162,10 +162,14 @@ class RevisionJournal:
                 return out
         return None
 
-    def revision(self, namespace: tuple[str, ...]) -> str:
-        """A token that changes whenever any process (or server client) changes ``namespace``."""
+    def revision(self, namespace: tuple[str, ...], stamp: Any = None) -> str:
+        """A token that changes whenever any process (or server client) changes ``namespace``.
+
+        ``stamp``: a ``database_stamp()`` the caller has just taken (it saves taking it again).
+        """
         ns = C.validate_namespace(tuple(namespace))
-        stamp = _file_stamp(self._local_db) if self._local_db is not None else None
+        if stamp is None:
+            stamp = _file_stamp(self._local_db) if self._local_db is not None else None
         if stamp is not None:
             with self._lock:
                 hit = self._tokens.get(ns)
@@ -185,9 +189,9 @@ class RevisionJournal:
         """
         return _file_stamp(self._local_db) if self._local_db is not None else None
 
-    async def arevision(self, namespace: tuple[str, ...]) -> str:
+    async def arevision(self, namespace: tuple[str, ...], stamp: Any = None) -> str:
         """Async :meth:`revision`."""
-        return await asyncio.to_thread(self.revision, namespace)
+        return await asyncio.to_thread(self.revision, namespace, stamp)
 
     def _read_token(self, ns: tuple[str, ...]) -> str:
         return str(self._layout.read_token(self, ns))
