@@ -29,10 +29,12 @@ __all__ = ["LexicalIndex", "tokenize", "word_tokens"]
 
 _KEEP_TERM_SCORES = 2000
 """Indexes of at least this many texts keep each sealed term's per-posting scores once computed."""
-_LOOKUP_COST = 12
-"""``raw_scores_at`` looks positions up when positions x terms x this is below the postings a scan
-reads (plus 1/32 of the texts: a scan fills a score per text). Measured at 50k texts: a lookup
-costs ~50-100 ns per (term, position), a scan ~5-8 ns per posting."""
+_DOC_COUNTS = 16_384
+"""Documents whose term counts an index keeps for ``raw_scores_at`` (then it starts again)."""
+_LOOKUP_COST = 40
+"""``raw_scores_at`` reads the few positions' own documents when positions x terms x this is below
+the postings a scan reads (plus 1/32 of the texts: a scan fills a score per text). Measured in a
+warm search at 50k texts: ~0.2-0.3 us per (position, term) read, ~5 ns per posting scanned."""
 
 _CJK = (
     "\u3040-\u30ff"  # kana
@@ -286,8 +288,8 @@ class LexicalIndex:
         self._indptr = np.searchsorted(terms, np.arange(len(self._vocab) + 1))
         self._df = np.diff(self._indptr).astype(np.int64)
         self._sealed = self.size
-        self.__dict__.pop("_keys_cache", None)
         self.__dict__.pop("_term_scores", None)
+        self.__dict__.pop("_doc_counts", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
         self._names: collections.Counter[str] = collections.Counter(w for _, names in analysed for w in names)
 
@@ -300,6 +302,7 @@ class LexicalIndex:
         new = copy.copy(self)
         new.__dict__.pop("_norm_cache", None)
         new.__dict__.pop("_term_scores", None)
+        new.__dict__.pop("_doc_counts", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -425,7 +428,7 @@ class LexicalIndex:
         if positions is not None:
             scanned = sum(self._postings(term) for term, _ in terms) + self.size // 32
             if len(positions) * len(terms) * _LOOKUP_COST < scanned:
-                return self._looked_up(terms, positions), ideal
+                return self._looked_up(known, [idf for _, idf in terms], positions), ideal
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
         norm = self._norm
         # A big index keeps each sealed term's score per posting once computed: they only
@@ -455,45 +458,23 @@ class LexicalIndex:
         sealed = int(self._indptr[term + 1] - self._indptr[term]) if term + 1 < len(self._indptr) else 0
         return sealed + len(self._fresh.get(term, ()))
 
-    def _looked_up(self, terms: list[tuple[int, float]], positions: np.ndarray) -> np.ndarray:
-        """Raw scores at ``positions``: every (term, slot) pair found in the sorted sealed postings at once."""
-        slots = positions if self._identity else self._order[positions]
-        norm = self._norm[slots]
-        keys, stride = self._posting_keys
-        term_ids = np.array([term for term, _ in terms], dtype=np.int64)
-        by_term = np.argsort(term_ids, kind="stable")  # ascending keys: each search starts where the last ended
-        sorted_slots = np.sort(slots)
-        wanted = (term_ids[by_term, None] * stride + sorted_slots[None, :]).ravel()
-        at = np.minimum(np.searchsorted(keys, wanted), max(0, len(keys) - 1))
-        if len(keys):  # a fresh slot (at or past ``stride``) would read as another term's key
-            found = (keys[at] == wanted) & np.tile(sorted_slots < stride, len(terms))
-            tf = np.where(found, self._post_tf[at], 0.0).reshape(len(terms), len(slots))
-            tf[by_term] = tf.copy()
-            tf[:, np.argsort(slots, kind="stable")] = tf.copy()
-        else:
-            tf = np.zeros((len(terms), len(slots)))
-        idf = np.array([idf for _, idf in terms], dtype=np.float64)[:, None]
-        # Term by term, as ``raw_scores`` adds them (a slot without the term adds 0).
-        out = np.cumsum(idf * tf / (norm[None, :] + tf), axis=0)[-1]
-        for term, idf_t in terms:
-            if fresh := self._fresh.get(term):  # slots past the sealed ones: no sealed posting shares them
-                fresh_slots = np.array([slot for slot, _ in fresh], dtype=np.int64)
-                fresh_tf = np.array([f for _, f in fresh], dtype=np.float64)
-                order = np.argsort(fresh_slots, kind="stable")
-                fresh_slots, fresh_tf = fresh_slots[order], fresh_tf[order]
-                at = np.minimum(np.searchsorted(fresh_slots, slots), len(fresh_slots) - 1)
-                hit = fresh_slots[at] == slots
-                if hit.any():
-                    f = fresh_tf[at[hit]]
-                    out[hit] += idf_t * f / (norm[hit] + f)
-        return out
+    def _looked_up(self, known: list[str], idfs: list[float], positions: np.ndarray) -> np.ndarray:
+        """Raw scores at a few ``positions``, from their own documents' terms (no postings read).
 
-    @property
-    def _posting_keys(self) -> tuple[np.ndarray, int]:
-        """Sealed postings as ascending ``term * stride + slot`` keys (computed once per seal)."""
-        cached = self.__dict__.get("_keys_cache")
-        if cached is None:
-            stride = max(1, self._sealed)
-            terms = np.repeat(np.arange(len(self._indptr) - 1, dtype=np.int64), np.diff(self._indptr))
-            cached = self.__dict__["_keys_cache"] = (terms * stride + self._post_slots, stride)
-        return cached
+        The same floats as ``raw_scores``: per document, the terms' scores added in query order.
+        """
+        slots = positions if self._identity else self._order[positions]
+        norm, counts = self._norm, self.__dict__.setdefault("_doc_counts", {})
+        if len(counts) > _DOC_COUNTS:
+            counts.clear()
+        out = np.zeros(len(positions), dtype=np.float64)
+        for j, slot in enumerate(slots.tolist()):
+            tf_of = counts.get(slot)
+            if tf_of is None:  # a document's term counts, kept: the same ones are asked again
+                tf_of = counts[slot] = collections.Counter(self._docs[slot][0])
+            length, score = float(norm[slot]), 0.0
+            for token, idf in zip(known, idfs, strict=True):
+                if tf := tf_of.get(token, 0):
+                    score += idf * tf / (length + tf)
+            out[j] = score
+        return out

@@ -3,7 +3,7 @@
 A plain search shows the ``k`` best of what may be thousands of kept records: it selects
 them instead of sorting all (``top_order``), computes recency and the episode feedback
 bonus only where they can still lift a record among them, and scores BM25 at a few
-positions by looking them up in the postings (``raw_scores_at``). With each shortcut
+positions from their own documents' terms (``raw_scores_at``). With each shortcut
 replaced by the full computation, every document and every score stays the same.
 """
 
@@ -47,7 +47,7 @@ def _text(rng: random.Random) -> str:
 def test_bm25_at_some_positions_equals_the_full_scores_there(
     keep_term_scores: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through updates (a fresh segment, removed documents, a new order), by lookup and by scan."""
+    """Through updates (a fresh segment, removed documents, a new order), read per document and scanned."""
     monkeypatch.setattr(lexical, "_KEEP_TERM_SCORES", 0 if keep_term_scores else 10**9)
     rng = random.Random(1)
     checked = 0
@@ -63,7 +63,7 @@ def test_bm25_at_some_positions_equals_the_full_scores_there(
             query = _text(rng)
             full, ideal = index.raw_scores(query)
             positions = np.array(rng.sample(range(index.size), rng.randint(0, index.size)), dtype=np.int64)
-            for cost in (0, 10**9):  # always look up, always scan
+            for cost in (0, 10**9):  # always per document, always a scan
                 monkeypatch.setattr(lexical, "_LOOKUP_COST", cost)
                 raw, at_ideal = index.raw_scores_at(query, positions)
                 assert at_ideal == ideal
@@ -128,7 +128,7 @@ def test_the_shortcuts_of_a_plain_search_change_no_result(
     def documents() -> list[list[tuple[str, dict[str, Any]]]]:
         return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
 
-    monkeypatch.setattr(lexical, "_LOOKUP_COST", 0)  # BM25 at the feedback's positions by lookup
+    monkeypatch.setattr(lexical, "_LOOKUP_COST", 0)  # BM25 at the feedback's positions from their documents
     fast = documents()
     full_sort = lambda values, k: np.argsort(-values, kind="stable")[:k]  # noqa: E731
     monkeypatch.setattr(_scoring, "_may_rise", lambda lower, lift, k: None)  # recency and feedback for every record
