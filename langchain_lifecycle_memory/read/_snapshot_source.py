@@ -46,8 +46,7 @@ def current_snapshot(
         snapshot = yield from read_small(store, ns, small_limit, token=None, stamp=stamp, cache=cache, request=request)
         small = snapshot is not None
     if snapshot is None and hasattr(store, "revision"):
-        # The stamp just taken dates the revision too (one look at the database file, not two).
-        token = yield request(store, "revision", "arevision", (ns,), {"stamp": stamp} if stamp is not None else {})
+        token = yield request(store, "revision", "arevision", (ns,))
         if cached is not None and cached.token == token:
             snapshot = cached
         elif (

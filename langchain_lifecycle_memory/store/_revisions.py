@@ -162,14 +162,10 @@ class RevisionJournal:
                 return out
         return None
 
-    def revision(self, namespace: tuple[str, ...], stamp: Any = None) -> str:
-        """A token that changes whenever any process (or server client) changes ``namespace``.
-
-        ``stamp``: a ``database_stamp()`` the caller has just taken (it saves taking it again).
-        """
+    def revision(self, namespace: tuple[str, ...]) -> str:
+        """A token that changes whenever any process (or server client) changes ``namespace``."""
         ns = C.validate_namespace(tuple(namespace))
-        if stamp is None:
-            stamp = _file_stamp(self._local_db) if self._local_db is not None else None
+        stamp = _file_stamp(self._local_db) if self._local_db is not None else None
         if stamp is not None:
             with self._lock:
                 hit = self._tokens.get(ns)
@@ -189,9 +185,9 @@ class RevisionJournal:
         """
         return _file_stamp(self._local_db) if self._local_db is not None else None
 
-    async def arevision(self, namespace: tuple[str, ...], stamp: Any = None) -> str:
+    async def arevision(self, namespace: tuple[str, ...]) -> str:
         """Async :meth:`revision`."""
-        return await asyncio.to_thread(self.revision, namespace, stamp)
+        return await asyncio.to_thread(self.revision, namespace)
 
     def _read_token(self, ns: tuple[str, ...]) -> str:
         return str(self._layout.read_token(self, ns))
