@@ -13,7 +13,9 @@ Parts (``--parts``, all by default):
   ``LifecycleRetriever`` (the use side's real path); the baseline is
   ``Chroma.similarity_search`` over a collection of the same texts.
 * ``warm``: ours and ``langchain-chroma`` loaded in one process and searched with the
-  same queries back to back (p50/p95 and the ratio), so machine load hits both alike.
+  same queries back to back (p50/p95 and the ratio), so machine load hits both alike;
+  a third column searches the same collection through ``as_retriever().invoke`` (which
+  pays LangChain's retriever callbacks, as ours does).
 * ``attributes``: 50k records with 50k distinct attributes: the first search (router
   cards embedded and installed, snapshot built), split into its parts (``attribute_split``),
   a warm one, one after a write, and the first search of a reopened store (card vectors
@@ -285,12 +287,19 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in texts[i : i + 2000]])
         lc.add_texts(texts[i : i + 2000], metadatas=[{"n": j} for j in range(i, min(size, i + 2000))])
     retriever = LifecycleRetriever(store=store, namespace=ns, k=10)
+    lc_retriever = lc.as_retriever(search_kwargs={"k": 10})  # pays LangChain's retriever callbacks, as ours does
     retriever.invoke(QUERIES[0])
     lc.similarity_search(QUERIES[0], k=10)
-    ours, base = [], []
+    lc_retriever.invoke(QUERIES[0])
+    ours, base, base_retriever = [], [], []
+    systems = (
+        (ours, retriever.invoke),
+        (base, lambda q: lc.similarity_search(q, k=10)),
+        (base_retriever, lc_retriever.invoke),
+    )
     for n in range(cfg.get("queries", 120)):
         q = QUERIES[n % len(QUERIES)]
-        for samples, search in ((ours, retriever.invoke), (base, lambda q: lc.similarity_search(q, k=10))):
+        for samples, search in systems:
             t0 = time.perf_counter()
             search(q)
             samples.append(ms(t0))
@@ -298,6 +307,8 @@ def child_warm(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
         "ours": stats(ours),
         "langchain-chroma": stats(base),
         "ratio_p50": round(percentile(ours, 50) / percentile(base, 50), 2),
+        "langchain-chroma-retriever": stats(base_retriever),
+        "ratio_p50_retriever": round(percentile(ours, 50) / percentile(base_retriever, 50), 2),
     }
 
 
@@ -714,6 +725,7 @@ def main() -> None:
                     r = part[str(size)] = run_child(cfg, server, pid)
                     rows.append((f"{size} records", r))
                 cols = ["ours.p50", "ours.p95", "langchain-chroma.p50", "langchain-chroma.p95", "ratio_p50"]
+                cols += ["langchain-chroma-retriever.p50", "ratio_p50_retriever"]
                 show(f"warm search, both systems in one process, queries interleaved ({where}), ms", rows, cols)
             if "attributes" in args.parts and where == "embedded":
                 cfg = {"kind": "namespace", "system": "ours", "size": args.attributes, "attributes": True, "writes": 5}

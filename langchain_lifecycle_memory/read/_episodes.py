@@ -32,11 +32,13 @@ import numpy as np
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episode_files import EPISODE_FILES
+from langchain_lifecycle_memory.read._rows import top_order
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
 from langchain_lifecycle_memory.read.lexical import tokenize
 
 __all__ = [
+    "FEEDBACK_WEIGHT",
     "EPISODE_KIND",
     "EpisodeVectors",
     "default_episode_encoder",
@@ -137,8 +139,11 @@ def episode_scores(
     if EPISODE_KIND not in snapshot.kinds:
         return None
     code = snapshot.kinds.index(EPISODE_KIND)
-    positions = np.flatnonzero(eligible & (snapshot.kind_code == code))
-    if not len(positions) or (limit is not None and len(positions) > limit):
+    wanted = eligible & (snapshot.kind_code == code)
+    if limit is not None and np.count_nonzero(wanted) > limit:
+        return None
+    positions = np.flatnonzero(wanted)
+    if not len(positions):
         return None
     texts = [snapshot.records[p].content for p in positions.tolist()]
     path = path() if path is not None else None
@@ -178,26 +183,46 @@ FEEDBACK_WEIGHT = 0.3
 """Share of the feedback query's BM25 coverage added to an episode's ordering score."""
 
 
-def episode_feedback(snapshot: Any, positions: np.ndarray, order: np.ndarray, query: str) -> np.ndarray | None:
+def episode_feedback(
+    snapshot: Any, positions: np.ndarray, order: np.ndarray, query: str, among: np.ndarray | None = None
+) -> np.ndarray | None:
     """Ordering bonus per position of ``positions`` from BM25 pseudo-relevance feedback over episodes.
 
     ``order`` is each position's ordering score. ``None`` when none of them is an episode
-    or the best episodes have no word to add. Only episodes get a bonus.
+    or the best episodes have no word to add. Only episodes get a bonus; with ``among``
+    (indices into ``positions``) only those are scored, the rest get 0 (the caller knows
+    the bonus cannot change their fate). The feedback words come from all of them.
     """
     if EPISODE_KIND not in snapshot.kinds or not len(positions):
         return None
     episode = snapshot.kind_code[positions] == snapshot.kinds.index(EPISODE_KIND)
-    if not episode.any():
+    episodes = np.flatnonzero(episode)
+    if not len(episodes):
         return None
     index, seen = snapshot.index, set(tokenize(query))
+    best = [
+        (float(order[i]), _token_set(snapshot.records[int(positions[i])].content) - seen)
+        for i in episodes[top_order(order[episodes], FEEDBACK_DOCS)].tolist()
+    ]
+    # Words of one text alone say nothing about others: only words that 2+ texts hold count.
+    idf = index.shared_idfs(set().union(*(tokens for _, tokens in best)))
     weight: dict[str, float] = {}
-    best = [i for i in np.argsort(-order, kind="stable").tolist() if episode[i]][:FEEDBACK_DOCS]
-    for i in best:
-        for token in set(tokenize(snapshot.records[int(positions[i])].content)) - seen:
-            if index.doc_freq(token) > 1:  # a word of one text alone says nothing about others
-                weight[token] = weight.get(token, 0.0) + index.idf(token) * float(order[i])
+    for score, tokens in best:
+        for token in tokens:
+            if (value := idf.get(token)) is not None:
+                weight[token] = weight.get(token, 0.0) + value * score
     terms = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
     if not terms:
         return None
-    _, coverage = index.scores(" ".join(terms))
-    return np.where(episode, FEEDBACK_WEIGHT * coverage[positions], 0.0)
+    scored = episodes if among is None else among[episode[among]]
+    bonus = np.zeros(len(positions))
+    if len(scored):
+        _, coverage = index.scores_at(" ".join(terms), positions[scored])
+        bonus[scored] = FEEDBACK_WEIGHT * coverage
+    return bonus
+
+
+@functools.lru_cache(maxsize=4096)
+def _token_set(text: str) -> frozenset[str]:
+    """A text's index terms (the best episodes of a query recur from search to search)."""
+    return frozenset(tokenize(text))

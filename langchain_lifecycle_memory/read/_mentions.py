@@ -176,7 +176,7 @@ def mentioned_attributes(
         for stem in set(stems):
             found.update(a for a in latin.get(stem, ()) if a not in found and _latin_hit(a, stems, specs))
         text = normalize_text(query)
-        for i in range(len(text)):
+        for i in range(len(text) if cjk else 0):
             for j in range(i + 2, min(len(text), i + _MENTION_CJK_SPAN) + 1):
                 found.update(cjk.get(text[i:j], ()))
         found.update(a for a, needle in long if needle in text)

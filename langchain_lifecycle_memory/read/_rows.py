@@ -17,7 +17,7 @@ import numpy as np
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-__all__ = ["Picked", "PickedIndex", "Rows", "document_of", "local_positions", "raw_items"]
+__all__ = ["Picked", "PickedIndex", "Rows", "document_of", "local_positions", "raw_items", "top_order"]
 
 
 class Rows(Sequence[MemoryRecord]):
@@ -97,6 +97,12 @@ class PickedIndex:
         raw, ideal = self._scores.get(query) or self._index.raw_scores(query)
         return LexicalIndex.coverage(raw[self._rows], ideal)
 
+    def scores_at(self, query: str, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = self._rows[positions]
+        hit = self._scores.get(query)
+        raw, ideal = (hit[0][rows], hit[1]) if hit is not None else self._index.raw_scores_at(query, rows)
+        return LexicalIndex.coverage(raw, ideal)
+
     def mentions_known_name(self, query: str) -> bool:
         return self._index.mentions_known_name(query)
 
@@ -106,6 +112,9 @@ class PickedIndex:
     def idf(self, token: str) -> float:
         return self._index.idf(token)
 
+    def shared_idfs(self, tokens: Any) -> dict[str, float]:
+        return self._index.shared_idfs(tokens)
+
 
 def local_positions(rows: np.ndarray, positions: list[int]) -> dict[int, int]:
     """Each of ``positions`` that is in the sorted ``rows`` -> its index there."""
@@ -114,3 +123,23 @@ def local_positions(rows: np.ndarray, positions: list[int]) -> dict[int, int]:
     at = np.searchsorted(rows, positions)
     found = (at < len(rows)) & (rows[np.minimum(at, len(rows) - 1)] == positions)
     return {p: int(i) for p, i, ok in zip(positions, at.tolist(), found.tolist()) if ok}
+
+
+def top_order(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest ``values``, largest first, ties in index order.
+
+    Equals ``np.argsort(-values, kind="stable")[:k]``; for ``k`` well below
+    ``len(values)`` it partitions first and sorts only the values that can be among them
+    (a search keeps thousands of records that share a common word and shows ten).
+    """
+    n = len(values)
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if n <= max(64, 4 * k):
+        return np.argsort(-values, kind="stable")[:k]
+    negated = -values
+    kth = np.partition(negated, k - 1)[k - 1]
+    if np.isnan(kth):  # fewer than k comparable values: the full sort places the NaNs
+        return np.argsort(negated, kind="stable")[:k]
+    chosen = np.flatnonzero(negated <= kth)
+    return chosen[np.argsort(negated[chosen], kind="stable")][:k]

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from langchain_lifecycle_memory.read._episodes import episode_feedback
+from langchain_lifecycle_memory.read._episodes import FEEDBACK_WEIGHT, episode_feedback
+from langchain_lifecycle_memory.read._rows import top_order
 from langchain_lifecycle_memory.read._snapshot import Snapshot
 from langchain_lifecycle_memory.read.fusion import (
     CHANNELS,
@@ -91,7 +92,7 @@ def score_snapshot(
     for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
         route = np.maximum(route, router.score_array(vector, names) - offset)
     best_route = float(route.max()) if len(route) else 0.0
-    mentioned = mentioned_attributes(queries, names, router.specs)
+    mentioned = mentioned_attributes(queries, names, router.specs) if names else set()
     targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
     personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
     damp = 1.0 if personal else cfg.impersonal_factor
@@ -119,7 +120,7 @@ def score_snapshot(
             np.asarray(list(cue_scores.values())), cal.route_floor, cal.route_ceiling
         )
         topic = np.maximum(topic, cue * damp)
-    agree = calibrate_array(np.nan_to_num(cosine, nan=-1.0), cal.agreement_floor, cal.agreement_ceiling)
+    agree = calibrate_array(_filled(cosine, -1.0), cal.agreement_floor, cal.agreement_ceiling)
     support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
     slot = np.where(snap.value_mentions(queries), np.maximum(topic, cal.value_mention * support), topic)
     in_dense = np.zeros(n, dtype=bool)
@@ -145,18 +146,32 @@ def score_snapshot(
         base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
     else:
         base = fused[kept_positions]
-    if getattr(cfg, "episode_feedback", False):  # episodes only, the order only (``_episodes``)
-        bonus = episode_feedback(snap, kept_positions, base, query)
-        if bonus is not None:
-            base = base + bonus * factor[kept_positions]
-    tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, kept_positions)
-    tie = tie + cfg.confidence_weight * snap.confidence[kept_positions]
+    feedback = getattr(cfg, "episode_feedback", False)  # episodes only, the order only (``_episodes``)
+    confidence = cfg.confidence_weight * snap.confidence[kept_positions]
     # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
-    evidence = np.maximum(np.nan_to_num(cosine[kept_positions], nan=0.0), 0.0) + coverage[kept_positions]
+    evidence = 1e-3 * (np.maximum(_filled(cosine[kept_positions], 0.0), 0.0) + coverage[kept_positions])
+    among = None  # indices into kept_positions whose sort key is computed (None: all of them)
+    if not full and cfg.reranker is None:
+        # Showing the k best: recency (at most recency_weight) and the feedback bonus (at most
+        # FEEDBACK_WEIGHT) only raise a key, so a record that stays under the k-th best key
+        # without them even when raised by both cannot be shown; they are computed for the rest.
+        lift = cfg.recency_weight + (FEEDBACK_WEIGHT * factor[kept_positions] if feedback else 0.0)
+        among = _may_rise(base + (confidence + evidence), lift, opts.k)
+    part, pick = (kept_positions, slice(None)) if among is None else (kept_positions[among], among)
+    tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, part)
+    tie = tie + confidence[pick]
+    order = base[pick]
+    if feedback:
+        bonus = episode_feedback(snap, kept_positions, base, query, among=among)
+        if bonus is not None:
+            order = order + bonus[pick] * factor[part]
     sort_key = np.zeros(n)
-    sort_key[kept_positions] = base + (tie + 1e-3 * evidence)
-    ranking = kept_positions[np.argsort(-sort_key[kept_positions], kind="stable")]
-    shown_kept = ranking if full or cfg.reranker is not None else ranking[: opts.k]
+    sort_key[part] = order + (tie + evidence[pick])
+    keys = sort_key[part]
+    if full or cfg.reranker is not None:
+        shown_kept = part[np.argsort(-keys, kind="stable")]
+    else:  # the k best of what may be thousands of kept records
+        shown_kept = part[top_order(keys, opts.k)]
     rank_of = {int(p): r for r, p in enumerate(shown_kept)}
     if rrf is None:  # RRF only for the metadata: ranks of the records shown (all of them for explain)
         rrf = _rrf(channels, weights, pool, None if full else shown_kept) * factor
@@ -230,6 +245,25 @@ def _shown_routes(snap: Snapshot, route: np.ndarray, shown: Sequence[int]) -> di
     return {snap.attributes[j]: float(route[j]) for j in sorted(codes)}
 
 
+def _may_rise(lower: np.ndarray, lift: np.ndarray, k: int) -> np.ndarray | None:
+    """Indices whose key, ``lower`` raised by at most ``lift``, can reach the ``k`` largest (``None``: all).
+
+    Keys only rise, so the ``k``-th largest ``lower`` bounds the ``k``-th largest key from
+    below: a record whose ``lower + lift`` stays under it cannot be among the ``k`` best.
+    """
+    if len(lower) <= k:
+        return None
+    kth = np.partition(lower, len(lower) - k)[len(lower) - k]
+    if np.isnan(kth):
+        return None
+    return np.flatnonzero(lower + lift >= kth - 1e-9)  # the margin covers rounding in the raised keys
+
+
+def _filled(cosine: np.ndarray, value: float) -> np.ndarray:
+    """Cosines with NaN (no dense hit) replaced by ``value`` (``np.nan_to_num`` for finite cosines, cheaper)."""
+    return np.where(np.isnan(cosine), value, cosine)
+
+
 def _calibrated(
     cal: Any,
     cosine: np.ndarray,
@@ -243,7 +277,7 @@ def _calibrated(
 
     The dense channel speaks only for the records the dense search ranked (``in_dense``).
     """
-    dense = calibrate_array(np.nan_to_num(cosine[where]), cal.dense_floor, cal.dense_ceiling)
+    dense = calibrate_array(_filled(cosine[where], 0.0), cal.dense_floor, cal.dense_ceiling)
     return {
         "dense": np.where(in_dense[where], dense, 0.0),
         "lexical": calibrate_array(coverage[where], cal.lexical_floor, cal.lexical_ceiling) * damp,
@@ -266,16 +300,18 @@ def _rrf(
     out = np.zeros(n)
     for name in CHANNELS:
         scores = channels[name]
-        firing = pool[scores[pool] > 0]
         term = np.zeros(n)
         if only is None:
+            firing = pool[scores[pool] > 0]
             order = firing[np.argsort(-scores[firing], kind="stable")]
             term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
-        else:
-            targets = only[scores[only] > 0]
-            if len(targets):
-                values, mine = scores[firing][:, None], scores[targets][None, :]
-                before = (values > mine) | ((values == mine) & (firing[:, None] < targets[None, :]))
-                term[targets] = weights[name] / (60 + 1 + before.sum(axis=0))
+        elif len(targets := only[scores[only] > 0]):
+            firing = pool[scores[pool] > 0]
+            firing = firing[scores[firing] >= scores[targets].min()]  # the rest is behind every target
+            values, mine = scores[firing][:, None], scores[targets][None, :]
+            before = np.count_nonzero(values > mine, axis=0)
+            tied, of = np.nonzero(values == mine)  # ties are few: counted pair by pair
+            before = before + np.bincount(of[firing[tied] < targets[of]], minlength=len(targets))
+            term[targets] = weights[name] / (60 + 1 + before)
         out = out + term
     return out

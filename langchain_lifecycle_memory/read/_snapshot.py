@@ -201,14 +201,16 @@ class Snapshot:
         every channel is 0 and so is its fused score: below any positive ``min_score``.
         """
         scores = {q: self.index.raw_scores(q) for q in dict.fromkeys(queries)}
-        mask = np.zeros(len(self.records), dtype=bool)
-        for raw, _ in scores.values():
+        raws = [raw for raw, _ in scores.values()]  # the query first, then any paraphrases
+        mask = raws[0] > 0
+        for raw in raws[1:]:
             mask |= raw > 0
         mask[self._attributed] = True
         if self.needles:
             mask |= self.value_mentions(queries)
         mask[np.fromiter(extra, dtype=np.int64)] = True
-        return np.flatnonzero(mask & eligible), scores
+        mask &= eligible
+        return np.flatnonzero(mask), scores
 
     def restricted(self, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, float]]) -> Snapshot:
         """The rows ``rows`` (sorted positions) as a snapshot of their own, for scoring only.
@@ -242,6 +244,8 @@ class Snapshot:
         """Records whose entity is one of ``entities``."""
         wanted = set(entities)
         codes = [i for i, e in enumerate(self.entities) if e in wanted]
+        if not codes:
+            return np.zeros(len(self.entity_code), dtype=bool)
         return np.isin(self.entity_code, codes)
 
     def value_mentions(self, queries: Sequence[str]) -> np.ndarray:

@@ -9,6 +9,7 @@ agreement between channels adds up, and a channel that does not fire costs nothi
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -324,7 +325,16 @@ def candidate_document(c: RetrievalCandidate) -> Document:
 
 
 def _iso_or_none(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return _iso_of(value, value.tzinfo) if value is not None else None
+
+
+@functools.lru_cache(maxsize=16_384)
+def _iso_of(value: datetime, tz: Any) -> str:
+    """``isoformat`` remembered (a record's instants recur in every search that returns it).
+
+    Keyed with the zone too: equal instants in two zones are written differently.
+    """
+    return value.isoformat()
 
 
 def _iso(value: datetime | None) -> str:

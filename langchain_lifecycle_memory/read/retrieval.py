@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.language_models import BaseChatModel
@@ -377,12 +378,13 @@ class LifecycleRetriever(BaseRetriever):
                 # The snapshot holds every record and its eligibility: ids and cosines
                 # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
                 # Enough neighbours for dense_k eligible ones (up to twice as many).
-                n = min(len(position), self.dense_k + min(self.dense_k, int(len(eligible) - eligible.sum()))) or 1
+                ineligible = len(eligible) - int(np.count_nonzero(eligible))
+                n = min(len(position), self.dense_k + min(self.dense_k, ineligible)) or 1
                 if snapshot.dense is not None:  # a small namespace: its vectors are in the snapshot
                     near = snapshot.dense.nearest(vector, n)
                 else:
                     near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
-                ranked = [(position[i], sc) for i, sc in near if i in position and eligible[position[i]]]
+                ranked = [(p, sc) for i, sc in near if (p := position.get(i)) is not None and eligible[p]]
                 for pos, score in ranked[: self.dense_k]:
                     cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
                 continue
