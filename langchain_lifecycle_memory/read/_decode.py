@@ -14,7 +14,9 @@ Either way the fields equal those of the validated record (tested on both paths)
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory.read._splice import OPEN, micros
-from langchain_lifecycle_memory.read.cues import record_cues
+from langchain_lifecycle_memory.read.cues import CUES_KEY, record_cues
 from langchain_lifecycle_memory.schema import MAX_CONTENT_CHARS, MemoryRecord, MemoryStatus
 
 try:  # a dependency of langsmith (langchain-core's); the same values as ``json.loads``, faster
@@ -40,10 +42,6 @@ _REQUIRED = frozenset({"id", "content", "created_at", "updated_at", "valid_from"
 _STATUS = {s.value: s for s in MemoryStatus}
 _SOURCE = frozenset({"extractor", "thread_id", "message_ids"})
 _OPTIONAL_TEXT = ("entity", "attribute", "value", "supersedes", "superseded_by")
-_STAMP = re.compile(
-    r"(?:(?!0000)\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{6})?Z\n)*"
-)
-"""Timestamps as pydantic writes aware UTC datetimes, one per line (anything else: the slow path)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -150,22 +148,57 @@ def _vouched(d: Any) -> bool:
     return type(d["created_at"]) is str and type(d["updated_at"]) is str and type(d["valid_from"]) is str
 
 
-def _instants(stamps: list[str]) -> np.ndarray | None:
-    """Microseconds since the epoch of canonical ``...Z`` timestamps (``None``: not all are)."""
-    if not stamps:
-        return np.zeros(0, dtype=np.int64)
-    joined = "\n".join(stamps) + "\n"
-    if joined.count("\n") != len(stamps) or _STAMP.fullmatch(joined) is None:
-        return None
-    try:
-        return np.array([s[:-1] for s in stamps], dtype="datetime64[us]").astype(np.int64)
-    except ValueError:  # a day the month does not have
-        return None
+_LAYOUT = "0000-00-00T00:00:00"
+_DIGITS = np.array([i for i, c in enumerate(_LAYOUT) if c == "0"])
+_SEPARATORS = np.array([i for i, c in enumerate(_LAYOUT) if c != "0"])
+_SEPARATOR_CODES = np.array([ord(_LAYOUT[i]) for i in _SEPARATORS], dtype=np.uint32)
+_MONTH_DAYS = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], dtype=np.int64)
 
 
-def _instant(stamp: str) -> int | None:
-    got = _instants([stamp])
-    return None if got is None else int(got[0])
+def _instants(stamps: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Microseconds since the epoch of timestamps in pydantic's aware-UTC form, and which are in it.
+
+    ``YYYY-MM-DDTHH:MM:SS[.ffffff]Z`` with a real date and time (year 1-9999): exactly
+    the instants ``ensure_aware`` reads from them, computed on all at once. Any other
+    string is marked ``False`` (its record goes through ``MemoryRecord``).
+    """
+    n = len(stamps)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    lengths = np.fromiter(map(len, stamps), dtype=np.int64, count=n)
+    codes = np.array(stamps, dtype="<U27").view(np.uint32).reshape(n, 27).astype(np.int64)
+    long = lengths == 27
+    ok = (lengths == 20) | long
+    ok &= np.all(codes[:, _SEPARATORS] == _SEPARATOR_CODES, axis=1)
+    ok &= np.where(long, codes[:, 26], codes[:, 19]) == ord("Z")
+    ok &= ~long | (codes[:, 19] == ord("."))
+    digits = codes - ord("0")
+    frac_digits = digits[:, 20:26]
+    ok &= np.all((digits[:, _DIGITS] >= 0) & (digits[:, _DIGITS] <= 9), axis=1)
+    ok &= ~long | np.all((frac_digits >= 0) & (frac_digits <= 9), axis=1)
+    d = np.where(ok[:, None], digits, 0)
+
+    def number(a: int, b: int) -> np.ndarray:
+        out = np.zeros(n, dtype=np.int64)
+        for i in range(a, b):
+            out = out * 10 + d[:, i]
+        return out
+
+    year, month, day = number(0, 4), number(5, 7), number(8, 10)
+    hour, minute, second = number(11, 13), number(14, 16), number(17, 19)
+    micro = np.where(long, number(20, 26), 0)
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    ok &= (year >= 1) & (month >= 1) & (month <= 12) & (hour <= 23) & (minute <= 59) & (second <= 59)
+    month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
+    ok &= (day >= 1) & (day <= month_days)
+    # Days since 1970-01-01 of the proleptic Gregorian date (H. Hinnant's ``days_from_civil``).
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    out = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000 + micro).astype(np.int64)
+    return np.where(ok, out, 0), ok
 
 
 def decode(namespace: tuple[str, ...], documents: Sequence[str]) -> tuple[list[str], Fields, dict[int, MemoryRecord]]:
@@ -176,76 +209,188 @@ def decode(namespace: tuple[str, ...], documents: Sequence[str]) -> tuple[list[s
     fast path could not vouch for, validated by ``MemoryRecord``).
     """
     values = [loads(doc) for doc in documents]
-    fast = [_vouched(v) for v in values]
-    stamps: list[str] = []
-    for v, ok in zip(values, fast):
-        if ok:
-            stamps += (v["created_at"], v["updated_at"], v["valid_from"], v.get("valid_to") or v["valid_from"])
-            stamps.append(v.get("expires_at") or v["valid_from"])
-    instants = _instants(stamps)
-    if instants is None:  # one odd timestamp: each checked on its own
-        each = [_instant(s) for s in stamps]
-        per_doc = [each[i : i + 5] for i in range(0, len(each), 5)]
+    cols = _columns(values)
+    if cols is not None and values and _all_vouched(cols):  # the usual case: checked a field at a time
+        fast = [True] * len(values)
+        times, good = _times_of(cols, range(len(values)))
     else:
-        per_doc = instants.reshape(-1, 5).tolist()
-    kept: list[str] = []
-    rows: list[tuple[Any, ...]] = []
+        cols = None
+        fast = [_vouched(v) for v in values]
+        picked = [i for i, ok in enumerate(fast) if ok]
+        times = np.full((len(values), 5), OPEN, dtype=np.int64)
+        good = np.ones(len(values), dtype=bool)
+        if picked:
+            picked_cols = _columns([values[i] for i in picked])
+            assert picked_cols is not None  # _vouched: every field present or defaulted
+            times[picked], good[picked] = _times_of(picked_cols, range(len(picked)))
+    kept: list[int] = []
     parsed: dict[int, MemoryRecord] = {}
-    at = 0
-    for doc, v, ok in zip(documents, values, fast):
-        if ok:
-            created, updated, start, end, expires = per_doc[at]
-            at += 1
-            if v.get("valid_to") is None:
-                end = OPEN
-            if v.get("expires_at") is None:
-                expires = OPEN
-            if None not in (created, updated, start, end, expires) and end >= start:
-                rows.append((created, start, v["id"], len(kept), v, (created, updated, start, end, expires)))
-                kept.append(doc)
-                continue
-        try:  # the model decides: another writer's form, or something validation changes or refuses
-            record = MemoryRecord.from_value(namespace, json.loads(doc))  # as ``Rows`` parses it
-        except (ValidationError, ValueError, TypeError):
-            continue  # not a memory record (a plain BaseStore item): list_records skips it too
-        times = _times(record)
-        rows.append((times[0], times[2], record.id, len(kept), record, times))
-        kept.append(doc)
-    rows.sort(key=lambda row: row[:3])
-    documents_out = [kept[row[3]] for row in rows]
-    for i, row in enumerate(rows):
-        if isinstance(row[4], MemoryRecord):
-            parsed[i] = row[4]
-    return documents_out, _fields_of_values([row[4] for row in rows], [row[5] for row in rows]), parsed
+    for i, ok in enumerate((good & fast).tolist()):
+        if not ok:  # another writer's form, or something validation changes or refuses: the model decides
+            try:
+                record = MemoryRecord.from_value(namespace, json.loads(documents[i]))  # as ``Rows`` parses it
+            except (ValidationError, ValueError, TypeError):
+                continue  # not a memory record (a plain BaseStore item): list_records skips it too
+            parsed[i], values[i], times[i] = record, _as_value(record), _times(record)
+        kept.append(i)
+    kept_times = times[kept]
+    order = np.lexsort((kept_times[:, 2], kept_times[:, 0]))  # list_records' (created_at, valid_from, id)
+    key = kept_times[order][:, [0, 2]]
+    if len(order) > 1 and bool(np.all(key[1:] == key[:-1], axis=1).any()):  # equal instants: by id too
+        created, start, ids = kept_times[:, 0].tolist(), kept_times[:, 2].tolist(), [values[i]["id"] for i in kept]
+        order = np.array(sorted(range(len(kept)), key=lambda j: (created[j], start[j], ids[j])), dtype=np.int64)
+    rows = [kept[j] for j in order.tolist()]
+    if cols is None or parsed or len(rows) < len(values):
+        cols = _columns([values[i] for i in rows])
+        assert cols is not None
+        rows_in_cols: Sequence[int] = range(len(rows))
+    else:
+        rows_in_cols = rows
+    fields = _fields(cols, rows_in_cols, times[rows])
+    return [documents[i] for i in rows], fields, {p: parsed[i] for p, i in enumerate(rows) if i in parsed}
 
 
-def _fields_of_values(values: list[Any], times: list[tuple[int, ...]]) -> Fields:
-    instants = np.array(times, dtype=np.int64).reshape(-1, 5)
-    out: dict[str, Any] = {n: instants[:, i].copy() for i, n in enumerate(_INSTANTS)}
-    values = [v if type(v) is dict else _as_value(v) for v in values]
-    out |= {
-        "ids": [v["id"] for v in values],
-        "contents": [v["content"] for v in values],
-        "entities": [v.get("entity") for v in values],
-        "attributes": [v.get("attribute") for v in values],
-        "values": [v.get("value") for v in values],
-        "kinds": [v.get("kind", "fact") for v in values],
-        "statuses": [_STATUS[v.get("status", "active")] for v in values],
-        "confidence": [float(v.get("confidence", 0.8)) for v in values],
-        "supersedes": [v.get("supersedes") for v in values],
-        "superseded_by": [v.get("superseded_by") for v in values],
-        "cardinality": [v.get("cardinality", "single") for v in values],
-        "metadata": [v.get("metadata", {}) for v in values],
-    }
-    out["cues"] = [_cues(m) for m in out["metadata"]]
-    return Fields(**out)
+_KEYS = ("id", "content", "created_at", "updated_at", "valid_from")
+_DEFAULTS = {
+    "entity": None,
+    "attribute": None,
+    "value": None,
+    "kind": "fact",
+    "status": "active",
+    "confidence": 0.8,
+    "source": None,
+    "valid_to": None,
+    "supersedes": None,
+    "superseded_by": None,
+    "expires_at": None,
+    "metadata": {},
+    "cardinality": "single",
+}
+_MISSING = object()
+_ALL_KEYS = (*_KEYS, *sorted(_DEFAULTS.keys() - {"cardinality"}))
+_GET_ALL = operator.itemgetter(*_ALL_KEYS)
+
+
+def _columns(values: list[Any]) -> dict[str, Sequence[Any]] | None:
+    """Each field of every document: a sequence per field, defaults filled in.
+
+    ``None`` when some document is not an object of record fields holding the required ones.
+    """
+    if not values:
+        return {k: () for k in (*_KEYS, *_DEFAULTS)}
+    if set(map(type, values)) != {dict}:
+        return None
+    cardinality = [v.get("cardinality", _MISSING) for v in values]
+    try:  # to_value's form: every field present (``cardinality`` on slot records): one C pass
+        cols: dict[str, Sequence[Any]] = dict(zip(_ALL_KEYS, zip(*map(_GET_ALL, values))))
+        # ...and no other key (a count per document is cheaper than comparing key sets)
+        exact = list(map(len, values)) == [len(_ALL_KEYS) + (c is not _MISSING) for c in cardinality]
+    except KeyError:
+        exact = False
+        try:
+            cols = {k: [v[k] for v in values] for k in _KEYS}
+        except KeyError:
+            return None
+        cols |= {k: [v.get(k, d) for v in values] for k, d in _DEFAULTS.items() if k != "cardinality"}
+    if not exact and not all(map(_FIELDS.issuperset, values)):
+        return None
+    cols["cardinality"] = [c if c is not _MISSING else "single" for c in cardinality]
+    return cols
+
+
+def _all_vouched(col: dict[str, Sequence[Any]]) -> bool:
+    """``_vouched`` of every document, checked a field at a time (``col``: ``_columns``)."""
+    text, maybe = {str}, {str, type(None)}
+    if not all(set(map(type, col[name])) <= text for name in ("id", "content", "kind", *_TIMES[:3])):
+        return False
+    if not all(set(map(type, col[name])) <= maybe for name in (*_OPTIONAL_TEXT, *_TIMES[3:])):
+        return False
+    contents, kinds = col["content"], col["kind"]
+    joined = "".join(contents)
+    if "\x00" in joined or _SURROGATE.search(joined) or not all(map(str.strip, contents)):
+        return False
+    if max(map(len, contents)) > MAX_CONTENT_CHARS or not all(kinds) or tuple(map(str.strip, kinds)) != tuple(kinds):
+        return False
+    try:
+        if not set(col["status"]) <= _STATUS.keys() or not set(col["cardinality"]) <= {"single", "set"}:
+            return False
+    except TypeError:  # an unhashable value
+        return False
+    confidence = col["confidence"]
+    if not set(map(type, confidence)) <= {float, int} or set(map(type, col["metadata"])) != {dict}:
+        return False
+    numbers = np.array(confidence, dtype=np.float64)
+    if not bool(np.all((numbers >= 0.0) & (numbers <= 1.0))):
+        return False
+    sources = [s for s in col["source"] if s is not None]
+    if not set(map(type, sources)) <= {dict} or not all(map(_SOURCE.issuperset, sources)):
+        return False
+    if (
+        not {type(s.get("extractor", "")) for s in sources} <= text
+        or not {type(s.get("thread_id")) for s in sources} <= maybe
+    ):
+        return False
+    messages = [m for s in sources if (m := s.get("message_ids", [])) != []]
+    return set(map(type, messages)) <= {list} and set(map(type, itertools.chain.from_iterable(messages))) <= text
+
+
+_TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "expires_at")
+
+
+def _times_of(col: dict[str, Sequence[Any]], rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``_INSTANTS`` of the documents (``OPEN``: none), and which ones validation would accept so."""
+    m = len(rows)
+    out = np.full((m, 5), OPEN, dtype=np.int64)
+    good = np.ones(m, dtype=bool)
+    for j, name in enumerate(_TIMES):
+        stamps = col[name]
+        if j < 3:
+            at = np.arange(m)
+        else:
+            at = np.array([i for i, s in enumerate(stamps) if s is not None], dtype=np.int64)
+            stamps = [stamps[i] for i in at.tolist()]
+        instants, ok = _instants(stamps)
+        out[at, j] = instants
+        good[at] &= ok
+    return out, good & (out[:, 3] >= out[:, 2])  # valid_to before valid_from: refused by validation
+
+
+def _fields(col: dict[str, Sequence[Any]], rows: Sequence[int], times: np.ndarray) -> Fields:
+    """``Fields`` of the documents ``rows`` of ``col`` (``_columns``), with their ``times``."""
+
+    def take(name: str) -> list[Any]:
+        return list(map(col[name].__getitem__, rows))
+
+    metadata = take("metadata")
+    return Fields(
+        ids=take("id"),
+        contents=take("content"),
+        entities=take("entity"),
+        attributes=take("attribute"),
+        values=take("value"),
+        kinds=take("kind"),
+        statuses=list(map(_STATUS.__getitem__, take("status"))),
+        confidence=list(map(float, take("confidence"))),
+        supersedes=take("supersedes"),
+        superseded_by=take("superseded_by"),
+        cardinality=take("cardinality"),
+        metadata=metadata,
+        cues=[_cues(m) if CUES_KEY in m else [] for m in metadata],
+        **{n: np.ascontiguousarray(times[:, i]) for i, n in enumerate(_INSTANTS)},
+    )
+
+
+def _fields_of_values(values: list[Any], times: Any) -> Fields:
+    cols = _columns([v if type(v) is dict else _as_value(v) for v in values])
+    assert cols is not None
+    return _fields(cols, range(len(values)), np.array(times, dtype=np.int64).reshape(-1, 5))
 
 
 def _as_value(r: MemoryRecord) -> dict[str, Any]:
-    """The fields ``_fields_of_values`` reads, of a validated record."""
-    value = {k: getattr(r, k) for k in ("id", "content", "entity", "attribute", "value", "kind", "confidence")}
+    """The fields ``_fields`` reads, of a validated record."""
+    value = {k: getattr(r, k) for k in (*_KEYS[:2], "entity", "attribute", "value", "kind", "confidence")}
     value |= {"supersedes": r.supersedes, "superseded_by": r.superseded_by, "cardinality": r.cardinality}
-    return value | {"status": r.status.value, "metadata": r.metadata}
+    return value | {"status": r.status.value, "metadata": r.metadata} | dict.fromkeys(_KEYS[2:])
 
 
 def _cues(metadata: dict[str, Any]) -> list[str]:

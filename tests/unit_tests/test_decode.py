@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from langchain_lifecycle_memory import MemoryRecord
-from langchain_lifecycle_memory.read._decode import _instants, decode, fields_of_records
+from langchain_lifecycle_memory.read._decode import _all_vouched, _columns, _instants, decode, fields_of_records
 from langchain_lifecycle_memory.read._snapshot import build_snapshot, snapshot_of_documents
 from langchain_lifecycle_memory.read._splice import micros
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware
@@ -60,6 +60,8 @@ def _odd(rng: random.Random, doc: str) -> str:
             ("extra_field", 1),
             ("source", {"extractor": "rule", "bogus": 1}),
             ("source", {"extractor": "rule", "message_ids": ["m1", 2]}),
+            ("source", {"extractor": "rule", "message_ids": ""}),
+            ("source", {"extractor": "rule", "message_ids": ["m1"], "thread_id": "t"}),
             ("metadata", []),
             ("cardinality", "many"),
             ("id", None),
@@ -72,12 +74,13 @@ def _odd(rng: random.Random, doc: str) -> str:
     return json.dumps(value)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_decoded_documents_build_the_snapshot_validated_records_build(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "odd"), [(0, 80), (1, 80), (2, 1), (3, 0)])
+def test_decoded_documents_build_the_snapshot_validated_records_build(seed: int, odd: int) -> None:
     rng = random.Random(seed)
     docs = [_record_doc(rng, i) for i in range(300)]
-    docs += [_odd(rng, _record_doc(rng, 1000 + i)) for i in range(80)]
-    docs += [json.dumps({"note": "a plain item"}), json.dumps([1, 2]), '{"content": NaN}']
+    docs += [_odd(rng, _record_doc(rng, 1000 + i)) for i in range(odd)]
+    if odd > 1:
+        docs += [json.dumps({"note": "a plain item"}), json.dumps([1, 2]), '{"content": NaN}']
     rng.shuffle(docs)
     pairs = [(r, d) for d in docs if (r := parse_record(NS, d)) is not None and r.valid_from is not None]
     # Documents without valid_from get "now" from validation on every parse: compare without them.
@@ -123,7 +126,61 @@ def test_timestamps_read_together_equal_one_by_one() -> None:
         t = datetime(rng.randint(1, 9999), rng.randint(1, 12), rng.randint(1, 28), tzinfo=timezone.utc)
         t += timedelta(seconds=rng.randint(0, 86399), microseconds=rng.choice([0, rng.randint(0, 999_999)]))
         stamps.append(MemoryRecord(namespace=NS, content="x", valid_from=t).to_value()["valid_from"])
-    assert _instants(stamps).tolist() == [micros(ensure_aware(s)) for s in stamps]
-    assert _instants(["2024-01-01T10:00:00+00:00"]) is None  # not pydantic's form: one by one, by the model
-    assert _instants(["2023-02-29T10:00:00Z"]) is None
-    assert _instants(["2024-01-01T10:00:00Z\n2024-01-01T10:00:00Z"]) is None
+    stamps += ["2000-02-29T00:00:00Z", "1900-03-01T23:59:59.000001Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"]
+    instants, ok = _instants(stamps)
+    assert ok.all() and instants.tolist() == [micros(ensure_aware(s)) for s in stamps]
+    odd = [  # not pydantic's form, or no such instant: each goes through the model
+        "2024-01-01T10:00:00+00:00",
+        "2024-01-01T10:00:00",
+        "2023-02-29T10:00:00Z",
+        "1900-02-29T10:00:00Z",
+        "2024-04-31T10:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "2024-13-01T00:00:00Z",
+        "2024-01-01T24:00:00Z",
+        "2024-01-01T10:60:00Z",
+        "2024-01-01T10:00:60Z",
+        "2024-01-01T10:00:00.5Z",
+        "2024-01-01T10:00:00.1234567Z",
+        "2024-01-01T10:00:00.12345aZ",
+        "2024-01-01 10:00:00Z",
+        "2024-01-01T10:00:00Z\n2024-01-01T10:00:00Z",
+        " 2024-01-01T10:00:00Z",
+        "２０２４-01-01T10:00:00Z",
+        "",
+    ]
+    assert not _instants(odd)[1].any()
+
+
+def test_documents_read_a_field_at_a_time_still_leave_out_what_validation_refuses() -> None:
+    rng = random.Random(9)
+    docs = [_record_doc(rng, i) for i in range(50)]
+    assert _all_vouched(_columns([json.loads(d) for d in docs]))  # the usual case: checked a field at a time
+    for field, bad in (("created_at", "2024-02-30T10:00:00Z"), ("valid_to", "1900-01-01T00:00:00Z")):
+        value = json.loads(_record_doc(rng, 99))
+        value[field] = bad  # the form is right, the instant is not: the model refuses the record
+        docs.append(json.dumps(value))
+    naive = json.loads(_record_doc(rng, 100))
+    naive["updated_at"] = "2024-01-01T10:00:00"  # another writer's form: the model reads it
+    docs.append(json.dumps(naive))
+    assert _all_vouched(_columns([json.loads(d) for d in docs]))
+    kept, fields, parsed = decode(NS, docs)
+    records = sorted(
+        (r for d in docs if (r := parse_record(NS, d)) is not None), key=lambda r: (r.created_at, r.valid_from, r.id)
+    )
+    assert len(kept) == len(records) == 51 and list(parsed.values()) == [r for r in records if r.id == naive["id"]]
+    assert fields.ids == [r.id for r in records]
+    assert fields.updated.tolist() == fields_of_records(records).updated.tolist()
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [("message_ids", ""), ("message_ids", None), ("message_ids", "m1"), ("extractor", 3), ("thread_id", [])],
+)
+def test_a_document_read_a_field_at_a_time_with_an_odd_source_is_left_to_the_model(field: str, bad: object) -> None:
+    rng = random.Random(3)
+    values = [json.loads(_record_doc(rng, i)) for i in range(20)]
+    values[7]["source"][field] = bad
+    docs = [json.dumps(v) for v in values]
+    kept, _, _ = decode(NS, docs)
+    assert len(kept) == sum(parse_record(NS, d) is not None for d in docs) == 19
