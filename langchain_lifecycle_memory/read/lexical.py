@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import itertools
 import math
 import re
 import unicodedata
@@ -268,11 +269,13 @@ class LexicalIndex:
         self._identity = True
         self._dl = np.array([max(1, len(tokens)) for tokens, _ in analysed], dtype=np.float64)
         self._total = float(self._dl.sum())
-        self._vocab: dict[str, int] = {}
-        ids = [self._vocab.setdefault(t, len(self._vocab)) for tokens, _ in analysed for t in tokens]
+        flat = list(itertools.chain.from_iterable(tokens for tokens, _ in analysed))
+        # Terms numbered by first appearance, all in C: a dict keeps insertion order.
+        self._vocab: dict[str, int] = dict(zip(dict.fromkeys(flat), itertools.count()))
+        ids = np.fromiter(map(self._vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
         lengths = np.array([len(tokens) for tokens, _ in analysed], dtype=np.int64)
         slots = np.repeat(np.arange(self.size, dtype=np.int64), lengths)
-        pairs, tf = np.unique(np.asarray(ids, dtype=np.int64) * max(1, self.size) + slots, return_counts=True)
+        pairs, tf = np.unique(ids * max(1, self.size) + slots, return_counts=True)
         terms = pairs // max(1, self.size)
         self._post_slots = pairs % max(1, self.size)
         self._post_tf = tf.astype(np.float64)
