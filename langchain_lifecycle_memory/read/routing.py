@@ -28,6 +28,7 @@ from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-export
     _humanize,
     _mention_index,
     attribute_mentioned,
+    humanize_all,
     mentioned_attributes,
 )
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
@@ -289,12 +290,18 @@ class AttributeRouter:
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
         names = tuple(dict.fromkeys(names))
-        cards = self._cards
-        for attribute in names:
-            if cards.get(attribute) is None:  # a read: this search's cards become recent
-                for phrase in _card_phrases(attribute, self.specs.get(attribute)):
-                    phrases.append(phrase)
-                    owners.append(attribute)
+        cards, specs = self._cards, self.specs
+        todo = [a for a in names if cards.get(a) is None]  # a read: this search's cards become recent
+        bare = [a for a in todo if a not in specs]  # a card of the humanised name: made all at once
+        humanised = dict(zip(bare, humanize_all(bare)))
+        for attribute in todo:
+            if attribute in humanised:
+                phrases.append(humanised[attribute])
+                owners.append(attribute)
+                continue
+            for phrase in _card_phrases(attribute, specs[attribute]):
+                phrases.append(phrase)
+                owners.append(attribute)
         if phrases and self._disk is not None:
             rows, matrix = self._disk.load_rows(phrases)
             if rows:

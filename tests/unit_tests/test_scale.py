@@ -476,3 +476,11 @@ def test_cards_partly_on_disk_score_like_cards_embedded_in_this_process(
     AttributeRouter._cache.clear()
     monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path / "none"))
     assert got == pytest.approx(_fresh_process_router(_Counting("a")).scores(q, attributes), abs=1e-6)
+
+
+def test_names_humanised_together_equal_one_by_one() -> None:
+    from langchain_lifecycle_memory.read._mentions import _humanize, humanize_all
+
+    names = ["topic_1", "_lead_", "a__b", "running-shoes", " x\t y ", "", "__", "编辑器", "a\u2003b", "ǅ_x", "a\x1cb"]
+    assert humanize_all(names) == [_humanize(n) for n in names]
+    assert humanize_all(["a\x00b", "c_d"]) == [_humanize("a\x00b"), "c d"]
