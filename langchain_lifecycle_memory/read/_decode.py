@@ -84,14 +84,6 @@ class Fields:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def take(self, order: Sequence[int]) -> Fields:
-        """The fields of the records at ``order``."""
-        idx = np.asarray(order, dtype=np.int64)
-        out = {}
-        for name, value in self.__dict__.items():
-            out[name] = value[idx] if isinstance(value, np.ndarray) else [value[i] for i in order]
-        return Fields(**out)
-
     def set_record(self, i: int, r: MemoryRecord) -> None:
         """Replace position ``i``'s fields with ``r``'s."""
         one = fields_of_records([r])
