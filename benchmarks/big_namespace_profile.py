@@ -4,8 +4,10 @@
 
 Loads ``--size`` episode records (the cheap hashing embedder of ``scale.py``), then times,
 ``--repeat`` times each (median): Chroma's ``get`` of the namespace's documents (pages of
-1,000) against the SQLite file read; parsing and sorting the records and building the
-snapshot with the garbage collector running and paused; the dense query through Chroma's
+1,000) against the SQLite file read; validating every document into a ``MemoryRecord``
+(the full read before) against decoding them (``read._decode``); the BM25 index; the
+snapshot built from the documents, and the read and build with the garbage collector
+running and paused; the dense query through Chroma's
 tenant filter against ``nearest_ids``; and a fresh worker's first search with a stale
 sidecar (brought up to date from the stored documents) against a full read.
 """
@@ -49,9 +51,13 @@ def main() -> None:
 
     from langchain_lifecycle_memory import ChromaMemoryStore, MemoryRecord
     from langchain_lifecycle_memory.read import retrieval
+    from langchain_lifecycle_memory.read._decode import decode
     from langchain_lifecycle_memory.read._sidecar import SIDECARS
-    from langchain_lifecycle_memory.read._snapshot import build_snapshot
+    from langchain_lifecycle_memory.read._snapshot import snapshot_of_documents
+    from langchain_lifecycle_memory.read.lexical import LexicalIndex
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+    from langchain_lifecycle_memory.store._records import parse_record
+    from langchain_lifecycle_memory.store.gcpause import paused_gc
 
     workdir = Path(tempfile.mkdtemp(prefix="big-ns-"))
     emb, ns = HashEmbeddings(), ("memories", "big")
@@ -70,20 +76,42 @@ def main() -> None:
     def read_api() -> Any:
         store.direct_reads = False
         try:
-            return store.read_namespace(ns)
+            return store.namespace_documents(ns)
         finally:
             store.direct_reads = True
 
-    out["read_namespace_chroma_api_ms"] = median_ms(read_api, 1)
-    out["stored_documents_sqlite_ms"] = median_ms(lambda: store.stored_documents(ns), args.repeat)
-    out["read_namespace_sqlite_ms"] = median_ms(lambda: store.read_namespace(ns), args.repeat)
-    records, documents = store.read_namespace(ns)
-    out["build_snapshot_ms"] = median_ms(
-        lambda: build_snapshot(store, records, namespace=ns, documents=documents), args.repeat
+    out["read_documents_chroma_api_ms"] = median_ms(read_api, 1)
+    out["read_documents_sqlite_ms"] = median_ms(lambda: store.namespace_documents(ns), args.repeat)
+    documents = store.namespace_documents(ns)
+
+    def paused(fn: Any) -> Any:  # as the retriever runs them: the collector paused (``store.gcpause``)
+        def run() -> Any:
+            with paused_gc():
+                return fn()
+
+        return run
+
+    out["validate_each_into_a_record_and_sort_ms"] = median_ms(  # the full read before (read_namespace)
+        paused(
+            lambda: sorted(
+                (r for d in documents if (r := parse_record(ns, d)) is not None),
+                key=lambda r: (r.created_at, r.valid_from, r.id),
+            )
+        ),
+        args.repeat,
+    )
+    out["decode_and_sort_ms"] = median_ms(paused(lambda: decode(ns, documents)), args.repeat)
+    kept, fields, _ = decode(ns, documents)
+    out["bm25_index_ms"] = median_ms(paused(lambda: LexicalIndex([*fields.contents])), args.repeat)
+    out["snapshot_of_documents_ms"] = median_ms(
+        lambda: snapshot_of_documents(store, documents, namespace=ns), args.repeat
     )
 
     def gc_running(fn: Any) -> Any:  # the same work with the collector on throughout (no pause)
-        modules = [sys.modules["langchain_lifecycle_memory.store._records"], sys.modules[build_snapshot.__module__]]
+        modules = [
+            sys.modules["langchain_lifecycle_memory.store._records"],
+            sys.modules[snapshot_of_documents.__module__],
+        ]
 
         def run() -> Any:
             saved = [m.paused_gc for m in modules]
@@ -98,8 +126,7 @@ def main() -> None:
         return run
 
     def read_and_build() -> Any:
-        rec, docs = store.read_namespace(ns)
-        return build_snapshot(store, rec, namespace=ns, documents=docs)
+        return snapshot_of_documents(store, store.namespace_documents(ns), namespace=ns)
 
     out["read_and_build_gc_paused_ms"] = median_ms(read_and_build, args.repeat)
     out["read_and_build_gc_running_ms"] = median_ms(gc_running(read_and_build), args.repeat)

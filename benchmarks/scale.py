@@ -185,19 +185,19 @@ def child_namespace(cfg: dict[str, Any], workdir: Path) -> dict[str, Any]:
     out["write"], out["search_after_write"] = stats(writes), stats(after)
     out["rss_growth_mb"] = round(rss_mb() - base, 1)
     if cfg["system"] == "ours":  # where a first search goes: reading the namespace, then the snapshot
-        from langchain_lifecycle_memory.read._snapshot import build_snapshot
+        from langchain_lifecycle_memory.read._snapshot import snapshot_of_documents
 
         out["layout"] = store.layout
         t0 = time.perf_counter()
-        records, documents = store.read_namespace(ns)  # the retriever's full read
+        documents = store.namespace_documents(ns)  # the retriever's full read
         out["first_search_read_ms"] = round(ms(t0), 1)
         t0 = time.perf_counter()
-        build_snapshot(store, records, namespace=ns, documents=documents)
+        snapshot_of_documents(store, documents, namespace=ns)  # decoding the documents, the columns, BM25
         out["first_search_snapshot_ms"] = round(ms(t0), 1)
-        del records, documents
+        del documents
         store.direct_reads = False  # the same read through Chroma's API (``get`` of documents, pages of 1,000)
         t0 = time.perf_counter()
-        store.read_namespace(ns)
+        store.namespace_documents(ns)
         out["read_through_api_ms"] = round(ms(t0), 1)
         store.direct_reads = True
         vector, col = emb.embed_query(qs[0]), store._col(ns)

@@ -93,8 +93,14 @@ class PersistedCards:
 
     def load(self, phrases: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors of those ``phrases`` that have one, from files not read before."""
-        wanted = set(phrases)
-        found: dict[str, np.ndarray] = {}
+        rows, matrix = self.load_rows(phrases)
+        return {phrase: matrix[row] for phrase, row in rows.items()}
+
+    def load_rows(self, phrases: Sequence[str]) -> tuple[dict[str, int], np.ndarray]:
+        """``load`` as one matrix: each found phrase's row in it (no array per phrase)."""
+        index: dict[str, int] = {}
+        parts: list[np.ndarray] = []
+        offset = 0
         for path in self._segments():
             if path.name in self.seen:
                 continue
@@ -102,10 +108,13 @@ class PersistedCards:
             got = self._read(path)
             if got is None:
                 continue
-            for i, phrase in enumerate(got[0]):
-                if phrase in wanted:
-                    found[phrase] = got[1][i]
-        return found
+            index.update(zip(got[0], range(offset, offset + len(got[0]))))  # a newer file's copy wins
+            parts.append(got[1])
+            offset += len(got[0])
+        if not parts:
+            return {}, np.zeros((0, 0), dtype=np.float32)
+        rows = {p: row for p in dict.fromkeys(phrases) if (row := index.get(p)) is not None}
+        return rows, parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     def save(self, phrases: Sequence[str], vectors: Any) -> None:
         """Append ``phrases`` and their (raw, as embedded) ``vectors``; merge past ``max_segments``."""

@@ -40,14 +40,16 @@ from langchain_lifecycle_memory.read._snapshot import ROW_COLUMNS, Snapshot
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import is_other_person
 
-__all__ = ["BACKGROUND_RECORDS", "MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
+__all__ = ["BACKGROUND_RECORDS", "HOLD_S", "MIN_RECORDS", "SIDECARS", "SnapshotFiles"]
 
 FORMAT = 1
 MIN_RECORDS = 2000
 """Namespaces smaller than this are read from the store (fast enough) and get no file."""
 BACKGROUND_RECORDS = 20_000
 """Snapshots of at least this many records are written by a background thread (0.2-0.5 s at 50k)."""
-_PENDING: list[threading.Thread] = []
+HOLD_S = 2.0
+"""A background write waits at most this long for the search that asked for it to end."""
+_PENDING: list[tuple[threading.Thread, threading.Event]] = []
 _PENDING_LOCK = threading.Lock()
 
 _TOKEN = re.compile(r"[0-9a-f]{32}")
@@ -179,8 +181,10 @@ class SnapshotFiles:
         """Persist a snapshot built from a full read (no-op for small or unsaveable ones).
 
         From ``BACKGROUND_RECORDS`` records on, a background thread writes the file (the
-        search that built the snapshot does not wait for it; ``wait`` does). Until it is
-        written the snapshot carries no ``saved`` revision, so no delta file refers to it.
+        search that built the snapshot does not wait for it; ``wait`` does). It starts
+        writing once that search is over (``release``; after ``HOLD_S`` at the latest),
+        so that it does not take the interpreter from the search in the meantime. Until
+        it is written the snapshot carries no ``saved`` revision, so no delta file refers to it.
         """
         path = _path(snapshot.store, snapshot.namespace, snapshot.token)
         if path is None or snapshot.texts is None or len(snapshot) < MIN_RECORDS:
@@ -188,17 +192,34 @@ class SnapshotFiles:
         if len(snapshot) < BACKGROUND_RECORDS:
             self._save(snapshot, path)
             return
-        thread = threading.Thread(target=self._save, args=(snapshot, path), name="lifecycle-snapshot-sidecar")
+        go = threading.Event()
+        thread = threading.Thread(target=self._save_after, args=(go, snapshot, path), name="lifecycle-snapshot-sidecar")
         with _PENDING_LOCK:
-            _PENDING[:] = [t for t in _PENDING if t.is_alive()] + [thread]
+            _PENDING[:] = [(t, e) for t, e in _PENDING if t.is_alive()] + [(thread, go)]
         thread.start()  # not a daemon: an exiting process finishes the file first
+
+    def release(self) -> None:
+        """Let the background writes start (the retriever calls this when a search is over)."""
+        if not _PENDING:  # the usual case: nothing written in the background
+            return
+        with _PENDING_LOCK:
+            for _, go in _PENDING:
+                go.set()
+            _PENDING[:] = [(t, e) for t, e in _PENDING if t.is_alive()]
 
     def wait(self) -> None:
         """Block until every sidecar file being written in the background is written."""
+        self.release()
         with _PENDING_LOCK:
             pending = list(_PENDING)
-        for thread in pending:
+        for thread, _ in pending:
             thread.join()
+        with _PENDING_LOCK:
+            _PENDING[:] = [(t, e) for t, e in _PENDING if t.is_alive()]
+
+    def _save_after(self, go: threading.Event, snapshot: Snapshot, path: str) -> None:
+        go.wait(HOLD_S)
+        self._save(snapshot, path)
 
     def _save(self, snapshot: Snapshot, path: str) -> None:
         arrays = _arrays(snapshot)

@@ -13,24 +13,27 @@ mirror ``MemoryRecord.is_valid_at`` / ``is_expired`` and ``lifecycle_decision``.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
+from langchain_lifecycle_memory.read._decode import Fields, decode, fields_of_records
 from langchain_lifecycle_memory.read._rows import Picked, PickedIndex, Rows, local_positions
-from langchain_lifecycle_memory.read._splice import OPEN, STATUSES, lexical_text, micros, needle_of, order_key, splice
-from langchain_lifecycle_memory.read.cues import record_cues
+from langchain_lifecycle_memory.read._splice import OPEN, STATUSES, _rank, _slot_codes, micros, order_key, splice
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, normalize_value
 from langchain_lifecycle_memory.store.gcpause import paused_gc
-from langchain_lifecycle_memory.store.slots import resolve_current, slot_key
+from langchain_lifecycle_memory.store.slots import SET, SINGLE, cardinality, resolve_current
+from langchain_lifecycle_memory.store.slots import _groups as out_of_line
 
-__all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros"]
+__all__ = ["MAX_DELTAS", "Snapshot", "build_snapshot", "local_positions", "micros", "snapshot_of_documents"]
 
 MAX_DELTAS = 4096
 """After this many journal deltas a snapshot is read again in full. ``apply`` is exact
@@ -324,84 +327,155 @@ def build_snapshot(
     parsed again only when a search returns it.
     """
     with paused_gc():  # many long-lived objects at once (see ``store.gcpause``)
-        return _build(store, records, namespace, token, cache, documents)
+        stored = list(records)
+        if documents is not None and len(documents) != len(stored):
+            msg = f"{len(documents)} documents for {len(stored)} records."
+            raise ValueError(msg)
+        items: list[Any] = list(documents) if documents is not None else stored
+        parsed = dict(enumerate(stored))
+        return _build(store, fields_of_records(stored), items, parsed, namespace, token, cache, documents is not None)
+
+
+def snapshot_of_documents(
+    store: Any,
+    documents: Sequence[str],
+    *,
+    namespace: tuple[str, ...],
+    token: Any = None,
+    cache: dict[str, tuple[list[str], list[str]]] | None = None,
+) -> Snapshot:
+    """``build_snapshot`` of a namespace's stored documents, in any order, non-records among them.
+
+    Equals ``build_snapshot(store, *store.read_namespace(namespace), ...)`` over the same
+    documents, without a ``MemoryRecord`` per document (``_decode``).
+    """
+    with paused_gc():
+        kept, fields, parsed = decode(tuple(namespace), documents)
+        return _build(store, fields, kept, parsed, namespace, token, cache, True)
 
 
 def _build(
     store: Any,
-    records: Sequence[MemoryRecord],
+    fields: Fields,
+    items: list[Any],
+    parsed: dict[int, MemoryRecord],
     namespace: tuple[str, ...],
     token: Any,
     cache: dict[str, tuple[list[str], list[str]]] | None,
-    documents: Sequence[str] | None,
+    as_rows: bool,
 ) -> Snapshot:
-    stored = list(records)
-    records = resolve_current(stored)
-    kept_stored: Sequence[MemoryRecord] = stored
-    kept_records: Sequence[MemoryRecord] = records
-    if documents is not None:
-        if len(documents) != len(stored):
-            msg = f"{len(documents)} documents for {len(stored)} records."
-            raise ValueError(msg)
-        docs = list(documents)
-        kept_stored = Rows(list(docs), namespace)
-        kept_records = Rows([d if v is r else v for d, v, r in zip(docs, records, stored)], namespace)
+    """The snapshot of records whose fields are ``fields`` and stored forms ``items`` (documents or records).
+
+    ``parsed``: records already validated, by position (others are parsed from their
+    documents if slot resolution needs them).
+    """
+    ns = tuple(namespace)
+    views = _resolved(fields, items, parsed, ns)  # position -> the record as readers see it, where it differs
+    for i, view in views.items():
+        fields.set_record(i, view)
+    shown = list(items)
+    for i, view in views.items():
+        shown[i] = view
+    kept_stored: Sequence[MemoryRecord] = Rows(list(items), ns) if as_rows else items
+    kept_records: Sequence[MemoryRecord] = Rows(shown, ns) if as_rows else shown
+    n = len(fields)
     cache = {} if cache is None else cache
-    if len(cache) > 4 * len(records) + 1024:  # texts of deleted or edited records pile up
+    if len(cache) > 4 * n + 1024:  # texts of deleted or edited records pile up
         cache.clear()
+    self_entity = {e: is_self_entity(e) for e in set(fields.entities)}
     contents: dict[str, list[str]] = {}
-    for r in records:
-        if not is_self_entity(r.entity):
-            contents.setdefault(str(r.entity), []).append(r.content)
-    attributes = sorted({r.attribute for r in records if r.attribute})
+    for e, c in zip(fields.entities, fields.contents):
+        if not self_entity[e]:
+            contents.setdefault(str(e), []).append(c)
+    attributes = sorted({a for a in fields.attributes if a})
     attr_pos = {a: i for i, a in enumerate(attributes)}
-    entities = sorted({r.entity for r in records}, key=lambda e: (e is not None, e or ""))
+    entities = sorted(self_entity, key=lambda e: (e is not None, e or ""))
     ent_pos = {e: i for i, e in enumerate(entities)}
-    kinds = sorted({r.kind for r in records})
+    kinds = sorted(set(fields.kinds))
     kind_pos = {k: i for i, k in enumerate(kinds)}
-    cues = {i: c for i, r in enumerate(records) if (c := record_cues(r))}
-    slots: dict[Any, int] = {}
-    slot_code = np.full(len(records), -1, dtype=np.int64)
-    for i, r in enumerate(records):
-        if r.status is not MemoryStatus.PENDING and (key := slot_key(r)) is not None:
-            slot_code[i] = slots.setdefault(key, len(slots))
-    valid_from = np.array([micros(r.valid_from) for r in records], dtype=np.int64)
-    created = np.array([micros(r.created_at) for r in records], dtype=np.int64)
-    rank = np.empty(len(records), dtype=np.int64)  # the order of ``store.slots.precedence``, vectorised
-    rank[np.lexsort((np.array([r.id for r in records], dtype=str), created, valid_from))] = np.arange(len(records))
-    needle_of_row = [needle_of(r) for r in records]
-    needles = sorted({n for n in needle_of_row if n})
-    needle_pos = {n: i for i, n in enumerate(needles)}
-    texts = [lexical_text(r, cues.get(i)) for i, r in enumerate(records)]
+    pending = MemoryStatus.PENDING
+    slots = zip(fields.statuses, fields.entities, fields.attributes, fields.cardinality, fields.metadata)
+    slotted = [s is not pending and bool(e) and bool(a) and not _is_set(c, m) for s, e, a, c, m in slots]
+    attribute_code = np.array([attr_pos[a] if a else -1 for a in fields.attributes], dtype=np.int64)
+    entity_code = np.array([ent_pos[e] for e in fields.entities], dtype=np.int64)
+    needle_of_row = [_needle(v) for v in fields.values]
+    needles = sorted({x for x in needle_of_row if x})
+    needle_pos = {x: i for i, x in enumerate(needles)}
+    texts = [c if not q else "\n".join([c, *q]) for c, q in zip(fields.contents, fields.cues)]  # ``lexical_text``
     return Snapshot(
         store=store,
         records=kept_records,
         stored=kept_stored,
         index=LexicalIndex(texts, cache=cache),
         entity_alias={e: entity_aliases(e, c) for e, c in contents.items()},
-        position={r.id: i for i, r in enumerate(records)},
+        position=dict(zip(fields.ids, range(n))),
         attributes=attributes,
-        attribute_code=np.array([attr_pos[r.attribute] if r.attribute else -1 for r in records], dtype=np.int64),
+        attribute_code=attribute_code,
         entities=entities,
-        entity_code=np.array([ent_pos[r.entity] for r in records], dtype=np.int64),
+        entity_code=entity_code,
         other_entities={e for e in entities if is_other_person(e)},
-        status_code=np.array([STATUSES.index(r.status) for r in records], dtype=np.int8),
+        status_code=np.array([STATUSES.index(s) for s in fields.statuses], dtype=np.int8),
         kinds=kinds,
-        kind_code=np.array([kind_pos[r.kind] for r in records], dtype=np.int64),
-        valid_from=valid_from,
-        valid_to=np.array([micros(r.valid_to) for r in records], dtype=np.int64),
-        expires_at=np.array([micros(r.expires_at) for r in records], dtype=np.int64),
-        fresh_at=np.array([micros(max(r.valid_from, r.updated_at)) for r in records], dtype=np.int64),
-        confidence=np.array([r.confidence for r in records], dtype=np.float64),
-        created=created,
-        slot_code=slot_code,
-        rank=rank,
+        kind_code=np.array([kind_pos[k] for k in fields.kinds], dtype=np.int64),
+        valid_from=fields.valid_from,
+        valid_to=fields.valid_to,
+        expires_at=fields.expires_at,
+        fresh_at=np.maximum(fields.valid_from, fields.updated),
+        confidence=np.array(fields.confidence, dtype=np.float64),
+        created=fields.created,
+        slot_code=_slot_codes(np.array(slotted, dtype=bool), entity_code, attribute_code, len(attributes)),
+        rank=_rank(fields.valid_from, fields.created),
         needles=needles,
-        needle_code=np.array([needle_pos.get(n or "", -1) for n in needle_of_row], dtype=np.int64),
-        namespace=tuple(namespace),
+        needle_code=np.array([needle_pos.get(x or "", -1) for x in needle_of_row], dtype=np.int64),
+        namespace=ns,
         token=token,
         cache=cache,
-        cues=cues,
-        ids=[r.id for r in records],
+        cues={i: c for i, c in enumerate(fields.cues) if c},
+        ids=list(fields.ids),
         texts=texts,
     )
+
+
+def _is_set(field: Any, metadata: Any) -> bool:
+    """``store.slots.cardinality(record) == SET`` from the two fields it reads."""
+    if (field is None or field == SINGLE) and not (isinstance(metadata, dict) and "cardinality" in metadata):
+        return False
+    return cardinality({"cardinality": field, "metadata": metadata}) == SET
+
+
+def _needle(value: str | None) -> str | None:
+    needle = normalize_value(value) if value else ""
+    return needle if len(needle) >= 2 else None
+
+
+def _resolved(
+    fields: Fields, items: list[Any], parsed: dict[int, MemoryRecord], namespace: tuple[str, ...]
+) -> dict[int, MemoryRecord]:
+    """``store.slots.resolve_current``'s changes, by position: only slots of 2+ records can need any."""
+    by_slot: dict[tuple[str, str], list[int]] = {}
+    pending = MemoryStatus.PENDING
+    for i, (e, a, s) in enumerate(zip(fields.entities, fields.attributes, fields.statuses)):
+        if e and a and s is not pending:
+            by_slot.setdefault((e, a), []).append(i)
+    multi = [i for group in by_slot.values() if len(group) > 1 for i in group]
+    if not multi:
+        return {}
+    light = [
+        SimpleNamespace(
+            id=fields.ids[i],
+            namespace=namespace,
+            entity=fields.entities[i],
+            attribute=fields.attributes[i],
+            status=fields.statuses[i],
+            supersedes=fields.supersedes[i],
+            superseded_by=fields.superseded_by[i],
+            cardinality=fields.cardinality[i],
+            metadata=fields.metadata[i],
+        )
+        for i in multi
+    ]
+    need = sorted({multi[j] for group in out_of_line(light) for j in group})  # type: ignore[arg-type]
+    if not need:
+        return {}
+    real = [parsed[i] if i in parsed else MemoryRecord.from_value(namespace, json.loads(items[i])) for i in need]
+    return {i: view for i, r, view in zip(need, real, resolve_current(real)) if view is not r}

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import read_small
-from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot
+from langchain_lifecycle_memory.read._snapshot import MAX_DELTAS, Snapshot, build_snapshot, snapshot_of_documents
 
 __all__ = ["current_snapshot"]
 
@@ -43,8 +43,12 @@ def current_snapshot(
     if stamp is not None and cached is not None and cached.stamp == stamp:
         snapshot, token = cached, cached.token  # nothing committed to the database since its read
     elif stamp is not None and cached is None and small:  # a first read: the stamp dates it, no token
-        snapshot = yield from read_small(store, ns, small_limit, token=None, stamp=stamp, cache=cache, request=request)
-        small = snapshot is not None
+        small = not _big(store, ns, small_limit, cached)
+        if small:
+            snapshot = yield from read_small(
+                store, ns, small_limit, token=None, stamp=stamp, cache=cache, request=request
+            )
+            small = snapshot is not None
     if snapshot is None and hasattr(store, "revision"):
         token = yield request(store, "revision", "arevision", (ns,))
         if cached is not None and cached.token == token:
@@ -64,12 +68,12 @@ def current_snapshot(
         snapshot = yield request(SIDECARS, "load", "aload", (store, ns, token))
     if snapshot is None and token is not None:  # an older sidecar plus the documents that changed since
         snapshot = yield request(SIDECARS, "refresh", "arefresh", (store, ns, token))
-    if snapshot is None and small:  # one get: records and vectors
+    if snapshot is None and small and not _big(store, ns, small_limit, cached):  # one get: records and vectors
         snapshot = yield from read_small(store, ns, small_limit, token=token, stamp=stamp, cache=cache, request=request)
     if snapshot is None:
-        if hasattr(store, "read_namespace"):  # keeps the stored documents, not 1 object per record
-            records, documents = yield request(store, "read_namespace", "aread_namespace", (ns,))
-            snapshot = build_snapshot(store, records, namespace=ns, token=token, cache=cache, documents=documents)
+        if hasattr(store, "namespace_documents"):  # keeps the stored documents, not 1 object per record
+            documents = yield request(store, "namespace_documents", "anamespace_documents", (ns,))
+            snapshot = snapshot_of_documents(store, documents, namespace=ns, token=token, cache=cache)
             if token is not None:
                 yield request(SIDECARS, "save", "asave", (snapshot,))
         else:
@@ -87,6 +91,19 @@ def current_snapshot(
         if evicted is not None and evicted.store is not None:
             _follow(evicted.store, evicted.namespace, False)
     return snapshot
+
+
+def _big(store: Any, ns: tuple[str, ...], limit: int, cached: Snapshot | None) -> bool:
+    """Whether the database file shows more than ``limit`` rows of the namespace (``store.rows_over``).
+
+    Such a namespace is not asked for its rows and vectors first (Chroma's filtered ``get``
+    cost 0.1-0.4 s at 50k rows, only to learn it is too big). Not asked for a namespace
+    that was small when last read: that ``get`` is its read.
+    """
+    if cached is not None and cached.dense is not None:
+        return False
+    over = getattr(store, "rows_over", None)
+    return over is not None and bool(over(ns, limit))
 
 
 def _follow(store: Any, namespace: tuple[str, ...], on: bool) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import itertools
 import math
 import re
 import unicodedata
@@ -144,6 +145,64 @@ def _capitalised(text: str) -> list[str]:
     return [w for w in _CAPITALISED.findall(text) if w.casefold() not in _EN_STOPWORDS]
 
 
+BULK = 1000
+"""From this many texts (not analysed before) an index analyses them all at once (``_bulk_terms``)."""
+_RUN_OR_END = re.compile(f"[{_CJK}]+|[a-z0-9]+|\x00")
+
+
+def _bulk_terms(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray, collections.Counter[str]] | None:
+    """``tokenize`` and the capitalised names of every text, as one index's terms, computed together.
+
+    Returns ``(vocab, ids, lengths, names)``: the distinct terms by first appearance, every
+    text's terms in ``tokenize`` order as ids into ``vocab`` (text after text), each text's
+    term count, and the names counted over all texts. The texts are normalised as one
+    string (NFKC and casefolding never join characters across the NUL between two
+    texts) and split into runs with one regex; each distinct run is analysed once and
+    its terms put in place with array operations. ``None`` when a text holds a NUL.
+    """
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:
+        return None
+    runs = _RUN_OR_END.findall(normalize_text(joined).replace("用户", " "))
+    runs.append("\x00")
+    code = dict(zip(dict.fromkeys(runs), itertools.count()))
+    occurrence = np.fromiter(map(code.__getitem__, runs), dtype=np.int64, count=len(runs))
+    terms: dict[str, int] = {}
+    item_term: list[int] = []
+    item_kind: list[int] = []  # tokenize's order in a text: latin words, then CJK unigrams, then bigrams
+    counts: list[int] = []
+    for run in code:
+        if run == "\x00" or run in _EN_STOPWORDS:
+            counts.append(0)
+        elif run[0] > "z":
+            uni, bi = _cjk_terms(run)
+            counts.append(len(uni) + len(bi))
+            item_term += [terms.setdefault(t, len(terms)) for t in (*uni, *bi)]
+            item_kind += [1] * len(uni) + [2] * len(bi)
+        else:
+            counts.append(1)
+            item_term.append(terms.setdefault(_stem(run), len(terms)))
+            item_kind.append(0)
+    count = np.array(counts, dtype=np.int64)
+    start = np.cumsum(count) - count
+    ends = occurrence == code["\x00"]
+    text_of = np.cumsum(ends) - ends  # each run's text: the NULs before it
+    n = count[occurrence]
+    occ = np.repeat(np.arange(len(occurrence)), n)
+    item = start[occurrence][occ] + np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+    text = text_of[occ]
+    order = np.lexsort((np.array(item_kind, dtype=np.int64)[item], text))  # stable: run order kept
+    term = np.array(item_term, dtype=np.int64)[item][order]
+    distinct, first = np.unique(term, return_index=True)
+    by_first = distinct[np.argsort(first)]
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[by_first] = np.arange(len(by_first))
+    strings = list(terms)
+    names = collections.Counter(c for w in _CAPITALISED.findall(joined) if (c := w.casefold()) not in _EN_STOPWORDS)
+    vocab = [strings[t] for t in by_first.tolist()]
+    return vocab, rank[term], np.bincount(text, minlength=len(texts)).astype(np.int64), names
+
+
 class _Analyses:
     """Documents' ``(tokens, names)``, computed from their texts when first read (a loaded index)."""
 
@@ -211,7 +270,11 @@ class LexicalIndex:
         """
         self.k1, self.b = k1, b
         self._cache = {} if cache is None else cache
-        self._seal([self._analyse(t) for t in texts])
+        bulk = _bulk_terms(texts) if len(texts) >= BULK and len(self._cache) < len(texts) // 2 else None
+        if bulk is None:
+            self._seal([self._analyse(t) for t in texts])
+        else:  # the same index, analysed all at once; each text's analysis is made when first read
+            self._seal_terms(_Analyses(list(texts), self._analyse), *bulk)
 
     # ------------------------------------------------------------------ persisting
     def state(self) -> dict[str, np.ndarray | list[str] | float]:
@@ -270,18 +333,33 @@ class LexicalIndex:
 
     def _seal(self, analysed: list[tuple[list[str], list[str]]]) -> None:
         """(Re)build every structure from ``analysed`` documents, one slot per position."""
-        self.size = len(analysed)
-        self._docs = analysed
+        flat = list(itertools.chain.from_iterable(tokens for tokens, _ in analysed))
+        # Terms numbered by first appearance, all in C: a dict keeps insertion order.
+        vocab = list(dict.fromkeys(flat))
+        ids = np.fromiter(map(dict(zip(vocab, itertools.count())).__getitem__, flat), dtype=np.int64, count=len(flat))
+        lengths = np.array([len(tokens) for tokens, _ in analysed], dtype=np.int64)
+        names = collections.Counter(w for _, names in analysed for w in names)
+        self._seal_terms(analysed, vocab, ids, lengths, names)
+
+    def _seal_terms(
+        self,
+        docs: Any,
+        vocab: list[str],
+        ids: np.ndarray,
+        lengths: np.ndarray,
+        names: collections.Counter[str],
+    ) -> None:
+        """``_seal`` from the documents' terms: ``ids`` (into ``vocab``) document by document."""
+        self.size = len(docs)
+        self._docs = docs
         self._alive = np.ones(self.size, dtype=bool)
         self._order = np.arange(self.size, dtype=np.int64)
         self._identity = True
-        self._dl = np.array([max(1, len(tokens)) for tokens, _ in analysed], dtype=np.float64)
+        self._dl = np.maximum(lengths, 1).astype(np.float64)
         self._total = float(self._dl.sum())
-        self._vocab: dict[str, int] = {}
-        ids = [self._vocab.setdefault(t, len(self._vocab)) for tokens, _ in analysed for t in tokens]
-        lengths = np.array([len(tokens) for tokens, _ in analysed], dtype=np.int64)
+        self._vocab: dict[str, int] = dict(zip(vocab, itertools.count()))
         slots = np.repeat(np.arange(self.size, dtype=np.int64), lengths)
-        pairs, tf = np.unique(np.asarray(ids, dtype=np.int64) * max(1, self.size) + slots, return_counts=True)
+        pairs, tf = np.unique(ids * max(1, self.size) + slots, return_counts=True)
         terms = pairs // max(1, self.size)
         self._post_slots = pairs % max(1, self.size)
         self._post_tf = tf.astype(np.float64)
@@ -291,7 +369,7 @@ class LexicalIndex:
         self.__dict__.pop("_term_scores", None)
         self.__dict__.pop("_doc_counts", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
-        self._names: collections.Counter[str] = collections.Counter(w for _, names in analysed for w in names)
+        self._names: collections.Counter[str] = names
 
     def updated(self, kept: np.ndarray, added: Sequence[str], order: np.ndarray | None = None) -> LexicalIndex:
         """A new index: the documents at positions ``kept``, then ``added``, permuted by ``order``.

@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
+from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
 from langchain_lifecycle_memory.read._snapshot import local_positions
 from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
@@ -316,6 +317,8 @@ class LifecycleRetriever(BaseRetriever):
                 reply = getattr(req.target, req.sync)(*req.args, **req.kwargs)
         except StopIteration as stop:
             return stop.value
+        finally:
+            SIDECARS.release()  # a snapshot file this search asked for is written from now on
 
     async def _adrive(self, gen: Generator[_IO, Any, Any]) -> Any:
         reply: Any = None
@@ -329,6 +332,8 @@ class LifecycleRetriever(BaseRetriever):
                     reply = await method(*req.args, **req.kwargs)
         except StopIteration as stop:
             return stop.value
+        finally:
+            SIDECARS.release()
 
     # ------------------------------------------------------------------ the shared core
     def _pipeline(

@@ -28,6 +28,7 @@ from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-export
     _humanize,
     _mention_index,
     attribute_mentioned,
+    humanize_all,
     mentioned_attributes,
 )
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
@@ -289,27 +290,46 @@ class AttributeRouter:
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
         names = tuple(dict.fromkeys(names))
-        cards = self._cards
-        for attribute in names:
-            if cards.get(attribute) is None:  # a read: this search's cards become recent
-                for phrase in _card_phrases(attribute, self.specs.get(attribute)):
-                    phrases.append(phrase)
-                    owners.append(attribute)
+        cards, specs = self._cards, self.specs
+        todo = [a for a in names if cards.get(a) is None]  # a read: this search's cards become recent
+        bare = [a for a in todo if a not in specs]  # a card of the humanised name: made all at once
+        humanised = dict(zip(bare, humanize_all(bare)))
+        for attribute in todo:
+            if attribute in humanised:
+                phrases.append(humanised[attribute])
+                owners.append(attribute)
+                continue
+            for phrase in _card_phrases(attribute, specs[attribute]):
+                phrases.append(phrase)
+                owners.append(attribute)
         if phrases and self._disk is not None:
-            stored = self._disk.load(phrases)
-            if stored:
-                phrases, owners = self._install_stored(phrases, owners, stored)
+            rows, matrix = self._disk.load_rows(phrases)
+            if rows:
+                whole = len(owners) == len(names)  # one phrase per attribute, every one missing
+                phrases, owners = self._install_stored(phrases, owners, rows, matrix, names if whole else None)
         self._asked = (phrases, owners)
         return phrases, owners
 
     def _install_stored(
-        self, phrases: list[str], owners: list[str], stored: dict[str, np.ndarray]
+        self,
+        phrases: list[str],
+        owners: list[str],
+        rows: dict[str, int],
+        matrix: np.ndarray,
+        names: tuple[str, ...] | None = None,
     ) -> tuple[list[str], list[str]]:
-        """Install the attributes whose every phrase was stored; the rest are still to embed."""
-        incomplete = {o for p, o in zip(phrases, owners) if p not in stored}
-        done = [(o, stored[p]) for p, o in zip(phrases, owners) if o not in incomplete]
+        """Install the attributes whose every phrase was stored; the rest are still to embed.
+
+        ``names``: ``owners`` are these attributes, one phrase each, in order; when all are
+        installed, the matrix ``_stack`` would build for them is this one: it is kept.
+        """
+        incomplete = {o for p, o in zip(phrases, owners) if p not in rows}
+        done = [j for j, o in enumerate(owners) if o not in incomplete]
         if done:
-            self._install_rows([o for o, _ in done], np.stack([v for _, v in done]))
+            stacked = self._install_rows([owners[j] for j in done], matrix[[rows[phrases[j]] for j in done]])
+            if names is not None and len(done) == len(names) and stacked is not None:
+                n = np.arange(len(names), dtype=np.int64)
+                self._stacked = (names, stacked, n, np.ones(len(names), dtype=np.int64), n)
         rest = [(p, o) for p, o in zip(phrases, owners) if o in incomplete]
         return [p for p, _ in rest], [o for _, o in rest]
 
@@ -325,10 +345,13 @@ class AttributeRouter:
             self._disk.save(asked[0], matrix)
         self._install_rows(owners, matrix)
 
-    def _install_rows(self, owners: Sequence[str], raw: np.ndarray) -> None:
-        """One card per owner: its rows, as slices of one matrix (no per-row indexing)."""
+    def _install_rows(self, owners: Sequence[str], raw: np.ndarray) -> np.ndarray | None:
+        """One card per owner: its rows, as slices of one matrix (no per-row indexing).
+
+        Returns that matrix when ``owners`` were distinct (row i is owner i's card).
+        """
         if not len(owners):
-            return
+            return None
         first: dict[str, int] = {}
         keys = np.array([first.setdefault(o, len(first)) for o in owners], dtype=np.int64)
         matrix = _unit_rows(raw)
@@ -340,6 +363,7 @@ class AttributeRouter:
             self._cards.maxsize = max(self._cards.maxsize, len(first))
             for attribute, a, b in zip(first, bounds, bounds[1:]):
                 self._cards[attribute] = matrix[a:b]
+        return matrix if len(first) == len(owners) else None
 
     def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every card phrase of ``attributes`` as one matrix, with each row's owner, counts, starts.

@@ -27,7 +27,7 @@ from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
 from langchain_lifecycle_memory.store._handles import Handle
 from langchain_lifecycle_memory.store._layout import Scoped
-from langchain_lifecycle_memory.store._sqlite_read import read_documents
+from langchain_lifecycle_memory.store._sqlite_read import read_documents, rows_over
 from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
@@ -245,37 +245,53 @@ class RecordAPI:
     def _pages(self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int) -> Iterator[MemoryRecord]:
         return (record for record, _ in self._documents(namespace, where, size))
 
-    def _documents(
-        self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int
-    ) -> Iterator[tuple[MemoryRecord, str]]:
+    def _raw_documents(self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int) -> Iterator[str]:
         col = self._col(namespace)
         offset = 0
         while col is not None:
             got = self._guard(
                 lambda o=offset: col.get(where=where, include=["documents"], limit=size, offset=o)  # type: ignore[misc]
             )
-            for document in got["documents"]:
-                if (record := parse_record(namespace, document)) is not None:
-                    yield record, document
+            yield from (document for document in got["documents"] if document is not None)
             if len(got["ids"]) < size:
                 return
             offset += size
 
-    def read_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
-        """Every record of exactly ``namespace`` as stored, oldest first, and its stored JSON document.
+    def _documents(
+        self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int
+    ) -> Iterator[tuple[MemoryRecord, str]]:
+        for document in self._raw_documents(namespace, where, size):
+            if (record := parse_record(namespace, document)) is not None:
+                yield record, document
 
-        ``list_records(namespace, resolve=False)`` plus the documents, for a reader that
-        keeps documents rather than record objects (the retriever's snapshot). On an
-        embedded persistent store the documents come straight from Chroma's SQLite file
-        when it can vouch for them (``_sqlite_read``; ``direct_reads = False`` turns it off).
+    def namespace_documents(self, namespace: tuple[str, ...]) -> list[str]:
+        """Every stored JSON document of exactly ``namespace`` (records and plain items), unparsed, in no order.
+
+        From an embedded store's SQLite file when it can vouch for them (``stored_documents``),
+        else through Chroma's API in pages. The retriever's full read: it decodes the
+        records itself (``read._decode``) rather than validating a model per document.
         """
         namespace = C.validate_namespace(namespace)
         with paused_gc():  # a few objects per record, all kept: the collector's scans would only slow this
             documents = self.stored_documents(namespace)
-            if documents is None:
-                found: Iterable[tuple[MemoryRecord, str]] = self._documents(namespace, None, LIST_PAGE)
-            else:
-                found = ((r, d) for d in documents.values() if (r := parse_record(namespace, d)) is not None)
+            if documents is not None:
+                return list(documents.values())
+            return list(self._raw_documents(namespace, None, LIST_PAGE))
+
+    async def anamespace_documents(self, namespace: tuple[str, ...]) -> list[str]:
+        """Async :meth:`namespace_documents`."""
+        return await asyncio.to_thread(self.namespace_documents, namespace)
+
+    def read_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
+        """Every record of exactly ``namespace`` as stored, oldest first, and its stored JSON document.
+
+        ``list_records(namespace, resolve=False)`` plus the documents (:meth:`namespace_documents`,
+        each validated into a ``MemoryRecord``).
+        """
+        namespace = C.validate_namespace(namespace)
+        with paused_gc():
+            documents = self.namespace_documents(namespace)
+            found = ((r, d) for d in documents if (r := parse_record(namespace, d)) is not None)
             pairs = sorted(found, key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id))
             return [r for r, _ in pairs], [d for _, d in pairs]
 
@@ -286,10 +302,26 @@ class RecordAPI:
         write overlapping the read): read through Chroma instead. Nothing is parsed.
         """
         namespace = C.validate_namespace(namespace)
+        found = self._in_file(self._col(namespace))
+        return found if found is None or found == {} else read_documents(*found)
+
+    def rows_over(self, namespace: tuple[str, ...], limit: int) -> bool:
+        """Whether an embedded store's SQLite file holds more than ``limit`` rows of ``namespace``.
+
+        Reads at most ``limit + 1`` index entries (~0.1 ms). ``False`` also when that cannot
+        be told (another client, a write in progress): the caller reads as if it might not.
+        """
+        found = self._in_file(self._reader(C.validate_namespace(namespace)))
+        return bool(found) and bool(rows_over(*found, limit))  # type: ignore[misc]
+
+    def _in_file(self, col: Any) -> tuple[str, str, str | None] | dict[str, str] | None:
+        """``(database path, collection id, tenant or None)`` of a namespace's rows.
+
+        ``{}``: the namespace has no rows; ``None``: they cannot be read from a file.
+        """
         path = getattr(self, "_local_db", None)
         if not self.direct_reads or not path:
             return None
-        col = self._col(namespace)
         if col is None:
             return {}
         from chromadb.api.models.Collection import Collection
@@ -297,9 +329,9 @@ class RecordAPI:
         while isinstance(col, Handle):
             col = col._col
         if isinstance(col, Scoped):  # a shared bucket: only this namespace's rows
-            return read_documents(path, str(col.id), col.tenant)
+            return (path, str(col.id), col.tenant)
         if isinstance(col, Collection):  # the namespace's own collection
-            return read_documents(path, str(col.id))
+            return (path, str(col.id), None)
         return None
 
     async def aread_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:

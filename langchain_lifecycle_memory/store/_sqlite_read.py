@@ -31,7 +31,7 @@ import sqlite3
 import threading
 from typing import Any
 
-__all__ = ["count_rows", "read_documents"]
+__all__ = ["count_rows", "read_documents", "rows_over"]
 
 _DOCUMENT = "chroma:document"
 _NS_KEY = "_ns"
@@ -143,6 +143,36 @@ def _counts(conn: sqlite3.Connection, collection_id: str, tenant: str) -> tuple[
         (segment, _NS_KEY, tenant),
     ).fetchone()[0]
     return int(own), int(total)
+
+
+def _over(conn: sqlite3.Connection, collection_id: str, tenant: str | None, limit: int) -> bool | None:
+    segments = conn.execute(
+        "SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'", (collection_id,)
+    ).fetchall()
+    if len(segments) != 1:
+        return None
+    if tenant is None:
+        sql = "SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE segment_id = ? LIMIT ?)"
+        return bool(conn.execute(sql, (segments[0][0], limit + 1)).fetchone()[0] > limit)
+    sql = (
+        "SELECT count(*) FROM (SELECT 1 FROM embedding_metadata n JOIN embeddings e ON e.id = n.id "
+        "AND e.segment_id = ? WHERE n.key = ? AND n.string_value = ? LIMIT ?)"
+    )
+    return bool(conn.execute(sql, (segments[0][0], _NS_KEY, tenant, limit + 1)).fetchone()[0] > limit)
+
+
+def rows_over(path: str, collection_id: str, tenant: str | None, limit: int) -> bool | None:
+    """Whether the collection (``tenant``: that namespace's rows of a bucket) has more than ``limit`` rows.
+
+    Reads at most ``limit + 1`` index entries; ``None``: unknown. Only a hint (it picks
+    which read to try first), so it is not checked against concurrent writes.
+    """
+    try:
+        conn, lock = _connection(path)
+        with lock:
+            return _over(conn, str(collection_id), tenant, limit)
+    except (sqlite3.Error, OSError):
+        return None
 
 
 def count_rows(path: str, collection_id: str, tenant: str) -> tuple[int, int] | None:

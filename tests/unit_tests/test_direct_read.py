@@ -41,8 +41,8 @@ def test_direct_read_equals_chromas_read_in_every_layout(
     kwargs = {"buckets": buckets} if buckets and layout == "bucketed" else {}  # 1 bucket: all tenants share it
     store = _filled(tmp_path / "db", **kwargs)
     calls: list[tuple[str, ...]] = []
-    original = store._documents
-    monkeypatch.setattr(store, "_documents", lambda ns, *a: calls.append(ns) or original(ns, *a))
+    original = store._raw_documents  # Chroma's API read
+    monkeypatch.setattr(store, "_raw_documents", lambda ns, *a: calls.append(ns) or original(ns, *a))
     for ns in (NS, OTHER, CHILD, ("memories", "nobody")):
         expected = _api_read(store, ns)
         assert calls.pop() == ns

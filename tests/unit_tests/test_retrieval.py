@@ -490,8 +490,8 @@ def test_own_writes_update_the_snapshot_without_reading_the_namespace_again(
     # The journal path of namespaces past the small-namespace size (a small one is read again, with its vectors).
     monkeypatch.setattr(R, "SMALL_NAMESPACE", 0)
     reads: list[tuple[str, ...]] = []
-    read_namespace = store.read_namespace  # the retriever's full read
-    monkeypatch.setattr(store, "read_namespace", lambda ns: reads.append(ns) or read_namespace(ns))
+    read_namespace = store.namespace_documents  # the retriever's full read
+    monkeypatch.setattr(store, "namespace_documents", lambda ns: reads.append(ns) or read_namespace(ns))
     retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
     store.put_records([record("用户周末喜欢摄影", "hobby", "摄影"), record("用户养了一条叫旺财的狗", "pet", "旺财")])
     vim = record("用户喜欢使用 Vim 编辑器", "editor", "Vim")

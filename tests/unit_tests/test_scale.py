@@ -459,3 +459,28 @@ def test_mention_index_updated_for_a_changed_attribute_list_finds_what_a_rebuild
         got = routing.mentioned_attributes(queries, attributes, specs)
         expected = {a for a in attributes if any(routing.attribute_mentioned(q, a, specs.get(a)) for q in queries)}
         assert got == expected
+
+
+def test_cards_partly_on_disk_score_like_cards_embedded_in_this_process(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_lifecycle_memory.read.routing import AttributeRouter
+
+    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path))
+    attributes = [f"custom_topic_{i}" for i in range(200)]
+    q = _Counting("a").embed_query("which topic")
+    _fresh_process_router(_Counting("a")).scores(q, attributes[::2])  # an earlier process: half the cards
+    emb = _Counting("a")
+    got = _fresh_process_router(emb).scores(q, list(reversed(attributes)))
+    assert emb.embedded == 100  # the other half
+    AttributeRouter._cache.clear()
+    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path / "none"))
+    assert got == pytest.approx(_fresh_process_router(_Counting("a")).scores(q, attributes), abs=1e-6)
+
+
+def test_names_humanised_together_equal_one_by_one() -> None:
+    from langchain_lifecycle_memory.read._mentions import _humanize, humanize_all
+
+    names = ["topic_1", "_lead_", "a__b", "running-shoes", " x\t y ", "", "__", "编辑器", "a\u2003b", "ǅ_x", "a\x1cb"]
+    assert humanize_all(names) == [_humanize(n) for n in names]
+    assert humanize_all(["a\x00b", "c_d"]) == [_humanize("a\x00b"), "c d"]

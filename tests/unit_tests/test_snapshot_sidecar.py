@@ -104,9 +104,9 @@ def _reopen(path: Path, prefix: str, monkeypatch: pytest.MonkeyPatch | None = No
     R._SNAPSHOTS.clear()
     store = ChromaMemoryStore(path, embeddings=CharEmbeddings(), collection_prefix=prefix)
     reads: list[tuple[str, ...]] = []
-    read = store.read_namespace
+    read = store.namespace_documents  # the retriever's full read
     if monkeypatch is not None:
-        monkeypatch.setattr(store, "read_namespace", lambda ns: reads.append(ns) or read(ns))
+        monkeypatch.setattr(store, "namespace_documents", lambda ns: reads.append(ns) or read(ns))
     return store, reads
 
 
