@@ -303,7 +303,7 @@ class MemoryRecord(BaseModel):
         ``manual`` source with no thread or messages) are left out, since
         :meth:`from_value` gives them back. This value is the stored document of every
         record (Chroma keeps it in its SQLite file and its full-text index, and reads it
-        back with each row): ~280 instead of ~520 bytes for a plain record. Values
+        back with each row): ~300 instead of ~520 bytes for a plain record. Values
         written with every field (before) read the same.
         """
         # Only slot records carry `cardinality`: its presence marks them in the index (the slot catalogue).
