@@ -664,6 +664,9 @@ def main() -> None:
         choices=["bucketed", "collection"],
         help="store layout of the namespace/warm/attributes parts",
     )
+    parser.add_argument(
+        "--systems", nargs="+", default=["ours", "langchain-chroma"], help="systems of the users part (default both)"
+    )
     parser.add_argument("--max-collections", type=int, default=2000, help="cap for one-collection-per-user runs")
     parser.add_argument("--layout-sizes", nargs="+", default=["10000x20", "100x2000"])
     parser.add_argument(
@@ -746,7 +749,7 @@ def main() -> None:
                 for layout in args.user_layouts:
                     for users in args.users:
                         n = min(users, args.max_collections) if layout == "collection" else users
-                        for system in ("ours", "langchain-chroma"):
+                        for system in args.systems:
                             cfg = {"kind": "users", "system": system, "users": n, "records": 20, "layout": layout}
                             r = run_child(cfg, server, pid)
                             r["users_run"], r["users_asked"], r["layout"] = n, users, layout

@@ -138,6 +138,7 @@ class Collections:
         _cols: dict[tuple[str, ...], Any]
         _journal: dict[tuple[str, ...], Any]
         _tokens: dict[tuple[str, ...], Any]
+        _created_now: tuple[str, ...] | None
 
         @property
         def meta_name(self) -> str: ...
@@ -155,6 +156,26 @@ class Collections:
                 return None
             col = self._cols[namespace] = Handle(self, namespace, raw)
             return col
+
+    def _col_for_write(self, namespace: tuple[str, ...]) -> tuple[Any, bool]:
+        """The namespace's handle for a write, and whether this call created the namespace.
+
+        A namespace the layout had to create (no collection; bucketed: no registry row) has
+        no rows yet, so its first write skips reading the rows it would replace.
+        """
+        with self._lock:
+            col = self._cols.get(namespace)
+            if col is not None:
+                return col, False
+            self._created_now = None
+            raw = self._open_collection(namespace, create=True)
+            created, self._created_now = self._created_now == namespace, None
+            col = self._cols[namespace] = Handle(self, namespace, raw)
+            return col, created
+
+    def _opened_new(self, namespace: tuple[str, ...]) -> None:
+        """Called by the layout when it creates ``namespace`` (see ``_col_for_write``)."""
+        self._created_now = namespace
 
     def _reader(self, namespace: tuple[str, ...]) -> Any | None:
         """The namespace's handle for a read: the cached one, or the layout's read view (not cached)."""

@@ -201,11 +201,14 @@ class CollectionLayout:
             "namespace": json.dumps(list(ns), ensure_ascii=False),
             "fingerprint": json.dumps(fingerprint or store.fingerprint, sort_keys=True),
         }
-        return store._guard(
+        col = store._guard(
             lambda: store.client.get_or_create_collection(
                 name, metadata=metadata, embedding_function=None, configuration=_SPACE
             )
         )
+        if generation is None or generation == store.generation:
+            store._opened_new(ns)
+        return col
 
     def reader(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> Any | None:
         """The namespace's collection for a read (``None``: it has none)."""
@@ -221,8 +224,11 @@ class CollectionLayout:
                     out.append((ns, col))
         return out
 
-    def stamp(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any) -> tuple[str, str]:
-        """Write a new revision token; returns ``(token before, new token)`` (``NotFoundError`` if gone)."""
+    def stamp(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any, before: bool = True) -> tuple[str, str]:
+        """Write a new revision token; returns ``(token before, new token)`` (``NotFoundError`` if gone).
+
+        The collection's metadata is read either way (``modify`` replaces it whole).
+        """
         fresh = store._guard(lambda: store.client.get_collection(col.name, embedding_function=None))
         before = str((fresh.metadata or {}).get(REVISION_KEY, "initial"))
         token = uuid.uuid4().hex
@@ -353,6 +359,8 @@ class BucketedLayout:
             return None
         if not known:
             self._on_registry(store, gen, True, lambda reg: self._register(reg, ns, "initial"))
+            if current:
+                store._opened_new(ns)  # unregistered until now: no rows in the bucket
         if current:
             self._mark(ns, True)
         return Scoped(bucket, ns)
@@ -382,21 +390,24 @@ class BucketedLayout:
                 out.append((ns, Scoped(bucket, ns)))
         return out
 
-    def stamp(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any) -> tuple[str, str]:
+    def stamp(self, store: ChromaMemoryStore, ns: tuple[str, ...], col: Any, before: bool = True) -> tuple[str, str]:
         """Write a new revision token; returns ``(token before, new token)``.
 
         An upsert of the whole registry row: a write re-registers a namespace that another
-        process purged meanwhile (its rows are in the bucket again).
+        process purged meanwhile (its rows are in the bucket again). ``before=False``: the
+        token before is not needed (nothing journals the write) and not read (``""``).
         """
-        got = self._on_registry(
-            store, store.generation, True, lambda reg: reg.get(ids=[tenant(ns)], include=["metadatas"])
-        )
-        metas = (got or {}).get("metadatas") or []
-        before = str((metas[0] or {}).get(REVISION_KEY, "initial")) if metas else "absent"
+        old = ""
+        if before:
+            got = self._on_registry(
+                store, store.generation, True, lambda reg: reg.get(ids=[tenant(ns)], include=["metadatas"])
+            )
+            metas = (got or {}).get("metadatas") or []
+            old = str((metas[0] or {}).get(REVISION_KEY, "initial")) if metas else "absent"
         token = uuid.uuid4().hex
         self._on_registry(store, store.generation, True, lambda reg: self._register(reg, ns, token))
         self._mark(ns, True)
-        return before, token
+        return old, token
 
     def read_token(self, store: ChromaMemoryStore, ns: tuple[str, ...]) -> str:
         got = self._on_registry(

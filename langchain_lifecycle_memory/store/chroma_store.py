@@ -50,7 +50,7 @@ from langgraph.store.base import (
 )
 
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
-from langchain_lifecycle_memory.store import _layout
+from langchain_lifecycle_memory.store import _layout, memtrim
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._bucket_query import rows_in_bucket
 from langchain_lifecycle_memory.store._handles import Collections, Handle
@@ -121,6 +121,9 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
     """
 
     supports_ttl: bool = True
+    trim_memory: bool = True
+    """After a write batch, have glibc return the heap memory it keeps free, at most once a
+    second (``store/memtrim.py``; ``False`` or ``LIFECYCLE_MEMORY_TRIM=0`` turns it off)."""
 
     def __init__(
         self,
@@ -163,6 +166,7 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         self._journal: LRUCache[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = LRUCache(CACHED_NAMESPACES)
         self._tokens: LRUCache[tuple[str, ...], tuple[Any, str]] = LRUCache(CACHED_NAMESPACES)
         self._followed: LRUCache[tuple[str, ...], bool] = LRUCache(CACHED_NAMESPACES)  # journaled (``follow``)
+        self._created_now: tuple[str, ...] | None = None  # set by the layout while a write opens (``_col_for_write``)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
@@ -281,7 +285,11 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         results: list[Result] = [None] * len(ops)
         puts = [op for op in ops if isinstance(op, PutOp)]
         if puts:
-            self._apply_puts(puts)
+            try:
+                self._apply_puts(puts)
+            finally:
+                if self.trim_memory:
+                    memtrim.maybe_release()
         for i, op in enumerate(ops):
             if isinstance(op, GetOp):
                 results[i] = self._get(op)
@@ -359,10 +367,12 @@ class ChromaMemoryStore(Collections, RecordAPI, RevisionJournal, TTLSweeper, Bas
         if not upserts:
             self._bump(ns, changes)
             return
-        col = self._col(ns, create=True)
+        col, created = self._col_for_write(ns)
         keys = [op.key for op in upserts]
-        existing = self._guard(lambda: col.get(ids=keys, include=["metadatas"]))
-        old_meta = {i: m for i, m in zip(existing["ids"], existing["metadatas"] or [])}
+        old_meta: dict[str, Any] = {}
+        if not created:  # a namespace created by this write has no rows to replace
+            existing = self._guard(lambda: col.get(ids=keys, include=["metadatas"]))
+            old_meta = {i: m for i, m in zip(existing["ids"], existing["metadatas"] or [])}
         now = time.time()
         default_ttl = (self.ttl_config or {}).get("default_ttl")
         metadatas, documents, embeddings = [], [], []
