@@ -18,32 +18,21 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from langgraph.store.base import GetOp, PutOp
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
-from langchain_lifecycle_memory.store._handles import Handle
-from langchain_lifecycle_memory.store._layout import Scoped
-from langchain_lifecycle_memory.store._sqlite_read import read_documents, rows_over
-from langchain_lifecycle_memory.store.gcpause import paused_gc
+from langchain_lifecycle_memory.store._namespace_reads import LIST_PAGE, NamespaceReads, parse_record
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 RECORD_INDEX = ["content"]
-LIST_PAGE = 1000
-"""Records per Chroma read when listing. Chroma keeps memory in proportion to its largest
-response: reading 50k records in pages of 1,000 grew the process by 112 MB, in pages of
-5,000 by 201 MB and of 25,000 by 649 MB, in about the same time."""
 SNAPSHOT_FOLDER = "lifecycle-snapshots"
 """Folder next to an embedded store's database that holds the retriever's snapshot sidecars."""
 StatusArg = str | MemoryStatus | Iterable[str | MemoryStatus] | None
-SmallRead = tuple[list[MemoryRecord], list[str], tuple[list[str], np.ndarray]]
-"""``read_small_namespace``: records, their documents, and ``(ids, vectors)`` of every row."""
 
 
 def _statuses(statuses: StatusArg) -> list[str] | None:
@@ -60,15 +49,7 @@ def _kinds(kinds: str | Iterable[str] | None) -> list[str] | None:
     return [kinds] if isinstance(kinds, str) else list(kinds)
 
 
-def parse_record(namespace: tuple[str, ...], document: str) -> MemoryRecord | None:
-    """A stored item → record, or ``None`` for items that are not records."""
-    try:
-        return MemoryRecord.from_value(namespace, json.loads(document))
-    except (ValidationError, ValueError, TypeError):
-        return None
-
-
-class RecordAPI:
+class RecordAPI(NamespaceReads):
     """Record-level operations; mixed into ``ChromaMemoryStore``."""
 
     if TYPE_CHECKING:
@@ -264,109 +245,6 @@ class RecordAPI:
             if (record := parse_record(namespace, document)) is not None:
                 yield record, document
 
-    def namespace_documents(self, namespace: tuple[str, ...]) -> list[str]:
-        """Every stored JSON document of exactly ``namespace`` (records and plain items), unparsed, in no order.
-
-        From an embedded store's SQLite file when it can vouch for them (``stored_documents``),
-        else through Chroma's API in pages. The retriever's full read: it decodes the
-        records itself (``read._decode``) rather than validating a model per document.
-        """
-        namespace = C.validate_namespace(namespace)
-        with paused_gc():  # a few objects per record, all kept: the collector's scans would only slow this
-            documents = self.stored_documents(namespace)
-            if documents is not None:
-                return list(documents.values())
-            return list(self._raw_documents(namespace, None, LIST_PAGE))
-
-    async def anamespace_documents(self, namespace: tuple[str, ...]) -> list[str]:
-        """Async :meth:`namespace_documents`."""
-        return await asyncio.to_thread(self.namespace_documents, namespace)
-
-    def read_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
-        """Every record of exactly ``namespace`` as stored, oldest first, and its stored JSON document.
-
-        ``list_records(namespace, resolve=False)`` plus the documents (:meth:`namespace_documents`,
-        each validated into a ``MemoryRecord``).
-        """
-        namespace = C.validate_namespace(namespace)
-        with paused_gc():
-            documents = self.namespace_documents(namespace)
-            found = ((r, d) for d in documents if (r := parse_record(namespace, d)) is not None)
-            pairs = sorted(found, key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id))
-            return [r for r, _ in pairs], [d for _, d in pairs]
-
-    def stored_documents(self, namespace: tuple[str, ...]) -> dict[str, str] | None:
-        """``{key: stored JSON document}`` of exactly ``namespace``, read from an embedded store's SQLite file.
-
-        ``None`` where that cannot be done (another client, ``direct_reads = False``, a
-        write overlapping the read): read through Chroma instead. Nothing is parsed.
-        """
-        namespace = C.validate_namespace(namespace)
-        found = self._in_file(self._col(namespace))
-        return found if found is None or found == {} else read_documents(*found)
-
-    def rows_over(self, namespace: tuple[str, ...], limit: int) -> bool:
-        """Whether an embedded store's SQLite file holds more than ``limit`` rows of ``namespace``.
-
-        Reads at most ``limit + 1`` index entries (~0.1 ms). ``False`` also when that cannot
-        be told (another client, a write in progress): the caller reads as if it might not.
-        """
-        found = self._in_file(self._reader(C.validate_namespace(namespace)))
-        return bool(found) and bool(rows_over(*found, limit))  # type: ignore[misc]
-
-    def _in_file(self, col: Any) -> tuple[str, str, str | None] | dict[str, str] | None:
-        """``(database path, collection id, tenant or None)`` of a namespace's rows.
-
-        ``{}``: the namespace has no rows; ``None``: they cannot be read from a file.
-        """
-        path = getattr(self, "_local_db", None)
-        if not self.direct_reads or not path:
-            return None
-        if col is None:
-            return {}
-        from chromadb.api.models.Collection import Collection
-
-        while isinstance(col, Handle):
-            col = col._col
-        if isinstance(col, Scoped):  # a shared bucket: only this namespace's rows
-            return (path, str(col.id), col.tenant)
-        if isinstance(col, Collection):  # the namespace's own collection
-            return (path, str(col.id), None)
-        return None
-
-    async def aread_namespace(self, namespace: tuple[str, ...]) -> tuple[list[MemoryRecord], list[str]]:
-        """Async :meth:`read_namespace`."""
-        return await asyncio.to_thread(self.read_namespace, namespace)
-
-    def read_small_namespace(self, namespace: tuple[str, ...], limit: int) -> SmallRead | None:
-        """:meth:`read_namespace` plus every row's id and vector, in one ``get``; ``None`` past ``limit`` rows.
-
-        For a reader that scores a small namespace's dense channel itself instead of
-        querying Chroma for the nearest ids (a second call). The rows are the namespace's
-        own, read through its scoped view like any other read; rows that are not records
-        (extra vector rows, plain items) are kept in ``ids``/``vectors`` and left out of
-        ``records``, as :meth:`nearest_ids` returns them too.
-        """
-        namespace = C.validate_namespace(namespace)
-        col = self._reader(namespace)  # no registry lookup: an unregistered namespace reads as empty
-        if col is None:
-            return [], [], ([], np.zeros((0, 0), dtype=np.float32))
-        got = self._guard(lambda: col.get(include=["documents", "embeddings"], limit=limit + 1))
-        ids = list(got["ids"])
-        if len(ids) > limit:
-            return None
-        pairs = sorted(
-            ((r, d) for d in got["documents"] if d is not None and (r := parse_record(namespace, d)) is not None),
-            key=lambda p: (p[0].created_at, p[0].valid_from, p[0].id),
-        )
-        embeddings = got["embeddings"]
-        vectors = np.asarray(embeddings if len(ids) else np.zeros((0, 0)), dtype=np.float32)
-        return [r for r, _ in pairs], [d for _, d in pairs], (ids, vectors)
-
-    async def aread_small_namespace(self, namespace: tuple[str, ...], limit: int) -> SmallRead | None:
-        """Async :meth:`read_small_namespace`."""
-        return await asyncio.to_thread(self.read_small_namespace, namespace, limit)
-
     def slot_catalogue(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
         """The live slots of ``namespace`` from the index alone (no record is parsed).
 
@@ -490,27 +368,6 @@ class RecordAPI:
             elif record.id in view and (at is not None or view[record.id].status is MemoryStatus.ACTIVE):
                 out.append((view[record.id], score))
         return out
-
-    def nearest_ids(self, namespace: tuple[str, ...], embedding: Sequence[float], n: int) -> list[tuple[str, float]]:
-        """The ``n`` nearest items' ids and cosine similarities, unfiltered (cheapest query).
-
-        For callers that already hold the records (the retriever's snapshot) and apply the
-        lifecycle filters themselves.
-        """
-        col = self._col(C.validate_namespace(namespace))
-        if col is None or n <= 0:
-            return []
-        own = nearest_in_bucket(self, col, embedding, n)
-        if own is not None:
-            return own
-        res = self._guard(lambda: col.query(query_embeddings=[list(embedding)], n_results=n, include=["distances"]))
-        return [(i, 1.0 - float(d)) for i, d in zip(res["ids"][0], res["distances"][0])]
-
-    async def anearest_ids(
-        self, namespace: tuple[str, ...], embedding: Sequence[float], n: int
-    ) -> list[tuple[str, float]]:
-        """Async :meth:`nearest_ids`."""
-        return await asyncio.to_thread(self.nearest_ids, namespace, embedding, n)
 
     # ------------------------------------------------------------------ async twins
     async def aput_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
