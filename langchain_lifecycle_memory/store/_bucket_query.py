@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_lifecycle_memory.store._handles import Handle
-from langchain_lifecycle_memory.store._layout import Scoped
+from langchain_lifecycle_memory.store._scoped import Scoped
 from langchain_lifecycle_memory.store._sqlite_read import count_rows
 
 __all__ = [

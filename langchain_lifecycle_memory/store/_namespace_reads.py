@@ -20,7 +20,7 @@ from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
 from langchain_lifecycle_memory.store._handles import Handle
-from langchain_lifecycle_memory.store._layout import Scoped
+from langchain_lifecycle_memory.store._scoped import Scoped
 from langchain_lifecycle_memory.store._sqlite_read import read_documents, rows_over
 from langchain_lifecycle_memory.store.gcpause import paused_gc
 

@@ -8,7 +8,7 @@ this reader cannot vouch for what it read (it then returns ``None``):
 
 * **Only Chroma's own tables, read-only.** The documents are the ``chroma:document``
   rows of the collection's metadata segment; in a bucketed store only rows whose
-  ``_ns`` is the namespace and whose id carries its prefix (as ``_layout.Scoped``).
+  ``_ns`` is the namespace and whose id carries its prefix (as ``_scoped.Scoped``).
   Any other schema (another Chroma version) raises inside and reads through the API.
 * **No locks, never closed.** This process's Chroma links its own copy of SQLite; two
   SQLite libraries in one process must not both lock one file, since POSIX locks are
