@@ -23,8 +23,14 @@ from langchain_lifecycle_memory.write._lexicon import (
     is_term,
     lookup,
 )
+from langchain_lifecycle_memory.write._values import BAD_START, EN_TRAILING, ZH_LEADING
+from langchain_lifecycle_memory.write._values import clean as _clean
+from langchain_lifecycle_memory.write._values import singular as _singular
 
 __all__ = ["EN_RULES", "ZH_RULES", "Candidate", "Rule", "apply", "clean_value"]
+
+clean_value = _clean
+"""A raw value as a slot value (``_values.clean``)."""
 
 
 @dataclass(frozen=True)
@@ -104,50 +110,6 @@ def _zh(pattern: str, attribute: str = "?", **kw: Any) -> Rule:
     return Rule(re.compile(pattern), attribute, **kw)
 
 
-# ---- value clean-up -------------------------------------------------------------------------
-
-_EN_TRAILING = re.compile(
-    r"(?:\s+(?:now|right now|these days|nowadays|at the moment|currently|lately|recently|again|too|as well|"
-    r"anymore|any more|altogether|mostly|daily|all the time|for everything|every\s+\w+|each\s+\w+|on\s+\w+days?|"
-    r"in the (?:morning|afternoon|evening)s?|at (?:work|home)|this (?:week|month|year|weekend)|last (?:week|"
-    r"month|year)|today|yesterday|for now|instead|exclusively|only|badly|happily|mainly|though|(?:next|this|last) \w+|"
-    r"(?:an?|one|two|three|four|five|six|a few|a couple of|several|\d+) (?:day|week|month|year)s? ago|for years))+$",
-    re.IGNORECASE,
-)
-_EN_LEADING = re.compile(
-    r"^(?:(?:a little|a bit of|a|an|the|some|my|our|using|to use|only|really|fluent|basic|conversational)\s+)+",
-    re.IGNORECASE,
-)
-_ZH_LEADING = re.compile(r"^(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|辆|名|位|个|家|台|部|款|种|杯|本|头|匹)")
-_BAD_START = re.compile(
-    r"^(?:(?:that|this|these|those|it|its|your|his|her|their|you|him|them|one|so|too|much|a lot|lots|there|here|"
-    r"what|how|when|where|why|which|who|with|on|in|at|for|to|by|from|about|and|but|or|not|no)\b|"
-    r"你|他|她|它|这|那|什么|怎么|哪|谁)",
-    re.IGNORECASE,
-)
-
-
-def _clean(value: str, zh: bool) -> str:
-    value = value.strip().strip("\"'“”‘’「」")
-    if zh:
-        value = re.sub(r"(?:了|呢|啦|吧|哦|呀)+$", "", _ZH_LEADING.sub("", value)).strip()
-        return value.strip("《》〈〉 ") if value.startswith("《") else value
-    value = _EN_TRAILING.sub("", _EN_LEADING.sub("", value.strip())).strip(" .,;:!")
-    return _EN_LEADING.sub("", _EN_TRAILING.sub("", value)).strip()
-
-
-def clean_value(value: str, zh: bool) -> str:
-    """A raw value as a slot value: quotes, articles, trailing time words and particles removed."""
-    return _clean(value, zh)
-
-
-def _singular(value: str) -> str:
-    head, _, last = value.rpartition(" ")
-    if last[:1].isupper() and last.endswith("s") and not last.endswith("ss") and len(last) > 3:
-        last = last[:-1]
-    return f"{head} {last}".strip()
-
-
 # ---- handlers for rules that need more than a lookup ----------------------------------------
 
 
@@ -193,7 +155,7 @@ def _pet(m: re.Match[str], zh: bool) -> Iterator[Candidate]:
     desc = (m.group("desc") or "").strip()
     name = m.groupdict().get("name")
     if zh:
-        desc = _ZH_LEADING.sub("", desc)
+        desc = ZH_LEADING.sub("", desc)
     elif desc.casefold().endswith("s") and not is_term("pet", desc, "<") and not is_term("dog_breed", desc, "<"):
         desc = desc[:-1]
     if not (is_term("pet", desc, "<") or is_term("dog_breed", desc, "<")):
@@ -225,7 +187,7 @@ def _retract(m: re.Match[str], zh: bool) -> Iterator[Candidate]:
 
 def _noun(noun: str, value: str, specs: dict[str, AttributeSpec], favorite: bool) -> str | None:
     noun = re.sub(r"^(?:all-time|absolute|very|personal|current|new|top)\s+", "", noun.strip().casefold())
-    noun = _EN_TRAILING.sub("", noun).strip()
+    noun = EN_TRAILING.sub("", noun).strip()
     if noun in ("language", "programming language", "语言"):
         return "programming_language" if is_term("programming_language", value) else "native_language"
     if noun in NOUN_ATTRIBUTES:
@@ -492,7 +454,7 @@ def apply(rule: Rule, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> I
         value = _clean(m.group("v"), zh)
         if rule.fix is not None and value:
             value = _clean(rule.fix(value, m), zh)
-        if not value or _BAD_START.match(value) or len(value.split()) > 8 or len(value) > 60:
+        if not value or BAD_START.match(value) or len(value.split()) > 8 or len(value) > 60:
             continue
         if rule.cap and not value[:1].isupper() or (zh and "的" in value and rule.attribute != "?n"):
             continue
