@@ -31,7 +31,7 @@ import sqlite3
 import threading
 from typing import Any
 
-__all__ = ["count_rows", "read_documents", "rows_over"]
+__all__ = ["count_rows", "file_stamp", "read_documents", "rows_over"]
 
 _DOCUMENT = "chroma:document"
 _NS_KEY = "_ns"
@@ -54,6 +54,18 @@ def _stamp(path: str) -> tuple[Any, ...] | None:
         f.seek(24)
         st = os.stat(path)
         return (f.read(4), st.st_size, st.st_ino)
+
+
+def file_stamp(path: str) -> tuple[Any, ...] | None:
+    """The database file's change stamp (``None`` while a write may be in progress, or no file).
+
+    Equal stamps before and after two reads (one through Chroma, one from the file) mean
+    no write committed between them.
+    """
+    try:
+        return _stamp(path)
+    except OSError:
+        return None
 
 
 def _connection(path: str) -> tuple[sqlite3.Connection, threading.Lock]:
@@ -88,25 +100,38 @@ def _forget_gone() -> None:
 
 
 def _caught_up(conn: sqlite3.Connection, collection_id: str, segment: str) -> bool:
-    """Whether the metadata segment has applied every write the log holds for the collection."""
+    """Whether the metadata segment has applied every write the log holds for the collection.
+
+    The log (``embeddings_queue``) keeps every write to the database and has no index on
+    its topic, so only the entries after the segment's applied ``seq_id`` are looked at (a
+    range of the primary key): few where the collection was written lately, the whole log
+    at worst (a segment that never applied anything).
+    """
     applied = conn.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segment,)).fetchall()
-    logged = conn.execute(
-        "SELECT max(seq_id) FROM embeddings_queue WHERE topic LIKE ?", ("%/" + collection_id,)
-    ).fetchone()[0]
-    if logged is None:
-        return True
-    return bool(applied) and isinstance(applied[0][0], int) and applied[0][0] >= logged
+    after = applied[0][0] if applied and isinstance(applied[0][0], int) else None
+    pending = conn.execute(
+        "SELECT 1 FROM embeddings_queue WHERE seq_id > ? AND topic LIKE ? LIMIT 1",
+        (-1 if after is None else after, "%/" + collection_id),
+    ).fetchone()
+    return pending is None
 
 
-def _select(conn: sqlite3.Connection, collection_id: str, tenant: str | None) -> dict[str, str] | None:
-    """``{key: document}`` of the collection's rows (a bucket: the tenant's rows, keys without its prefix)."""
+def _select(
+    conn: sqlite3.Connection, collection_id: str, tenant: str | None, check_log: bool = True
+) -> dict[str, str] | None:
+    """``{key: document}`` of the collection's rows (a bucket: the tenant's rows, keys without its prefix).
+
+    ``check_log=False`` skips :func:`_caught_up` (a scan of the whole write-ahead log, which
+    grows with every write to the database): for a caller that checks what it read
+    against Chroma's own answer instead.
+    """
     segments = conn.execute(
         "SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'", (collection_id,)
     ).fetchall()
     if len(segments) != 1:
         return None
     segment = segments[0][0]
-    if not _caught_up(conn, collection_id, segment):
+    if check_log and not _caught_up(conn, collection_id, segment):
         return None
     if tenant is None:
         rows = conn.execute(
@@ -199,10 +224,13 @@ def _consistent(path: str, read: Any) -> Any:
     return None
 
 
-def read_documents(path: str, collection_id: str, tenant: str | None = None) -> dict[str, str] | None:
+def read_documents(
+    path: str, collection_id: str, tenant: str | None = None, *, check_log: bool = True
+) -> dict[str, str] | None:
     """Every stored document of one collection by key (``tenant``: only that namespace's rows of a bucket).
 
     ``None`` when the file cannot be read this way or a write overlapped the read twice:
-    the caller reads through Chroma's API instead.
+    the caller reads through Chroma's API instead. ``check_log=False``: the metadata
+    segment is not checked against the write-ahead log (see ``_select``).
     """
-    return _consistent(path, lambda conn: _select(conn, str(collection_id), tenant))  # type: ignore[no-any-return]
+    return _consistent(path, lambda conn: _select(conn, str(collection_id), tenant, check_log))  # type: ignore[no-any-return]

@@ -107,9 +107,13 @@ def collection_name(prefix: str, generation: int, namespace: tuple[str, ...]) ->
     return f"{prefix}.g{generation}.{digest}"
 
 
+PART_SEP = "\x00"
+"""Between an item's key and the number of one of its extra vector rows (keys cannot hold NUL)."""
+
+
 def part_id(key: str, n: int) -> str:
     """Id of an item's ``n``-th extra vector row (keys cannot hold NUL, so it never clashes)."""
-    return f"{key}\x00{n}"
+    return f"{key}{PART_SEP}{n}"
 
 
 def part_ids(key: str, metadata: Mapping[str, Any] | None) -> list[str]:
