@@ -335,6 +335,7 @@ def users_system(cfg: dict[str, Any], cl: Any, system: str, texts: list[str]) ->
         def search(u: int, q: str) -> list[str]:
             return [d.metadata["namespace"][1] for d in retriever.invoke(q, namespace=("memories", f"u{u}"))]
 
+        search.store = store  # type: ignore[attr-defined]  (for diagnostics: benchmarks/small_read.py)
         return search
     if layout == "bucketed":
         buckets = [Chroma(client=cl, collection_name=f"lc_b{b}", embedding_function=emb) for b in range(16)]

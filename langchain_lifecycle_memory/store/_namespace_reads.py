@@ -165,8 +165,7 @@ class NamespaceReads:
         only when the file did not change from before the ``get`` to after the file read
         and they are for exactly the rows Chroma returned (every row but the extra vector
         rows, which have none); otherwise one ``get`` of both, as elsewhere. That check
-        stands in for the write-ahead-log scan of the full read (``check_log``), whose
-        cost grows with every write to the database.
+        stands in for the full read's walk through the write-ahead log (``check_log``).
         """
         found = self._in_file(col)
         if isinstance(found, tuple):

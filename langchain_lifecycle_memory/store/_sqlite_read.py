@@ -103,17 +103,17 @@ def _caught_up(conn: sqlite3.Connection, collection_id: str, segment: str) -> bo
     """Whether the metadata segment has applied every write the log holds for the collection.
 
     The log (``embeddings_queue``) keeps every write to the database and has no index on
-    its topic, so only the entries after the segment's applied ``seq_id`` are looked at (a
-    range of the primary key): few where the collection was written lately, the whole log
-    at worst (a segment that never applied anything).
+    its topic; SQLite answers the ``max`` by walking the primary key back from the newest
+    entry to the collection's last one (~0.2 ms for a collection written lately, ~3 ms
+    past 23k newer entries in ``benchmarks/small_read.py``).
     """
     applied = conn.execute("SELECT seq_id FROM max_seq_id WHERE segment_id = ?", (segment,)).fetchall()
-    after = applied[0][0] if applied and isinstance(applied[0][0], int) else None
-    pending = conn.execute(
-        "SELECT 1 FROM embeddings_queue WHERE seq_id > ? AND topic LIKE ? LIMIT 1",
-        (-1 if after is None else after, "%/" + collection_id),
-    ).fetchone()
-    return pending is None
+    logged = conn.execute(
+        "SELECT max(seq_id) FROM embeddings_queue WHERE topic LIKE ?", ("%/" + collection_id,)
+    ).fetchone()[0]
+    if logged is None:
+        return True
+    return bool(applied) and isinstance(applied[0][0], int) and applied[0][0] >= logged
 
 
 def _select(
@@ -121,9 +121,9 @@ def _select(
 ) -> dict[str, str] | None:
     """``{key: document}`` of the collection's rows (a bucket: the tenant's rows, keys without its prefix).
 
-    ``check_log=False`` skips :func:`_caught_up` (a scan of the whole write-ahead log, which
-    grows with every write to the database): for a caller that checks what it read
-    against Chroma's own answer instead.
+    ``check_log=False`` skips :func:`_caught_up` (a walk back through the write-ahead log,
+    ms for a collection not written lately): for a caller that checks what it read against
+    Chroma's own answer instead.
     """
     segments = conn.execute(
         "SELECT id FROM segments WHERE collection = ? AND scope = 'METADATA'", (collection_id,)
