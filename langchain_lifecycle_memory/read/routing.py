@@ -23,6 +23,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_lifecycle_memory.read._card_vectors import PersistedCards
+from langchain_lifecycle_memory.read._card_warmer import CardWarmer
 from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-exported; the benchmark resets these)
     _attribute_names,
     _humanize,
@@ -34,9 +35,11 @@ from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-export
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.store.lru import LRUCache
+from langchain_lifecycle_memory.store.write_hooks import add_write_listener
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
+    "CARD_WARMER",
     "AttributeRouter",
     "attribute_mentioned",
     "entity_aliases",
@@ -264,9 +267,8 @@ class AttributeRouter:
     def _shared_cards(self) -> LRUCache[str, np.ndarray]:
         # Embedders that describe themselves (``fingerprint``) share cards across
         # instances; others are cached per object, kept alive so its id is not reused.
-        fingerprint = getattr(self.embeddings, "fingerprint", None)
-        named = isinstance(fingerprint, dict)
-        ident = json.dumps(fingerprint, sort_keys=True, default=str) if named else f"id:{id(self.embeddings)}"
+        ident = _embedder_ident(self.embeddings)
+        named = not ident.startswith("id:")
         key = (ident, self.vocabulary)
         with self._lock:
             hit = self._cache.get(key)
@@ -403,6 +405,7 @@ class AttributeRouter:
         """``scores`` as an array aligned with ``attributes`` (distinct names), all at once."""
         names = tuple(attributes)
         self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
+        CARD_WARMER.wait(self.embeddings)  # cards being embedded after a write: not twice
         phrases, owners = self.missing(names)
         if phrases:
             self.install(owners, self.embeddings.embed_documents(phrases))
@@ -428,6 +431,34 @@ class AttributeRouter:
         # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
         # scores close to neighbouring topics ("running shoes"): trust it a bit less.
         return np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
+
+
+def _embedder_ident(embeddings: Embeddings) -> str:
+    """The router's cache key of an embedder: its fingerprint, or (without one) the object."""
+    fingerprint = getattr(embeddings, "fingerprint", None)
+    if isinstance(fingerprint, dict):
+        return json.dumps(fingerprint, sort_keys=True, default=str)
+    return f"id:{id(embeddings)}"
+
+
+def _warm_cards(embeddings: Embeddings, attributes: list[str]) -> None:
+    """Embed and install the cards of ``attributes`` a search would ask for (``CARD_WARMER``'s work).
+
+    For every vocabulary a router of this embedder has used in this process, or the
+    default one before any search.
+    """
+    ident = _embedder_ident(embeddings)
+    vocabularies = [key[1] for key in list(AttributeRouter._cache) if key[0] == ident] or [DEFAULT_ATTRIBUTES]
+    for vocabulary in vocabularies:
+        router = AttributeRouter(embeddings, vocabulary)
+        phrases, owners = router.missing(attributes)
+        if phrases:
+            router.install(owners, embeddings.embed_documents(phrases))
+
+
+CARD_WARMER = CardWarmer(_warm_cards)
+"""Embeds the routing cards of written attributes in the background (``_card_warmer``)."""
+add_write_listener(CARD_WARMER.on_write)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
