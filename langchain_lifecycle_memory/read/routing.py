@@ -291,9 +291,16 @@ class AttributeRouter:
         names = tuple(attributes)
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
-        names = tuple(dict.fromkeys(names))
+        distinct = tuple(dict.fromkeys(names))
         cards, specs = self._cards, self.specs
-        todo = [a for a in names if cards.get(a) is None]  # a read: this search's cards become recent
+        with self._lock:  # a read: this search's cards become recent
+            found = cards.get_many(distinct)
+        todo = [a for a, card in zip(distinct, found) if card is None]
+        if not todo:  # every card held: stacked now, so scoring looks none of them up again
+            if distinct == names:
+                self._stack(names, found)
+            return phrases, owners
+        names = distinct
         bare = [a for a in todo if a not in specs]  # a card of the humanised name: made all at once
         humanised = dict(zip(bare, humanize_all(bare)))
         for attribute in todo:
@@ -367,16 +374,19 @@ class AttributeRouter:
                 self._cards[attribute] = matrix[a:b]
         return matrix if len(first) == len(owners) else None
 
-    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _stack(
+        self, attributes: tuple[str, ...], cards: Sequence[np.ndarray | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every card phrase of ``attributes`` as one matrix, with each row's owner, counts, starts.
 
         Kept for the last attribute list: a namespace's snapshot asks for the same one
-        query after query.
+        query after query. ``cards``: those of ``attributes``, already looked up.
         """
         hit = self._stacked
         if hit is not None and hit[0] == attributes:
             return hit[1], hit[2], hit[3], hit[4]
-        cards = [self._cards[a] for a in attributes]
+        if cards is None:
+            cards = [self._cards[a] for a in attributes]
         counts = np.array([len(c) for c in cards], dtype=np.int64)
         matrix = np.concatenate(cards) if cards else np.zeros((0, 1), dtype=np.float32)
         owner = np.repeat(np.arange(len(attributes)), counts)
