@@ -34,6 +34,7 @@ from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-export
 )
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
 from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.lru import LRUCache
 from langchain_lifecycle_memory.store.write_hooks import add_write_listener
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -286,9 +287,12 @@ class AttributeRouter:
         Cards found on disk (``PersistedCards``: embedded by an earlier process with the
         same embedder) are installed here and not asked for.
         """
+        with paused_gc():  # tens of thousands of cards at once (see ``store.gcpause``)
+            return self._missing(tuple(attributes))
+
+    def _missing(self, names: tuple[str, ...]) -> tuple[list[str], list[str]]:
         phrases: list[str] = []
         owners: list[str] = []
-        names = tuple(attributes)
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
         distinct = tuple(dict.fromkeys(names))
