@@ -241,7 +241,9 @@ class AttributeRouter:
     (an LRU) and on disk (``PersistedCards``, keyed by the embedder's fingerprint);
     attributes outside the vocabulary get a card made of their humanised name. The
     embedding of missing cards is left to the caller (``missing`` / ``install``) so
-    that async callers can await it; ``scores`` embeds them itself when needed.
+    that async callers can await it; ``scores`` embeds them itself when needed. Cards
+    of attributes written through the store are embedded after the write, in the
+    background (``CARD_WARMER``, ``_card_warmer``), when a write brings many new ones.
 
     Example:
         .. code-block:: python
