@@ -51,9 +51,7 @@ from langchain_lifecycle_memory.read.fusion import (
     candidate_document,
     parse_paraphrases,
 )
-from langchain_lifecycle_memory.read.routing import (
-    AttributeRouter,
-)
+from langchain_lifecycle_memory.read.routing import CARD_WARMER, AttributeRouter
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store.tenants import namespace_for
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -405,6 +403,8 @@ class LifecycleRetriever(BaseRetriever):
         vocabulary = _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
         if router is None or router.embeddings is not emb or router.vocabulary != vocabulary:
             router = self._router = AttributeRouter(emb, vocabulary)
+        if CARD_WARMER.busy(emb):  # cards of recent writes being embedded: wait rather than embed them twice
+            yield _IO(CARD_WARMER, "wait", "await_idle", (emb,))
         phrases, owners = router.missing(snapshot.attributes)
         if phrases:
             router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))

@@ -23,6 +23,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from langchain_lifecycle_memory.read._card_vectors import PersistedCards
+from langchain_lifecycle_memory.read._card_warmer import CardWarmer
 from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-exported; the benchmark resets these)
     _attribute_names,
     _humanize,
@@ -33,10 +34,13 @@ from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-export
 )
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
 from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.store.gcpause import paused_gc
 from langchain_lifecycle_memory.store.lru import LRUCache
+from langchain_lifecycle_memory.store.write_hooks import add_write_listener
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
+    "CARD_WARMER",
     "AttributeRouter",
     "attribute_mentioned",
     "entity_aliases",
@@ -237,7 +241,9 @@ class AttributeRouter:
     (an LRU) and on disk (``PersistedCards``, keyed by the embedder's fingerprint);
     attributes outside the vocabulary get a card made of their humanised name. The
     embedding of missing cards is left to the caller (``missing`` / ``install``) so
-    that async callers can await it; ``scores`` embeds them itself when needed.
+    that async callers can await it; ``scores`` embeds them itself when needed. Cards
+    of attributes written through the store are embedded after the write, in the
+    background (``CARD_WARMER``, ``_card_warmer``), when a write brings many new ones.
 
     Example:
         .. code-block:: python
@@ -264,9 +270,8 @@ class AttributeRouter:
     def _shared_cards(self) -> LRUCache[str, np.ndarray]:
         # Embedders that describe themselves (``fingerprint``) share cards across
         # instances; others are cached per object, kept alive so its id is not reused.
-        fingerprint = getattr(self.embeddings, "fingerprint", None)
-        named = isinstance(fingerprint, dict)
-        ident = json.dumps(fingerprint, sort_keys=True, default=str) if named else f"id:{id(self.embeddings)}"
+        ident = _embedder_ident(self.embeddings)
+        named = not ident.startswith("id:")
         key = (ident, self.vocabulary)
         with self._lock:
             hit = self._cache.get(key)
@@ -284,14 +289,24 @@ class AttributeRouter:
         Cards found on disk (``PersistedCards``: embedded by an earlier process with the
         same embedder) are installed here and not asked for.
         """
+        with paused_gc():  # tens of thousands of cards at once (see ``store.gcpause``)
+            return self._missing(tuple(attributes))
+
+    def _missing(self, names: tuple[str, ...]) -> tuple[list[str], list[str]]:
         phrases: list[str] = []
         owners: list[str] = []
-        names = tuple(attributes)
         if self._stacked is not None and self._stacked[0] == names:
             return phrases, owners  # scored from the stacked copy: nothing to embed
-        names = tuple(dict.fromkeys(names))
+        distinct = tuple(dict.fromkeys(names))
         cards, specs = self._cards, self.specs
-        todo = [a for a in names if cards.get(a) is None]  # a read: this search's cards become recent
+        with self._lock:  # a read: this search's cards become recent
+            found = cards.get_many(distinct)
+        todo = [a for a, card in zip(distinct, found) if card is None]
+        if not todo:  # every card held: stacked now, so scoring looks none of them up again
+            if distinct == names:
+                self._stack(names, found)
+            return phrases, owners
+        names = distinct
         bare = [a for a in todo if a not in specs]  # a card of the humanised name: made all at once
         humanised = dict(zip(bare, humanize_all(bare)))
         for attribute in todo:
@@ -365,16 +380,19 @@ class AttributeRouter:
                 self._cards[attribute] = matrix[a:b]
         return matrix if len(first) == len(owners) else None
 
-    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def _stack(
+        self, attributes: tuple[str, ...], cards: Sequence[np.ndarray | None] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every card phrase of ``attributes`` as one matrix, with each row's owner, counts, starts.
 
         Kept for the last attribute list: a namespace's snapshot asks for the same one
-        query after query.
+        query after query. ``cards``: those of ``attributes``, already looked up.
         """
         hit = self._stacked
         if hit is not None and hit[0] == attributes:
             return hit[1], hit[2], hit[3], hit[4]
-        cards = [self._cards[a] for a in attributes]
+        if cards is None:
+            cards = [self._cards[a] for a in attributes]
         counts = np.array([len(c) for c in cards], dtype=np.int64)
         matrix = np.concatenate(cards) if cards else np.zeros((0, 1), dtype=np.float32)
         owner = np.repeat(np.arange(len(attributes)), counts)
@@ -403,6 +421,7 @@ class AttributeRouter:
         """``scores`` as an array aligned with ``attributes`` (distinct names), all at once."""
         names = tuple(attributes)
         self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
+        CARD_WARMER.wait(self.embeddings)  # cards being embedded after a write: not twice
         phrases, owners = self.missing(names)
         if phrases:
             self.install(owners, self.embeddings.embed_documents(phrases))
@@ -428,6 +447,34 @@ class AttributeRouter:
         # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
         # scores close to neighbouring topics ("running shoes"): trust it a bit less.
         return np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
+
+
+def _embedder_ident(embeddings: Embeddings) -> str:
+    """The router's cache key of an embedder: its fingerprint, or (without one) the object."""
+    fingerprint = getattr(embeddings, "fingerprint", None)
+    if isinstance(fingerprint, dict):
+        return json.dumps(fingerprint, sort_keys=True, default=str)
+    return f"id:{id(embeddings)}"
+
+
+def _warm_cards(embeddings: Embeddings, attributes: list[str]) -> None:
+    """Embed and install the cards of ``attributes`` a search would ask for (``CARD_WARMER``'s work).
+
+    For every vocabulary a router of this embedder has used in this process, or the
+    default one before any search.
+    """
+    ident = _embedder_ident(embeddings)
+    vocabularies = [key[1] for key in list(AttributeRouter._cache) if key[0] == ident] or [DEFAULT_ATTRIBUTES]
+    for vocabulary in vocabularies:
+        router = AttributeRouter(embeddings, vocabulary)
+        phrases, owners = router.missing(attributes)
+        if phrases:
+            router.install(owners, embeddings.embed_documents(phrases))
+
+
+CARD_WARMER = CardWarmer(_warm_cards)
+"""Embeds the routing cards of written attributes in the background (``_card_warmer``)."""
+add_write_listener(CARD_WARMER.on_write)
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -57,6 +57,7 @@ from langchain_lifecycle_memory.store._store_reads import StoreReads
 from langchain_lifecycle_memory.store._ttl import TTLSweeper
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
 from langchain_lifecycle_memory.store.lru import LRUCache
+from langchain_lifecycle_memory.store.write_hooks import notify_write
 
 __all__ = ["ChromaMemoryStore"]
 
@@ -363,6 +364,7 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
         changes = [(op.key, op.value) for op in group]
         if not upserts:
             self._bump(ns, changes)
+            notify_write(self, ns, changes)
             return
         col, created = self._col_for_write(ns)
         keys = [op.key for op in upserts]
@@ -421,6 +423,7 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
         if stale_parts:
             self._guard(lambda: col.delete(ids=stale_parts))
         self._bump(ns, changes)
+        notify_write(self, ns, changes)
 
     # ------------------------------------------------------------------ reads
     def _refresh(self, col: Any, rows: list[tuple[str, dict[str, Any]]], refresh: bool | None) -> None:

@@ -17,8 +17,12 @@ from collections.abc import Iterator
 
 __all__ = ["PROMOTE_AFTER", "paused_gc"]
 
-PROMOTE_AFTER = 100_000
-"""Objects a block must leave in the youngest generation to have them promoted at once."""
+PROMOTE_AFTER = 10_000
+"""Objects a block must leave in the youngest generation to have them promoted at once.
+
+At 100,000 a 50k-record snapshot build (which leaves fewer) was followed by a collection of
+what it left at the block's end, inside the search (a fresh worker's first search at 50k
+attributes: ~30 ms, ``benchmarks/first_search_stages.py``; a full one when due)."""
 _lock = threading.Lock()
 _depth = 0
 _was_enabled = False

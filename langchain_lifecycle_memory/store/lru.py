@@ -8,7 +8,7 @@ Callers hold their own lock; this class adds none.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Generic, TypeVar
 
 __all__ = ["LRUCache"]
@@ -49,6 +49,22 @@ class LRUCache(MutableMapping[K, V], Generic[K, V]):
             return default
         self._data.move_to_end(key)
         return value  # type: ignore[return-value]
+
+    def get_many(self, keys: Iterable[K]) -> list[V | None]:
+        """``get`` of each key, in one pass (found keys become recent, in order; ``None`` where absent)."""
+        data = self._data
+        found = data.get
+        touch = data.move_to_end
+        out: list[V | None] = []
+        append = out.append
+        for key in keys:
+            value = found(key, _MISSING)
+            if value is _MISSING:
+                append(None)
+            else:
+                touch(key)
+                append(value)  # type: ignore[arg-type]
+        return out
 
     def __setitem__(self, key: K, value: V) -> None:
         self._data[key] = value

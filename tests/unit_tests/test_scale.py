@@ -484,3 +484,17 @@ def test_names_humanised_together_equal_one_by_one() -> None:
     names = ["topic_1", "_lead_", "a__b", "running-shoes", " x\t y ", "", "__", "编辑器", "a\u2003b", "ǅ_x", "a\x1cb"]
     assert humanize_all(names) == [_humanize(n) for n in names]
     assert humanize_all(["a\x00b", "c_d"]) == [_humanize("a\x00b"), "c d"]
+
+
+def test_values_normalised_together_equal_one_by_one() -> None:
+    from langchain_lifecycle_memory.read._mentions import normalize_values
+    from langchain_lifecycle_memory.schema import normalize_value
+
+    pieces = ["Ａｂｃ", "\u0301", "e\u0301", "ﬁ", "Straße", "\u00a0", "\u3000", " ", "\t", "\x1c"]
+    pieces += ["ᄀ", "ᅡ", "ᆨ", "猫", "x"]  # Hangul jamo that compose when adjacent
+    rng = random.Random(11)
+    values = ["", " ", "  a  b  ", "\u0301x", "ᄀ", "ᅡ", "Ⅻ", "a\x1fb"]
+    values += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(3000)]
+    assert normalize_values(values) == [normalize_value(v) for v in values]
+    assert normalize_values(["a\x00b", "C"]) == [normalize_value("a\x00b"), "c"]
+    assert normalize_values([]) == []
