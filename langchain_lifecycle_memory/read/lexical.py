@@ -40,6 +40,7 @@ _KEEP_TERM_SCORES = 2000
 """Indexes of at least this many texts keep each sealed term's per-posting scores once computed."""
 _DOC_COUNTS = 16_384
 """Documents whose term counts an index keeps for ``raw_scores_at`` (then it starts again)."""
+_UNSEEN = object()
 _LOOKUP_COST = 40
 """``raw_scores_at`` reads the few positions' own documents when positions x terms x this is below
 the postings a scan reads (plus 1/32 of the texts: a scan fills a score per text). Measured in a
@@ -191,6 +192,7 @@ class LexicalIndex:
         self._sealed = self.size
         self.__dict__.pop("_term_scores", None)
         self.__dict__.pop("_doc_counts", None)
+        self.__dict__.pop("_idf_cache", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
         self._names: collections.Counter[str] = names
 
@@ -204,6 +206,7 @@ class LexicalIndex:
         new.__dict__.pop("_norm_cache", None)
         new.__dict__.pop("_term_scores", None)
         new.__dict__.pop("_doc_counts", None)
+        new.__dict__.pop("_idf_cache", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -285,13 +288,23 @@ class LexicalIndex:
 
     def shared_idfs(self, tokens: Iterable[str]) -> dict[str, float]:
         """``idf`` of each of ``tokens`` that more than one indexed text holds."""
+        known = self.__dict__.setdefault("_idf_cache", {})  # token -> idf or None (an index never changes)
+        if len(known) > _DOC_COUNTS:
+            known.clear()
         out: dict[str, float] = {}
-        vocab, df_of, size = self._vocab, self._df, self.size
         for token in tokens:
-            term = vocab.get(token)
-            if term is not None and term < len(df_of) and (df := int(df_of[term])) > 1:
-                out[token] = math.log(1.0 + (size - df + 0.5) / (df + 0.5))
+            idf = known.get(token, _UNSEEN)
+            if idf is _UNSEEN:
+                idf = known[token] = self._shared_idf(token)
+            if idf is not None:
+                out[token] = idf
         return out
+
+    def _shared_idf(self, token: str) -> float | None:
+        term = self._vocab.get(token)
+        if term is None or term >= len(self._df) or (df := int(self._df[term])) <= 1:
+            return None
+        return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
@@ -368,14 +381,20 @@ class LexicalIndex:
         norm, counts = self._norm, self.__dict__.setdefault("_doc_counts", {})
         if len(counts) > _DOC_COUNTS:
             counts.clear()
-        out = np.zeros(len(positions), dtype=np.float64)
-        for j, slot in enumerate(slots.tolist()):
+        out = [0.0] * len(positions)
+        slots = slots.tolist()
+        lengths = norm[slots].tolist()
+        terms = dict(zip(known, idfs, strict=True))
+        for j, slot in enumerate(slots):
             tf_of = counts.get(slot)
             if tf_of is None:  # a document's term counts, kept: the same ones are asked again
                 tf_of = counts[slot] = collections.Counter(self._docs[slot][0])
-            length, score = float(norm[slot]), 0.0
-            for token, idf in zip(known, idfs, strict=True):
-                if tf := tf_of.get(token, 0):
-                    score += idf * tf / (length + tf)
-            out[j] = score
-        return out
+            shared = tf_of.keys() & terms  # a short document shares few terms with the query
+            if shared:
+                length, score = lengths[j], 0.0
+                for token, idf in terms.items():  # added in query order
+                    if token in shared:
+                        tf = tf_of[token]
+                        score += idf * tf / (length + tf)
+                out[j] = score
+        return np.array(out, dtype=np.float64)
