@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from langchain_lifecycle_memory.read._episodes import FEEDBACK_WEIGHT, episode_feedback
+from langchain_lifecycle_memory.read._live import MAX_SHOWN_BACKGROUND
 from langchain_lifecycle_memory.read._rows import top_order
 from langchain_lifecycle_memory.read._snapshot import Snapshot
 from langchain_lifecycle_memory.read.fusion import (
@@ -174,7 +175,8 @@ def score_snapshot(
         shown_kept = part[top_order(keys, opts.k)]
     rank_of = {int(p): r for r, p in enumerate(shown_kept)}
     if rrf is None:  # RRF only for the metadata: ranks of the records shown (all of them for explain)
-        rrf = _rrf(channels, weights, pool, None if full else shown_kept) * factor
+        rrf = _rrf(channels, weights, pool, None if full else shown_kept, _background(snap, queries, cal, damp))
+        rrf = rrf * factor
 
     if full:
         shown: Sequence[int] = range(n)
@@ -259,6 +261,23 @@ def _may_rise(lower: np.ndarray, lift: np.ndarray, k: int) -> np.ndarray | None:
     return np.flatnonzero(lower + lift >= kth - 1e-9)  # the margin covers rounding in the raised keys
 
 
+def _background(
+    snap: Snapshot, queries: list[str], cal: Any, damp: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The snapshot's rows, and the positions and lexical scores of its ``background`` (``_live``).
+
+    Their lexical channel as ``_calibrated`` computes it for a record without attribute
+    (whose support is 1).
+    """
+    if snap.background is None:
+        return None
+    rows, behind, index = snap.background
+    coverage = index.scores(queries[0])[1]
+    for q in queries[1:]:
+        coverage = np.maximum(coverage, index.scores(q)[1])
+    return rows, behind, calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp
+
+
 def _filled(cosine: np.ndarray, value: float) -> np.ndarray:
     """Cosines with NaN (no dense hit) replaced by ``value`` (``np.nan_to_num`` for finite cosines, cheaper)."""
     return np.where(np.isnan(cosine), value, cosine)
@@ -286,15 +305,21 @@ def _calibrated(
 
 
 def _rrf(
-    channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray, only: np.ndarray | None
+    channels: dict[str, np.ndarray],
+    weights: dict[str, float],
+    pool: np.ndarray,
+    only: np.ndarray | None,
+    background: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Weighted RRF of every record (``only=None``) or of the records ``only`` (0 elsewhere).
 
     A record's rank in a channel is its place among the pool's records that fire there,
     by descending score, ties in record order (a stable sort). For a few records it is
     counted (how many score higher, how many tie before it) instead of sorting the pool.
+    ``background``: the snapshot's rows in the namespace, and the namespace positions and
+    lexical scores of eligible records left out of it (``_live``), counted in that channel.
     """
-    if only is not None and len(only) > 64:  # many records (a reranker follows): sorting is cheaper
+    if only is not None and len(only) > MAX_SHOWN_BACKGROUND:  # many records (a reranker follows): sorting is cheaper
         only = None
     n = len(next(iter(channels.values())))
     out = np.zeros(n)
@@ -307,11 +332,18 @@ def _rrf(
             term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
         elif len(targets := only[scores[only] > 0]):
             firing = pool[scores[pool] > 0]
-            firing = firing[scores[firing] >= scores[targets].min()]  # the rest is behind every target
-            values, mine = scores[firing][:, None], scores[targets][None, :]
-            before = np.count_nonzero(values > mine, axis=0)
-            tied, of = np.nonzero(values == mine)  # ties are few: counted pair by pair
-            before = before + np.bincount(of[firing[tied] < targets[of]], minlength=len(targets))
+            floor = scores[targets].min()
+            firing = firing[scores[firing] >= floor]  # the rest is behind every target
+            values, at, where = scores[firing], firing, targets
+            if name == "lexical" and background is not None:  # positions in the namespace order both
+                rows, behind, lexical = background
+                ahead = lexical >= floor
+                values = np.concatenate([values, lexical[ahead]])
+                at, where = np.concatenate([rows[firing], behind[ahead]]), rows[targets]
+            mine = scores[targets][None, :]
+            before = np.count_nonzero(values[:, None] > mine, axis=0)
+            tied, of = np.nonzero(values[:, None] == mine)  # ties are few: counted pair by pair
+            before = before + np.bincount(of[at[tied] < where[of]], minlength=len(targets))
             term[targets] = weights[name] / (60 + 1 + before)
         out = out + term
     return out

@@ -34,10 +34,10 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from langchain_lifecycle_memory.read._anchors import QueryCentering
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
+from langchain_lifecycle_memory.read._live import restrict
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
-from langchain_lifecycle_memory.read._snapshot import local_positions
 from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
@@ -436,16 +436,12 @@ class LifecycleRetriever(BaseRetriever):
         scored = snapshot
         if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
             # Only records some channel scores can reach min_score: the rest score 0 everywhere.
-            lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
-            rows, bm25 = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted])
-            if len(rows) < len(snapshot) // 2:
-                scored, eligible = snapshot.restricted(rows, bm25), eligible[rows]
-                local = local_positions(rows, [*cosines, *dense_positions, *cue_scores])
-                cosines = {local[p]: c for p, c in cosines.items() if p in local}
-                dense_positions = [local[p] for p in dense_positions if p in local]
-                cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
-                if episode_dense is not None:
-                    episode_dense = (episode_dense[0][rows], episode_dense[1][rows])
+            restriction = restrict(
+                self, snapshot, queries, eligible, cosines, dense_positions, cue_scores, episode_dense,
+                min_score=opts.min_score, k=opts.k,
+            )  # fmt: skip
+            if restriction is not None:
+                scored, eligible, cosines, dense_positions, cue_scores, episode_dense = restriction
         explanation = score_snapshot(
             self,
             query,

@@ -137,3 +137,44 @@ def test_the_shortcuts_of_a_plain_search_change_no_result(
     monkeypatch.setattr(lexical, "_LOOKUP_COST", 10**9)  # BM25 by scanning the postings
     assert documents() == fast
     assert sum(map(len, fast)) >= 5
+
+
+@pytest.mark.parametrize("options", [{}, {"k": 2}, {"min_score": 0.5}, {"other_entity_factor": 1.0, "k": 5}])
+def test_weak_matches_kept_apart_change_no_result(options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A common word matches many records too weakly to reach min_score: they only count in the lexical RRF."""
+    import chromadb
+
+    from langchain_lifecycle_memory.read import _live, _snapshot
+
+    R._SNAPSHOTS.clear()
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=f"w{uuid.uuid4().hex[:8]}"
+    )
+    ns = ("memories", "weak")
+    rng = random.Random(5)
+    filler = [f"zz{i} qq{i % 7} ww{i % 11}" for i in range(500)]  # matches no query
+    _namespace(store, ns, rng)  # 260 records sharing the queries' words
+    store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in filler])
+    call = {k: v for k, v in options.items() if k in ("k", "min_score")}
+    retriever = LifecycleRetriever(
+        store=store, namespace=ns, episode_embeddings=None, **{k: v for k, v in options.items() if k not in call}
+    )
+    queries = ["Does Caroline like green tea or running shoes?", "vim editor likes", "猫 狗 banana", "cello Kyoto rust"]
+    backgrounds: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        backgrounds.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+
+    def documents() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
+
+    apart = documents()
+    assert sum(backgrounds) > 0 and sum(map(len, apart)) >= 4
+    monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 0)  # every scoring row scored in full
+    assert documents() == apart
+    monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
+    assert documents() == apart
