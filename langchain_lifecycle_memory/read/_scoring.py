@@ -90,8 +90,9 @@ def score_snapshot(
     names = tuple(attributes)
     # Routing cosine of every attribute (best over the query vectors), as one array.
     route = np.full(len(names), -1.0)
-    for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
-        route = np.maximum(route, router.score_array(vector, names) - offset)
+    if names:  # a namespace of episodes alone has none
+        for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
+            route = np.maximum(route, router.score_array(vector, names) - offset)
     best_route = float(route.max()) if len(route) else 0.0
     mentioned = mentioned_attributes(queries, names, router.specs) if names else set()
     targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
@@ -102,8 +103,9 @@ def score_snapshot(
     # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
     # living"), then per record, raised by an explicit value mention.
     attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
-    near = route >= best_route - cfg.route_margin
-    attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
+    if names:
+        near = route >= best_route - cfg.route_margin
+        attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
     for a in mentioned:  # a few names at most: found by bisection in the sorted attribute list
         j = bisect.bisect_left(attributes, a)
         if j < len(attributes) and attributes[j] == a:
@@ -111,28 +113,40 @@ def score_snapshot(
     cosine = np.full(n, np.nan)
     if cosines:
         cosine[list(cosines)] = list(cosines.values())
+    cosine0 = _filled(cosine, 0.0)
     # A word match on a fact (its value or its words in the query) counts as far as the
     # fact's meaning agrees with the query, or its attribute is the query's topic: the
     # user's "Apple" laptop is not evidence for an apple pie recipe.
-    topic = attr_slot[snap.attribute_code]
+    topic = attr_slot[snap.attribute_code] if names else np.zeros(n)  # no attribute: code -1 everywhere
     if cue_scores:  # per-record situations (write-time cues) count like the record's own topic card
         cue = np.zeros(n)
         cue[list(cue_scores)] = calibrate_array(
             np.asarray(list(cue_scores.values())), cal.route_floor, cal.route_ceiling
         )
         topic = np.maximum(topic, cue * damp)
-    agree = calibrate_array(_filled(cosine, -1.0), cal.agreement_floor, cal.agreement_ceiling)
-    support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
-    slot = np.where(snap.value_mentions(queries), np.maximum(topic, cal.value_mention * support), topic)
+    if names:
+        agree = calibrate_array(_filled(cosine, -1.0), cal.agreement_floor, cal.agreement_ceiling)
+        supported = np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention))
+        support = np.where(snap.attribute_code >= 0, supported, 1.0)
+        coverage_backed = coverage * support
+    else:  # every support is 1 (x * 1.0 is x)
+        support, coverage_backed = np.ones(n), coverage
+    slot = topic
+    if snap.needles:  # values a query can mention
+        slot = np.where(snap.value_mentions(queries), np.maximum(topic, cal.value_mention * support), topic)
     in_dense = np.zeros(n, dtype=bool)
     in_dense[dense_positions] = True
-    coverage_backed = coverage * support
-    channels = _calibrated(cal, cosine, in_dense, coverage_backed, slot, damp, slice(None))
+    channels = _calibrated(cal, cosine0, in_dense, coverage_backed, slot, damp, slice(None))
     if episode_dense is not None:
         channels["dense"] = 1.0 - (1.0 - channels["dense"]) * (1.0 - episode_dense[0])
+    # Records about someone the query is not about are scaled down; with no such records the
+    # factor is 1 everywhere and its products (x * 1.0 is x) are skipped.
+    uniform = not targets and not snap.other_entities
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
-    factor = np.where(about, 1.0, cfg.other_entity_factor)
-    fused = fuse_calibrated_array(channels, weights) * factor
+    factor = np.ones(n) if uniform else np.where(about, 1.0, cfg.other_entity_factor)
+    fused = fuse_calibrated_array(channels, weights)
+    if not uniform:
+        fused = fused * factor
     kept = eligible & (fused >= opts.min_score)
 
     kept_positions = np.flatnonzero(kept)
@@ -141,22 +155,25 @@ def score_snapshot(
     if rrf is not None:
         base = rrf[kept_positions] / (fuse_rrf(dict.fromkeys(CHANNELS, 1), weights) or 1.0)
     elif cfg.rank_calibration is not None and cfg.rank_calibration != cal:
-        ordered = _calibrated(cfg.rank_calibration, cosine, in_dense, coverage_backed, slot, damp, kept_positions)
+        ordered = _calibrated(cfg.rank_calibration, cosine0, in_dense, coverage_backed, slot, damp, kept_positions)
         if episode_dense is not None:
             ordered["dense"] = 1.0 - (1.0 - ordered["dense"]) * (1.0 - episode_dense[1][kept_positions])
-        base = fuse_calibrated_array(ordered, weights) * factor[kept_positions]
+        base = fuse_calibrated_array(ordered, weights)
+        if not uniform:
+            base = base * factor[kept_positions]
     else:
         base = fused[kept_positions]
     feedback = getattr(cfg, "episode_feedback", False)  # episodes only, the order only (``_episodes``)
     confidence = cfg.confidence_weight * snap.confidence[kept_positions]
     # Sub-threshold evidence still orders results when min_score is 0 (recall@k).
-    evidence = 1e-3 * (np.maximum(_filled(cosine[kept_positions], 0.0), 0.0) + coverage[kept_positions])
+    evidence = 1e-3 * (np.maximum(cosine0[kept_positions], 0.0) + coverage[kept_positions])
     among = None  # indices into kept_positions whose sort key is computed (None: all of them)
     if not full and cfg.reranker is None:
         # Showing the k best: recency (at most recency_weight) and the feedback bonus (at most
         # FEEDBACK_WEIGHT) only raise a key, so a record that stays under the k-th best key
         # without them even when raised by both cannot be shown; they are computed for the rest.
-        lift = cfg.recency_weight + (FEEDBACK_WEIGHT * factor[kept_positions] if feedback else 0.0)
+        most = (FEEDBACK_WEIGHT if uniform else FEEDBACK_WEIGHT * factor[kept_positions]) if feedback else 0.0
+        lift = cfg.recency_weight + most
         among = _may_rise(base + (confidence + evidence), lift, opts.k)
     part, pick = (kept_positions, slice(None)) if among is None else (kept_positions[among], among)
     tie = cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, part)
@@ -165,7 +182,7 @@ def score_snapshot(
     if feedback:
         bonus = episode_feedback(snap, kept_positions, base, query, among=among)
         if bonus is not None:
-            order = order + bonus[pick] * factor[part]
+            order = order + (bonus[pick] if uniform else bonus[pick] * factor[part])
     sort_key = np.zeros(n)
     sort_key[part] = order + (tie + evidence[pick])
     keys = sort_key[part]
@@ -176,7 +193,8 @@ def score_snapshot(
     rank_of = {int(p): r for r, p in enumerate(shown_kept)}
     if rrf is None:  # RRF only for the metadata: ranks of the records shown (all of them for explain)
         rrf = _rrf(channels, weights, pool, None if full else shown_kept, _background(snap, queries, cal, damp))
-        rrf = rrf * factor
+        if not uniform:
+            rrf = rrf * factor
 
     if full:
         shown: Sequence[int] = range(n)
@@ -294,9 +312,10 @@ def _calibrated(
 ) -> dict[str, np.ndarray]:
     """The three channels under calibration ``cal``, for the records ``where`` selects.
 
-    The dense channel speaks only for the records the dense search ranked (``in_dense``).
+    ``cosine``: 0 where no dense hit. The dense channel speaks only for the records the
+    dense search ranked (``in_dense``).
     """
-    dense = calibrate_array(_filled(cosine[where], 0.0), cal.dense_floor, cal.dense_ceiling)
+    dense = calibrate_array(cosine[where], cal.dense_floor, cal.dense_ceiling)
     return {
         "dense": np.where(in_dense[where], dense, 0.0),
         "lexical": calibrate_array(coverage[where], cal.lexical_floor, cal.lexical_ceiling) * damp,
