@@ -193,6 +193,7 @@ class LexicalIndex:
         self.__dict__.pop("_term_scores", None)
         self.__dict__.pop("_doc_counts", None)
         self.__dict__.pop("_idf_cache", None)
+        self.__dict__.pop("_token_infos", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
         self._names: collections.Counter[str] = names
 
@@ -207,6 +208,7 @@ class LexicalIndex:
         new.__dict__.pop("_term_scores", None)
         new.__dict__.pop("_doc_counts", None)
         new.__dict__.pop("_idf_cache", None)
+        new.__dict__.pop("_token_infos", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -281,6 +283,16 @@ class LexicalIndex:
         """How many indexed texts hold ``token`` (an index term, see ``tokenize``)."""
         return self._doc_freq(token)
 
+    def _token_info(self, token: str) -> tuple[int | None, float]:
+        """``(term id, or None where no indexed text holds it; idf)``, kept per index (it never changes)."""
+        seen = self.__dict__.setdefault("_token_infos", {})
+        info = seen.get(token)
+        if info is None:
+            if len(seen) > _DOC_COUNTS:
+                seen.clear()
+            info = seen[token] = (self._vocab[token] if self._doc_freq(token) > 0 else None, self.idf(token))
+        return info
+
     def idf(self, token: str) -> float:
         """Lucene IDF; a token the index has never seen gets the highest possible value."""
         df = self._doc_freq(token)
@@ -334,11 +346,12 @@ class LexicalIndex:
 
     def _raw_scores(self, query: str, positions: np.ndarray | None) -> tuple[np.ndarray, float]:
         q_tokens = list(dict.fromkeys(tokenize(query)))
-        known = [t for t in q_tokens if self._doc_freq(t) > 0]
+        infos = [self._token_info(t) for t in q_tokens]  # (term or None where no text holds it, idf)
+        known = [t for t, (term, _) in zip(q_tokens, infos) if term is not None]
         if not known:
             return np.zeros(self.size if positions is None else len(positions), dtype=np.float64), 0.0
-        terms = [(self._vocab[t], self.idf(t)) for t in known]
-        ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
+        terms = [info for info in infos if info[0] is not None]
+        ideal = sum(idf for _, idf in infos) / (1.0 + self.k1)
         if positions is not None:
             scanned = sum(self._postings(term) for term, _ in terms) + self.size // 32
             if len(positions) * len(terms) * _LOOKUP_COST < scanned:
