@@ -193,6 +193,11 @@ class Snapshot:
         return np.flatnonzero(self.expires_at != OPEN)
 
     @functools.cached_property
+    def kind_counts(self) -> np.ndarray:
+        """Records of each kind (indexed like ``kinds``)."""
+        return np.bincount(self.kind_code, minlength=len(self.kinds))
+
+    @functools.cached_property
     def _attributed(self) -> np.ndarray:
         return np.flatnonzero(self.attribute_code >= 0)
 
@@ -312,7 +317,7 @@ ROW_COLUMNS = (
 )
 
 
-_DERIVED = ("_expiring", "_attributed")
+_DERIVED = ("_expiring", "_attributed", "kind_counts")
 
 
 class _Restricted(Snapshot):
