@@ -36,6 +36,9 @@ from langchain_lifecycle_memory.schema import MemoryStatus
 
 __all__ = ["RetrievalOptions", "score_snapshot"]
 
+_PAIRWISE = 4096
+"""``_rrf`` compares records with its targets pair by pair up to this many pairs."""
+
 
 @dataclass
 class RetrievalOptions:
@@ -279,6 +282,26 @@ def _may_rise(lower: np.ndarray, lift: np.ndarray, k: int) -> np.ndarray | None:
     return np.flatnonzero(lower + lift >= kth - 1e-9)  # the margin covers rounding in the raised keys
 
 
+def _ahead(values: np.ndarray, at: np.ndarray, mine: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """For each target (score ``mine``, position ``where``): the records ranked ahead of it.
+
+    Those of ``values`` (positions ``at``, ascending) that score higher, or the same at an
+    earlier position (a stable sort's ties). Pair by pair for a few records; by distinct
+    target score for many (a common word gives thousands of records one coverage).
+    """
+    if len(values) * len(mine) <= _PAIRWISE:
+        pairs = values[:, None]
+        before = np.count_nonzero(pairs > mine[None, :], axis=0)
+        tied, of = np.nonzero(pairs == mine[None, :])
+        return before + np.bincount(of[at[tied] < where[of]], minlength=len(mine))
+    before = np.empty(len(mine), dtype=np.int64)
+    for score in np.unique(mine).tolist():
+        targets = np.flatnonzero(mine == score)
+        tied_at = at[values == score]  # ascending
+        before[targets] = np.count_nonzero(values > score) + np.searchsorted(tied_at, where[targets])
+    return before
+
+
 def _background(
     snap: Snapshot, queries: list[str], cal: Any, damp: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -359,10 +382,9 @@ def _rrf(
                 ahead = lexical >= floor
                 values = np.concatenate([values, lexical[ahead]])
                 at, where = np.concatenate([rows[firing], behind[ahead]]), rows[targets]
-            mine = scores[targets][None, :]
-            before = np.count_nonzero(values[:, None] > mine, axis=0)
-            tied, of = np.nonzero(values[:, None] == mine)  # ties are few: counted pair by pair
-            before = before + np.bincount(of[at[tied] < where[of]], minlength=len(targets))
-            term[targets] = weights[name] / (60 + 1 + before)
+                if len(behind) and len(firing):  # two ascending runs: one order
+                    merged = np.argsort(at, kind="stable")
+                    values, at = values[merged], at[merged]
+            term[targets] = weights[name] / (60 + 1 + _ahead(values, at, scores[targets], where))
         out = out + term
     return out

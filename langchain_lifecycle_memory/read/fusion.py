@@ -19,7 +19,7 @@ import numpy as np
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.schema import MemoryRecord, MemorySource, MemoryStatus
 
 __all__ = [
     "CHANNELS",
@@ -317,11 +317,18 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "valid_from": _iso_or_none(r.valid_from),
         "valid_to": _iso_or_none(r.valid_to),
         "expires_at": _iso_or_none(r.expires_at),
-        "source": r.source.model_dump(),
+        "source": _source(r.source),
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,
     }
     return Document(id=r.id, page_content=r.content, metadata=metadata)
+
+
+def _source(source: MemorySource) -> dict[str, Any]:
+    """``source.model_dump()`` (written out for the plain ``MemorySource``: a search returns one per document)."""
+    if type(source) is not MemorySource:
+        return source.model_dump()
+    return {"extractor": source.extractor, "thread_id": source.thread_id, "message_ids": list(source.message_ids)}
 
 
 def _iso_or_none(value: datetime | None) -> str | None:

@@ -178,3 +178,19 @@ def test_weak_matches_kept_apart_change_no_result(options: dict[str, Any], monke
     assert documents() == apart
     monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
     assert documents() == apart
+
+
+@pytest.mark.parametrize("pairwise", [0, 10**9])
+def test_records_ranked_ahead_equal_a_stable_sort(pairwise: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RRF rank of a shown record: records scoring higher, or the same at an earlier position."""
+    monkeypatch.setattr(_scoring, "_PAIRWISE", pairwise)
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        n = int(rng.integers(1, 400))
+        values = rng.integers(1, 5, n) / 4 if rng.random() < 0.5 else rng.random(n)
+        at = np.sort(rng.choice(10 * n, n, replace=False))
+        targets = rng.choice(n, int(rng.integers(1, min(n, 10) + 1)), replace=False)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.argsort(-values, kind="stable")] = np.arange(n)  # ties in position order
+        got = _scoring._ahead(values, at, values[targets], at[targets])
+        assert got.tolist() == rank[targets].tolist()
