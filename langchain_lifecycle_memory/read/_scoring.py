@@ -153,6 +153,8 @@ def score_snapshot(
     kept = eligible & (fused >= opts.min_score)
 
     kept_positions = np.flatnonzero(kept)
+    if not full and not len(kept_positions):  # nothing to show ("Will it rain tomorrow?")
+        return _explanation(query, queries, opts, cfg, {}, targets, personal, [])
     pool = np.flatnonzero(eligible)
     rrf = _rrf(channels, weights, pool, None) * factor if cfg.fusion == "rrf" else None
     if rrf is not None:
@@ -245,6 +247,22 @@ def score_snapshot(
                 rank=rank_of.get(p),
             )
         )
+    # Every attribute's route for ``explain``; a plain retrieval (its explanation is
+    # internal) carries the routes of what it shows, not one entry per attribute.
+    routes = dict(zip(names, route.tolist())) if full else _shown_routes(snap, route, shown)
+    return _explanation(query, queries, opts, cfg, routes, targets, personal, candidates)
+
+
+def _explanation(
+    query: str,
+    queries: list[str],
+    opts: RetrievalOptions,
+    cfg: Any,
+    routes: dict[str, float],
+    targets: set[str],
+    personal: bool,
+    candidates: list[RetrievalCandidate],
+) -> RetrievalExplanation:
     return RetrievalExplanation(
         query=query,
         queries=queries,
@@ -254,9 +272,7 @@ def score_snapshot(
         k=opts.k,
         as_of=opts.as_of,
         now=opts.now,
-        # Every attribute's route for ``explain``; a plain retrieval (its explanation is
-        # internal) carries the routes of what it shows, not one entry per attribute.
-        routes=dict(zip(names, route.tolist())) if full else _shown_routes(snap, route, shown),
+        routes=routes,
         target_entities=sorted(targets),
         personal=personal,
         candidates=candidates,

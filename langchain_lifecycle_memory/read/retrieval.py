@@ -454,6 +454,8 @@ class LifecycleRetriever(BaseRetriever):
                             raw={"cosine": score},
                         )
                     )
+        if not full and self.reranker is None:  # the k best, ranked, each one kept: nothing to cut
+            return explanation
         kept = explanation.kept()
         if self.reranker is not None and kept:
             docs = [candidate_document(c) for c in kept]
