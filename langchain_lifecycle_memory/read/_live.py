@@ -62,10 +62,10 @@ def restrict(
             keep[out] = False
             rows, background = rows[keep], rows[out]
     scored = snapshot.restricted(rows, bm25, background)
-    local = local_positions(rows, [*cosines, *dense_positions, *cue_scores])
-    cosines = {local[p]: c for p, c in cosines.items() if p in local}
-    dense_positions = [local[p] for p in dense_positions if p in local]
-    cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
+    cosines, local = _moved(rows, cosines)
+    dense_positions = [local[p] for p in dense_positions if p in local]  # dense hits have cosines
+    if cue_scores:
+        cue_scores = _moved(rows, cue_scores)[0]
     if episode_dense is not None:
         episode_dense = (episode_dense[0][rows], episode_dense[1][rows])
     return scored, eligible[rows], cosines, dense_positions, cue_scores, episode_dense
@@ -96,3 +96,17 @@ def _coverage(bm25: dict[str, tuple[np.ndarray, float]], queries: list[str], row
         _, more = LexicalIndex.coverage(raw[rows], ideal)
         coverage = more if coverage is None else np.maximum(coverage, more)
     return coverage if coverage is not None else np.zeros(len(rows))
+
+
+def _moved(rows: np.ndarray, scores: dict[int, float]) -> tuple[dict[int, float], dict[int, int]]:
+    """``scores`` of the positions in the sorted ``rows``, keyed by their index there; and that index per position."""
+    if not scores or not len(rows):
+        return {}, {}
+    positions = np.fromiter(scores, dtype=np.int64, count=len(scores))
+    at = np.searchsorted(rows, positions)
+    found = rows[np.minimum(at, len(rows) - 1)] == positions
+    if found.all():
+        index = at.tolist()
+        return dict(zip(index, scores.values())), dict(zip(scores, index))
+    local = local_positions(rows, list(scores))
+    return {local[p]: c for p, c in scores.items() if p in local}, local
