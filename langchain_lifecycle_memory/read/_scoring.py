@@ -188,9 +188,10 @@ def score_snapshot(
         bonus = episode_feedback(snap, kept_positions, base, query, among=among)
         if bonus is not None:
             order = order + (bonus[pick] if uniform else bonus[pick] * factor[part])
+    keys = order + (tie + evidence[pick])
     sort_key = np.zeros(n)
-    sort_key[part] = order + (tie + evidence[pick])
-    keys = sort_key[part]
+    if full:  # shown in each candidate's raw evidence
+        sort_key[part] = keys
     if full or cfg.reranker is not None:
         shown_kept = part[np.argsort(-keys, kind="stable")]
     else:  # the k best of what may be thousands of kept records
@@ -208,6 +209,19 @@ def score_snapshot(
     candidates: list[RetrievalCandidate] = []
     for p in shown:
         record = snap.records[p]
+        if not full:  # a plain search's explanation stays internal: documents carry no raw evidence
+            candidates.append(
+                RetrievalCandidate(
+                    record=record,
+                    decision="kept",
+                    channels={name: float(channels[name][p]) for name in CHANNELS},
+                    entity_factor=float(factor[p]),
+                    fused=float(fused[p]),
+                    rrf=float(rrf[p]),
+                    rank=rank_of[p],
+                )
+            )
+            continue
         raw = {"coverage": float(coverage[p]), "bm25": float(bm25[p])}
         if not np.isnan(cosine[p]):
             raw["cosine"] = float(cosine[p])
