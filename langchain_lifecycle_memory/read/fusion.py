@@ -223,8 +223,10 @@ def calibrate(value: float, floor: float, ceiling: float) -> float:
 
 def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
     """``calibrate`` over an array (the same floats, element by element)."""
-    calibrate(floor, floor, ceiling)  # the same check and message
-    return np.clip((values - floor) / (ceiling - floor), 0.0, 1.0)
+    if ceiling <= floor:
+        calibrate(floor, floor, ceiling)  # the same error
+    # ``np.clip(x, 0.0, 1.0)``, bit for bit (NaN, -0.0 included), without its Python wrapper.
+    return np.minimum(np.maximum(0.0, (values - floor) / (ceiling - floor)), 1.0)
 
 
 def fuse_calibrated_array(channels: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:

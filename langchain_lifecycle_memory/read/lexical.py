@@ -325,7 +325,7 @@ class LexicalIndex:
     @staticmethod
     def coverage(raw: np.ndarray, ideal: float) -> tuple[np.ndarray, np.ndarray]:
         """``raw`` and its coverages for a query whose ideal score is ``ideal`` (see ``raw_scores``)."""
-        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
+        coverage = np.minimum(np.maximum(0.0, raw / ideal), 1.0) if ideal > 0 else np.zeros_like(raw)  # np.clip
         return raw, coverage
 
     def scores_at(self, query: str, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
