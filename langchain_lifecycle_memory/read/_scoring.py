@@ -397,11 +397,12 @@ def _rrf(
     out = np.zeros(n)
     for name in CHANNELS:
         scores = channels[name]
-        term = np.zeros(n)
         if only is None:
             firing = pool[scores[pool] > 0]
             order = firing[np.argsort(-scores[firing], kind="stable")]
+            term = np.zeros(n)
             term[order] = weights[name] / (60 + np.arange(1, len(order) + 1))
+            out = out + term
         elif len(targets := only[scores[only] > 0]):
             firing = pool[scores[pool] > 0]
             floor = scores[targets].min()
@@ -415,6 +416,5 @@ def _rrf(
                 if len(behind) and len(firing):  # two ascending runs: one order
                     merged = np.argsort(at, kind="stable")
                     values, at = values[merged], at[merged]
-            term[targets] = weights[name] / (60 + 1 + _ahead(values, at, scores[targets], where))
-        out = out + term
+            out[targets] += weights[name] / (60 + 1 + _ahead(values, at, scores[targets], where))  # 0 elsewhere
     return out

@@ -312,7 +312,7 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "value": r.value,
         "cardinality": r.cardinality,
         "kind": r.kind,
-        "status": r.status.value,
+        "status": r.status._value_,  # ``.value`` (the enum property costs ten times more)
         "confidence": r.confidence,
         "created_at": _iso_or_none(r.created_at),
         "updated_at": _iso_or_none(r.updated_at),
