@@ -397,17 +397,14 @@ class LexicalIndex:
         out = [0.0] * len(positions)
         slots = slots.tolist()
         lengths = norm[slots].tolist()
-        terms = dict(zip(known, idfs, strict=True))
+        terms = list(zip(known, idfs, strict=True))
         for j, slot in enumerate(slots):
             tf_of = counts.get(slot)
             if tf_of is None:  # a document's term counts, kept: the same ones are asked again
                 tf_of = counts[slot] = collections.Counter(self._docs[slot][0])
-            shared = tf_of.keys() & terms  # a short document shares few terms with the query
-            if shared:
-                length, score = lengths[j], 0.0
-                for token, idf in terms.items():  # added in query order
-                    if token in shared:
-                        tf = tf_of[token]
-                        score += idf * tf / (length + tf)
-                out[j] = score
+            length, score = lengths[j], 0.0
+            for token, idf in terms:  # added in query order
+                if tf := tf_of.get(token):
+                    score += idf * tf / (length + tf)
+            out[j] = score
         return np.array(out, dtype=np.float64)
