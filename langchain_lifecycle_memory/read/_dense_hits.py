@@ -46,8 +46,10 @@ def dense_hits(
             if cosines:
                 for pos, score in ranked:
                     cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
-            else:  # the first vector: no earlier cosine to keep (ids are distinct)
-                cosines = {pos: max(score - offset, -1.0) for pos, score in ranked}
+            else:  # the first vector: no earlier cosine to keep (ids are distinct); max(c, -1.0) inlined
+                cosines = {pos: -1.0 if -1.0 > (c := score - offset) else c for pos, score in ranked}
+                if len(vectors) == 1 and _descending(list(cosines.values())):  # the store's order: nearest first
+                    return cosines, list(cosines)[:dense_k]  # what the stable sort below returns
             continue
         hits = yield request(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
         for record, score in hits:
@@ -65,3 +67,8 @@ def _eligible(near: list[tuple[str, float]], position: dict[str, int], eligible:
         return [(p, sc) for p, (_, sc) in zip(found, near) if p is not None and eligible[p]]
     ok = eligible[found].tolist() if found else []
     return [(p, sc) for p, (_, sc), keep in zip(found, near, ok) if keep]
+
+
+def _descending(values: list[float]) -> bool:
+    """Whether ``values`` never rise (a NaN makes it ``False``)."""
+    return all(a >= b for a, b in zip(values, values[1:]))
