@@ -194,6 +194,7 @@ class LexicalIndex:
         self.__dict__.pop("_doc_counts", None)
         self.__dict__.pop("_idf_cache", None)
         self.__dict__.pop("_token_infos", None)
+        self.__dict__.pop("_posting_counts", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
         self._names: collections.Counter[str] = names
 
@@ -209,6 +210,7 @@ class LexicalIndex:
         new.__dict__.pop("_doc_counts", None)
         new.__dict__.pop("_idf_cache", None)
         new.__dict__.pop("_token_infos", None)
+        new.__dict__.pop("_posting_counts", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -353,7 +355,7 @@ class LexicalIndex:
         terms = [info for info in infos if info[0] is not None]
         ideal = sum(idf for _, idf in infos) / (1.0 + self.k1)
         if positions is not None:
-            scanned = sum(self._postings(term) for term, _ in terms) + self.size // 32
+            scanned = self._scanned([term for term, _ in terms]) + self.size // 32
             if len(positions) * len(terms) * _LOOKUP_COST < scanned:
                 return self._looked_up(known, [idf for _, idf in terms], positions), ideal
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
@@ -380,6 +382,19 @@ class LexicalIndex:
             by_slot[~self._alive] = 0.0
             raw = by_slot[self._order]
         return (raw if positions is None else raw[positions]), ideal
+
+    def _scanned(self, terms: list[int]) -> int:
+        """How many postings a scan of ``terms`` reads (kept per term: an index never changes)."""
+        counts = self.__dict__.setdefault("_posting_counts", {})
+        if len(counts) > _DOC_COUNTS:
+            counts.clear()
+        total = 0
+        for term in terms:
+            count = counts.get(term)
+            if count is None:
+                count = counts[term] = self._postings(term)
+            total += count
+        return total
 
     def _postings(self, term: int) -> int:
         sealed = int(self._indptr[term + 1] - self._indptr[term]) if term + 1 < len(self._indptr) else 0
