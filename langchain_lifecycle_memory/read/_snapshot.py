@@ -110,8 +110,7 @@ class Snapshot:
     in-process. ``None`` otherwise, and after ``apply`` (a delta carries no vectors)."""
     stamp: Any = None
     """A small namespace's snapshot on an embedded store: the database stamp taken before its read."""
-    background: Any = field(default=None, repr=False, compare=False)
-    """A restricted snapshot's lexical-only rows left out (``restricted``): ``(rows, background, index)``."""
+    background: Any = field(default=None, repr=False, compare=False)  # ``restricted``'s rows left out
     _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 
@@ -237,9 +236,8 @@ class Snapshot:
         Columns, records and BM25 scores (``scores``: per query, over the whole
         namespace, so corpus statistics stay the namespace's) of those rows, in order;
         what scoring reads of the namespace as a whole (attributes, entities, aliases,
-        values) is shared. ``background``: eligible positions outside ``rows`` that only a
-        BM25 match too weak to reach ``min_score`` brought in: they rank below the shown
-        records in the lexical channel's RRF and nowhere else (``background_coverage``).
+        values) is shared. ``background``: eligible positions left out whose only evidence, a
+        weak BM25 match, cannot reach ``min_score``; they count in the lexical RRF (``_live``).
         """
         state = {k: v for k, v in self.__dict__.items() if k not in ROW_COLUMNS and k not in _DERIVED}
         state |= {"records": Picked(self.records, rows), "stored": [], "position": {}, "cues": {}, "ids": []}
