@@ -81,6 +81,24 @@ def _may_be_kept(
     score ``(1 - (1 - w * lexical)) * entity_factor``, with ``damp`` and the factor at most 1.
     Every step is monotone in floating point, so the same steps without them bound it.
     """
+    cal, weight = cfg.calibration, cfg.weights.lexical
+    if len(queries) == 1 and weight > 0 and cal.lexical_ceiling > cal.lexical_floor:
+        # A coverage under ``need`` cannot get there (wide margins over rounding): only the
+        # rows whose raw score reaches ``need`` x the ideal one are checked exactly.
+        raw, ideal = bm25[queries[0]]
+        need = cal.lexical_floor + (min_score - 1e-9) / weight * (cal.lexical_ceiling - cal.lexical_floor) - 1e-9
+        if ideal > 0 and need > 1e-6:
+            out = np.zeros(len(rows), dtype=bool)
+            near = np.flatnonzero(raw[rows] >= (need - 1e-9) * ideal)
+            out[near] = _bound(cfg, bm25, queries, rows[near], min_score)
+            return out
+    return _bound(cfg, bm25, queries, rows, min_score)
+
+
+def _bound(
+    cfg: Any, bm25: dict[str, tuple[np.ndarray, float]], queries: list[str], rows: np.ndarray, min_score: float
+) -> np.ndarray:
+    """``_may_be_kept``'s bound, computed as scoring computes the lexical channel and the fusion."""
     cal = cfg.calibration
     coverage = _coverage(bm25, queries, rows)
     lexical = calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling)

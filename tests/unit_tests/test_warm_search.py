@@ -194,3 +194,36 @@ def test_records_ranked_ahead_equal_a_stable_sort(pairwise: int, monkeypatch: py
         rank[np.argsort(-values, kind="stable")] = np.arange(n)  # ties in position order
         got = _scoring._ahead(values, at, values[targets], at[targets])
         assert got.tolist() == rank[targets].tolist()
+
+
+def test_the_raw_score_cut_keeps_every_row_that_may_reach_min_score() -> None:
+    """``_may_be_kept`` checks exactly only rows whose raw BM25 score can reach ``min_score``: the same answer."""
+    from types import SimpleNamespace
+
+    from langchain_lifecycle_memory.read import _live
+    from langchain_lifecycle_memory.read.fusion import ChannelWeights, ScoreCalibration
+
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(400):
+        n, ideal = int(rng.integers(1, 300)), float(rng.choice([0.0, rng.random() * 5]))
+        raw = np.where(rng.random(n) < 0.3, 0.0, rng.random(n) * ideal * 1.5)
+        raw[rng.integers(0, n, n // 5)] = ideal * rng.choice([0.1, 0.25, 0.4, 1.0])  # exact boundaries
+        floor = float(rng.choice([0.0, 0.05]))
+        cfg = SimpleNamespace(
+            calibration=ScoreCalibration(lexical_floor=floor, lexical_ceiling=float(rng.choice([0.4, 1.0]))),
+            weights=ChannelWeights(lexical=float(rng.choice([0.0, 0.3, 0.75, 1.0]))),
+        )
+        rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        min_score = float(rng.choice([0.1, 0.3, 0.3 * 0.75, 0.5, 0.9]))
+        cal, weight = cfg.calibration, cfg.weights.lexical
+        if weight:  # raw scores right at the coverage that reaches min_score, and a float either side
+            edge = (cal.lexical_floor + min_score / weight * (cal.lexical_ceiling - cal.lexical_floor)) * ideal
+            third = len(rows) // 3
+            raw[rows[:third]] = np.nextafter(edge, rng.choice([-np.inf, np.inf], third))
+            raw[rows[third : third + 2]] = edge
+        bm25 = {"q": (raw, ideal)}
+        got = _live._may_be_kept(cfg, bm25, ["q"], rows, min_score)
+        assert got.tolist() == _live._bound(cfg, bm25, ["q"], rows, min_score).tolist()
+        checked += int(got.sum())
+    assert checked > 100
