@@ -139,6 +139,10 @@ def episode_scores(
     if EPISODE_KIND not in snapshot.kinds:
         return None
     code = snapshot.kinds.index(EPISODE_KIND)
+    if limit is not None:  # at least the episodes less the ineligible records are eligible ones
+        episodes = int(snapshot.kind_counts[code])
+        if episodes - (len(eligible) - int(np.count_nonzero(eligible))) > limit:
+            return None
     wanted = eligible & (snapshot.kind_code == code)
     if limit is not None and np.count_nonzero(wanted) > limit:
         return None

@@ -111,6 +111,7 @@ class Snapshot:
     in-process. ``None`` otherwise, and after ``apply`` (a delta carries no vectors)."""
     stamp: Any = None
     """A small namespace's snapshot on an embedded store: the database stamp taken before its read."""
+    background: Any = field(default=None, repr=False, compare=False)  # ``restricted``'s rows left out
     _masks: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     """``eligible``'s status/kind masks per filter (the snapshot never changes: ``apply`` makes a new one)."""
 
@@ -192,42 +193,59 @@ class Snapshot:
         return np.flatnonzero(self.expires_at != OPEN)
 
     @functools.cached_property
+    def kind_counts(self) -> np.ndarray:
+        """Records of each kind (indexed like ``kinds``)."""
+        return np.bincount(self.kind_code, minlength=len(self.kinds))
+
+    @functools.cached_property
     def _attributed(self) -> np.ndarray:
         return np.flatnonzero(self.attribute_code >= 0)
 
     def scoring_rows(
         self, queries: Sequence[str], eligible: np.ndarray, extra: Iterable[int]
-    ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]]]:
-        """Eligible positions some channel can score above 0, and each query's BM25 scores.
+    ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]], np.ndarray]:
+        """Eligible positions some channel can score above 0, each query's BM25 scores, and which rows are lexical only.
 
         A record outside them has no dense hit (``extra``: the dense and cue hits), no
         BM25 match, no attribute (no slot route) and no value the queries mention, so
         every channel is 0 and so is its fused score: below any positive ``min_score``.
+        The third array marks the rows (of the first) that only a BM25 match brought in.
         """
         scores = {q: self.index.raw_scores(q) for q in dict.fromkeys(queries)}
         raws = [raw for raw, _ in scores.values()]  # the query first, then any paraphrases
         mask = raws[0] > 0
         for raw in raws[1:]:
             mask |= raw > 0
-        mask[self._attributed] = True
+        other = np.zeros(len(mask), dtype=bool)
+        other[self._attributed] = True
         if self.needles:
-            mask |= self.value_mentions(queries)
-        mask[np.fromiter(extra, dtype=np.int64)] = True
+            other |= self.value_mentions(queries)
+        other[np.fromiter(extra, dtype=np.int64)] = True
+        mask |= other
         mask &= eligible
-        return np.flatnonzero(mask), scores
+        rows = np.flatnonzero(mask)
+        return rows, scores, ~other[rows]
 
-    def restricted(self, rows: np.ndarray, scores: dict[str, tuple[np.ndarray, float]]) -> Snapshot:
+    def restricted(
+        self,
+        rows: np.ndarray,
+        scores: dict[str, tuple[np.ndarray, float]],
+        background: np.ndarray | None = None,
+    ) -> Snapshot:
         """The rows ``rows`` (sorted positions) as a snapshot of their own, for scoring only.
 
         Columns, records and BM25 scores (``scores``: per query, over the whole
         namespace, so corpus statistics stay the namespace's) of those rows, in order;
         what scoring reads of the namespace as a whole (attributes, entities, aliases,
-        values) is shared.
+        values) is shared. ``background``: eligible positions left out whose only evidence, a
+        weak BM25 match, cannot reach ``min_score``; they count in the lexical RRF (``_live``).
         """
         state = {k: v for k, v in self.__dict__.items() if k not in ROW_COLUMNS and k not in _DERIVED}
         state |= {"records": Picked(self.records, rows), "stored": [], "position": {}, "cues": {}, "ids": []}
         state |= {"texts": None, "index": PickedIndex(self.index, rows, scores), "_masks": {}, "saved": None}
         state |= {"since_saved": [], "_source": self, "_rows": rows}
+        if background is not None and len(background):
+            state["background"] = (rows, background, PickedIndex(self.index, background, scores))
         snap = object.__new__(_Restricted)  # columns are gathered when scoring reads them
         snap.__dict__.update(state)
         return snap
@@ -298,7 +316,7 @@ ROW_COLUMNS = (
 )
 
 
-_DERIVED = ("_expiring", "_attributed")
+_DERIVED = ("_expiring", "_attributed", "kind_counts")
 
 
 class _Restricted(Snapshot):

@@ -50,7 +50,10 @@ def current_snapshot(
             )
             small = snapshot is not None
     if snapshot is None and hasattr(store, "revision"):
-        token = yield request(store, "revision", "arevision", (ns,))
+        # The token read under this very stamp is still the namespace's (no I/O); else ask.
+        token = store.revision_at(ns, stamp) if stamp is not None and hasattr(store, "revision_at") else None
+        if token is None:
+            token = yield request(store, "revision", "arevision", (ns,))
         if cached is not None and cached.token == token:
             snapshot = cached
         elif (

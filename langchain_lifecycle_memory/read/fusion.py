@@ -19,7 +19,7 @@ import numpy as np
 from langchain_core.documents import Document
 from pydantic import BaseModel, ConfigDict, Field
 
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.schema import MemoryRecord, MemorySource, MemoryStatus
 
 __all__ = [
     "CHANNELS",
@@ -223,8 +223,10 @@ def calibrate(value: float, floor: float, ceiling: float) -> float:
 
 def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
     """``calibrate`` over an array (the same floats, element by element)."""
-    calibrate(floor, floor, ceiling)  # the same check and message
-    return np.clip((values - floor) / (ceiling - floor), 0.0, 1.0)
+    if ceiling <= floor:
+        calibrate(floor, floor, ceiling)  # the same error
+    # ``np.clip(x, 0.0, 1.0)``, bit for bit (NaN, -0.0 included), without its Python wrapper.
+    return np.minimum(np.maximum(0.0, (values - floor) / (ceiling - floor)), 1.0)
 
 
 def fuse_calibrated_array(channels: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np.ndarray:
@@ -310,18 +312,25 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "value": r.value,
         "cardinality": r.cardinality,
         "kind": r.kind,
-        "status": r.status.value,
+        "status": r.status._value_,  # ``.value`` (the enum property costs ten times more)
         "confidence": r.confidence,
         "created_at": _iso_or_none(r.created_at),
         "updated_at": _iso_or_none(r.updated_at),
         "valid_from": _iso_or_none(r.valid_from),
         "valid_to": _iso_or_none(r.valid_to),
         "expires_at": _iso_or_none(r.expires_at),
-        "source": r.source.model_dump(),
+        "source": _source(r.source),
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,
     }
     return Document(id=r.id, page_content=r.content, metadata=metadata)
+
+
+def _source(source: MemorySource) -> dict[str, Any]:
+    """``source.model_dump()`` (written out for the plain ``MemorySource``: a search returns one per document)."""
+    if type(source) is not MemorySource:
+        return source.model_dump()
+    return {"extractor": source.extractor, "thread_id": source.thread_id, "message_ids": list(source.message_ids)}
 
 
 def _iso_or_none(value: datetime | None) -> str | None:

@@ -40,6 +40,7 @@ _KEEP_TERM_SCORES = 2000
 """Indexes of at least this many texts keep each sealed term's per-posting scores once computed."""
 _DOC_COUNTS = 16_384
 """Documents whose term counts an index keeps for ``raw_scores_at`` (then it starts again)."""
+_UNSEEN = object()
 _LOOKUP_COST = 40
 """``raw_scores_at`` reads the few positions' own documents when positions x terms x this is below
 the postings a scan reads (plus 1/32 of the texts: a scan fills a score per text). Measured in a
@@ -191,6 +192,9 @@ class LexicalIndex:
         self._sealed = self.size
         self.__dict__.pop("_term_scores", None)
         self.__dict__.pop("_doc_counts", None)
+        self.__dict__.pop("_idf_cache", None)
+        self.__dict__.pop("_token_infos", None)
+        self.__dict__.pop("_posting_counts", None)
         self._fresh: dict[int, list[tuple[int, int]]] = {}
         self._names: collections.Counter[str] = names
 
@@ -204,6 +208,9 @@ class LexicalIndex:
         new.__dict__.pop("_norm_cache", None)
         new.__dict__.pop("_term_scores", None)
         new.__dict__.pop("_doc_counts", None)
+        new.__dict__.pop("_idf_cache", None)
+        new.__dict__.pop("_token_infos", None)
+        new.__dict__.pop("_posting_counts", None)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
         removed[kept] = False
@@ -278,6 +285,16 @@ class LexicalIndex:
         """How many indexed texts hold ``token`` (an index term, see ``tokenize``)."""
         return self._doc_freq(token)
 
+    def _token_info(self, token: str) -> tuple[int | None, float]:
+        """``(term id, or None where no indexed text holds it; idf)``, kept per index (it never changes)."""
+        seen = self.__dict__.setdefault("_token_infos", {})
+        info = seen.get(token)
+        if info is None:
+            if len(seen) > _DOC_COUNTS:
+                seen.clear()
+            info = seen[token] = (self._vocab[token] if self._doc_freq(token) > 0 else None, self.idf(token))
+        return info
+
     def idf(self, token: str) -> float:
         """Lucene IDF; a token the index has never seen gets the highest possible value."""
         df = self._doc_freq(token)
@@ -285,13 +302,23 @@ class LexicalIndex:
 
     def shared_idfs(self, tokens: Iterable[str]) -> dict[str, float]:
         """``idf`` of each of ``tokens`` that more than one indexed text holds."""
+        known = self.__dict__.setdefault("_idf_cache", {})  # token -> idf or None (an index never changes)
+        if len(known) > _DOC_COUNTS:
+            known.clear()
         out: dict[str, float] = {}
-        vocab, df_of, size = self._vocab, self._df, self.size
         for token in tokens:
-            term = vocab.get(token)
-            if term is not None and term < len(df_of) and (df := int(df_of[term])) > 1:
-                out[token] = math.log(1.0 + (size - df + 0.5) / (df + 0.5))
+            idf = known.get(token, _UNSEEN)
+            if idf is _UNSEEN:
+                idf = known[token] = self._shared_idf(token)
+            if idf is not None:
+                out[token] = idf
         return out
+
+    def _shared_idf(self, token: str) -> float | None:
+        term = self._vocab.get(token)
+        if term is None or term >= len(self._df) or (df := int(self._df[term])) <= 1:
+            return None
+        return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
@@ -300,7 +327,7 @@ class LexicalIndex:
     @staticmethod
     def coverage(raw: np.ndarray, ideal: float) -> tuple[np.ndarray, np.ndarray]:
         """``raw`` and its coverages for a query whose ideal score is ``ideal`` (see ``raw_scores``)."""
-        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
+        coverage = np.minimum(np.maximum(0.0, raw / ideal), 1.0) if ideal > 0 else np.zeros_like(raw)  # np.clip
         return raw, coverage
 
     def scores_at(self, query: str, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -321,13 +348,14 @@ class LexicalIndex:
 
     def _raw_scores(self, query: str, positions: np.ndarray | None) -> tuple[np.ndarray, float]:
         q_tokens = list(dict.fromkeys(tokenize(query)))
-        known = [t for t in q_tokens if self._doc_freq(t) > 0]
+        infos = [self._token_info(t) for t in q_tokens]  # (term or None where no text holds it, idf)
+        known = [t for t, (term, _) in zip(q_tokens, infos) if term is not None]
         if not known:
             return np.zeros(self.size if positions is None else len(positions), dtype=np.float64), 0.0
-        terms = [(self._vocab[t], self.idf(t)) for t in known]
-        ideal = sum(self.idf(t) for t in q_tokens) / (1.0 + self.k1)
+        terms = [info for info in infos if info[0] is not None]
+        ideal = sum(idf for _, idf in infos) / (1.0 + self.k1)
         if positions is not None:
-            scanned = sum(self._postings(term) for term, _ in terms) + self.size // 32
+            scanned = self._scanned([term for term, _ in terms]) + self.size // 32
             if len(positions) * len(terms) * _LOOKUP_COST < scanned:
                 return self._looked_up(known, [idf for _, idf in terms], positions), ideal
         by_slot = np.zeros(len(self._docs), dtype=np.float64)
@@ -355,6 +383,19 @@ class LexicalIndex:
             raw = by_slot[self._order]
         return (raw if positions is None else raw[positions]), ideal
 
+    def _scanned(self, terms: list[int]) -> int:
+        """How many postings a scan of ``terms`` reads (kept per term: an index never changes)."""
+        counts = self.__dict__.setdefault("_posting_counts", {})
+        if len(counts) > _DOC_COUNTS:
+            counts.clear()
+        total = 0
+        for term in terms:
+            count = counts.get(term)
+            if count is None:
+                count = counts[term] = self._postings(term)
+            total += count
+        return total
+
     def _postings(self, term: int) -> int:
         sealed = int(self._indptr[term + 1] - self._indptr[term]) if term + 1 < len(self._indptr) else 0
         return sealed + len(self._fresh.get(term, ()))
@@ -368,14 +409,17 @@ class LexicalIndex:
         norm, counts = self._norm, self.__dict__.setdefault("_doc_counts", {})
         if len(counts) > _DOC_COUNTS:
             counts.clear()
-        out = np.zeros(len(positions), dtype=np.float64)
-        for j, slot in enumerate(slots.tolist()):
+        out = [0.0] * len(positions)
+        slots = slots.tolist()
+        lengths = norm[slots].tolist()
+        terms = list(zip(known, idfs, strict=True))
+        for j, slot in enumerate(slots):
             tf_of = counts.get(slot)
             if tf_of is None:  # a document's term counts, kept: the same ones are asked again
                 tf_of = counts[slot] = collections.Counter(self._docs[slot][0])
-            length, score = float(norm[slot]), 0.0
-            for token, idf in zip(known, idfs, strict=True):
-                if tf := tf_of.get(token, 0):
+            length, score = lengths[j], 0.0
+            for token, idf in terms:  # added in query order
+                if tf := tf_of.get(token):
                     score += idf * tf / (length + tf)
             out[j] = score
-        return out
+        return np.array(out, dtype=np.float64)

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-import numpy as np
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.language_models import BaseChatModel
@@ -32,12 +31,13 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
+from langchain_lifecycle_memory.read._dense_hits import dense_hits
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
+from langchain_lifecycle_memory.read._live import restrict
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
-from langchain_lifecycle_memory.read._snapshot import local_positions
 from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
 from langchain_lifecycle_memory.read.cues import CueVectors
 from langchain_lifecycle_memory.read.fusion import (
@@ -369,35 +369,14 @@ class LifecycleRetriever(BaseRetriever):
             now=opts.now,
             include_expired=opts.include_expired,
         )
-        position = snapshot.position
-        cosines: dict[int, float] = {}  # record position -> best cosine over the queries
         search = {"k": self.dense_k, "statuses": opts.statuses, "kinds": opts.kinds, "as_of": opts.as_of}
         search |= {"now": opts.now, "include_expired": opts.include_expired, "resolve": False}
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
             search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
-        for vector, offset in zip(vectors, offsets, strict=True):
-            if not full and (snapshot.dense is not None or hasattr(store, "nearest_ids")):
-                # The snapshot holds every record and its eligibility: ids and cosines
-                # suffice, over-fetched so that archived/expired neighbours don't crowd the top.
-                # Enough neighbours for dense_k eligible ones (up to twice as many).
-                ineligible = len(eligible) - int(np.count_nonzero(eligible))
-                n = min(len(position), self.dense_k + min(self.dense_k, ineligible)) or 1
-                if snapshot.dense is not None:  # a small namespace: its vectors are in the snapshot
-                    near = snapshot.dense.nearest(vector, n)
-                else:
-                    near = yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, n))
-                ranked = [(p, sc) for i, sc in near if (p := position.get(i)) is not None and eligible[p]]
-                for pos, score in ranked[: self.dense_k]:
-                    cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
-                continue
-            hits = yield _IO(store, "search_records", "asearch_records", (ns,), {"embedding": vector, **search})
-            for record, score in hits:
-                pos = position.get(record.id)
-                if pos is not None:
-                    cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
-        eligible_ranked = sorted((p for p in cosines if eligible[p]), key=lambda p: -cosines[p])
-        dense_positions = eligible_ranked[: self.dense_k]
+        cosines, dense_positions = yield from dense_hits(
+            store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO
+        )
 
         router = self._router
         vocabulary = _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
@@ -436,16 +415,12 @@ class LifecycleRetriever(BaseRetriever):
         scored = snapshot
         if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
             # Only records some channel scores can reach min_score: the rest score 0 everywhere.
-            lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
-            rows, bm25 = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted])
-            if len(rows) < len(snapshot) // 2:
-                scored, eligible = snapshot.restricted(rows, bm25), eligible[rows]
-                local = local_positions(rows, [*cosines, *dense_positions, *cue_scores])
-                cosines = {local[p]: c for p, c in cosines.items() if p in local}
-                dense_positions = [local[p] for p in dense_positions if p in local]
-                cue_scores = {local[p]: c for p, c in cue_scores.items() if p in local}
-                if episode_dense is not None:
-                    episode_dense = (episode_dense[0][rows], episode_dense[1][rows])
+            restriction = restrict(
+                self, snapshot, queries, eligible, cosines, dense_positions, cue_scores, episode_dense,
+                min_score=opts.min_score, k=opts.k,
+            )  # fmt: skip
+            if restriction is not None:
+                scored, eligible, cosines, dense_positions, cue_scores, episode_dense = restriction
         explanation = score_snapshot(
             self,
             query,
@@ -479,6 +454,8 @@ class LifecycleRetriever(BaseRetriever):
                             raw={"cosine": score},
                         )
                     )
+        if not full and self.reranker is None:  # the k best, ranked, each one kept: nothing to cut
+            return explanation
         kept = explanation.kept()
         if self.reranker is not None and kept:
             docs = [candidate_document(c) for c in kept]

@@ -179,6 +179,18 @@ class RevisionJournal:
                 self._tokens[ns] = (stamp, token)
         return token
 
+    def revision_at(self, namespace: tuple[str, ...], stamp: Any) -> str | None:
+        """The token :meth:`revision` would return while the database stamp is ``stamp``, if known (no I/O).
+
+        Known when the last token read for ``namespace`` was read under that same stamp
+        (nothing committed since); ``None`` otherwise, and for stores without a stamp.
+        """
+        if stamp is None:
+            return None
+        with self._lock:
+            hit = self._tokens.get(tuple(namespace))
+        return hit[1] if hit is not None and hit[0] == stamp else None
+
     def database_stamp(self) -> Any:
         """What changes whenever any process commits to an embedded store's database file.
 

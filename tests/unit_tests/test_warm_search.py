@@ -137,3 +137,93 @@ def test_the_shortcuts_of_a_plain_search_change_no_result(
     monkeypatch.setattr(lexical, "_LOOKUP_COST", 10**9)  # BM25 by scanning the postings
     assert documents() == fast
     assert sum(map(len, fast)) >= 5
+
+
+@pytest.mark.parametrize("options", [{}, {"k": 2}, {"min_score": 0.5}, {"other_entity_factor": 1.0, "k": 5}])
+def test_weak_matches_kept_apart_change_no_result(options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A common word matches many records too weakly to reach min_score: they only count in the lexical RRF."""
+    import chromadb
+
+    from langchain_lifecycle_memory.read import _live, _snapshot
+
+    R._SNAPSHOTS.clear()
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=f"w{uuid.uuid4().hex[:8]}"
+    )
+    ns = ("memories", "weak")
+    rng = random.Random(5)
+    filler = [f"zz{i} qq{i % 7} ww{i % 11}" for i in range(500)]  # matches no query
+    _namespace(store, ns, rng)  # 260 records sharing the queries' words
+    store.put_records([MemoryRecord(namespace=ns, content=t, kind="episode") for t in filler])
+    call = {k: v for k, v in options.items() if k in ("k", "min_score")}
+    retriever = LifecycleRetriever(
+        store=store, namespace=ns, episode_embeddings=None, **{k: v for k, v in options.items() if k not in call}
+    )
+    queries = ["Does Caroline like green tea or running shoes?", "vim editor likes", "猫 狗 banana", "cello Kyoto rust"]
+    backgrounds: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        backgrounds.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+
+    def documents() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
+
+    apart = documents()
+    assert sum(backgrounds) > 0 and sum(map(len, apart)) >= 4
+    monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 0)  # every scoring row scored in full
+    assert documents() == apart
+    monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
+    assert documents() == apart
+
+
+@pytest.mark.parametrize("pairwise", [0, 10**9])
+def test_records_ranked_ahead_equal_a_stable_sort(pairwise: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RRF rank of a shown record: records scoring higher, or the same at an earlier position."""
+    monkeypatch.setattr(_scoring, "_PAIRWISE", pairwise)
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        n = int(rng.integers(1, 400))
+        values = rng.integers(1, 5, n) / 4 if rng.random() < 0.5 else rng.random(n)
+        at = np.sort(rng.choice(10 * n, n, replace=False))
+        targets = rng.choice(n, int(rng.integers(1, min(n, 10) + 1)), replace=False)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.argsort(-values, kind="stable")] = np.arange(n)  # ties in position order
+        got = _scoring._ahead(values, at, values[targets], at[targets])
+        assert got.tolist() == rank[targets].tolist()
+
+
+def test_the_raw_score_cut_keeps_every_row_that_may_reach_min_score() -> None:
+    """``_may_be_kept`` checks exactly only rows whose raw BM25 score can reach ``min_score``: the same answer."""
+    from types import SimpleNamespace
+
+    from langchain_lifecycle_memory.read import _live
+    from langchain_lifecycle_memory.read.fusion import ChannelWeights, ScoreCalibration
+
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(400):
+        n, ideal = int(rng.integers(1, 300)), float(rng.choice([0.0, rng.random() * 5]))
+        raw = np.where(rng.random(n) < 0.3, 0.0, rng.random(n) * ideal * 1.5)
+        raw[rng.integers(0, n, n // 5)] = ideal * rng.choice([0.1, 0.25, 0.4, 1.0])  # exact boundaries
+        floor = float(rng.choice([0.0, 0.05]))
+        cfg = SimpleNamespace(
+            calibration=ScoreCalibration(lexical_floor=floor, lexical_ceiling=float(rng.choice([0.4, 1.0]))),
+            weights=ChannelWeights(lexical=float(rng.choice([0.0, 0.3, 0.75, 1.0]))),
+        )
+        rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False))
+        min_score = float(rng.choice([0.1, 0.3, 0.3 * 0.75, 0.5, 0.9]))
+        cal, weight = cfg.calibration, cfg.weights.lexical
+        if weight:  # raw scores right at the coverage that reaches min_score, and a float either side
+            edge = (cal.lexical_floor + min_score / weight * (cal.lexical_ceiling - cal.lexical_floor)) * ideal
+            third = len(rows) // 3
+            raw[rows[:third]] = np.nextafter(edge, rng.choice([-np.inf, np.inf], third))
+            raw[rows[third : third + 2]] = edge
+        bm25 = {"q": (raw, ideal)}
+        got = _live._may_be_kept(cfg, bm25, ["q"], rows, min_score)
+        assert got.tolist() == _live._bound(cfg, bm25, ["q"], rows, min_score).tolist()
+        checked += int(got.sum())
+    assert checked > 100

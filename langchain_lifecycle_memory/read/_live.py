@@ -1,0 +1,130 @@
+"""Which records of a big namespace a plain search scores (pure).
+
+Scoring reads every record some channel can score above 0 (``Snapshot.scoring_rows``):
+the dense and cue hits, the records with an attribute or a value the query names, and
+every BM25 match. A common word ("什么", "like") matches thousands of records whose
+only evidence is that weak match; they cannot reach ``min_score`` and only count as
+records ranked ahead in the lexical channel's RRF of the shown ones. ``live_rows`` keeps
+them apart (the snapshot's ``background``): a bound shows which cannot be kept, and
+only their lexical score is computed, where the RRF needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory.read._rows import local_positions
+from langchain_lifecycle_memory.read.fusion import calibrate_array
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
+
+__all__ = ["MAX_SHOWN_BACKGROUND", "Restriction", "restrict"]
+
+MAX_SHOWN_BACKGROUND = 64
+"""Background rows are kept apart only for searches that show at most this many records
+(``_scoring._rrf`` counts ranks for a few records and sorts the pool for many)."""
+
+Restriction = tuple[Any, np.ndarray, dict[int, float], list[int], dict[int, float], Any]
+
+
+def restrict(
+    cfg: Any,
+    snapshot: Any,
+    queries: list[str],
+    eligible: np.ndarray,
+    cosines: dict[int, float],
+    dense_positions: list[int],
+    cue_scores: dict[int, float],
+    episode_dense: tuple[np.ndarray, np.ndarray] | None,
+    *,
+    min_score: float,
+    k: int,
+) -> Restriction | None:
+    """``(snapshot, eligible, cosines, dense_positions, cue_scores, episode_dense)`` over the rows that can matter.
+
+    ``None`` when they are half the namespace or more (scoring all of it is as cheap).
+    Positions in the result are the restricted snapshot's. With ``cfg`` (the retriever)
+    ordering by calibrated fusion and at most ``MAX_SHOWN_BACKGROUND`` records shown, the
+    lexical-only rows that cannot be kept go to the snapshot's ``background``.
+    """
+    lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
+    rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted])
+    if len(rows) >= len(snapshot) // 2:
+        return None
+    background = None
+    tiers = cfg.fusion == "calibrated" and cfg.reranker is None and k <= MAX_SHOWN_BACKGROUND
+    if tiers and lexical_only.any():
+        weak = ~_may_be_kept(cfg, bm25, queries, rows[lexical_only], min_score)
+        if weak.any():
+            out = np.flatnonzero(lexical_only)[weak]
+            keep = np.ones(len(rows), dtype=bool)
+            keep[out] = False
+            rows, background = rows[keep], rows[out]
+    scored = snapshot.restricted(rows, bm25, background)
+    cosines, local = _moved(rows, cosines)
+    dense_positions = [local[p] for p in dense_positions if p in local]  # dense hits have cosines
+    if cue_scores:
+        cue_scores = _moved(rows, cue_scores)[0]
+    if episode_dense is not None:
+        episode_dense = (episode_dense[0][rows], episode_dense[1][rows])
+    return scored, eligible[rows], cosines, dense_positions, cue_scores, episode_dense
+
+
+def _may_be_kept(
+    cfg: Any, bm25: dict[str, tuple[np.ndarray, float]], queries: list[str], rows: np.ndarray, min_score: float
+) -> np.ndarray:
+    """Whether each lexical-only row's fused score can reach ``min_score`` (``False``: it provably cannot).
+
+    Such a row has no dense hit, no attribute, no cue and no value mention: its dense and
+    slot channels are 0, its lexical one is ``calibrate(coverage) * damp`` and its fused
+    score ``(1 - (1 - w * lexical)) * entity_factor``, with ``damp`` and the factor at most 1.
+    Every step is monotone in floating point, so the same steps without them bound it.
+    """
+    cal, weight = cfg.calibration, cfg.weights.lexical
+    if len(queries) == 1 and weight > 0 and cal.lexical_ceiling > cal.lexical_floor:
+        # A coverage under ``need`` cannot get there (wide margins over rounding): only the
+        # rows whose raw score reaches ``need`` x the ideal one are checked exactly.
+        raw, ideal = bm25[queries[0]]
+        need = cal.lexical_floor + (min_score - 1e-9) / weight * (cal.lexical_ceiling - cal.lexical_floor) - 1e-9
+        if ideal > 0 and need > 1e-6:
+            out = np.zeros(len(rows), dtype=bool)
+            near = np.flatnonzero(raw[rows] >= (need - 1e-9) * ideal)
+            out[near] = _bound(cfg, bm25, queries, rows[near], min_score)
+            return out
+    return _bound(cfg, bm25, queries, rows, min_score)
+
+
+def _bound(
+    cfg: Any, bm25: dict[str, tuple[np.ndarray, float]], queries: list[str], rows: np.ndarray, min_score: float
+) -> np.ndarray:
+    """``_may_be_kept``'s bound, computed as scoring computes the lexical channel and the fusion."""
+    cal = cfg.calibration
+    coverage = _coverage(bm25, queries, rows)
+    lexical = calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling)
+    miss = 1.0 - cfg.weights.lexical * lexical
+    return (1.0 - miss) >= min_score
+
+
+def _coverage(bm25: dict[str, tuple[np.ndarray, float]], queries: list[str], rows: np.ndarray) -> np.ndarray:
+    """The BM25 coverage of ``rows`` as scoring computes it (``PickedIndex.scores``: the best over the queries)."""
+    coverage = None
+    for q in queries:
+        raw, ideal = bm25[q]
+        _, more = LexicalIndex.coverage(raw[rows], ideal)
+        coverage = more if coverage is None else np.maximum(coverage, more)
+    return coverage if coverage is not None else np.zeros(len(rows))
+
+
+def _moved(rows: np.ndarray, scores: dict[int, float]) -> tuple[dict[int, float], dict[int, int]]:
+    """``scores`` of the positions in the sorted ``rows``, keyed by their index there; and that index per position."""
+    if not scores or not len(rows):
+        return {}, {}
+    positions = np.fromiter(scores, dtype=np.int64, count=len(scores))
+    at = np.searchsorted(rows, positions)
+    found = rows[np.minimum(at, len(rows) - 1)] == positions
+    if found.all():
+        index = at.tolist()
+        return dict(zip(index, scores.values())), dict(zip(scores, index))
+    local = local_positions(rows, list(scores))
+    return {local[p]: c for p, c in scores.items() if p in local}, local
