@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store import memtrim
 from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
 from langchain_lifecycle_memory.store._handles import Handle
 from langchain_lifecycle_memory.store._scoped import Scoped
@@ -47,6 +48,7 @@ class NamespaceReads:
 
     if TYPE_CHECKING:  # what the store provides
         direct_reads: bool
+        trim_memory: bool
         _local_db: str | None
 
         def _col(self, namespace: tuple[str, ...], *, create: bool = False) -> Any | None: ...
@@ -66,9 +68,14 @@ class NamespaceReads:
         namespace = C.validate_namespace(namespace)
         with paused_gc():  # a few objects per record, all kept: the collector's scans would only slow this
             documents = self.stored_documents(namespace)
-            if documents is not None:
-                return list(documents.values())
-            return list(self._raw_documents(namespace, None, LIST_PAGE))
+            out = (
+                list(documents.values())
+                if documents is not None
+                else list(self._raw_documents(namespace, None, LIST_PAGE))
+            )
+        if self.trim_memory:
+            memtrim.note_read()
+        return out
 
     async def anamespace_documents(self, namespace: tuple[str, ...]) -> list[str]:
         """Async :meth:`namespace_documents`."""
@@ -144,6 +151,8 @@ class NamespaceReads:
         if col is None:
             return [], [], ([], np.zeros((0, 0), dtype=np.float32))
         got, documents = self._small_rows(col, limit)
+        if self.trim_memory:
+            memtrim.note_read()
         ids = list(got["ids"])
         if len(ids) > limit:
             return None

@@ -165,6 +165,7 @@ class _Trims:
         self.n = 0
         monkeypatch.setattr(memtrim, "_trim", self)
         monkeypatch.setattr(memtrim, "_last", None)
+        monkeypatch.setattr(memtrim, "_reads", 0)
 
     def __call__(self, pad: int) -> int:
         assert pad == 0
@@ -181,12 +182,45 @@ def test_a_write_returns_the_free_heap_at_most_once_per_interval(
     store.put_record(MemoryRecord(namespace=ns, content="The user likes green tea"))
     assert trims.n == 1
     store.put_record(MemoryRecord(namespace=ns, content="The user likes oolong tea"))
-    store.search(ns, query="tea")  # reads never trim
+    store.search(ns, query="tea")  # a search is not a namespace read
     assert trims.n == 1  # within the interval
     monkeypatch.setattr(memtrim, "_last", memtrim._last - memtrim.INTERVAL)  # type: ignore[operator]
     store.put_record(MemoryRecord(namespace=ns, content="The user likes black tea"))
     assert trims.n == 2
     assert len(store.list_records(ns)) == 3  # nothing was lost
+
+
+def test_namespace_reads_return_the_free_heap_every_so_many_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process serving many users reads each namespace once: every READS_PER_TRIM such reads trim."""
+    monkeypatch.setattr(memtrim, "READS_PER_TRIM", 3)
+    store = _store(tmp_path / "s", "bucketed")
+    spaces = [("memories", f"u{i}") for i in range(7)]
+    for ns in spaces:
+        store.put_record(MemoryRecord(namespace=ns, content=f"The user {ns[1]} likes green tea"))
+    trims = _Trims(monkeypatch)
+    retrieval._SNAPSHOTS.clear()
+    retriever = LifecycleRetriever(store=store, k=5, min_score=0.0)
+    for ns in spaces[:2]:
+        assert retriever.invoke("green tea", namespace=ns)
+    assert trims.n == 0  # two first reads
+    assert retriever.invoke("green tea", namespace=spaces[0])  # a warm search: not a read
+    assert trims.n == 0
+    assert retriever.invoke("green tea", namespace=spaces[2])
+    assert trims.n == 1  # the third read
+    monkeypatch.setattr(memtrim, "_last", memtrim._last - memtrim.INTERVAL)  # type: ignore[operator]
+    store.trim_memory = False
+    for ns in spaces[3:6]:
+        assert retriever.invoke("green tea", namespace=ns)
+    assert trims.n == 1  # off for this store
+    store.trim_memory = True
+    store.read_namespace(spaces[6])
+    store.read_namespace(spaces[5])
+    assert trims.n == 1
+    store.read_namespace(spaces[4])  # a full read counts as well
+    assert trims.n == 2
+    assert [len(store.list_records(ns)) for ns in spaces] == [1] * 7  # nothing was lost
 
 
 def test_trimming_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
