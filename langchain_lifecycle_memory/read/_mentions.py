@@ -18,7 +18,7 @@ from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
-__all__ = ["attribute_mentioned", "humanize_all", "mentioned_attributes", "normalize_values"]
+__all__ = ["attribute_mentioned", "humanize_all", "mentioned_attributes", "needles_of", "normalize_values"]
 
 _SEPARATORS = re.compile(r"[_\-\s]+")
 _PLAIN_NAME = re.compile(r"[a-z0-9_\- ]+")
@@ -54,6 +54,16 @@ def normalize_values(values: Sequence[str]) -> list[str]:
     if len(parts) != len(values):  # a value holding a NUL
         return [normalize_value(v) for v in values]
     return parts
+
+
+def needles_of(values: Sequence[str | None]) -> list[str | None]:
+    """Each value's needle: normalised (``normalize_value``), ``None`` under 2 characters."""
+    given = [i for i, v in enumerate(values) if v]
+    out: list[str | None] = [None] * len(values)
+    for i, needle in zip(given, normalize_values([str(values[i]) for i in given])):
+        if len(needle) >= 2:
+            out[i] = needle
+    return out
 
 
 def _stems(words: Iterable[str]) -> list[str]:

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory.read._decode import Fields, decode, fields_of_records
-from langchain_lifecycle_memory.read._mentions import normalize_values
+from langchain_lifecycle_memory.read._mentions import needles_of
 from langchain_lifecycle_memory.read._rows import Picked, PickedIndex, Rows, local_positions
 from langchain_lifecycle_memory.read._splice import OPEN, STATUSES, _rank, _slot_codes, micros, order_key, splice
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
@@ -417,7 +417,7 @@ def _build(
     slotted = [s is not pending and bool(e) and bool(a) and not _is_set(c, m) for s, e, a, c, m in slots]
     attribute_code = np.array([attr_pos[a] if a else -1 for a in fields.attributes], dtype=np.int64)
     entity_code = np.array([ent_pos[e] for e in fields.entities], dtype=np.int64)
-    needle_of_row = _needles(fields.values)
+    needle_of_row = needles_of(fields.values)
     needles = sorted({x for x in needle_of_row if x})
     needle_pos = {x: i for i, x in enumerate(needles)}
     texts = [c if not q else "\n".join([c, *q]) for c, q in zip(fields.contents, fields.cues)]  # ``lexical_text``
@@ -460,16 +460,6 @@ def _is_set(field: Any, metadata: Any) -> bool:
     if (field is None or field == SINGLE) and not (isinstance(metadata, dict) and "cardinality" in metadata):
         return False
     return cardinality({"cardinality": field, "metadata": metadata}) == SET
-
-
-def _needles(values: Sequence[str | None]) -> list[str | None]:
-    """Each value's needle: normalised (``normalize_value``), ``None`` under 2 characters."""
-    given = [i for i, v in enumerate(values) if v]
-    out: list[str | None] = [None] * len(values)
-    for i, needle in zip(given, normalize_values([str(values[i]) for i in given])):
-        if len(needle) >= 2:
-            out[i] = needle
-    return out
 
 
 def _resolved(
