@@ -177,13 +177,13 @@ class NamespaceReads:
         stands in for the full read's walk through the write-ahead log (``check_log``).
         """
         found = self._in_file(col)
-        if isinstance(found, tuple):
-            before = file_stamp(found[0])
+        before = file_stamp(found[0]) if isinstance(found, tuple) else None  # None: a write in progress
+        if isinstance(found, tuple) and before is not None:
             got = self._guard(lambda: col.get(include=["embeddings"], limit=limit + 1))
             ids = got["ids"]
             if not ids or len(ids) > limit:  # nothing to read, or not a small read
                 return got, []
-            docs = read_documents(*found, check_log=False) if before is not None else None
+            docs = read_documents(*found, check_log=False)
             if (
                 docs is not None
                 and file_stamp(found[0]) == before
