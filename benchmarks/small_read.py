@@ -7,7 +7,8 @@ Loads ``--users`` x ``--records`` into ours (bucketed, 16 buckets) and plain
 embedded database, then searches every user once, ours then the baseline, with
 ``store.direct_reads`` alternating on and off from one user to the next (off: the
 documents come with the vectors in one Chroma ``get``; on: vectors from Chroma, documents
-from the file, ``_namespace_reads._small_rows``). Prints p50/p95 of each, and the time of
+from the file, ``_namespace_reads._small_rows``). Prints p50/p95 of each, the three reads
+alone (Chroma's ``get`` of documents and vectors, of vectors only, the file's documents), the time of
 the write-ahead-log check (``_sqlite_read._caught_up``) that the full read makes and the
 small read skips, after the load and after a write to most buckets. Diagnostic.
 """
@@ -58,7 +59,25 @@ def main() -> None:
     print("first search of each user, ms")
     for name, xs in samples.items():
         print(f"  {name:18s} p50 {percentile(xs, 50):6.2f}  p95 {percentile(xs, 95):6.2f}  (n={len(xs)})")
-    conn = sqlite3.connect(workdir / "chroma.sqlite3")
+    from langchain_lifecycle_memory.store._sqlite_read import read_documents
+
+    reads: dict[str, list[float]] = {"get documents + vectors": [], "get vectors": [], "file documents": []}
+    path = str(workdir / "chroma.sqlite3")
+    for u in range(min(args.users, 300)):  # the three reads alone, each user's namespace in its bucket
+        view = store._reader(("memories", f"u{u}"))
+        found = store._in_file(view)  # (database path, collection id, tenant)
+        for name, read in (
+            ("get documents + vectors", lambda v=view: v.get(include=["documents", "embeddings"], limit=257)),
+            ("get vectors", lambda v=view: v.get(include=["embeddings"], limit=257)),
+            ("file documents", lambda f=found: read_documents(*f, check_log=False)),
+        ):
+            t0 = time.perf_counter()
+            read()
+            reads[name].append((time.perf_counter() - t0) * 1000)
+    print(f"one {args.records}-record namespace's read alone, ms")
+    for name, xs in reads.items():
+        print(f"  {name:24s} p50 {percentile(xs, 50):6.3f}")
+    conn = sqlite3.connect(path)
     entries = conn.execute("SELECT count(*) FROM embeddings_queue").fetchone()[0]
     rows = conn.execute(
         "SELECT s.collection, s.id FROM segments s JOIN collections c ON c.id = s.collection "
