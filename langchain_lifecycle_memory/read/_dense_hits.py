@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
 
-__all__ = ["dense_hits"]
+__all__ = ["dense_hits", "neighbours_to_ask"]
+
+
+def neighbours_to_ask(store: Any, snapshot: Any, eligible: np.ndarray, *, dense_k: int, full: bool) -> int | None:
+    """Neighbours per query vector that a plain search asks the store's id-only query for.
+
+    Over-fetched so that archived/expired neighbours don't crowd the top: enough for
+    ``dense_k`` eligible ones (up to twice as many). ``None`` where no such query runs:
+    ``explain`` (``full``), a small namespace (its vectors are in the snapshot), a store
+    without ``nearest_ids``.
+    """
+    if full or snapshot.dense is not None or not hasattr(store, "nearest_ids"):
+        return None
+    return _asked(snapshot, eligible, dense_k)
+
+
+def _asked(snapshot: Any, eligible: np.ndarray, dense_k: int) -> int:
+    ineligible = len(eligible) - int(np.count_nonzero(eligible))
+    return min(len(snapshot.position), dense_k + min(dense_k, ineligible)) or 1
 
 
 def dense_hits(
@@ -22,24 +40,28 @@ def dense_hits(
     dense_k: int,
     full: bool,
     request: Any,
+    started: list[Any] | None = None,
+    join: Callable[[Any], Any] | None = None,
 ) -> Generator[Any, Any, tuple[dict[int, float], list[int]]]:
     """``(position -> best cosine over the query vectors, the dense_k best eligible positions)``.
 
     A generator of the retriever's pipeline: it yields ``request(target, sync, async, args[,
     kwargs])`` for the store's dense queries. A plain search asks for ids and cosines only
     (the snapshot holds every record and its eligibility); ``explain`` (``full``) asks
-    ``search_records`` with ``search``'s filters.
+    ``search_records`` with ``search``'s filters. ``started``: the id-only queries the
+    caller already began, one per vector (``neighbours_to_ask`` neighbours each), collected
+    with ``join(handle)``.
     """
     position = snapshot.position
     cosines: dict[int, float] = {}  # record position -> best cosine over the queries
-    for vector, offset in zip(vectors, offsets, strict=True):
+    for i, (vector, offset) in enumerate(zip(vectors, offsets, strict=True)):
         if not full and (snapshot.dense is not None or hasattr(store, "nearest_ids")):
-            # Ids and cosines suffice, over-fetched so that archived/expired neighbours don't
-            # crowd the top: enough neighbours for dense_k eligible ones (up to twice as many).
-            ineligible = len(eligible) - int(np.count_nonzero(eligible))
-            n = min(len(position), dense_k + min(dense_k, ineligible)) or 1
+            # Ids and cosines suffice (the snapshot holds the records); see neighbours_to_ask.
+            n = _asked(snapshot, eligible, dense_k)
             if snapshot.dense is not None:  # a small namespace: its vectors are in the snapshot
                 near = snapshot.dense.nearest(vector, n)
+            elif started is not None and join is not None:
+                near = yield join(started[i])
             else:
                 near = yield request(store, "nearest_ids", "anearest_ids", (ns, vector, n))
             ranked = _eligible(near, position, eligible)[:dense_k]

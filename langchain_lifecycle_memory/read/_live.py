@@ -40,16 +40,18 @@ def restrict(
     *,
     min_score: float,
     k: int,
+    lexical: dict[str, tuple[np.ndarray, float]] | None = None,
 ) -> Restriction | None:
     """``(snapshot, eligible, cosines, dense_positions, cue_scores, episode_dense)`` over the rows that can matter.
 
     ``None`` when they are half the namespace or more (scoring all of it is as cheap).
     Positions in the result are the restricted snapshot's. With ``cfg`` (the retriever)
     ordering by calibrated fusion and at most ``MAX_SHOWN_BACKGROUND`` records shown, the
-    lexical-only rows that cannot be kept go to the snapshot's ``background``.
+    lexical-only rows that cannot be kept go to the snapshot's ``background``. ``lexical``:
+    each query's raw BM25 scores over the namespace, when the caller already has them.
     """
     lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
-    rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted])
+    rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted], lexical)
     if len(rows) >= len(snapshot) // 2:
         return None
     background = None

@@ -18,7 +18,7 @@ every candidate and why it was kept or dropped.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -31,7 +31,9 @@ from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read._anchors import QueryCentering
-from langchain_lifecycle_memory.read._dense_hits import dense_hits
+from langchain_lifecycle_memory.read._dense_hits import dense_hits, neighbours_to_ask
+from langchain_lifecycle_memory.read._driver import IO as _IO
+from langchain_lifecycle_memory.read._driver import Join, adrive, drive
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._live import restrict
@@ -70,17 +72,6 @@ _EXPANSION_PROMPT = (
     "Keep the user's language. One query per line, no numbering."
 )
 _CALL_OPTIONS = ("k", "namespace", "user_id", "min_score", "statuses", "kinds", "as_of", "now", "include_expired")
-
-
-@dataclass
-class _IO:
-    """One I/O request of the shared pipeline, served by the sync or the async driver."""
-
-    target: Any
-    sync: str
-    async_: str
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 _CANDIDATES_ONLY = True
@@ -307,36 +298,22 @@ class LifecycleRetriever(BaseRetriever):
         return namespace_for(uid, self.namespace_template)
 
     # ------------------------------------------------------------------ drivers
-    def _drive(self, gen: Generator[_IO, Any, Any]) -> Any:
-        reply: Any = None
+    def _drive(self, gen: Generator[Any, Any, Any]) -> Any:
         try:
-            while True:
-                req = gen.send(reply)
-                reply = getattr(req.target, req.sync)(*req.args, **req.kwargs)
-        except StopIteration as stop:
-            return stop.value
+            return drive(gen)
         finally:
             SIDECARS.release()  # a snapshot file this search asked for is written from now on
 
-    async def _adrive(self, gen: Generator[_IO, Any, Any]) -> Any:
-        reply: Any = None
+    async def _adrive(self, gen: Generator[Any, Any, Any]) -> Any:
         try:
-            while True:
-                req = gen.send(reply)
-                method = getattr(req.target, req.async_, None)
-                if method is None:  # a store without async twins: still correct, just blocking
-                    reply = getattr(req.target, req.sync)(*req.args, **req.kwargs)
-                else:
-                    reply = await method(*req.args, **req.kwargs)
-        except StopIteration as stop:
-            return stop.value
+            return await adrive(gen)
         finally:
             SIDECARS.release()
 
     # ------------------------------------------------------------------ the shared core
     def _pipeline(
         self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False
-    ) -> Generator[_IO, Any, RetrievalExplanation]:
+    ) -> Generator[Any, Any, RetrievalExplanation]:
         """Sync and async share this: it yields I/O requests and does everything else."""
         if not isinstance(query, str) or not query.strip():
             msg = "The retrieval query must be a non-empty string."
@@ -374,9 +351,12 @@ class LifecycleRetriever(BaseRetriever):
         if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
             search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
             search |= {"include_expired": True}
-        cosines, dense_positions = yield from dense_hits(
-            store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO
-        )
+        # The store's dense query runs while the evidence that does not need it is gathered (``_driver``).
+        started, asked = None, neighbours_to_ask(store, snapshot, eligible, dense_k=self.dense_k, full=full)
+        if asked is not None:
+            started = []
+            for vector in vectors:
+                started.append((yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, asked), start=True)))
 
         router = self._router
         vocabulary = _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
@@ -412,12 +392,20 @@ class LifecycleRetriever(BaseRetriever):
                 request=_IO,
                 path=lambda: episode_file_path(store, ns, episode_encoder),
             )
+        restricting = not full and opts.min_score > 0 and _CANDIDATES_ONLY
+        lexical = None  # each query's BM25 over the namespace, scored while the dense query runs
+        if restricting and started is not None:
+            lexical = {q: snapshot.index.raw_scores(q) for q in dict.fromkeys(queries)}
+        cosines, dense_positions = yield from dense_hits(
+            store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO,
+            started=started, join=Join,
+        )  # fmt: skip
         scored = snapshot
-        if not full and opts.min_score > 0 and _CANDIDATES_ONLY:
+        if restricting:
             # Only records some channel scores can reach min_score: the rest score 0 everywhere.
             restriction = restrict(
                 self, snapshot, queries, eligible, cosines, dense_positions, cue_scores, episode_dense,
-                min_score=opts.min_score, k=opts.k,
+                min_score=opts.min_score, k=opts.k, lexical=lexical,
             )  # fmt: skip
             if restriction is not None:
                 scored, eligible, cosines, dense_positions, cue_scores, episode_dense = restriction

@@ -1,0 +1,183 @@
+"""The dense query runs alongside the rest of a search (``read._driver``): same results, same errors.
+
+A search of a big namespace starts the store's id-only dense query, scores BM25, routes
+the query and scores cues and episodes while it runs, then collects it. Sync searches run
+it on a helper thread (in the caller when every helper is busy), async ones as a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import random
+import sys
+import threading
+import uuid
+import warnings
+from typing import Any
+
+import pytest
+
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever
+from langchain_lifecycle_memory.read import _driver
+from langchain_lifecycle_memory.read import retrieval as R
+from tests.fake_embeddings import CharEmbeddings
+from tests.unit_tests.test_warm_search import _namespace
+
+QUERIES = ["What editor does Caroline like?", "green tea running", "猫 旺财", "vim", "likes", "nothing at all"]
+
+
+@pytest.fixture
+def big() -> tuple[ChromaMemoryStore, tuple[str, ...]]:
+    """A namespace above ``SMALL_NAMESPACE``: its search asks the store's ``nearest_ids``."""
+    import chromadb
+
+    R._SNAPSHOTS.clear()
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=f"o{uuid.uuid4().hex[:8]}"
+    )
+    ns = ("memories", "overlap")
+    _namespace(store, ns, random.Random(11))
+    return store, ns
+
+
+def _seen(retriever: LifecycleRetriever) -> list[list[tuple[str, dict[str, Any]]]]:
+    return [[(d.page_content, d.metadata) for d in retriever.invoke(q)] for q in QUERIES]
+
+
+def _spy_threads(store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    names: list[str] = []
+    nearest = type(store).nearest_ids
+
+    def spy(self: Any, *args: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return nearest(self, *args)
+
+    monkeypatch.setattr(type(store), "nearest_ids", spy)
+    return names
+
+
+def test_overlapped_and_serial_searches_return_the_same_documents(big: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    threads = _spy_threads(store, monkeypatch)
+    overlapped = _seen(retriever)
+    assert threads and all(t.startswith("lifecycle-memory-overlap") for t in threads)
+    monkeypatch.setenv("LIFECYCLE_MEMORY_OVERLAP", "0")
+    threads.clear()
+    assert _seen(retriever) == overlapped
+    assert threads == [threading.current_thread().name] * len(QUERIES)  # in the caller, at the join
+    assert sum(map(len, overlapped)) >= 5
+
+
+def test_async_searches_overlap_and_match_sync(big: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    expected = _seen(retriever)
+
+    async def run() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in await retriever.ainvoke(q)] for q in QUERIES]
+
+    assert asyncio.run(run()) == expected
+
+
+def test_every_helper_busy_runs_the_query_in_the_caller(big: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    expected = _seen(retriever)
+    threads = _spy_threads(store, monkeypatch)
+    free = _driver.HELPERS._slots()
+    assert free is not None
+    taken = 0
+    while free.acquire(blocking=False):  # every helper slot held, as by other threads' searches
+        taken += 1
+    try:
+        assert _seen(retriever) == expected
+    finally:
+        for _ in range(taken):
+            free.release()
+    assert taken == _driver.WORKERS
+    assert threads == [threading.current_thread().name] * len(QUERIES)
+
+
+class _Down(Exception):
+    pass
+
+
+def _failing(store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    def down(self: Any, *args: Any) -> Any:
+        raise _Down("chroma is down")
+
+    async def adown(self: Any, *args: Any) -> Any:
+        await asyncio.sleep(0)
+        raise _Down("chroma is down")
+
+    monkeypatch.setattr(type(store), "nearest_ids", down)
+    monkeypatch.setattr(type(store), "anearest_ids", adown)
+
+
+@pytest.mark.parametrize("overlap", ["1", "0"])
+def test_a_failing_dense_query_raises_its_own_error(big: Any, overlap: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    retriever.invoke("vim")  # the snapshot read before the store goes down
+    monkeypatch.setenv("LIFECYCLE_MEMORY_OVERLAP", overlap)
+    _failing(store, monkeypatch)
+    with pytest.raises(_Down, match="chroma is down"):
+        retriever.invoke("vim")
+    with pytest.raises(_Down, match="chroma is down"):
+        asyncio.run(retriever.ainvoke("vim"))
+    free = _driver.HELPERS._slots()
+    if free is not None:  # every helper slot came back
+        got = [free.acquire(blocking=False) for _ in range(_driver.WORKERS)]
+        for ok in got:
+            if ok:
+                free.release()
+        assert all(got)
+
+
+def test_an_error_after_the_start_leaves_no_task_behind(big: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline fails between starting the dense query and collecting it: no stray task, no warning."""
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    retriever.invoke("vim")
+    _failing(store, monkeypatch)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("router broke")
+
+    monkeypatch.setattr(R.AttributeRouter, "missing", broken)
+    messages: list[str] = []
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: messages.append(str(context.get("message"))))
+        with pytest.raises(RuntimeError, match="router broke"):
+            await retriever.ainvoke("vim")
+        await asyncio.sleep(0.05)
+        gc.collect()
+        await asyncio.sleep(0)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        asyncio.run(run())
+    assert messages == []
+    with pytest.raises(RuntimeError, match="router broke"):
+        retriever.invoke("vim")
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_gets_its_own_helpers() -> None:
+    """The parent's helper threads do not exist in a forked child: it starts its own instead of waiting forever."""
+    assert _driver.HELPERS.start(threading.get_ident, (), {}).result() != threading.get_ident()
+    pid = os.fork()
+    if pid == 0:  # the child: a call started here must finish on a thread of its own
+        code = 1
+        try:
+            handle = _driver.HELPERS.start(threading.get_ident, (), {})
+            code = 0 if handle.result(timeout=20) != threading.get_ident() else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
