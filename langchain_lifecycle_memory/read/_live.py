@@ -19,13 +19,68 @@ from langchain_lifecycle_memory.read._rows import local_positions
 from langchain_lifecycle_memory.read.fusion import calibrate_array
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 
-__all__ = ["MAX_SHOWN_BACKGROUND", "Restriction", "restrict"]
+__all__ = ["MAX_SHOWN_BACKGROUND", "Prepared", "Restriction", "prepare", "restrict"]
 
 MAX_SHOWN_BACKGROUND = 64
 """Background rows are kept apart only for searches that show at most this many records
 (``_scoring._rrf`` counts ranks for a few records and sorts the pool for many)."""
 
 Restriction = tuple[Any, np.ndarray, dict[int, float], list[int], dict[int, float], Any]
+Prepared = tuple[dict[str, tuple[np.ndarray, float]], np.ndarray, np.ndarray]
+"""``prepare``'s result: each query's raw BM25 scores, the rows scored, the rows kept apart."""
+
+
+def prepare(
+    cfg: Any,
+    snapshot: Any,
+    queries: list[str],
+    eligible: np.ndarray,
+    cue_scores: dict[int, float],
+    episode_dense: tuple[np.ndarray, np.ndarray] | None,
+    *,
+    min_score: float,
+    k: int,
+) -> Prepared:
+    """The part of ``restrict`` that needs no dense hit: it runs while the dense query does.
+
+    The rows some channel but the dense one can score above 0 (sorted), split into those
+    scored and the lexical-only ones kept apart; ``restrict`` adds the dense hits. A row's
+    verdict depends on its own evidence alone, so adding rows later changes no other row's.
+    """
+    lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
+    rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cue_scores, *lifted])
+    tiers = cfg.fusion == "calibrated" and cfg.reranker is None and k <= MAX_SHOWN_BACKGROUND
+    if tiers and lexical_only.any():
+        weak = ~_may_be_kept(cfg, bm25, queries, rows[lexical_only], min_score)
+        if weak.any():
+            out = np.flatnonzero(lexical_only)[weak]
+            keep = np.ones(len(rows), dtype=bool)
+            keep[out] = False
+            return bm25, rows[keep], rows[out]
+    return bm25, rows, rows[:0]
+
+
+def _with_dense(scored: np.ndarray, apart: np.ndarray, dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``prepare``'s rows with the dense hits ``dense`` (sorted, distinct) scored: none of them is kept apart."""
+    if not len(dense):
+        return scored, apart
+    at = np.searchsorted(scored, dense)
+    new = ~_found(scored, at, dense)
+    if new.any():
+        scored = np.insert(scored, at[new], dense[new])  # sorted: both are
+    if len(apart):
+        at = np.searchsorted(apart, dense)
+        moved = _found(apart, at, dense)
+        if moved.any():
+            apart = np.delete(apart, at[moved])
+    return scored, apart
+
+
+def _found(sorted_rows: np.ndarray, at: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in ``sorted_rows`` (``at``: their ``searchsorted`` places)."""
+    if not len(sorted_rows):
+        return np.zeros(len(values), dtype=bool)
+    return sorted_rows[np.minimum(at, len(sorted_rows) - 1)] == values
 
 
 def restrict(
@@ -40,30 +95,24 @@ def restrict(
     *,
     min_score: float,
     k: int,
-    lexical: dict[str, tuple[np.ndarray, float]] | None = None,
+    prepared: Prepared | None = None,
 ) -> Restriction | None:
     """``(snapshot, eligible, cosines, dense_positions, cue_scores, episode_dense)`` over the rows that can matter.
 
     ``None`` when they are half the namespace or more (scoring all of it is as cheap).
     Positions in the result are the restricted snapshot's. With ``cfg`` (the retriever)
     ordering by calibrated fusion and at most ``MAX_SHOWN_BACKGROUND`` records shown, the
-    lexical-only rows that cannot be kept go to the snapshot's ``background``. ``lexical``:
-    each query's raw BM25 scores over the namespace, when the caller already has them.
+    lexical-only rows that cannot be kept go to the snapshot's ``background``. ``prepared``:
+    what ``prepare`` made of the same arguments but ``cosines``.
     """
-    lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
-    rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cosines, *cue_scores, *lifted], lexical)
-    if len(rows) >= len(snapshot) // 2:
+    if prepared is None:
+        prepared = prepare(cfg, snapshot, queries, eligible, cue_scores, episode_dense, min_score=min_score, k=k)
+    bm25, rows, apart = prepared
+    dense = np.unique(np.fromiter(cosines, dtype=np.int64, count=len(cosines)))
+    rows, apart = _with_dense(rows, apart, dense[eligible[dense]])
+    if len(rows) + len(apart) >= len(snapshot) // 2:
         return None
-    background = None
-    tiers = cfg.fusion == "calibrated" and cfg.reranker is None and k <= MAX_SHOWN_BACKGROUND
-    if tiers and lexical_only.any():
-        weak = ~_may_be_kept(cfg, bm25, queries, rows[lexical_only], min_score)
-        if weak.any():
-            out = np.flatnonzero(lexical_only)[weak]
-            keep = np.ones(len(rows), dtype=bool)
-            keep[out] = False
-            rows, background = rows[keep], rows[out]
-    scored = snapshot.restricted(rows, bm25, background)
+    scored = snapshot.restricted(rows, bm25, apart if len(apart) else None)
     cosines, local = _moved(rows, cosines)
     dense_positions = [local[p] for p in dense_positions if p in local]  # dense hits have cosines
     if cue_scores:

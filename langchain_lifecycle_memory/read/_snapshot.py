@@ -202,11 +202,7 @@ class Snapshot:
         return np.flatnonzero(self.attribute_code >= 0)
 
     def scoring_rows(
-        self,
-        queries: Sequence[str],
-        eligible: np.ndarray,
-        extra: Iterable[int],
-        scores: dict[str, tuple[np.ndarray, float]] | None = None,
+        self, queries: Sequence[str], eligible: np.ndarray, extra: Iterable[int]
     ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, float]], np.ndarray]:
         """Eligible positions some channel can score above 0, each query's BM25 scores, and which rows are lexical only.
 
@@ -214,10 +210,8 @@ class Snapshot:
         BM25 match, no attribute (no slot route) and no value the queries mention, so
         every channel is 0 and so is its fused score: below any positive ``min_score``.
         The third array marks the rows (of the first) that only a BM25 match brought in.
-        ``scores``: each query's ``index.raw_scores``, when the caller already has them.
         """
-        if scores is None:
-            scores = {q: self.index.raw_scores(q) for q in dict.fromkeys(queries)}
+        scores = {q: self.index.raw_scores(q) for q in dict.fromkeys(queries)}
         raws = [raw for raw, _ in scores.values()]  # the query first, then any paraphrases
         mask = raws[0] > 0
         for raw in raws[1:]:

@@ -36,7 +36,7 @@ from langchain_lifecycle_memory.read._driver import IO as _IO
 from langchain_lifecycle_memory.read._driver import Join, adrive, drive
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
-from langchain_lifecycle_memory.read._live import restrict
+from langchain_lifecycle_memory.read._live import prepare, restrict
 from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
@@ -392,10 +392,11 @@ class LifecycleRetriever(BaseRetriever):
                 request=_IO,
                 path=lambda: episode_file_path(store, ns, episode_encoder),
             )
-        restricting = not full and opts.min_score > 0 and _CANDIDATES_ONLY
-        lexical = None  # each query's BM25 over the namespace, scored while the dense query runs
-        if restricting and started is not None:
-            lexical = {q: snapshot.index.raw_scores(q) for q in dict.fromkeys(queries)}
+        restricting, prepared = not full and opts.min_score > 0 and _CANDIDATES_ONLY, None
+        if restricting and started is not None:  # BM25 and the rows it brings, while the dense query runs
+            prepared = prepare(
+                self, snapshot, queries, eligible, cue_scores, episode_dense, min_score=opts.min_score, k=opts.k
+            )
         cosines, dense_positions = yield from dense_hits(
             store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO,
             started=started, join=Join,
@@ -405,7 +406,7 @@ class LifecycleRetriever(BaseRetriever):
             # Only records some channel scores can reach min_score: the rest score 0 everywhere.
             restriction = restrict(
                 self, snapshot, queries, eligible, cosines, dense_positions, cue_scores, episode_dense,
-                min_score=opts.min_score, k=opts.k, lexical=lexical,
+                min_score=opts.min_score, k=opts.k, prepared=prepared,
             )  # fmt: skip
             if restriction is not None:
                 scored, eligible, cosines, dense_positions, cue_scores, episode_dense = restriction

@@ -181,3 +181,62 @@ def test_a_forked_child_gets_its_own_helpers() -> None:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _reference_rows(cfg: Any, snap: Any, queries: list[str], eligible: Any, extra: list[int], min_score: float, k: int):
+    """The rows and background ``restrict`` chose when every hit, dense ones included, was known up front."""
+    import numpy as np
+
+    from langchain_lifecycle_memory.read import _live
+
+    rows, bm25, lexical_only = snap.scoring_rows(queries, eligible, extra)
+    if len(rows) >= len(snap) // 2:
+        return None
+    background = np.zeros(0, dtype=np.int64)
+    tiers = cfg.fusion == "calibrated" and cfg.reranker is None and k <= _live.MAX_SHOWN_BACKGROUND
+    if tiers and lexical_only.any():
+        weak = ~_live._may_be_kept(cfg, bm25, queries, rows[lexical_only], min_score)
+        if weak.any():
+            out = np.flatnonzero(lexical_only)[weak]
+            keep = np.ones(len(rows), dtype=bool)
+            keep[out] = False
+            rows, background = rows[keep], rows[out]
+    return rows.tolist(), background.tolist()
+
+
+@pytest.mark.parametrize("min_score", [0.05, 0.3, 0.6])
+def test_dense_hits_added_after_the_rest_choose_the_rows_chosen_with_them(
+    big: Any, min_score: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``prepare`` (no dense hit yet) then ``restrict`` = every hit known up front, for random hits and masks."""
+    import numpy as np
+
+    from langchain_lifecycle_memory.read import _live
+
+    monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 64)
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    retriever.invoke("vim")
+    snap = next(s for (_, key), s in R._SNAPSHOTS.items() if key == ns)
+    rng = np.random.default_rng(5)
+    compared = 0
+    for trial in range(300):
+        n = len(snap)
+        eligible = rng.random(n) < (0.5 if trial % 3 == 0 else 0.95)
+        dense_at = rng.choice(n, int(rng.integers(0, 60)), replace=False)
+        cosines = {int(p): float(rng.random()) for p in dense_at if eligible[p]}
+        cues = {int(p): 0.5 for p in rng.choice(n, int(rng.integers(0, 4)), replace=False)}
+        queries = [QUERIES[trial % len(QUERIES)], "likes"][: 1 + trial % 2]
+        k = int(rng.integers(1, 12))
+        want = _reference_rows(retriever, snap, queries, eligible, [*cosines, *cues], min_score, k)
+        got = _live.restrict(retriever, snap, queries, eligible, cosines, [], cues, None, min_score=min_score, k=k)
+        if want is None:
+            assert got is None
+            continue
+        assert got is not None
+        scored = got[0]
+        background = scored.__dict__.get("background")
+        assert scored.__dict__["_rows"].tolist() == want[0]
+        assert ([] if background is None else background[1].tolist()) == want[1]
+        compared += 1
+    assert compared > 100
