@@ -34,7 +34,7 @@ from langchain_lifecycle_memory.read.fusion import (
 from langchain_lifecycle_memory.read.routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
 from langchain_lifecycle_memory.schema import MemoryStatus
 
-__all__ = ["RetrievalOptions", "score_snapshot"]
+__all__ = ["QueryEvidence", "RetrievalOptions", "query_evidence", "score_snapshot"]
 
 _PAIRWISE = 4096
 """``_rrf`` compares records with its targets pair by pair up to this many pairs."""
@@ -54,6 +54,58 @@ class RetrievalOptions:
     include_expired: bool
 
 
+@dataclass
+class QueryEvidence:
+    """What the query says before any record is scored (``query_evidence``): a namespace-wide part of scoring."""
+
+    names: tuple[str, ...]
+    route: np.ndarray
+    """Routing cosine of each attribute (``names``), best over the query vectors."""
+    targets: set[str]
+    personal: bool
+    damp: float
+    attr_slot: np.ndarray
+    """Slot channel per attribute code (its last cell serves code -1, no attribute)."""
+
+
+def query_evidence(
+    cfg: Any,
+    queries: list[str],
+    vectors: list[list[float]],
+    offsets: Sequence[float] | None,
+    router: AttributeRouter,
+    snap: Snapshot,
+) -> QueryEvidence:
+    """Routes, attribute mentions and the people a query is about, for the namespace of ``snap``.
+
+    Needs no record's dense cosine, so a search computes it while the dense query runs.
+    """
+    cal = cfg.calibration
+    attributes = snap.attributes
+    names = tuple(attributes)
+    route = np.full(len(names), -1.0)
+    if names:  # a namespace of episodes alone has none
+        for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
+            route = np.maximum(route, router.score_array(vector, names) - offset)
+    best_route = float(route.max()) if len(route) else 0.0
+    mentioned = mentioned_attributes(queries, names, router.specs) if names else set()
+    targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
+    personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
+    damp = 1.0 if personal else cfg.impersonal_factor
+    # slot: per attribute (routing picks topics; one far behind the query's best
+    # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
+    # living"), then per record, raised by an explicit value mention.
+    attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
+    if names:
+        near = route >= best_route - cfg.route_margin
+        attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
+    for a in mentioned:  # a few names at most: found by bisection in the sorted attribute list
+        j = bisect.bisect_left(attributes, a)
+        if j < len(attributes) and attributes[j] == a:
+            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+    return QueryEvidence(names, route, targets, personal, damp, attr_slot)
+
+
 def score_snapshot(
     cfg: Any,
     query: str,
@@ -69,6 +121,7 @@ def score_snapshot(
     offsets: Sequence[float] | None = None,
     cue_scores: dict[int, float] | None = None,
     episode_dense: tuple[np.ndarray, np.ndarray] | None = None,
+    evidence: QueryEvidence | None = None,
 ) -> RetrievalExplanation:
     """Score every record with array operations; build candidates only for what is shown.
 
@@ -82,6 +135,7 @@ def score_snapshot(
     the query to each record's write-time cues (``cues``), routed like a topic card.
     ``episode_dense``: a second encoder's calibrated dense scores for episodes (threshold,
     order), one per record, joined with the dense channel as a noisy-OR (``retrieval``).
+    ``evidence``: ``query_evidence`` of the same arguments, when the caller has it.
     """
     n = len(snap)
     cal, weights = cfg.calibration, cfg.weights.as_dict()
@@ -89,30 +143,10 @@ def score_snapshot(
     for q in queries[1:]:
         more_bm25, more_coverage = snap.index.scores(q)
         bm25, coverage = np.maximum(bm25, more_bm25), np.maximum(coverage, more_coverage)
-    attributes = snap.attributes
-    names = tuple(attributes)
-    # Routing cosine of every attribute (best over the query vectors), as one array.
-    route = np.full(len(names), -1.0)
-    if names:  # a namespace of episodes alone has none
-        for vector, offset in zip(vectors, offsets or [0.0] * len(vectors), strict=True):
-            route = np.maximum(route, router.score_array(vector, names) - offset)
-    best_route = float(route.max()) if len(route) else 0.0
-    mentioned = mentioned_attributes(queries, names, router.specs) if names else set()
-    targets = set().union(*(query_entities(q, snap.entity_alias) for q in queries))
-    personal = bool(targets) or any(is_personal(q) or snap.index.mentions_known_name(q) for q in queries)
-    damp = 1.0 if personal else cfg.impersonal_factor
-
-    # slot: per attribute (routing picks topics; one far behind the query's best
-    # topic is a look-alike: "Where do I live?" vs the job card's "what I do for a
-    # living"), then per record, raised by an explicit value mention.
-    attr_slot = np.zeros(len(attributes) + 1)  # the extra last cell serves code -1 (no attribute)
-    if names:
-        near = route >= best_route - cfg.route_margin
-        attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
-    for a in mentioned:  # a few names at most: found by bisection in the sorted attribute list
-        j = bisect.bisect_left(attributes, a)
-        if j < len(attributes) and attributes[j] == a:
-            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+    if evidence is None:
+        evidence = query_evidence(cfg, queries, vectors, offsets, router, snap)
+    names, route, targets, personal = evidence.names, evidence.route, evidence.targets, evidence.personal
+    damp, attr_slot = evidence.damp, evidence.attr_slot
     cosine = np.full(n, np.nan)
     if cosines:
         cosine[list(cosines)] = list(cosines.values())
@@ -211,7 +245,7 @@ def score_snapshot(
         record = snap.records[p]
         if not full:  # a plain search's explanation stays internal: documents carry no raw evidence
             candidates.append(
-                RetrievalCandidate(
+                RetrievalCandidate.model_construct(  # every field of the right type already: not validated again
                     record=record,
                     decision="kept",
                     channels={name: float(channels[name][p]) for name in CHANNELS},

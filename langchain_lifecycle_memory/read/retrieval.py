@@ -37,7 +37,7 @@ from langchain_lifecycle_memory.read._driver import Join, adrive, drive
 from langchain_lifecycle_memory.read._episode_files import episode_file_path
 from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
 from langchain_lifecycle_memory.read._live import prepare, restrict
-from langchain_lifecycle_memory.read._scoring import RetrievalOptions, score_snapshot
+from langchain_lifecycle_memory.read._scoring import RetrievalOptions, query_evidence, score_snapshot
 from langchain_lifecycle_memory.read._sidecar import SIDECARS
 from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
 from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
@@ -392,11 +392,13 @@ class LifecycleRetriever(BaseRetriever):
                 request=_IO,
                 path=lambda: episode_file_path(store, ns, episode_encoder),
             )
-        restricting, prepared = not full and opts.min_score > 0 and _CANDIDATES_ONLY, None
-        if restricting and started is not None:  # BM25 and the rows it brings, while the dense query runs
-            prepared = prepare(
-                self, snapshot, queries, eligible, cue_scores, episode_dense, min_score=opts.min_score, k=opts.k
-            )
+        restricting, prepared, evidence = not full and opts.min_score > 0 and _CANDIDATES_ONLY, None, None
+        if started is not None:  # while the dense query runs: what the query says, BM25 and the rows it brings
+            evidence = query_evidence(self, queries, vectors, offsets, router, snapshot)
+            if restricting:
+                prepared = prepare(
+                    self, snapshot, queries, eligible, cue_scores, episode_dense, min_score=opts.min_score, k=opts.k
+                )
         cosines, dense_positions = yield from dense_hits(
             store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO,
             started=started, join=Join,
@@ -425,6 +427,7 @@ class LifecycleRetriever(BaseRetriever):
             offsets,
             cue_scores,
             episode_dense,
+            evidence,
         )
         if others:
             names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})

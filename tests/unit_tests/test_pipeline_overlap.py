@@ -240,3 +240,74 @@ def test_dense_hits_added_after_the_rest_choose_the_rows_chosen_with_them(
         assert ([] if background is None else background[1].tolist()) == want[1]
         compared += 1
     assert compared > 100
+
+
+def test_query_evidence_taken_before_the_rows_are_chosen_changes_no_result(
+    big: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Routes, mentions and the query's people, computed over the namespace while the dense query runs."""
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None, k=6)
+    queries = [*QUERIES, "What does sister_maya drink?", "Caroline's pet", "editor"]
+    early = [[(d.page_content, d.metadata) for d in retriever.invoke(q)] for q in queries]
+    monkeypatch.setattr(R, "query_evidence", lambda *args: None)  # computed by score_snapshot, on the rows scored
+    assert [[(d.page_content, d.metadata) for d in retriever.invoke(q)] for q in queries] == early
+    assert sum(map(len, early)) >= 8
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"k": 1}, {"k": 12}, {"episode_feedback": False}, {"recency_weight": 0.3}, {"min_score": 0.05}],
+)
+def test_matches_that_cannot_be_shown_are_kept_apart_and_change_no_result(
+    options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of records match a common word well enough to be kept; only a few can be shown.
+
+    The others are kept apart like weak matches (they count in the lexical RRF only), with
+    every document and score what scoring all of them gives.
+    """
+    import chromadb
+
+    from langchain_lifecycle_memory import MemoryRecord
+    from langchain_lifecycle_memory.read import _live, _snapshot
+
+    R._SNAPSHOTS.clear()
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=f"c{uuid.uuid4().hex[:8]}"
+    )
+    ns = ("memories", "common")
+    rng = random.Random(13)
+    words = "tea kettle green oolong brew cup morning garden rain".split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + f" n{i}" for i in range(600)]
+    texts += [f"zz{i} qq{i % 7} ww{i % 11}" for i in range(1300)]  # matches no query: the matches stay a minority
+    store.put_records(
+        [
+            MemoryRecord(namespace=ns, content=t, kind="episode" if i % 4 else "note", confidence=rng.random())
+            for i, t in enumerate(texts)
+        ]
+    )
+    _namespace(store, ns, rng)  # and 260 records of facts and people
+    call = {key: v for key, v in options.items() if key in ("k", "min_score")}
+    retriever = LifecycleRetriever(
+        store=store, namespace=ns, episode_embeddings=None, **{key: v for key, v in options.items() if key not in call}
+    )
+    queries = ["green tea", "oolong brew morning", "Does Caroline like green tea?", "rain garden kettle cup"]
+    apart: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        apart.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+
+    def documents() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
+
+    fast = documents()
+    assert max(apart) > 300 and sum(map(len, fast)) >= len(queries)
+    monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 0)  # every matching record scored
+    assert documents() == fast
+    monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
+    assert documents() == fast
