@@ -7,6 +7,14 @@ only evidence is that weak match; they cannot reach ``min_score`` and only count
 records ranked ahead in the lexical channel's RRF of the shown ones. ``live_rows`` keeps
 them apart (the snapshot's ``background``): a bound shows which cannot be kept, and
 only their lexical score is computed, where the RRF needs it.
+
+Many of them can also be kept but never shown: "green tea" matches a thousand notes well
+enough for ``min_score``, and a search shows ten. With the query's evidence at hand
+(``QueryEvidence``), a lexical-only row's sort key is bounded from both sides; one whose
+highest key stays under the ``k``-th best lowest key of the rows sure to be kept (and, with
+the episode feedback on, whose ordering score stays under the fifth best episode's, the
+ones the feedback reads) cannot be shown whatever the dense query finds: it is kept apart
+too. Adding rows only raises those thresholds, and every key depends on its row alone.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from langchain_lifecycle_memory.read._episodes import EPISODE_KIND, FEEDBACK_DOCS, FEEDBACK_WEIGHT
 from langchain_lifecycle_memory.read._rows import local_positions
 from langchain_lifecycle_memory.read.fusion import calibrate_array
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
@@ -28,6 +37,8 @@ MAX_SHOWN_BACKGROUND = 64
 Restriction = tuple[Any, np.ndarray, dict[int, float], list[int], dict[int, float], Any]
 Prepared = tuple[dict[str, tuple[np.ndarray, float]], np.ndarray, np.ndarray]
 """``prepare``'s result: each query's raw BM25 scores, the rows scored, the rows kept apart."""
+MARGIN = 1e-6
+"""Slack on both bounds of a sort key (keys are sums of a few terms in [0, 1]; rounding is ~1e-16)."""
 
 
 def prepare(
@@ -40,24 +51,78 @@ def prepare(
     *,
     min_score: float,
     k: int,
+    evidence: Any = None,
 ) -> Prepared:
     """The part of ``restrict`` that needs no dense hit: it runs while the dense query does.
 
     The rows some channel but the dense one can score above 0 (sorted), split into those
     scored and the lexical-only ones kept apart; ``restrict`` adds the dense hits. A row's
     verdict depends on its own evidence alone, so adding rows later changes no other row's.
+    With ``evidence`` (the query's ``QueryEvidence``), rows that cannot be shown are kept
+    apart as well (see the module docstring).
     """
     lifted = [] if episode_dense is None else (episode_dense[0] + episode_dense[1]).nonzero()[0].tolist()
     rows, bm25, lexical_only = snapshot.scoring_rows(queries, eligible, [*cue_scores, *lifted])
     tiers = cfg.fusion == "calibrated" and cfg.reranker is None and k <= MAX_SHOWN_BACKGROUND
     if tiers and lexical_only.any():
-        weak = ~_may_be_kept(cfg, bm25, queries, rows[lexical_only], min_score)
-        if weak.any():
-            out = np.flatnonzero(lexical_only)[weak]
+        lexical = np.flatnonzero(lexical_only)
+        apart = ~_may_be_kept(cfg, bm25, queries, rows[lexical], min_score)
+        if evidence is not None and not apart.all():
+            rest = np.flatnonzero(~apart)
+            apart[rest] = _cannot_show(cfg, snapshot, bm25, queries, rows[lexical[rest]], evidence, min_score, k)
+        if apart.any():
+            out = lexical[apart]
             keep = np.ones(len(rows), dtype=bool)
             keep[out] = False
             return bm25, rows[keep], rows[out]
     return bm25, rows, rows[:0]
+
+
+def _cannot_show(
+    cfg: Any,
+    snapshot: Any,
+    bm25: dict[str, tuple[np.ndarray, float]],
+    queries: list[str],
+    rows: np.ndarray,
+    evidence: Any,
+    min_score: float,
+    k: int,
+) -> np.ndarray:
+    """Which lexical-only ``rows`` can be neither shown nor read by the episode feedback, whatever else is found.
+
+    A lexical-only row's fused score is ``(1 - (1 - w * lexical)) * factor`` (the dense and
+    slot channels are 0) and its ordering score the same under the rank calibration; its
+    sort key adds confidence, 1e-3 x coverage, and at most the recency weight and the
+    feedback bonus (``_scoring``). ``factor``: the entity factor, as scoring computes it.
+    """
+    cal = cfg.calibration
+    rank = cfg.rank_calibration if cfg.rank_calibration is not None else cal
+    weight = cfg.weights.lexical
+    coverage = _coverage(bm25, queries, rows)
+    factor = _entity_factor(cfg, snapshot, rows, evidence.targets)
+    fused = weight * calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * evidence.damp * factor
+    base = weight * calibrate_array(coverage, rank.lexical_floor, rank.lexical_ceiling) * evidence.damp * factor
+    extra = cfg.confidence_weight * snapshot.confidence[rows] + 1e-3 * coverage
+    never = fused < min_score - MARGIN  # not kept (``_may_be_kept`` bounds without the damping and the factor)
+    sure = fused >= min_score + MARGIN  # kept, whatever the dense query finds
+    n_sure = int(np.count_nonzero(sure))
+    if n_sure < k:
+        return never
+    lowest = base[sure] + extra[sure] - MARGIN
+    kth = np.partition(lowest, n_sure - k)[n_sure - k]  # no set of kept rows has a lower k-th best key
+    feedback = getattr(cfg, "episode_feedback", False) and EPISODE_KIND in snapshot.kinds
+    episode = snapshot.kind_code[rows] == snapshot.kinds.index(EPISODE_KIND) if feedback else np.zeros(len(rows), bool)
+    highest = base + extra + cfg.recency_weight + FEEDBACK_WEIGHT * factor * episode + MARGIN
+    out = highest < kth
+    if feedback and episode.any():  # the feedback reads the FEEDBACK_DOCS best kept episodes by ordering score
+        read = sure & episode
+        n_read = int(np.count_nonzero(read))
+        if n_read < FEEDBACK_DOCS:
+            out &= ~episode
+        else:
+            fifth = np.partition(base[read] - MARGIN, n_read - FEEDBACK_DOCS)[n_read - FEEDBACK_DOCS]
+            out &= ~episode | (base + MARGIN < fifth)
+    return out | never
 
 
 def _with_dense(scored: np.ndarray, apart: np.ndarray, dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -120,6 +185,16 @@ def restrict(
     if episode_dense is not None:
         episode_dense = (episode_dense[0][rows], episode_dense[1][rows])
     return scored, eligible[rows], cosines, dense_positions, cue_scores, episode_dense
+
+
+def _entity_factor(cfg: Any, snapshot: Any, rows: np.ndarray, targets: set[str]) -> Any:
+    """The entity factor of ``rows`` as ``_scoring`` computes it (1 where the query is about no one in particular)."""
+    if not targets and not snapshot.other_entities:
+        return 1.0
+    wanted = set(targets or snapshot.other_entities)
+    codes = [i for i, e in enumerate(snapshot.entities) if e in wanted]
+    hit = np.isin(snapshot.entity_code[rows], codes) if codes else np.zeros(len(rows), dtype=bool)
+    return np.where(hit if targets else ~hit, 1.0, cfg.other_entity_factor)
 
 
 def _may_be_kept(

@@ -397,8 +397,9 @@ class LifecycleRetriever(BaseRetriever):
             evidence = query_evidence(self, queries, vectors, offsets, router, snapshot)
             if restricting:
                 prepared = prepare(
-                    self, snapshot, queries, eligible, cue_scores, episode_dense, min_score=opts.min_score, k=opts.k
-                )
+                    self, snapshot, queries, eligible, cue_scores, episode_dense,
+                    min_score=opts.min_score, k=opts.k, evidence=evidence,
+                )  # fmt: skip
         cosines, dense_positions = yield from dense_hits(
             store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO,
             started=started, join=Join,

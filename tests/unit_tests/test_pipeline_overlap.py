@@ -15,6 +15,7 @@ import sys
 import threading
 import uuid
 import warnings
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever
 from langchain_lifecycle_memory.read import _driver
 from langchain_lifecycle_memory.read import retrieval as R
 from tests.fake_embeddings import CharEmbeddings
+from tests.unit_tests.test_scale import T0
 from tests.unit_tests.test_warm_search import _namespace
 
 QUERIES = ["What editor does Caroline like?", "green tea running", "猫 旺财", "vim", "likes", "nothing at all"]
@@ -307,6 +309,94 @@ def test_matches_that_cannot_be_shown_are_kept_apart_and_change_no_result(
 
     fast = documents()
     assert max(apart) > 300 and sum(map(len, fast)) >= len(queries)
+    monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 0)  # every matching record scored
+    assert documents() == fast
+    monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
+    assert documents() == fast
+
+
+def _tea_namespace(rng: random.Random) -> tuple[ChromaMemoryStore, tuple[str, ...]]:
+    """600 notes and episodes of a few common words, 1300 unrelated ones, and 260 facts about several people."""
+    import chromadb
+
+    from langchain_lifecycle_memory import MemoryRecord
+
+    R._SNAPSHOTS.clear()
+    store = ChromaMemoryStore(
+        client=chromadb.EphemeralClient(), embeddings=CharEmbeddings(), collection_prefix=f"t{uuid.uuid4().hex[:8]}"
+    )
+    ns = ("memories", "tea")
+    words = "tea kettle green oolong brew cup morning garden rain".split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(2, 9))) + f" n{i}" for i in range(600)]
+    texts += [f"zz{i} qq{i % 7} ww{i % 11}" for i in range(1300)]
+    kinds = ["note", "episode", "episode", "episode"]
+    store.put_records(
+        [
+            MemoryRecord(
+                namespace=ns,
+                content=t,
+                kind=kinds[i % 4],
+                confidence=rng.random(),
+                entity=rng.choice(["user", "Caroline"]),
+                created_at=T0 + timedelta(days=(day := rng.randint(0, 700))),
+                valid_from=T0 + timedelta(days=day),
+                updated_at=T0 + timedelta(days=day),
+            )
+            for i, t in enumerate(texts)
+        ]
+    )
+    _namespace(store, ns, rng)
+    return store, ns
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"k": 1},
+        {"k": 20},
+        {"episode_feedback": False},
+        {"recency_weight": 0.2},
+        {"recency_weight": 0.6, "k": 3},
+        {"confidence_weight": 0.3},
+        {"min_score": 0.6},
+        {"other_entity_factor": 1.0},
+    ],
+)
+def test_kept_matches_under_the_kth_best_key_are_kept_apart_and_change_no_result(
+    options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Personal queries (no damping): hundreds of matches are sure to be kept, a few can be shown."""
+    import numpy as np
+
+    from langchain_lifecycle_memory.read import _live, _snapshot
+
+    store, ns = _tea_namespace(random.Random(17))
+    call = {key: v for key, v in options.items() if key in ("k", "min_score")}
+    retriever = LifecycleRetriever(
+        store=store, namespace=ns, episode_embeddings=None, **{key: v for key, v in options.items() if key not in call}
+    )
+    queries = ["Do I like green tea?", "my morning oolong brew", "What does Caroline brew?", "my rain garden kettle"]
+    apart: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        apart.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+
+    now = T0 + timedelta(days=730)  # one instant for every search
+
+    def documents() -> list[list[tuple[str, dict[str, Any]]]]:
+        return [[(d.page_content, d.metadata) for d in retriever.invoke(q, now=now, **call)] for q in queries]
+
+    fast = documents()
+    assert max(apart) > 100 and sum(map(len, fast)) >= len(queries)
+    nothing = lambda cfg, snapshot, bm25, queries, rows, *rest: np.zeros(len(rows), dtype=bool)  # noqa: E731
+    monkeypatch.setattr(_live, "_cannot_show", nothing)  # only the weak matches kept apart
+    apart.clear()
+    assert documents() == fast
     monkeypatch.setattr(_live, "MAX_SHOWN_BACKGROUND", 0)  # every matching record scored
     assert documents() == fast
     monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
