@@ -245,7 +245,7 @@ def score_snapshot(
         record = snap.records[p]
         if not full:  # a plain search's explanation stays internal: documents carry no raw evidence
             candidates.append(
-                RetrievalCandidate.model_construct(  # every field of the right type already: not validated again
+                RetrievalCandidate(
                     record=record,
                     decision="kept",
                     channels={name: float(channels[name][p]) for name in CHANNELS},
