@@ -162,6 +162,7 @@ async def adrive(gen: Generator[Any, Any, Any]) -> Any:
             elif req.start:
                 reply = asyncio.ensure_future(method(*req.args, **req.kwargs))
                 started.append(reply)
+                await asyncio.sleep(0)  # the task runs up to its first await (a worker thread's call) now
             else:
                 reply = await method(*req.args, **req.kwargs)
     finally:

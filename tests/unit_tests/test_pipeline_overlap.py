@@ -401,3 +401,34 @@ def test_kept_matches_under_the_kth_best_key_are_kept_apart_and_change_no_result
     assert documents() == fast
     monkeypatch.setattr(R, "_CANDIDATES_ONLY", False)  # every record of the namespace scored
     assert documents() == fast
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_dense_query_is_under_way_while_bm25_is_scored(
+    big: Any, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows BM25 brings are chosen while the store answers the dense query, not after."""
+    store, ns = big
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    retriever.invoke("vim")
+    asked = threading.Event()
+    overlapped: list[bool] = []
+    nearest, prepare = type(store).nearest_ids, R.prepare
+
+    def spy_nearest(self: Any, *args: Any) -> Any:
+        asked.set()
+        return nearest(self, *args)
+
+    def spy_prepare(*args: Any, **kwargs: Any) -> Any:
+        overlapped.append(asked.wait(timeout=3))  # the query began before this work did
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(type(store), "nearest_ids", spy_nearest)
+    monkeypatch.setattr(R, "prepare", spy_prepare)
+    for query in ("green tea running", "likes"):
+        asked.clear()
+        if mode == "sync":
+            retriever.invoke(query)
+        else:
+            asyncio.run(retriever.ainvoke(query))
+    assert overlapped == [True, True]
