@@ -132,12 +132,15 @@ def _with_dense(scored: np.ndarray, apart: np.ndarray, dense: np.ndarray) -> tup
     at = np.searchsorted(scored, dense)
     new = ~_found(scored, at, dense)
     if new.any():
-        scored = np.insert(scored, at[new], dense[new])  # sorted: both are
+        scored = np.concatenate([scored, dense[new]])
+        scored.sort()  # distinct positions: one order (np.insert costs more in its Python part)
     if len(apart):
         at = np.searchsorted(apart, dense)
         moved = _found(apart, at, dense)
         if moved.any():
-            apart = np.delete(apart, at[moved])
+            keep = np.ones(len(apart), dtype=bool)
+            keep[at[moved]] = False
+            apart = apart[keep]
     return scored, apart
 
 
@@ -173,7 +176,7 @@ def restrict(
     if prepared is None:
         prepared = prepare(cfg, snapshot, queries, eligible, cue_scores, episode_dense, min_score=min_score, k=k)
     bm25, rows, apart = prepared
-    dense = np.unique(np.fromiter(cosines, dtype=np.int64, count=len(cosines)))
+    dense = np.sort(np.fromiter(cosines, dtype=np.int64, count=len(cosines)))  # distinct: dict keys
     rows, apart = _with_dense(rows, apart, dense[eligible[dense]])
     if len(rows) + len(apart) >= len(snapshot) // 2:
         return None
