@@ -7,7 +7,9 @@ hashing embedder of ``scale.py``; ``--workdir`` keeps the data for the next run)
 searches both with the same queries back to back (as ``scale.py --parts warm``) and
 prints p50 of each, the ratio, and ``langchain-chroma`` through ``as_retriever().invoke``
 (which pays LangChain's retriever callbacks, as ours does). ``--profile N`` adds a
-cProfile of N warm searches of ours (top functions by own and cumulative time).
+cProfile of N warm searches of ours (top functions by own and cumulative time). ``--serial``
+adds ours with the dense query run in the search's own thread (``LIFECYCLE_MEMORY_OVERLAP=0``,
+set per call) to the same interleaving; ``--per-query`` prints each query's p50 per system.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import sys
 import tempfile
@@ -35,6 +38,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--profile", type=int, default=0, help="cProfile this many warm searches of ours")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--serial", action="store_true", help="also ours with LIFECYCLE_MEMORY_OVERLAP=0")
+    parser.add_argument("--per-query", action="store_true", help="each query's p50 per system")
     args = parser.parse_args()
 
     from langchain_chroma import Chroma
@@ -69,16 +74,26 @@ def main() -> None:
         "langchain-chroma": lambda q: lc.similarity_search(q, k=10),
         "langchain-chroma retriever": lc_retriever.invoke,
     }
+    if args.serial:
+        systems["ours, serial"] = lambda q: serial(retriever, q)
     samples: dict[str, list[float]] = {name: [] for name in systems}
+    by_query: dict[tuple[str, str], list[float]] = {}
     for n in range(args.queries):
         q = QUERIES[n % len(QUERIES)]
         for name, search in systems.items():
             t0 = time.perf_counter()
             search(q)
             samples[name].append((time.perf_counter() - t0) * 1000)
+            by_query.setdefault((name, q), []).append(samples[name][-1])
     p50 = {name: percentile(s, 50) for name, s in samples.items()}
     for name, value in p50.items():
         print(f"{name:28s} p50 {value:6.2f} ms  p95 {percentile(samples[name], 95):6.2f} ms")
+    if args.per_query:
+        print("p50 per query, ms: " + " | ".join(systems))
+        for q in QUERIES:
+            print("  " + " | ".join(f"{percentile(by_query[(name, q)], 50):6.2f}" for name in systems) + f"  {q}")
+    if args.serial:
+        print(f"ratio p50 ours serial / similarity_search {p50['ours, serial'] / p50['langchain-chroma']:.2f}")
     print(f"ratio p50 ours / similarity_search {p50['ours'] / p50['langchain-chroma']:.2f}")
     print(f"ratio p50 ours / as_retriever().invoke {p50['ours'] / p50['langchain-chroma retriever']:.2f}")
     if args.profile:
@@ -91,6 +106,19 @@ def main() -> None:
             buf = io.StringIO()
             pstats.Stats(prof, stream=buf).sort_stats(key).print_stats(args.top)
             print(buf.getvalue())
+
+
+def serial(retriever: object, q: str) -> object:
+    """One search of ours with the dense query in the search's thread (the driver reads the switch per call)."""
+    before = os.environ.get("LIFECYCLE_MEMORY_OVERLAP")
+    os.environ["LIFECYCLE_MEMORY_OVERLAP"] = "0"
+    try:
+        return retriever.invoke(q)  # type: ignore[attr-defined]
+    finally:
+        if before is None:
+            del os.environ["LIFECYCLE_MEMORY_OVERLAP"]
+        else:
+            os.environ["LIFECYCLE_MEMORY_OVERLAP"] = before
 
 
 if __name__ == "__main__":
