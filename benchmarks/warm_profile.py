@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -89,9 +90,10 @@ def main() -> None:
     for name, value in p50.items():
         print(f"{name:28s} p50 {value:6.2f} ms  p95 {percentile(samples[name], 95):6.2f} ms")
     if args.per_query:
-        print("p50 per query, ms: " + " | ".join(systems))
+        print("p50 per query, ms: " + " | ".join(systems) + " | rows of ours scored / kept apart")
         for q in QUERIES:
-            print("  " + " | ".join(f"{percentile(by_query[(name, q)], 50):6.2f}" for name in systems) + f"  {q}")
+            times = " | ".join(f"{percentile(by_query[(name, q)], 50):6.2f}" for name in systems)
+            print(f"  {times} | {rows_scored(retriever, q)}  {q}")
     if args.serial:
         print(f"ratio p50 ours serial / similarity_search {p50['ours, serial'] / p50['langchain-chroma']:.2f}")
     print(f"ratio p50 ours / similarity_search {p50['ours'] / p50['langchain-chroma']:.2f}")
@@ -106,6 +108,25 @@ def main() -> None:
             buf = io.StringIO()
             pstats.Stats(prof, stream=buf).sort_stats(key).print_stats(args.top)
             print(buf.getvalue())
+
+
+def rows_scored(retriever: object, q: str) -> str:
+    """The rows one search of ours scores and keeps apart (``Snapshot.restricted``; "all": none restricted)."""
+    from langchain_lifecycle_memory.read._snapshot import Snapshot
+
+    seen: list[str] = []
+    restricted = Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        seen.append(f"{len(rows)} / {0 if background is None else len(background)}")
+        return restricted(self, rows, scores, background)
+
+    Snapshot.restricted = spy  # type: ignore[method-assign]
+    try:
+        retriever.invoke(q)  # type: ignore[attr-defined]
+    finally:
+        Snapshot.restricted = restricted  # type: ignore[method-assign]
+    return seen[-1] if seen else "all"
 
 
 def serial(retriever: object, q: str) -> object:
