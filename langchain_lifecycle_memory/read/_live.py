@@ -194,10 +194,8 @@ def _entity_factor(cfg: Any, snapshot: Any, rows: np.ndarray, targets: set[str])
     """The entity factor of ``rows`` as ``_scoring`` computes it (1 where the query is about no one in particular)."""
     if not targets and not snapshot.other_entities:
         return 1.0
-    wanted = set(targets or snapshot.other_entities)
-    codes = [i for i, e in enumerate(snapshot.entities) if e in wanted]
-    hit = np.isin(snapshot.entity_code[rows], codes) if codes else np.zeros(len(rows), dtype=bool)
-    return np.where(hit if targets else ~hit, 1.0, cfg.other_entity_factor)
+    about = snapshot.entity_mask(targets, rows) if targets else ~snapshot.entity_mask(snapshot.other_entities, rows)
+    return np.where(about, 1.0, cfg.other_entity_factor)
 
 
 def _may_be_kept(

@@ -262,13 +262,12 @@ class Snapshot:
         out[chosen[order[~last_of_slot]]] = True
         return out
 
-    def entity_mask(self, entities: Iterable[str]) -> np.ndarray:
-        """Records whose entity is one of ``entities``."""
+    def entity_mask(self, entities: Iterable[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """Records (of ``rows``, or all) whose entity is one of ``entities``."""
         wanted = set(entities)
         codes = [i for i, e in enumerate(self.entities) if e in wanted]
-        if not codes:
-            return np.zeros(len(self.entity_code), dtype=bool)
-        return np.isin(self.entity_code, codes)
+        of = self.entity_code if rows is None else self.entity_code[rows]
+        return np.isin(of, codes) if codes else np.zeros(len(of), dtype=bool)
 
     def value_mentions(self, queries: Sequence[str]) -> np.ndarray:
         """Records whose slot value a query contains (``value_mentioned``, per distinct value)."""
