@@ -258,6 +258,21 @@ def test_query_evidence_taken_before_the_rows_are_chosen_changes_no_result(
     assert sum(map(len, early)) >= 8
 
 
+def _count_apart(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows each restricted search keeps apart (``Snapshot.restricted``'s background), appended per search."""
+    from langchain_lifecycle_memory.read import _snapshot
+
+    apart: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        apart.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+    return apart
+
+
 @pytest.mark.parametrize(
     "options",
     [{}, {"k": 1}, {"k": 12}, {"episode_feedback": False}, {"recency_weight": 0.3}, {"min_score": 0.05}],
@@ -273,7 +288,7 @@ def test_matches_that_cannot_be_shown_are_kept_apart_and_change_no_result(
     import chromadb
 
     from langchain_lifecycle_memory import MemoryRecord
-    from langchain_lifecycle_memory.read import _live, _snapshot
+    from langchain_lifecycle_memory.read import _live
 
     R._SNAPSHOTS.clear()
     store = ChromaMemoryStore(
@@ -296,14 +311,7 @@ def test_matches_that_cannot_be_shown_are_kept_apart_and_change_no_result(
         store=store, namespace=ns, episode_embeddings=None, **{key: v for key, v in options.items() if key not in call}
     )
     queries = ["green tea", "oolong brew morning", "Does Caroline like green tea?", "rain garden kettle cup"]
-    apart: list[int] = []
-    restricted = _snapshot.Snapshot.restricted
-
-    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
-        apart.append(0 if background is None else len(background))
-        return restricted(self, rows, scores, background)
-
-    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+    apart = _count_apart(monkeypatch)
 
     def documents() -> list[list[tuple[str, dict[str, Any]]]]:
         return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
@@ -370,7 +378,7 @@ def test_kept_matches_under_the_kth_best_key_are_kept_apart_and_change_no_result
     """Personal queries (no damping): hundreds of matches are sure to be kept, a few can be shown."""
     import numpy as np
 
-    from langchain_lifecycle_memory.read import _live, _snapshot
+    from langchain_lifecycle_memory.read import _live
 
     store, ns = _tea_namespace(random.Random(17))
     call = {key: v for key, v in options.items() if key in ("k", "min_score")}
@@ -378,14 +386,7 @@ def test_kept_matches_under_the_kth_best_key_are_kept_apart_and_change_no_result
         store=store, namespace=ns, episode_embeddings=None, **{key: v for key, v in options.items() if key not in call}
     )
     queries = ["Do I like green tea?", "my morning oolong brew", "What does Caroline brew?", "my rain garden kettle"]
-    apart: list[int] = []
-    restricted = _snapshot.Snapshot.restricted
-
-    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
-        apart.append(0 if background is None else len(background))
-        return restricted(self, rows, scores, background)
-
-    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+    apart = _count_apart(monkeypatch)
 
     now = T0 + timedelta(days=730)  # one instant for every search
 
