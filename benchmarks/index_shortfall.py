@@ -29,9 +29,9 @@ from langchain_core.embeddings import Embeddings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord  # noqa: E402
-from langchain_lifecycle_memory.read import retrieval as R  # noqa: E402
-from langchain_lifecycle_memory.store._handles import Handle  # noqa: E402
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
+from langchain_lifecycle_memory.read import retrieval as R
+from langchain_lifecycle_memory.store._handles import Handle
 
 WORDS = ["Rust", "Maya", "ThinkPad", "Spanish", "tea", "latte", "editor", "Tesla", "用户喜欢钢琴", "用户喜欢三体"]
 

@@ -96,9 +96,7 @@ def test_a_full_answer_costs_no_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     _namespace(store, ns, random.Random(4))
     scans: list[Any] = []
     complete = type(store).complete_nearest
-    monkeypatch.setattr(
-        type(store), "complete_nearest", lambda self, *a: scans.append(a) or complete(self, *a)
-    )
+    monkeypatch.setattr(type(store), "complete_nearest", lambda self, *a: scans.append(a) or complete(self, *a))
     retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
     assert sum(map(len, _seen(retriever))) >= 5
     assert scans == []  # the index answered in full: nothing read besides it
