@@ -64,6 +64,10 @@ def dense_hits(
                 near = yield join(started[i])
             else:
                 near = yield request(store, "nearest_ids", "anearest_ids", (ns, vector, n))
+            if len(near) < n and snapshot.dense is None and hasattr(store, "complete_nearest"):
+                # n is at most the records the snapshot holds, all rows of the namespace: a short
+                # answer means the index could not reach some of them (see complete_nearest).
+                near = yield request(store, "complete_nearest", "acomplete_nearest", (ns, vector, n, near))
             ranked = _eligible(near, position, eligible)[:dense_k]
             if cosines:
                 for pos, score in ranked:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +26,14 @@ from langchain_lifecycle_memory.store._scoped import Scoped
 from langchain_lifecycle_memory.store._sqlite_read import file_stamp, read_documents, rows_over
 from langchain_lifecycle_memory.store.gcpause import paused_gc
 
-__all__ = ["LIST_PAGE", "NamespaceReads", "SmallRead", "parse_record"]
+__all__ = ["EXACT_SCAN_ROWS", "LIST_PAGE", "NamespaceReads", "SmallRead", "parse_record"]
 
 LIST_PAGE = 1000
 """Records per Chroma read when listing. Chroma keeps memory in proportion to its largest
 response: reading 50k records in pages of 1,000 grew the process by 112 MB, in pages of
 5,000 by 201 MB and of 25,000 by 649 MB, in about the same time."""
+EXACT_SCAN_ROWS = 4096
+"""The most rows ``complete_nearest`` scans to find what Chroma's index could not reach."""
 SmallRead = tuple[list[MemoryRecord], list[str], tuple[list[str], np.ndarray]]
 """``read_small_namespace``: records, their documents, and ``(ids, vectors)`` of every row."""
 
@@ -44,7 +47,7 @@ def parse_record(namespace: tuple[str, ...], document: str) -> MemoryRecord | No
 
 
 class NamespaceReads:
-    """``namespace_documents``, ``read_namespace``, ``read_small_namespace``, ``nearest_ids`` and their helpers."""
+    """The whole-namespace reads (documents, small namespaces with vectors) and the nearest ids."""
 
     if TYPE_CHECKING:  # what the store provides
         direct_reads: bool
@@ -218,3 +221,46 @@ class NamespaceReads:
     ) -> list[tuple[str, float]]:
         """Async :meth:`nearest_ids`."""
         return await asyncio.to_thread(self.nearest_ids, namespace, embedding, n)
+
+    def complete_nearest(
+        self, namespace: tuple[str, ...], embedding: Sequence[float], n: int, found: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        """:meth:`nearest_ids`'s answer ``found``, completed to the ``n`` nearest by an exact scan.
+
+        For an answer shorter than asked although the namespace holds more rows: Chroma's
+        HNSW graph can hold rows that no search reaches (chroma-core/chroma#455). The
+        namespace's vectors are read and the rows ``found`` lacks are scored by cosine
+        similarity; ``found``'s rows keep the index's similarity. Namespaces of more than
+        ``EXACT_SCAN_ROWS`` rows are not scanned: ``found`` is returned, with a warning. An
+        answer of ``n`` rows is returned as it is, without a read.
+        """
+        col = self._col(C.validate_namespace(namespace))
+        if col is None or len(found) >= n:  # nothing to complete: not read
+            return found[: max(n, 0)]
+        got = self._guard(lambda: col.get(include=["embeddings"], limit=EXACT_SCAN_ROWS + 1))
+        ids = list(got["ids"])
+        if len(ids) > EXACT_SCAN_ROWS:
+            warnings.warn(
+                f"Chroma's index could not reach {n - len(found)} of the {n} nearest rows asked "
+                f"for in namespace {namespace}, and it holds over {EXACT_SCAN_ROWS} rows to scan instead; "
+                "the search goes on with the rows it found (the others still count by their words).",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return found
+        known = dict(found)
+        missing = [j for j, i in enumerate(ids) if i not in known]
+        if missing:
+            vectors = np.asarray([got["embeddings"][j] for j in missing], dtype=np.float64)
+            query = np.asarray(embedding, dtype=np.float64)
+            norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(query)
+            sims = vectors @ query / np.maximum(norms, 1e-12)
+            known.update(zip((ids[j] for j in missing), sims.tolist()))
+        ranked = sorted(known.items(), key=lambda p: -p[1])  # stable: found's order among equal scores
+        return ranked[:n]
+
+    async def acomplete_nearest(
+        self, namespace: tuple[str, ...], embedding: Sequence[float], n: int, found: list[tuple[str, float]]
+    ) -> list[tuple[str, float]]:
+        """Async :meth:`complete_nearest`."""
+        return await asyncio.to_thread(self.complete_nearest, namespace, embedding, n, found)
