@@ -60,12 +60,20 @@ def _raw(store: ChromaMemoryStore, ns: tuple[str, ...]) -> object:
     return getattr(col, "_col", col)  # a bucketed namespace's view: its bucket
 
 
-def trial(seed: int, rows: int) -> tuple[bool, bool]:
-    """``(Chroma answered short, the search showed the new note)``."""
+def _embedder(name: str) -> Embeddings:
+    if name == "char":
+        return CharVectors()
+    from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
+
+    return E5SmallEmbeddings() if name == "e5" else UniversalSentenceEncoderEmbeddings()
+
+
+def trial(seed: int, rows: int, embeddings: Embeddings) -> tuple[bool, bool, bool, bool]:
+    """``(Chroma answered short, the search showed the new note, it is among the 50 nearest, Chroma's 50 hold it)``."""
     rng = random.Random(seed)
     ns = ("memories", "shortfall")
     with tempfile.TemporaryDirectory() as folder:
-        store = ChromaMemoryStore(Path(folder) / "db", embeddings=CharVectors(), collection_prefix="short")
+        store = ChromaMemoryStore(Path(folder) / "db", embeddings=embeddings, collection_prefix="short")
         notes = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(rows)]
         store.put_records([MemoryRecord(namespace=ns, content=t) for t in notes])
         retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
@@ -74,30 +82,43 @@ def trial(seed: int, rows: int) -> tuple[bool, bool]:
         store.put_record(new)
         col = _raw(store, ns)
         total = col.count()  # type: ignore[attr-defined]
-        answer = col.query(query_embeddings=[CharVectors().embed_query(new.content)], n_results=total)  # type: ignore[attr-defined]
+        answer = col.query(query_embeddings=[embeddings.embed_query(new.content)], n_results=total)  # type: ignore[attr-defined]
         short = len(answer["ids"][0]) < total
+        vector = embeddings.embed_query("铁观音")
+        got = col.get(include=["embeddings"])  # type: ignore[attr-defined]
+        matrix = np.asarray(got["embeddings"], dtype=np.float64)
+        sims = matrix @ np.asarray(vector) / np.linalg.norm(matrix, axis=1) / np.linalg.norm(vector)
+        mine = [j for j, i in enumerate(got["ids"]) if i.endswith(new.id)][0]
+        nearest = int((sims > sims[mine]).sum()) < 50
+        fifty = col.query(query_embeddings=[vector], n_results=50)["ids"][0]  # type: ignore[attr-defined]
+        in_fifty = any(i.endswith(new.id) for i in fifty)
         shown = new.content in [d.page_content for d in retriever.invoke("铁观音")]
         R._SNAPSHOTS.clear()
-        return short, shown
+        return short, shown, nearest, in_fifty
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--rows", type=int, default=42)
+    parser.add_argument("--embedder", choices=["char", "use", "e5"], default="char", help="char: no model")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     R.SMALL_NAMESPACE = 0  # every namespace down the big-namespace path
-    short = shown_when_short = missed = 0
+    short = shown_when_short = missed = near = lost = 0
+    embeddings = _embedder(args.embedder)
     for seed in range(args.trials):
-        was_short, shown = trial(seed, args.rows)
+        was_short, shown, nearest, in_fifty = trial(seed, args.rows, embeddings)
         short += was_short
         shown_when_short += was_short and shown
         missed += not shown
-    print(f"trials {args.trials}, rows {args.rows} + 1")
+        near += nearest
+        lost += nearest and not in_fifty
+    print(f"trials {args.trials}, rows {args.rows} + 1, embedder {args.embedder}")
     print(f"Chroma answered short (a row unreachable): {short}")
     print(f"  of those, the search still showed the new note: {shown_when_short}")
     print(f"searches that missed the new note: {missed}")
+    print(f"the note among the 50 nearest by exact cosine: {near}; of those, missing from Chroma's 50: {lost}")
 
 
 if __name__ == "__main__":
