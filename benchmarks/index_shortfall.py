@@ -21,7 +21,6 @@ import random
 import sys
 import tempfile
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -32,25 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
 from langchain_lifecycle_memory.read import retrieval as R
 from langchain_lifecycle_memory.store._handles import Handle
+from tests.fake_embeddings import CharEmbeddings  # the model-free embedder of the tests
 
 WORDS = ["Rust", "Maya", "ThinkPad", "Spanish", "tea", "latte", "editor", "Tesla", "用户喜欢钢琴", "用户喜欢三体"]
-
-
-class CharVectors(Embeddings):
-    """A normalised sum of one fixed random direction per character (no model)."""
-
-    def _one(self, text: str) -> list[float]:
-        out = np.zeros(64)
-        for ch in text:
-            out += np.random.default_rng(zlib.crc32(ch.encode("utf-8"))).standard_normal(64)
-        norm = float(np.linalg.norm(out))
-        return (out / norm).tolist() if norm else out.tolist()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
 
 
 def _raw(store: ChromaMemoryStore, ns: tuple[str, ...]) -> object:
@@ -62,7 +45,7 @@ def _raw(store: ChromaMemoryStore, ns: tuple[str, ...]) -> object:
 
 def _embedder(name: str) -> Embeddings:
     if name == "char":
-        return CharVectors()
+        return CharEmbeddings()
     from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings, UniversalSentenceEncoderEmbeddings
 
     return E5SmallEmbeddings() if name == "e5" else UniversalSentenceEncoderEmbeddings()
