@@ -186,3 +186,25 @@ def test_vectors_are_compared_by_cosine_whatever_their_norm() -> None:
     done = store.complete_nearest(ns, vector, 12, [])
     assert [i for i, _ in done] == [i for i, _ in full]
     assert [s for _, s in done] == pytest.approx([s for _, s in full], abs=1e-5)
+
+
+def test_explain_of_a_small_namespace_scores_every_record_as_the_search_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store()
+    ns = ("memories", "small")
+    records = [MemoryRecord(namespace=ns, content=f"{w} note {i}") for i, w in enumerate(["tea", "vim", "猫"] * 20)]
+    tea = MemoryRecord(namespace=ns, content="用户改喝铁观音了", entity="user", attribute="tea", value="铁观音")
+    store.put_records([*records, tea])
+    search_records = type(store).search_records
+
+    def unreachable(self: Any, *args: Any, **kwargs: Any) -> Any:  # the index's answers lack the new record
+        return [(r, s) for r, s in search_records(self, *args, **kwargs) if r.id != tea.id]
+
+    monkeypatch.setattr(type(store), "search_records", unreachable)
+    retriever = LifecycleRetriever(store=store, namespace=ns, episode_embeddings=None)
+    for query in ["铁观音", "tea note", "猫"]:
+        shown = [d.page_content for d in retriever.invoke(query)]
+        explained = retriever.explain(query)
+        assert [c.record.content for c in explained.kept()] == shown
+        by_id = {c.record.id: c for c in explained.candidates}
+        assert "cosine" in by_id[tea.id].raw  # scored from the snapshot's vectors, like the search
+    assert tea.content in [d.page_content for d in retriever.invoke("铁观音")]
