@@ -55,6 +55,12 @@ def dense_hits(
     position = snapshot.position
     cosines: dict[int, float] = {}  # record position -> best cosine over the queries
     for i, (vector, offset) in enumerate(zip(vectors, offsets, strict=True)):
+        if full and snapshot.dense is not None:
+            # explain of a small namespace: every record's cosine from the vectors the plain search
+            # scores, not from Chroma's index (which can leave a row out; see complete_nearest)
+            for pos, score in _eligible(snapshot.dense.nearest(vector, len(snapshot.dense.ids)), position, None):
+                cosines[pos] = max(score - offset, cosines.get(pos, -1.0))
+            continue
         if not full and (snapshot.dense is not None or hasattr(store, "nearest_ids")):
             # Ids and cosines suffice (the snapshot holds the records); see neighbours_to_ask.
             n = _asked(snapshot, eligible, dense_k)
@@ -86,9 +92,16 @@ def dense_hits(
     return cosines, eligible_ranked[:dense_k]
 
 
-def _eligible(near: list[tuple[str, float]], position: dict[str, int], eligible: np.ndarray) -> list[tuple[int, float]]:
-    """``near``'s (id, cosine) pairs as (position, cosine), in order, for eligible records of the snapshot."""
+def _eligible(
+    near: list[tuple[str, float]], position: dict[str, int], eligible: np.ndarray | None
+) -> list[tuple[int, float]]:
+    """``near``'s (id, cosine) pairs as (position, cosine), in order, for eligible records of the snapshot.
+
+    ``eligible=None``: for every record of the snapshot.
+    """
     found = [position.get(i) for i, _ in near]
+    if eligible is None:
+        return [(p, sc) for p, (_, sc) in zip(found, near) if p is not None]
     if None in found:  # ids the snapshot does not hold (written since it was read): skipped
         return [(p, sc) for p, (_, sc) in zip(found, near) if p is not None and eligible[p]]
     ok = eligible[found].tolist() if found else []
