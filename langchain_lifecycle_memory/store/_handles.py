@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-__all__ = ["Collections", "Handle", "empty_result"]
+__all__ = ["Collections", "Handle", "cosines", "empty_result"]
 
 _WRITES = frozenset({"add", "upsert"})
 _RETRIES = 5
@@ -45,6 +45,15 @@ def _hnsw_not_ready(error: Exception) -> bool:
     return "hnsw" in text and ("nothing found on disk" in text or "segment reader" in text)
 
 
+def cosines(vectors: Any, query: Any) -> np.ndarray:
+    """Cosine similarity of each row of ``vectors`` to ``query`` (float64; a zero vector scores 0)."""
+    matrix = np.asarray(vectors, dtype=np.float64)
+    if not len(matrix):
+        return np.zeros(0)
+    q = np.asarray(query, dtype=np.float64)
+    return matrix @ q / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(q), 1e-12)
+
+
 def _exact_query(col: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     """``col.query`` answered by a scan (cosine distance), for when the HNSW reader is not ready."""
     include = list(kwargs.get("include") or ["documents", "metadatas", "distances"])
@@ -52,10 +61,8 @@ def _exact_query(col: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     n = int(kwargs.get("n_results", 10))
     out: dict[str, list[Any]] = {k: [] for k in ("ids", "documents", "metadatas", "distances", "embeddings")}
     matrix = np.asarray(got["embeddings"] if len(got["ids"]) else np.zeros((0, 1)), dtype=np.float64)
-    norms = np.linalg.norm(matrix, axis=1) if len(matrix) else np.zeros(0)
     for query in kwargs.get("query_embeddings") or []:
-        q = np.asarray(query, dtype=np.float64)
-        sims = matrix @ q / np.maximum(norms * np.linalg.norm(q), 1e-12) if len(matrix) else np.zeros(0)
+        sims = cosines(matrix, query)
         order = np.argsort(-sims, kind="stable")[:n]
         out["ids"].append([got["ids"][i] for i in order])
         out["documents"].append([got["documents"][i] for i in order])

@@ -21,7 +21,7 @@ from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store import memtrim
 from langchain_lifecycle_memory.store._bucket_query import nearest_in_bucket
-from langchain_lifecycle_memory.store._handles import Handle
+from langchain_lifecycle_memory.store._handles import Handle, cosines
 from langchain_lifecycle_memory.store._scoped import Scoped
 from langchain_lifecycle_memory.store._sqlite_read import file_stamp, read_documents, rows_over
 from langchain_lifecycle_memory.store.gcpause import paused_gc
@@ -251,10 +251,7 @@ class NamespaceReads:
         known = dict(found)
         missing = [j for j, i in enumerate(ids) if i not in known]
         if missing:
-            vectors = np.asarray([got["embeddings"][j] for j in missing], dtype=np.float64)
-            query = np.asarray(embedding, dtype=np.float64)
-            norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(query)
-            sims = vectors @ query / np.maximum(norms, 1e-12)
+            sims = cosines([got["embeddings"][j] for j in missing], embedding)
             known.update(zip((ids[j] for j in missing), sims.tolist()))
         ranked = sorted(known.items(), key=lambda p: -p[1])  # stable: found's order among equal scores
         return ranked[:n]
