@@ -25,7 +25,7 @@ from langchain_lifecycle_memory.read import _driver
 from langchain_lifecycle_memory.read import retrieval as R
 from tests.fake_embeddings import CharEmbeddings
 from tests.unit_tests.test_scale import T0
-from tests.unit_tests.test_warm_search import _namespace
+from tests.unit_tests.test_warm_search import _count_apart, _namespace
 
 QUERIES = ["What editor does Caroline like?", "green tea running", "猫 旺财", "vim", "likes", "nothing at all"]
 
@@ -256,21 +256,6 @@ def test_query_evidence_taken_before_the_rows_are_chosen_changes_no_result(
     monkeypatch.setattr(R, "query_evidence", lambda *args: None)  # computed by score_snapshot, on the rows scored
     assert [[(d.page_content, d.metadata) for d in retriever.invoke(q)] for q in queries] == early
     assert sum(map(len, early)) >= 8
-
-
-def _count_apart(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The rows each restricted search keeps apart (``Snapshot.restricted``'s background), appended per search."""
-    from langchain_lifecycle_memory.read import _snapshot
-
-    apart: list[int] = []
-    restricted = _snapshot.Snapshot.restricted
-
-    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
-        apart.append(0 if background is None else len(background))
-        return restricted(self, rows, scores, background)
-
-    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
-    return apart
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
-from langchain_lifecycle_memory.read import _episodes, _scoring, lexical
+from langchain_lifecycle_memory.read import _episodes, _scoring, _snapshot, lexical
 from langchain_lifecycle_memory.read import retrieval as R
 from langchain_lifecycle_memory.read._rows import top_order
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
@@ -96,6 +96,19 @@ def _namespace(store: ChromaMemoryStore, ns: tuple[str, ...], rng: random.Random
     store.put_records(records)
 
 
+def _count_apart(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The rows each restricted search keeps apart (``Snapshot.restricted``'s background), appended per search."""
+    apart: list[int] = []
+    restricted = _snapshot.Snapshot.restricted
+
+    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
+        apart.append(0 if background is None else len(background))
+        return restricted(self, rows, scores, background)
+
+    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+    return apart
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -144,7 +157,7 @@ def test_weak_matches_kept_apart_change_no_result(options: dict[str, Any], monke
     """A common word matches many records too weakly to reach min_score: they only count in the lexical RRF."""
     import chromadb
 
-    from langchain_lifecycle_memory.read import _live, _snapshot
+    from langchain_lifecycle_memory.read import _live
 
     R._SNAPSHOTS.clear()
     store = ChromaMemoryStore(
@@ -160,14 +173,7 @@ def test_weak_matches_kept_apart_change_no_result(options: dict[str, Any], monke
         store=store, namespace=ns, episode_embeddings=None, **{k: v for k, v in options.items() if k not in call}
     )
     queries = ["Does Caroline like green tea or running shoes?", "vim editor likes", "猫 狗 banana", "cello Kyoto rust"]
-    backgrounds: list[int] = []
-    restricted = _snapshot.Snapshot.restricted
-
-    def spy(self: Any, rows: Any, scores: Any, background: Any = None) -> Any:
-        backgrounds.append(0 if background is None else len(background))
-        return restricted(self, rows, scores, background)
-
-    monkeypatch.setattr(_snapshot.Snapshot, "restricted", spy)
+    backgrounds = _count_apart(monkeypatch)
 
     def documents() -> list[list[tuple[str, dict[str, Any]]]]:
         return [[(d.page_content, d.metadata) for d in retriever.invoke(q, **call)] for q in queries]
