@@ -1,0 +1,383 @@
+"""What a user of the package notices, through the public API and the CLI only.
+
+Lifecycles (expiry), no trace on disk after edits, precise forgetting and restore, import
+reports, numbered attributes. The block's placement and escaping are in test_user_paths_prompt.py,
+LangMem on the store in test_langmem_on_store.py, several processes in test_multiprocess.py.
+
+Black-box on purpose: top-level names, ``lifecycle.operations``, ``lifecycle.portability``
+and the ``lifecycle-memory`` CLI run as a real process. Each test asserts on what a user
+sees: the injected block, ``list``/``history``, the CLI's output and exit code, bytes on disk.
+Stores that the CLI also opens use ``DeterministicFakeEmbedding`` (the CLI's ``fake:<dims>``,
+followed automatically); the default embedder is used only where the behaviour needs meaning.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.embeddings import DeterministicFakeEmbedding
+
+from langchain_lifecycle_memory import (
+    ChromaMemoryStore,
+    Fact,
+    LifecycleMemory,
+    Redactor,
+    UpdateConfig,
+)
+from langchain_lifecycle_memory.lifecycle import operations as ops
+from langchain_lifecycle_memory.lifecycle.portability import import_records
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+NOTHING = "No stored memory is relevant"
+
+
+# ---------------------------------------------------------------------- helpers
+def fake() -> DeterministicFakeEmbedding:
+    return DeterministicFakeEmbedding(size=32)  # the CLI reopens it as `--embedder fake:32`
+
+
+def fake_memory(path: Path, **kwargs: Any) -> LifecycleMemory:
+    return LifecycleMemory(ChromaMemoryStore(path, embeddings=fake()), **kwargs)
+
+
+def cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "langchain_lifecycle_memory", "--path", str(path), *args]
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, check=False)
+
+
+def cli_json(path: Path, *args: str) -> Any:
+    done = cli(path, *args, "--json")
+    assert done.returncode == 0, f"`lifecycle-memory {' '.join(args)}` exited {done.returncode}: {done.stderr}"
+    return json.loads(done.stdout)
+
+
+def files_containing(folder: Path, text: str) -> list[str]:
+    needle = text.encode("utf-8")
+    return sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and needle in f.read_bytes())
+
+
+def active_values(records: list[Any]) -> set[str]:
+    return {r["value"] if isinstance(r, dict) else r.value for r in records if _status(r) == "active"}
+
+
+def _status(r: Any) -> str:
+    return r["status"] if isinstance(r, dict) else r.status.value
+
+
+# ---------------------------------------------------------------------- 1. lifecycles
+@pytest.mark.parametrize(
+    ("said", "at", "question", "word"),
+    [
+        ("I use Vim for everything", "2024-01-02", "What editor should I install on my new laptop?", "Vim"),
+        ("I drink black coffee every morning", "2024-01-02", "What should I order at the cafe?", "black coffee"),
+        ("I work as a nurse", "2024-06-01", "What do I do for a living?", "nurse"),
+    ],
+    ids=["preference-vim", "preference-coffee", "profile-nurse"],
+)
+def test_a_statement_without_a_time_limit_is_still_recalled_two_years_later(
+    embeddings: Any, tmp_path: Path, said: str, at: str, question: str, word: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", said)], user_id="bob", at=at)
+
+    block = memory.inject(question, user_id="bob", now="2026-06-01")
+    found = [d.page_content for d in memory.search(question, user_id="bob", now="2026-06-01")]
+    listed = [(r.value, r.status.value) for r in memory.list("bob")]
+
+    assert word in block.text, f"not injected on 2026-06-01: {block.text!r}"
+    assert any(word in text for text in found), f"search found {found}"
+    assert [status for _, status in listed] == ["active"], listed
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "word"),
+    [
+        ("This week I'm only eating soup because of my tooth", "What can I eat this week?", "soup"),
+        ("这周我只吃流食", "这周我能吃什么？", "流食"),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
+    embeddings: Any, tmp_path: Path, said: str, question: str, word: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", said)], user_id="u", at="2026-05-10")
+
+    next_day = memory.inject(question, user_id="u", now="2026-05-11")
+    later = memory.inject(question, user_id="u", now="2026-05-31")
+
+    assert word in next_day.text, f"the next day the block lacks {word!r}: {next_day.text!r}"
+    assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
+
+
+def test_list_stats_search_and_inject_agree_on_what_is_live(embeddings: Any, tmp_path: Path) -> None:
+    """A record past its deadline is live for nobody: not searched, not injected, not listed or counted active."""
+    path = tmp_path / "m"
+    memory = LifecycleMemory(ChromaMemoryStore(path, embeddings=embeddings))
+    three_weeks_ago = datetime.now(timezone.utc) - timedelta(days=21)
+    soup = Fact(
+        entity="user",
+        attribute="diet",
+        value="soup",
+        content="This week the user only eats soup because of a tooth",
+        kind="preference",
+        ttl_days=7,
+    )
+    city = Fact(entity="user", attribute="city", value="Berlin", content="The user lives in Berlin", kind="profile")
+    memory.add_facts([soup, city], user_id="bob", at=three_weeks_ago)
+
+    question = "Does the user only eat soup because of a tooth?"
+    seen = {
+        "search": "soup" in " ".join(d.page_content for d in memory.search(question, user_id="bob")),
+        "inject": "soup" in memory.inject(question, user_id="bob").text,
+        "LifecycleMemory.list": "soup" in active_values(memory.list("bob")),
+        "CLI list": "soup" in active_values(cli_json(path, "list", "-u", "bob")["records"]),
+    }
+    stats = cli_json(path, "stats", "-u", "bob")["users"][0]["by_status"]
+    seen["CLI stats counts it active"] = stats.get("active", 0) != 1
+
+    assert seen == dict.fromkeys(seen, False), f"the expired soup record is reported live by: {seen}; stats {stats}"
+
+
+def _soup_memory(embeddings: Any, tmp_path: Path) -> LifecycleMemory:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    soup = Fact(
+        entity="user",
+        attribute="diet",
+        value="soup",
+        content="This week the user only eats soup because of a tooth",
+        kind="preference",
+        ttl_days=7,
+    )
+    memory.add_facts([soup], user_id="bob", at="2026-05-10")
+    return memory
+
+
+def test_a_block_says_when_an_expired_memory_was_left_out(embeddings: Any, tmp_path: Path) -> None:
+    memory = _soup_memory(embeddings, tmp_path)
+    question = "Does the user only eat soup because of a tooth?"
+    assert "soup" in memory.inject(question, user_id="bob", now="2026-05-11").text  # found while live
+
+    block = memory.inject(question, user_id="bob", now="2026-05-31")
+
+    assert "soup" not in block.text
+    assert hasattr(block, "expired"), "MemoryBlock has no `expired` count"
+    assert isinstance(block.expired, int) and block.expired > 0, block.expired
+    assert any("expired" in line.lower() for line in block.text.splitlines()), block.text
+
+
+def test_a_block_with_nothing_expired_says_nothing_about_expiry(embeddings: Any, tmp_path: Path) -> None:
+    memory = _soup_memory(embeddings, tmp_path)
+
+    block = memory.inject("Does the user only eat soup because of a tooth?", user_id="bob", now="2026-05-11")
+
+    assert "soup" in block.text
+    assert hasattr(block, "expired"), "MemoryBlock has no `expired` count"
+    assert block.expired == 0
+    assert not any("expired" in line.lower() for line in block.text.splitlines()), block.text
+
+
+def test_readme_facade_example_prints_the_vs_code_line_without_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    facade = next(b for b in blocks if "LifecycleMemory(" in b and ".inject(" in b)
+    code = re.sub(r",\s*now=(\"[^\"]*\"|'[^']*')", "", facade)  # run it today, as a reader would
+    assert "now=" not in code
+    monkeypatch.chdir(tmp_path)
+
+    exec(compile(code, "README.md[facade example without now=]", "exec"), {"__name__": "__readme__"})
+
+    injected = capsys.readouterr().out.split("[(")[0]
+    assert NOTHING not in injected, injected
+    assert "VS Code" in injected, injected
+
+
+# ---------------------------------------------------------------------- 4. no trace on disk
+def test_cli_edit_then_compact_leaves_no_byte_of_the_old_text(tmp_path: Path) -> None:
+    path = tmp_path / "m"
+    memory = fake_memory(path)
+    old = "The user keeps a spare key under the Zanzibar-7731 flowerpot"
+    fact = Fact(entity="user", attribute="spare_key", value="flowerpot", content=old, kind="fact")
+    record_id = memory.add_facts([fact], user_id="bob", at="2026-11-01").added[0].id
+    assert files_containing(path, "Zanzibar-7731")
+
+    done = cli(path, "edit", record_id, "-u", "bob", "--content", "The user keeps a spare key under a flowerpot")
+    assert done.returncode == 0, done.stderr
+    ChromaMemoryStore(path, embeddings=fake()).compact()
+
+    assert files_containing(path, "Zanzibar-7731") == []
+
+
+@pytest.mark.parametrize("forgotten", [False, True], ids=["active", "forgotten-then-redacted"])
+def test_redact_record_then_compact_leaves_no_byte_of_the_pii(tmp_path: Path, forgotten: bool) -> None:
+    path = tmp_path / "m"
+    memory = fake_memory(path, update=UpdateConfig(redactor=Redactor(mode="keep")))
+    email = "zed.q.7731@example.com"
+    fact = Fact(entity="user", attribute="email", value=email, content=f"The user's email is {email}", kind="profile")
+    record_id = memory.add_facts([fact], user_id="bob", at="2026-11-01").added[0].id
+    if forgotten:
+        memory.forget("bob", record_id=record_id)
+    assert files_containing(path, email)
+
+    (record,) = [r for r in memory.list("bob") if r.id == record_id]
+    memory.store.put_records([ops.redact_record(record)])
+    memory.store.compact()
+
+    assert [r.content for r in memory.list("bob")] == ["The user's email is [EMAIL]"]
+    assert files_containing(path, email) == []
+
+
+def test_purge_leaves_no_byte_of_the_tenant(tmp_path: Path) -> None:
+    path = tmp_path / "m"
+    memory = fake_memory(path)
+    memory.add_facts(
+        [Fact(entity="user", attribute="city", value="Qarthwick-5512", content="The user lives in Qarthwick-5512")],
+        user_id="carol",
+        at="2026-11-01",
+    )
+    memory.add_facts([Fact(entity="user", attribute="city", value="Berlin", content="The user lives in Berlin")], "bob")
+    assert files_containing(path, "Qarthwick-5512")
+
+    memory.purge("carol")
+
+    assert files_containing(path, "Qarthwick-5512") == []
+    assert active_values(memory.list("bob")) == {"Berlin"}
+
+
+# ---------------------------------------------------------------------- 5. precise forgetting, restore
+def test_cli_forget_by_query_archives_only_what_was_named(embeddings: Any, tmp_path: Path) -> None:
+    path = tmp_path / "m"
+    memory = LifecycleMemory(ChromaMemoryStore(path, embeddings=embeddings))
+    memory.add_messages([("user", "I'm allergic to peanuts")], user_id="bob", at="2026-11-01")
+    memory.add_messages([("user", "I'm also allergic to shellfish")], user_id="bob", at="2026-11-02")
+    assert active_values(memory.list("bob")) == {"peanuts", "shellfish"}
+
+    forgot = cli_json(path, "forget", "-u", "bob", "--query", "forget that I'm allergic to shellfish", "--yes")
+    assert [r["value"] for r in forgot["archived"]] == ["shellfish"]
+
+    block = cli_json(path, "search", "-u", "bob", "what can't I eat?", "--block")["block"]["text"]
+    assert "peanuts" in block and "shellfish" not in block, block
+
+
+def _forgotten_shellfish(tmp_path: Path) -> tuple[LifecycleMemory, str]:
+    memory = fake_memory(tmp_path / "m")
+    memory.add_messages([("user", "I'm allergic to peanuts")], user_id="bob", at="2026-11-01")
+    memory.add_messages([("user", "I'm also allergic to shellfish")], user_id="bob", at="2026-11-02")
+    (shellfish,) = [r for r in memory.list("bob") if r.value == "shellfish"]
+    memory.forget("bob", record_id=shellfish.id, now="2026-11-03")
+    assert active_values(memory.list("bob")) == {"peanuts"}
+    return memory, shellfish.id
+
+
+def _shows_restore(versions: list[Any]) -> bool:
+    """The history keeps the way back visible: a restore marker, or the archived version next to the active one."""
+    dumps = [json.dumps(v if isinstance(v, dict) else v.model_dump(mode="json")) for v in versions]
+    shellfish = [v for v in versions if (v["value"] if isinstance(v, dict) else v.value) == "shellfish"]
+    return any("restor" in d.lower() for d in dumps) or len(shellfish) >= 2
+
+
+def test_facade_restore_brings_a_forgotten_memory_back(tmp_path: Path) -> None:
+    memory, record_id = _forgotten_shellfish(tmp_path)
+    assert hasattr(memory, "restore"), "LifecycleMemory has no restore(user_id, record_id)"
+
+    memory.restore("bob", record_id)
+
+    assert active_values(memory.list("bob")) == {"peanuts", "shellfish"}
+    assert "shellfish" in memory.inject("What am I allergic to?", user_id="bob").text
+    history = memory.history("bob", "user", "allergy")
+    assert "shellfish" in active_values(history) and _shows_restore(history), history
+
+
+def test_operations_restore_brings_a_forgotten_memory_back(tmp_path: Path) -> None:
+    memory, record_id = _forgotten_shellfish(tmp_path)
+    assert hasattr(ops, "restore"), "lifecycle.operations has no restore(store, namespace, record_id)"
+
+    ops.restore(memory.store, memory.namespace("bob"), record_id)
+
+    assert active_values(memory.list("bob")) == {"peanuts", "shellfish"}
+    assert "shellfish" in memory.inject("What am I allergic to?", user_id="bob").text
+    history = memory.history("bob", "user", "allergy")
+    assert "shellfish" in active_values(history) and _shows_restore(history), history
+
+
+def test_cli_restore_brings_a_forgotten_memory_back(tmp_path: Path) -> None:
+    _, record_id = _forgotten_shellfish(tmp_path)
+    path = tmp_path / "m"
+
+    done = cli(path, "restore", record_id, "-u", "bob")
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr.strip()}"
+
+    block = cli_json(path, "search", "-u", "bob", "What am I allergic to?", "--block")["block"]["text"]
+    assert "shellfish" in block, block
+    versions = cli_json(path, "history", "allergy", "-u", "bob")["versions"]
+    assert "shellfish" in active_values(versions) and _shows_restore(versions), versions
+
+
+# ---------------------------------------------------------------------- 8b. import: duplicates, huge lines
+def test_import_reports_duplicate_ids_and_huge_lines_by_number(tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=fake())
+    base = {"namespace": ["memories", "bob"], "entity": "user", "kind": "fact", "status": "active", "confidence": 0.8}
+    same = "11111111-1111-4111-8111-111111111111"
+    lines = [
+        {**base, "id": same, "attribute": "city", "value": "Berlin", "content": "The user lives in Berlin"},
+        {**base, "id": same, "attribute": "editor", "value": "Vim", "content": "The user uses Vim"},
+        {**base, "id": "22222222-2222-4222-8222-222222222222", "attribute": "notes", "content": "x" * 5_000_000},
+        {
+            **base,
+            "id": "33333333-3333-4333-8333-333333333333",
+            "attribute": "motto",
+            "value": "y" * 5_000_000,
+            "content": "The user has a very long motto",
+        },
+    ]
+    source = io.StringIO("\n".join(json.dumps(line) for line in lines) + "\n")
+
+    try:
+        report = import_records(store, source)
+    except Exception as e:  # refused as a whole: then the message names the lines
+        message = str(e)
+        named = {n for n in (2, 3, 4) if re.search(rf"\b{n}\b", message)}
+        assert named == {2, 3, 4}, message
+        assert store.list_records(("memories", "bob")) == []
+        return
+    reported = {issue.line: issue.reason for issue in report.errors}
+    assert {2, 3, 4} <= set(reported), f"lines reported: {reported}"
+    kept = [r for r in store.list_records(("memories", "bob")) if r.id == same]
+    assert [r.content for r in kept] in ([], ["The user lives in Berlin"]), "line 2 overwrote line 1"
+    assert all(len(r.value or "") < 5_000_000 for r in store.list_records(("memories", "bob")))
+
+
+# ---------------------------------------------------------------------- 8d. numbered attributes
+@pytest.mark.parametrize(
+    "facts",
+    [
+        [("slot0", "red", "The user's slot0 is red"), ("slot1", "blue", "The user's slot1 is blue")],
+        [
+            ("phone1", "Pixel 8", "The user's phone1 is a Pixel 8"),
+            ("phone2", "iPhone 15", "The user's phone2 is an iPhone 15"),
+        ],
+    ],
+    ids=["slot0-slot1", "phone1-phone2"],
+)
+def test_numbered_attributes_are_separate_slots(
+    embeddings: Any, tmp_path: Path, facts: list[tuple[str, str, str]]
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for day, (attribute, value, content) in enumerate(facts, start=1):
+        fact = Fact(entity="user", attribute=attribute, value=value, content=content)
+        memory.add_facts([fact], user_id="bob", at=f"2026-11-0{day}")
+
+    listed = sorted((r.attribute, r.value, r.status.value) for r in memory.list("bob"))
+
+    assert listed == sorted((a, v, "active") for a, v, _ in facts), f"merged into one slot: {listed}"
