@@ -3,8 +3,9 @@
 One user; every day 1-3 new facts (half of them updates of a rotating set of slots,
 the rest free-text events, preferences and facts) and 2-4 raw ``episode`` turns. The
 *swept* store archives the previous version of a slot on update and runs
-``sweep(now=day)`` with the default ``RetentionPolicy`` every night; the *baseline*
-appends every write and never forgets. Both run in the same process on the same data.
+``sweep(now=day)`` with the default ``RetentionPolicy`` every night (events and raw turns
+expire; preferences and facts stay until superseded); the *baseline* appends every write
+and never forgets. Both run in the same process on the same data.
 
     python benchmarks/bloat_curve.py [--days 365] [--seed 0]
 
@@ -27,8 +28,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory.lifecycle.operations import sweep
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
-from langchain_lifecycle_memory.store.maintenance import count_where
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -61,6 +61,8 @@ class BloatResult:
     """Everything the swept store holds (active + archived history)."""
     baseline: list[int] = field(default_factory=list)
     """Active records of the append-only baseline (every write stays active)."""
+    transient: list[int] = field(default_factory=list)
+    """Active events and raw turns of the swept store (what expires by kind)."""
     archived: int = 0
     deleted: int = 0
 
@@ -141,8 +143,10 @@ def simulate(
         result.archived += report.archived
         result.deleted += report.deleted
         result.days.append(day + 1)
-        result.swept.append(count_where(store, NS, {"v.status": MemoryStatus.ACTIVE.value}))
-        result.stored.append(count_where(store, NS, None))
+        active = store.list_records(NS, statuses=MemoryStatus.ACTIVE, now=START + timedelta(days=day + 1))
+        result.swept.append(len(active))
+        result.transient.append(sum(r.kind in ("event", "episode") for r in active))
+        result.stored.append(store.count_records(NS))
         result.baseline.append(written)
     return result
 

@@ -17,7 +17,6 @@ import os as _os
 # which Chroma requires for ephemeral clients.
 _os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-import warnings as _warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -35,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; runtime load
     from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
     from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
-    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
     from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
     from langchain_lifecycle_memory.store.retention import RetentionPolicy
     from langchain_lifecycle_memory.write.extraction import create_extractor, create_rule_extractor
@@ -75,7 +74,7 @@ __all__ = [
 # Public name -> the module that defines it (loaded on first access, then cached in globals()).
 _EXPORTS: dict[str, str] = {
     "LifecycleMemory": "graph.memory",
-    "ChromaMemoryStore": "store.chroma_store",
+    "ChromaMemoryStore": "graph.store",
     "LifecycleRetriever": "read.retrieval",
     "create_memory_writer": "graph.nodes",
     "create_memory_reader": "graph.nodes",
@@ -100,65 +99,15 @@ _EXPORTS: dict[str, str] = {
     "sweep": "lifecycle.operations",
 }
 
-# Names this package exported at the top before the stage subpackages (0.1): they still
-# resolve, with a DeprecationWarning naming their new home, for one release.
-_DEPRECATED: dict[str, str] = {
-    "embedding_fingerprint": "store.embeddings",
-    "InvalidTransitionError": "errors",
-    "ReindexError": "errors",
-    "extract_rule_facts": "write.extraction",
-    "MEMORY_PROMPT": "read.injection",
-    "create_memory_injector": "read.injection",
-    "ForgetMatch": "lifecycle.operations",
-    "PurgeReport": "lifecycle.operations",
-    "ReindexReport": "lifecycle.operations",
-    "SweepReport": "lifecycle.operations",
-    "preview_forget": "lifecycle.operations",
-    "purge": "lifecycle.operations",
-    "redact_record": "lifecycle.operations",
-    "reindex": "lifecycle.operations",
-    "RetrievalLog": "lifecycle.observability",
-    "RetrievalStats": "lifecycle.observability",
-    "retrieval_stats": "lifecycle.observability",
-    "ImportReport": "lifecycle.portability",
-    "export_records": "lifecycle.portability",
-    "import_records": "lifecycle.portability",
-    "PIIMatch": "write.redaction",
-    "RedactionResult": "write.redaction",
-    "contains_pii": "write.redaction",
-    "redact": "write.redaction",
-    "SweepPlan": "store.retention",
-    "ChannelWeights": "read.retrieval",
-    "RetrievalCandidate": "read.retrieval",
-    "RetrievalExplanation": "read.retrieval",
-    "ScoreCalibration": "read.retrieval",
-    "UpdateResult": "write.update",
-    "create_conflict_judge": "write.update",
-    "reconcile": "write.update",
-    "repair_slots": "write.update",
-    "AttributeSpec": "vocabulary",
-    "DEFAULT_ATTRIBUTES": "vocabulary",
-}
-
-
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        module = _DEPRECATED.get(name)
-        if module is None:
-            msg = f"module {__name__!r} has no attribute {name!r}"
-            raise AttributeError(msg)
-        _warnings.warn(
-            f"`from langchain_lifecycle_memory import {name}` is deprecated; "
-            f"use `from {__name__}.{module} import {name}` (the old path goes away in the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
     from importlib import import_module
 
     value = getattr(import_module(f"{__name__}.{module}"), name)
-    if name in _EXPORTS:
-        globals()[name] = value
+    globals()[name] = value
     return value
 
 

@@ -11,7 +11,6 @@ import chromadb
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.store import _layout
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SERVER_ENV = "LIFECYCLE_MEMORY_TEST_CHROMA"
@@ -22,10 +21,27 @@ def embeddings() -> UniversalSentenceEncoderEmbeddings:
     return UniversalSentenceEncoderEmbeddings()
 
 
+REQUIRE_SHARED_ENV = "LIFECYCLE_MEMORY_REQUIRE_SHARED"
+
+
+def shared_file(*parts: str) -> Path:
+    """A file of ``../shared``: a clear skip where the folder is absent, an error in CI (``.ci/run``)."""
+    path = SHARED.joinpath(*parts)
+    if not path.is_file():
+        msg = f"{path} not found: scenario/seed data unavailable"
+        if os.environ.get(REQUIRE_SHARED_ENV):
+            pytest.fail(msg + f" ({REQUIRE_SHARED_ENV} is set: CI always has ../shared)")
+        pytest.skip(msg)
+    return path
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
-        pytest.skip(f"../shared not found at {SHARED}: scenario/seed data unavailable")
+        msg = f"../shared not found at {SHARED}: scenario/seed data unavailable"
+        if os.environ.get(REQUIRE_SHARED_ENV):
+            pytest.fail(msg + f" ({REQUIRE_SHARED_ENV} is set: CI always has ../shared)")
+        pytest.skip(msg)
     return SHARED
 
 
@@ -52,13 +68,6 @@ def make_store(
         pytest.skip(f"no Chroma server configured: set {SERVER_ENV}=host:port (.ci/run starts one)")
     host, port = address
     return ChromaMemoryStore(host=host, port=port, embeddings=embeddings, collection_prefix=prefix, **kwargs)  # type: ignore[arg-type]
-
-
-@pytest.fixture(params=_layout.LAYOUTS)
-def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test once per storage layout: every store the test creates gets it (tenant safety on every layout)."""
-    monkeypatch.setattr(_layout, "DEFAULT_LAYOUT", request.param)
-    return str(request.param)
 
 
 def drop_store_collections(store: ChromaMemoryStore) -> None:

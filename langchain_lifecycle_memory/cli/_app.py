@@ -128,9 +128,25 @@ def main(
     debug: Annotated[
         bool, typer.Option("--debug", envvar="LIFECYCLE_MEMORY_DEBUG", help="Show tracebacks of unexpected errors.")
     ] = False,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            "--trace",
+            help="Send this command's runs to LangSmith (its usual environment: LANGSMITH_API_KEY, ...). "
+            "Off by default, whatever LANGSMITH_TRACING says: memories are private.",
+        ),
+    ] = False,
 ) -> None:
     """Manage long-term memories (store options may also follow the command name)."""
+    _tracing(trace)
     ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output, debug=debug)
+
+
+def _tracing(on: bool) -> None:
+    """Trace this CLI process only when asked: an app's tracing settings must not upload a shell's memories."""
+    value = "true" if on else "false"
+    for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
+        os.environ[name] = value
 
 
 def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:
@@ -306,7 +322,7 @@ def _check_folder(folder: Path, create: bool) -> None:
 
 def _open_store(cfg: Settings, folder: Path | None, emb: Any, verify: bool) -> Any:
     from langchain_lifecycle_memory.graph.memory import LifecycleMemory
-    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 
     if folder is None:
         return LifecycleMemory(

@@ -174,9 +174,13 @@ def history_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
     for name in ("id", "status", "value", "valid from", "valid to", "superseded by", "content"):
         table.add_column(name, overflow="fold")
     for r in records:
+        restored = r.metadata.get("restored") if isinstance(r.metadata, dict) else None
+        status = _status(r)
+        if restored:
+            status = Text.assemble(status, f" (restored {str(restored[-1].get('at', ''))[:10]})")
         table.add_row(
             short(r.id),
-            _status(r),
+            status,
             Text(r.value or ""),
             _when(r.valid_from),
             _when(r.valid_to),

@@ -370,7 +370,7 @@ def run_demo(lang: Lang = "zh", path: str | Path | None = None, *, embeddings: A
 def _run(lang: Lang, folder: Path, shown_path: str | None, embeddings: Any | None) -> DemoResult:
     from langchain_lifecycle_memory.graph.memory import LifecycleMemory
     from langchain_lifecycle_memory.graph.naive import NaiveMemory
-    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
     from langchain_lifecycle_memory.write.extraction import create_rule_extractor
 
     started = time.perf_counter()

@@ -308,6 +308,20 @@ def forget(
     R.emit(cfg.json, {"user": user, "archived": archived}, done)
 
 
+@_command("restore")
+def restore(cfg: Settings, record_id: IdArg, user: UserOpt, now: NowOpt = None) -> None:
+    """Return an archived memory (a mistaken forget or supersede) to active; its history notes it."""
+    from langchain_lifecycle_memory.lifecycle import operations as lifecycle
+
+    memory = _open(cfg)
+    ns = _require_user(memory, cfg, user)
+    record = _record(memory, cfg, user, record_id)
+    if record.status is not MemoryStatus.ARCHIVED:
+        raise CliError(f"Memory {record.id} is {record.status.value}, not archived: nothing to restore.")
+    restored = lifecycle.restore(memory.store, ns, record.id, now=_date(now, "--now"))
+    R.emit(cfg.json, {"user": user, "restored": restored}, R.record_table(restored))
+
+
 @_command("purge")
 def purge(
     cfg: Settings,

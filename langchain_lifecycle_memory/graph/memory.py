@@ -19,7 +19,7 @@ from langchain_lifecycle_memory.read.cues import attach_cues
 from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
-from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 from langchain_lifecycle_memory.store.repair import writer_lock
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, apply_plan, plan_updates, reconcile
@@ -204,9 +204,13 @@ class LifecycleMemory:
 
     def inject(self, query: str, user_id: Any, *, max_tokens: int | None = None, **options: Any) -> MemoryBlock:
         """The memory block to put in front of the model for ``query``."""
-        docs = self.search(query, user_id, **options)
+        docs, explanation = self.retriever.recall(query, namespace=self.namespace(user_id), **options)
         block = format_memories(
-            docs, max_tokens=max_tokens or self.max_tokens, query=query, now=ensure_aware(options.get("now"))
+            docs,
+            max_tokens=max_tokens or self.max_tokens,
+            query=query,
+            now=ensure_aware(options.get("now")),
+            expired=explanation.expired_matches,
         )
         if self.retrieval_log is not None:
             self.retrieval_log.record(
@@ -241,6 +245,12 @@ class LifecycleMemory:
         from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 
         return lifecycle.forget(self.store, self.namespace(user_id), **target)
+
+    def restore(self, user_id: Any, record_id: str) -> MemoryRecord:
+        """Return a mistakenly archived record (a forget, a wrong supersede) to active; logged in its history."""
+        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
+
+        return lifecycle.restore(self.store, self.namespace(user_id), record_id)
 
     def purge(self, user_id: Any) -> Any:
         """Hard-delete everything of ``user_id``: records, history and retrieval-log lines."""

@@ -11,16 +11,19 @@ import atexit
 import hashlib
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
+from langchain.agents import AgentState
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, SystemMessage, convert_to_messages
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import NotRequired
 
 from langchain_lifecycle_memory.read.cues import attach_cues
 from langchain_lifecycle_memory.read.injection import format_memories
@@ -47,10 +50,11 @@ __all__ = [
     "create_memory_agent",
     "create_memory_reader",
     "create_memory_writer",
+    "with_memory_block",
 ]
 
 MEMORY_MESSAGE_ID = "lifecycle-memory-block"
-"""The injected system message keeps this id, so each turn replaces it instead of piling up."""
+"""The injected system message's id: each turn's block replaces the last one (the thread keeps one)."""
 
 _BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lifecycle-memory-writer")
 atexit.register(_BACKGROUND.shutdown, wait=True)
@@ -65,11 +69,17 @@ class MemoryWriterState(MessagesState, total=False):
     memory_result: UpdateResult | Future | None
 
 
-class MemoryReaderState(MessagesState, total=False):
-    """Reader state: the retrieved documents and the injected block."""
+class MemoryReaderState(TypedDict, total=False):
+    """Reader state: the retrieved documents and the injected block.
 
+    ``messages`` has no reducer here on purpose: the reader's update of the thread (remove all,
+    then the messages with the block in front) reaches the parent graph's own reducer whole.
+    """
+
+    messages: list[AnyMessage]
     memory_documents: list[Document]
     memory_block: str
+    memory_expired: int
 
 
 def _now(config: RunnableConfig) -> Any:
@@ -181,17 +191,31 @@ def create_memory_writer(
     return builder.compile(name=name)
 
 
+def with_memory_block(messages: Sequence[AnyMessage], block: str) -> list[AnyMessage]:
+    """``messages`` with the memory block as a leading system message, right after the app's own.
+
+    Where models expect system text: before the conversation (a system message after the
+    first human message is moved, or refused, by several providers). Any earlier block goes.
+    """
+    rest = [m for m in convert_to_messages(messages) if m.id != MEMORY_MESSAGE_ID]
+    lead = next((i for i, m in enumerate(rest) if not isinstance(m, SystemMessage)), len(rest))
+    return [*rest[:lead], SystemMessage(content=block, id=MEMORY_MESSAGE_ID), *rest[lead:]]
+
+
 def create_memory_reader(
     store: Any | None = None,
     *,
     retriever: LifecycleRetriever | None = None,
     namespace_template: Sequence[str] = DEFAULT_NAMESPACE,
     max_tokens: int = 600,
+    as_message: bool = True,
     name: str = "memory_reader",
 ) -> CompiledStateGraph:
-    """A subgraph ``retrieve → inject``: memories for the last human message as a system message.
+    """A subgraph ``retrieve → inject``: memories for the last human message as a leading system message.
 
-    The block is also left in ``memory_block`` for prompts that place it themselves.
+    The block goes right after the app's own system messages (or first), rebuilt each turn:
+    the thread keeps one. It is also left in ``memory_block``; with ``as_message=False`` it is
+    only there, for prompts that place it themselves (``create_memory_agent`` does).
 
     Example:
         .. code-block:: python
@@ -204,25 +228,32 @@ def create_memory_reader(
     template = tuple(namespace_template)
 
     def retrieve(state: MemoryReaderState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        human = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+        human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
         if not human:
             return {"memory_documents": []}
         query = human[-1].text if hasattr(human[-1], "text") else str(human[-1].content)
         user = user_id_from_config(config, runtime.context)
         ns = namespace_for(user, template)
         r = retriever or LifecycleRetriever(store=_store(store, runtime), namespace_template=template)
-        return {"memory_documents": r.invoke(query, _traced(config, user, ns), namespace=ns, now=_now(config))}
+        docs, explanation = r.recall(query, _traced(config, user, ns), namespace=ns, now=_now(config))
+        return {"memory_documents": docs, "memory_expired": explanation.expired_matches}
 
     def inject(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
-        human = [m for m in state["messages"] if isinstance(m, HumanMessage)]
+        human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
         query = str(human[-1].content) if human else None
         block = format_memories(
-            state.get("memory_documents") or [], max_tokens=max_tokens, query=query, now=_now(config)
+            state.get("memory_documents") or [],
+            max_tokens=max_tokens,
+            query=query,
+            now=_now(config),
+            expired=state.get("memory_expired") or 0,
         )
-        message = SystemMessage(content=block.text, id=MEMORY_MESSAGE_ID)
-        return {"memory_block": block.text, "messages": [message]}
+        if not as_message:
+            return {"memory_block": block.text}
+        messages = with_memory_block(state["messages"], block.text)
+        return {"memory_block": block.text, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
 
-    builder = StateGraph(MemoryReaderState, input_schema=MessagesState)
+    builder = StateGraph(MemoryReaderState)
     builder.add_node("retrieve_memories", retrieve)
     builder.add_node("inject_memories", inject)
     builder.add_edge(START, "retrieve_memories")
@@ -231,19 +262,28 @@ def create_memory_reader(
     return builder.compile(name=name)
 
 
+class MemoryAgentState(AgentState):
+    """``create_agent``'s state, plus what the memory reader leaves for the prompt."""
+
+    memory_block: NotRequired[str]
+    memory_documents: NotRequired[list[Document]]
+    memory_expired: NotRequired[int]
+
+
 def create_memory_agent(
     model: BaseChatModel,
     store: Any,
     *,
     tools: Sequence[Any] = (),
+    system_prompt: str | None = None,
     extractor: Runnable | BaseChatModel | str | None = "rule",
     checkpointer: Any = None,
     name: str = "memory_agent",
 ) -> CompiledStateGraph:
-    """A prebuilt agent: recall → ReAct agent (``create_react_agent``) → remember.
+    """A prebuilt agent: recall → LangChain's ``create_agent`` → remember.
 
-    The memory block reaches the model as the first system message of each call; the
-    conversation state keeps only the real turns.
+    The memory block reaches the model in its system prompt (after ``system_prompt``) on
+    every call, rebuilt each turn; the conversation state keeps only the real turns.
 
     Example:
         .. code-block:: python
@@ -252,21 +292,17 @@ def create_memory_agent(
             agent.invoke({"messages": [("user", "I switched to VS Code")]},
                          {"configurable": {"user_id": "u1", "thread_id": "t1"}})
     """
-    from langgraph.prebuilt import create_react_agent
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ModelRequest, dynamic_prompt
 
-    def prompt(state: dict[str, Any]) -> list[Any]:
-        memory = state.get("memory_block") or ""
-        history = [m for m in state["messages"] if getattr(m, "id", None) != MEMORY_MESSAGE_ID]
-        return [SystemMessage(content=memory), *history] if memory else history
+    @dynamic_prompt
+    def with_memories(request: ModelRequest) -> str:
+        return "\n\n".join(p for p in (system_prompt, request.state.get("memory_block")) if p)
 
-    class AgentState(MemoryReaderState, total=False):
-        remaining_steps: int
-
-    react = create_react_agent(model, list(tools), prompt=prompt, state_schema=AgentState, name="agent")
-
-    builder = StateGraph(AgentState)
-    builder.add_node("recall", create_memory_reader(store))
-    builder.add_node("agent", react)
+    agent = create_agent(model, list(tools), middleware=[with_memories], state_schema=MemoryAgentState, name="agent")
+    builder = StateGraph(MemoryAgentState)
+    builder.add_node("recall", create_memory_reader(store, as_message=False))
+    builder.add_node("agent", agent)
     builder.add_node("remember", create_memory_writer(store, extractor=extractor))
     builder.add_edge(START, "recall")
     builder.add_edge("recall", "agent")

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,16 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from langchain_lifecycle_memory.read.routing import attribute_mentioned, value_mentioned
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store.maintenance import (
-    CompactReport,
-    ReindexError,
-    ReindexReport,
-    compact,
-    drop_collections,
-    find_records,
-    namespaces,
-    reindex,
-)
+from langchain_lifecycle_memory.errors import ReindexError
+from langchain_lifecycle_memory.store.maintenance import CompactReport, ReindexReport, compact, reindex
 from langchain_lifecycle_memory.store.repair import doubled_slots, repair_namespace
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
@@ -42,7 +34,7 @@ from langchain_lifecycle_memory.write.redaction import Redactor
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
-    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 
 __all__ = [
     "CompactReport",
@@ -59,6 +51,7 @@ __all__ = [
     "purge",
     "redact_record",
     "reindex",
+    "restore",
     "sweep",
     "sweep_where",
 ]
@@ -197,13 +190,13 @@ def sweep(
     at = ensure_aware(now) or utcnow()
     policy = policy or RetentionPolicy()
     where = sweep_where(policy, at)
-    targets = namespaces(store, tuple(namespace_prefix or ()))
+    targets = store.namespaces(tuple(namespace_prefix or ()))
     report = SweepReport(now=at, dry_run=dry_run, scanned_namespaces=len(targets))
-    for ns, _ in targets:
+    for ns in targets:
         repaired: list[str] = []
         if repair and (doubled := doubled_slots(store, ns)):
             repaired = [r.id for r in repair_namespace(store, ns, slots=doubled, at=at, dry_run=dry_run)]
-        candidates = find_records(store, ns, where)
+        candidates = store.find_records(ns, where)
         plan = policy.sweep_plan(candidates, at) if candidates else None
         if plan is None or plan.empty:
             if repaired:
@@ -311,7 +304,18 @@ def preview_forget(
             reason = "dense"
         if reason is not None:
             matches[r.id] = ForgetMatch(record=r, reason=reason, score=scores.get(r.id))
-    return sorted(matches.values(), key=lambda m: -(m.score if m.score is not None else 2.0))
+    return sorted(_named_values_only(matches.values()), key=lambda m: -(m.score if m.score is not None else 2.0))
+
+
+def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
+    """Where the query names a value of a slot, only that value of the slot is forgotten.
+
+    "Forget that I'm allergic to shellfish" names one member of the allergy set: the
+    peanut allergy, close in meaning and of the same attribute, stays.
+    """
+    matches = list(matches)
+    named = {m.record.slot for m in matches if m.reason == "value" and m.record.slot}
+    return [m for m in matches if m.reason == "value" or m.record.slot not in named]
 
 
 def forget(
@@ -355,6 +359,42 @@ def forget(
     return archived
 
 
+def restore(
+    store: ChromaMemoryStore, namespace: Sequence[str], record_id: str, *, now: datetime | str | None = None
+) -> MemoryRecord:
+    """Return an archived record to ``active`` (a mistaken forget or supersede); returns it restored.
+
+    The record's history notes the restore (``metadata["restored"]``). In a single-valued slot
+    the value that is current now is archived in its favour, so the slot keeps one current value.
+
+    Example:
+        .. code-block:: python
+
+            [wrong] = forget(store, ("memories", "u1"), query="forget my shellfish allergy")
+            restore(store, ("memories", "u1"), wrong.id)
+    """
+    at = ensure_aware(now) or utcnow()
+    ns = C.validate_namespace(tuple(namespace))
+    record = store.get_record(ns, record_id)
+    if record is None:
+        msg = f"No record {record_id!r} in {ns}; list them with `lifecycle-memory list`."
+        raise KeyError(msg)
+    if record.status is not MemoryStatus.ARCHIVED:
+        msg = f"Record {record_id} is {record.status.value}, not archived: there is nothing to restore."
+        raise ValueError(msg)
+    log = [*record.metadata.get("restored", []), {"at": at.isoformat(), "superseded_by": record.superseded_by}]
+    back = record.model_copy(
+        update={"status": MemoryStatus.ACTIVE, "valid_to": None, "superseded_by": None, "updated_at": at,
+                "metadata": {**record.metadata, "restored": log}}
+    )  # fmt: skip
+    displaced = []
+    if record.slot is not None and record.cardinality == "single":
+        current = store.list_records(ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, attribute=record.attribute)
+        displaced = [c.transition(MemoryStatus.ARCHIVED, at=at, superseded_by=back.id) for c in current if c.id != back.id]
+    store.put_records([*displaced, back])
+    return back
+
+
 # ---------------------------------------------------------------------- purge
 class PurgeReport(BaseModel):
     """What :func:`purge` removed."""
@@ -376,10 +416,10 @@ def purge(
 ) -> PurgeReport:
     """Hard-delete everything of a tenant: all statuses, history, log lines, bytes on disk.
 
-    Afterwards no file under an embedded store's directory contains the purged text:
-    Chroma's collections are dropped, then :func:`compact` vacuums the sqlite file and
-    cleans the HNSW folders. With a Chroma server the report says compaction is the
-    server operator's job.
+    Afterwards no file under an embedded store's directory contains the purged text: the
+    rows are deleted (Chroma prunes their log at once, see ``store.maintenance``), then
+    :func:`compact` runs ``chroma vacuum``. With a Chroma server the report says compaction
+    is the server operator's job.
 
     Args:
         store: The memory store.
@@ -398,15 +438,15 @@ def purge(
     """
     prefix = C.validate_namespace(tuple(namespace_prefix), what="namespace prefix")
     report = PurgeReport(namespace_prefix=prefix)
-    report.namespaces = sorted(ns for ns, _ in namespaces(store, prefix))
-    report.items_deleted = store.purge(prefix) + drop_collections(store, prefix)
+    report.namespaces = store.namespaces(prefix)
+    report.items_deleted = store.purge(prefix)
     if log is not None:
         from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
 
         target = log if isinstance(log, RetrievalLog) else RetrievalLog(log)
         report.log_lines_removed = target.purge(prefix)
     if compact_files:
-        report.compaction = compact(store)
+        report.compaction = compact(store, namespaces=report.namespaces)
     return report
 
 

@@ -21,11 +21,10 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store.maintenance import namespaces
 from langchain_lifecycle_memory.store.slots import resolve_current
 
 if TYPE_CHECKING:
-    from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+    from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 
 __all__ = ["ImportIssue", "ImportReport", "export_records", "import_records", "record_line", "settle_versions"]
 
@@ -107,7 +106,7 @@ def export_records(
     """
     count = 0
     with _open(path_or_file, "w") as f:
-        for ns, _ in sorted(namespaces(store, tuple(namespace_prefix or ())), key=lambda p: p[0]):
+        for ns in store.namespaces(tuple(namespace_prefix or ())):
             # Page by page: memory grows only with the active slot records, which are held back
             # and written through the readers' rule (one current value per single-valued slot).
             heads: list[MemoryRecord] = []
@@ -163,6 +162,7 @@ def _parse(text: str, target: tuple[str, ...] | None) -> MemoryRecord | str:
         C.validate_namespace(record.namespace)
         C.validate_key(record.id)
         record_line(record).encode("utf-8")
+        C.dumps_value(record.to_value())  # the size a store accepts
     except ValidationError as e:
         return _reason(e)
     except UnicodeEncodeError as e:
@@ -296,6 +296,7 @@ def import_records(
     seen: set[tuple[str, ...]] = set()
     batch: list[MemoryRecord] = []
     line_of: dict[str, int] = {}
+    first_line: dict[tuple[tuple[str, ...], str], int] = {}
 
     def write(records: list[MemoryRecord]) -> None:
         try:
@@ -332,8 +333,11 @@ def import_records(
             if isinstance(parsed, str):
                 report.errors.append(ImportIssue(line=number, reason=parsed))
                 continue
-            if parsed.id in line_of:  # the same id again: write the earlier line first, then this one
-                flush()
+            earlier = first_line.setdefault((parsed.namespace, parsed.id), number)
+            if earlier != number:  # never merge two lines into one memory silently
+                reason = f"duplicate id {parsed.id!r} (first on line {earlier}); not imported: give each memory its own id"
+                report.errors.append(ImportIssue(line=number, reason=reason))
+                continue
             batch.append(parsed)
             line_of[parsed.id] = number
             if len(batch) >= batch_size:

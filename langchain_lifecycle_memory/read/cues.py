@@ -31,14 +31,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from langchain_lifecycle_memory.read._per_embedder import PerEmbedder
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-__all__ = ["CUES_KEY", "CUE_PROMPT", "CueVectors", "attach_cues", "cue_request", "parse_cues", "record_cues"]
+__all__ = ["CUES_KEY", "CUE_PROMPT", "attach_cues", "cue_request", "parse_cues", "record_cues"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,39 +122,3 @@ def record_cues(record: MemoryRecord) -> list[str]:
     """A record's cues (empty if none or malformed)."""
     cues = record.metadata.get(CUES_KEY) if isinstance(record.metadata, dict) else None
     return [c for c in cues if isinstance(c, str) and c.strip()] if isinstance(cues, list) else []
-
-
-class CueVectors(PerEmbedder):
-    """Cue embeddings per embedder object, cached by text (bounded), for the retriever.
-
-    The vectors are always the current embedder's: a reindex onto another encoder embeds
-    the cues again on first use.
-    """
-
-    max_texts = 50_000
-
-    def __init__(self) -> None:
-        self._vectors: dict[str, np.ndarray] = {}
-
-    def missing(self, texts: Sequence[str]) -> list[str]:
-        """Texts not embedded yet."""
-        return [t for t in dict.fromkeys(texts) if t not in self._vectors]
-
-    def install(self, texts: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        """Store embedded texts (unit rows)."""
-        if len(self._vectors) + len(texts) > self.max_texts:
-            self._vectors.clear()
-        for text, vector in zip(texts, vectors, strict=True):
-            v = np.asarray(vector, dtype=np.float32)
-            self._vectors[text] = v / (float(np.linalg.norm(v)) or 1.0)
-
-    def best(self, cues_by_position: dict[int, list[str]], query_vector: Sequence[float]) -> dict[int, float]:
-        """Best cue cosine to the query, per record position."""
-        q = np.asarray(query_vector, dtype=np.float32)
-        q = q / (float(np.linalg.norm(q)) or 1.0)
-        out = {}
-        for pos, cues in cues_by_position.items():
-            rows = [self._vectors[c] for c in cues if c in self._vectors]
-            if rows:
-                out[pos] = float(np.max(np.stack(rows) @ q))
-        return out

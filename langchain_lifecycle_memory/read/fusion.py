@@ -195,6 +195,8 @@ class RetrievalExplanation(BaseModel):
     personal: bool = True
     """Whether the query is about or for someone (else topic routing is damped)."""
     candidates: list[RetrievalCandidate] = Field(default_factory=list)
+    expired_matches: int = 0
+    """Records that would have been returned but for their deadline having passed (not silently)."""
 
     def kept(self) -> list[RetrievalCandidate]:
         """Candidates that were returned, in order."""
@@ -267,8 +269,9 @@ def lifecycle_decision(
     if as_of is not None:
         if record.status is MemoryStatus.PENDING:
             return "pending", "pending records are not returned until confirmed"
-        if not record.is_valid_at(as_of):
+        if not record.is_valid_at(as_of) or record.is_expired(as_of):
             return "not_valid_at_as_of", f"valid {record.valid_from.isoformat()} .. {_iso(record.valid_to)}"
+        return None
     elif statuses is not None and record.status not in statuses:
         if record.status is MemoryStatus.ARCHIVED:
             why = f"superseded by {record.superseded_by}" if record.superseded_by else "archived"

@@ -67,6 +67,7 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "No stored memory is relevant to this request — say you don't know rather than guess.",
         "unknown_date": "date unknown",
         "pending": "unconfirmed",
+        "expired": "{n} stored memory/memories matching this request expired (stated as temporary) and are left out.",
     },
     "zh": {
         "title": "关于用户的长期记忆，来自以往的对话{today}。",
@@ -79,6 +80,7 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "没有相关的已存记忆——不确定时请直说不知道，不要猜测。",
         "unknown_date": "日期未知",
         "pending": "待确认",
+        "expired": "另有 {n} 条相关记忆已过期（当时说明是临时的），未列出。",
     },
 }
 _OPEN, _CLOSE = "<memories>", "</memories>"
@@ -99,6 +101,8 @@ class MemoryBlock(BaseModel):
     """``True`` when no memory line was included (the text then says "don't know")."""
     lang: Literal["zh", "en"]
     """Language of the block's own wording."""
+    expired: int = 0
+    """Memories that matched but had expired (the block says so: nothing expires silently)."""
 
     def __str__(self) -> str:
         return self.text
@@ -198,21 +202,38 @@ def quote_memory(content: str) -> str:
     """
     safe = content.replace("<", "＜").replace(">", "＞")
     quoted = json.dumps(safe, ensure_ascii=False)
-    if quoted.isprintable():
+    if quoted.isprintable() and not any(_hidden(ch) for ch in quoted if ord(ch) > 0x7F):
         return quoted
-    # Escape what a reader cannot see but a model reads, by Unicode category, not by a list:
-    # line breaks json.dumps leaves raw (U+0085, U+2028), format characters (zero-width
-    # spaces, bidi overrides such as U+202E, tag characters U+E0001...) and unassigned code points.
     return "".join(_visible(ch) for ch in quoted)
 
 
 _INVISIBLE = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp"})
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+"""Unicode's ``Default_Ignorable_Code_Point`` property (DerivedCoreProperties.txt): characters a
+renderer shows as nothing (variation selectors, the combining grapheme joiner, Hangul fillers,
+tag characters), which ``unicodedata`` does not expose."""
+_BLANK_GLYPHS = frozenset({0x2800})
+"""Assigned, printable, yet drawn as nothing: the braille pattern blank."""
+
+
+def _hidden(ch: str) -> bool:
+    """Whether a reader cannot see ``ch`` although a model reads it."""
+    code = ord(ch)
+    if unicodedata.category(ch) in _INVISIBLE or code in _BLANK_GLYPHS:
+        return True
+    return any(lo <= code <= hi for lo, hi in _DEFAULT_IGNORABLE)
 
 
 def _visible(ch: str) -> str:
-    if unicodedata.category(ch) not in _INVISIBLE:
+    """``ch``, or its JSON escape (surrogate pairs above U+FFFF) when no reader could see it."""
+    if not _hidden(ch):
         return ch
-    return f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+    return json.dumps(ch, ensure_ascii=True)[1:-1]
 
 
 def _line(item: _Item, texts: Mapping[str, str]) -> str:
@@ -244,6 +265,7 @@ def format_memories(
     query: str | None = None,
     token_counter: Callable[[str], int] | None = None,
     now: datetime | None = None,
+    expired: int = 0,
 ) -> MemoryBlock:
     r"""Format ranked memories into a prompt block that fits ``max_tokens``.
 
@@ -258,6 +280,8 @@ def format_memories(
         token_counter: Counts tokens in a string, e.g. ``model.get_num_tokens``; defaults
             to :func:`approximate_tokens`.
         now: When given, the block states today's date so the model can judge recency.
+        expired: How many memories matched but had expired (``RetrievalExplanation.expired_matches``);
+            the block says so rather than dropping them silently.
 
     Returns:
         The block with ``included`` / ``dropped`` ids and its token count.
@@ -329,6 +353,8 @@ def format_memories(
             text = _assemble(head, [line for _, line in included])
     if not included:
         text = empty_text
+    if expired > 0:
+        text += "\n" + texts["expired"].format(n=expired)
     return MemoryBlock(
         text=text,
         included=[items[i].id for i, _ in included],
@@ -336,6 +362,7 @@ def format_memories(
         tokens=count(text),
         empty=not included,
         lang=chosen,
+        expired=max(0, expired),
     )
 
 

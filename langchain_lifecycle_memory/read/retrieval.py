@@ -17,7 +17,9 @@ every candidate and why it was kept or dropped.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+import asyncio
+import contextvars
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
@@ -28,20 +30,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever, LangSmithRetrieverParams
 from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from langchain_lifecycle_memory.read._anchors import QueryCentering
-from langchain_lifecycle_memory.read._dense_hits import dense_hits, neighbours_to_ask
-from langchain_lifecycle_memory.read._driver import IO as _IO
-from langchain_lifecycle_memory.read._driver import Join, adrive, drive
-from langchain_lifecycle_memory.read._episode_files import episode_file_path
-from langchain_lifecycle_memory.read._episodes import embed_episode_texts, episode_scores, resolve_episode_encoder
-from langchain_lifecycle_memory.read._live import prepare, restrict
-from langchain_lifecycle_memory.read._scoring import RetrievalOptions, query_evidence, score_snapshot
-from langchain_lifecycle_memory.read._sidecar import SIDECARS
-from langchain_lifecycle_memory.read._small import SMALL_NAMESPACE
-from langchain_lifecycle_memory.read._snapshot_source import _SNAPSHOTS, current_snapshot  # noqa: F401  (cleared by tests)
-from langchain_lifecycle_memory.read.cues import CueVectors
+from langchain_lifecycle_memory.read import scoring
+from langchain_lifecycle_memory.read._source import current
+from langchain_lifecycle_memory.read.episodes import resolve_encoder
 from langchain_lifecycle_memory.read.fusion import (
     E5_CALIBRATION,
     E5_RANK_CALIBRATION,
@@ -53,7 +47,9 @@ from langchain_lifecycle_memory.read.fusion import (
     candidate_document,
     parse_paraphrases,
 )
-from langchain_lifecycle_memory.read.routing import CARD_WARMER, AttributeRouter
+from langchain_lifecycle_memory.read.routing import AttributeRouter
+from langchain_lifecycle_memory.read.scoring import Query, RetrievalOptions
+from langchain_lifecycle_memory.read.vectors import TextVectors
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store.tenants import namespace_for
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -72,10 +68,8 @@ _EXPANSION_PROMPT = (
     "Keep the user's language. One query per line, no numbering."
 )
 _CALL_OPTIONS = ("k", "namespace", "user_id", "min_score", "statuses", "kinds", "as_of", "now", "include_expired")
-
-
-_CANDIDATES_ONLY = True
-"""Score only the records that can reach ``min_score`` (tests compare against scoring all of them)."""
+_REPORT: contextvars.ContextVar[list[RetrievalExplanation] | None] = contextvars.ContextVar("_REPORT", default=None)
+"""Where ``recall`` collects the explanation of the search it runs through ``invoke``."""
 
 
 class LifecycleRetriever(BaseRetriever):
@@ -92,7 +86,7 @@ class LifecycleRetriever(BaseRetriever):
         .. code-block:: python
 
             import chromadb
-            from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+            from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
             from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
             store = ChromaMemoryStore(client=chromadb.EphemeralClient())
@@ -187,7 +181,7 @@ class LifecycleRetriever(BaseRetriever):
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION
     """Ordering calibration of the episode encoder's cosines."""
 
-    _router: AttributeRouter | None = PrivateAttr(default=None)
+    _cached_router: AttributeRouter | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         """Pick the calibration that fits the store's embedder unless one was given."""
@@ -201,14 +195,16 @@ class LifecycleRetriever(BaseRetriever):
 
     def _episode_encoder(self) -> Any:
         """The episode encoder in use (``None``: off, or the store's encoder is already e5)."""
-        return resolve_episode_encoder(self.episode_embeddings, getattr(self.store, "embeddings", None))
+        return resolve_encoder(self.episode_embeddings, getattr(self.store, "embeddings", None))
 
     def embed_episodes(self, texts: Sequence[str]) -> None:
         """Embed episode texts with the episode encoder now, so the next search does not pay for them.
 
         ``LifecycleMemory.add_episode`` calls it; a no-op without an episode encoder.
         """
-        embed_episode_texts(self._episode_encoder(), texts)
+        encoder = self._episode_encoder()
+        if encoder is not None:
+            TextVectors.of(encoder).matrix(list(texts))
 
     # ------------------------------------------------------------------ LangChain API
     def _get_ls_params(self, **kwargs: Any) -> LangSmithRetrieverParams:
@@ -232,12 +228,46 @@ class LifecycleRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return _documents(self._drive(self._pipeline(query, self._options(kwargs), full=False)))
+        explanation = self._run(query, self._options(kwargs), full=False)
+        report = _REPORT.get()
+        if report is not None:  # ``recall``: the caller needs more than documents (expired matches, routes)
+            report.append(explanation)
+        return [candidate_document(c) for c in explanation.kept()]
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        return _documents(await self._adrive(self._pipeline(query, self._options(kwargs), full=False)))
+        # Chroma's client is synchronous: the sync core runs in a worker thread (context copied).
+        sync = run_manager.get_sync()
+        return await run_in_executor(None, self._get_relevant_documents, query, run_manager=sync, **kwargs)
+
+    def recall(
+        self, query: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> tuple[list[Document], RetrievalExplanation]:
+        """``invoke`` (traced as the retriever run), also returning the search's explanation.
+
+        The explanation holds the kept candidates and ``expired_matches``: memories that matched
+        but had expired, which the memory block mentions instead of dropping them silently.
+        """
+        report: list[RetrievalExplanation] = []
+        token = _REPORT.set(report)
+        try:
+            docs = self.invoke(query, config, **kwargs)
+        finally:
+            _REPORT.reset(token)
+        return docs, report[-1]
+
+    async def arecall(
+        self, query: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> tuple[list[Document], RetrievalExplanation]:
+        """Async :meth:`recall`."""
+        report: list[RetrievalExplanation] = []
+        token = _REPORT.set(report)
+        try:
+            docs = await self.ainvoke(query, config, **kwargs)
+        finally:
+            _REPORT.reset(token)
+        return docs, report[-1]
 
     # ------------------------------------------------------------------ explain
     def explain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
@@ -247,12 +277,11 @@ class LifecycleRetriever(BaseRetriever):
         ``as_of``, ``now``...). With ``include_other_tenants=True`` the best matches of
         sibling namespaces are listed too, as ``other_tenant``.
         """
-        return self._drive(self._pipeline(query, self._options(kwargs), full=True, others=include_other_tenants))
+        return self._run(query, self._options(kwargs), full=True, others=include_other_tenants)
 
     async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
         """Async :meth:`explain`."""
-        gen = self._pipeline(query, self._options(kwargs), full=True, others=include_other_tenants)
-        return await self._adrive(gen)
+        return await asyncio.to_thread(lambda: self.explain(query, include_other_tenants=include_other_tenants, **kwargs))
 
     # ------------------------------------------------------------------ options
     def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -297,173 +326,61 @@ class LifecycleRetriever(BaseRetriever):
             raise ValueError(msg)
         return namespace_for(uid, self.namespace_template)
 
-    # ------------------------------------------------------------------ drivers
-    def _drive(self, gen: Generator[Any, Any, Any]) -> Any:
-        try:
-            return drive(gen)
-        finally:
-            SIDECARS.release()  # a snapshot file this search asked for is written from now on
-
-    async def _adrive(self, gen: Generator[Any, Any, Any]) -> Any:
-        try:
-            return await adrive(gen)
-        finally:
-            SIDECARS.release()
-
-    # ------------------------------------------------------------------ the shared core
-    def _pipeline(
-        self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False
-    ) -> Generator[Any, Any, RetrievalExplanation]:
-        """Sync and async share this: it yields I/O requests and does everything else."""
+    # ------------------------------------------------------------------ the core
+    def _query(self, query: str) -> Query:
         if not isinstance(query, str) or not query.strip():
             msg = "The retrieval query must be a non-empty string."
             raise ValueError(msg)
-        store, emb = self.store, self.store.embeddings
-        queries = [query]
+        emb = self.store.embeddings
+        texts = [query]
         if self.query_model is not None:
             messages = [SystemMessage(_EXPANSION_PROMPT.format(n=self.num_expansions)), HumanMessage(query)]
-            reply = yield _IO(self.query_model, "invoke", "ainvoke", (messages,))
-            queries += parse_paraphrases(reply, query, self.num_expansions)
-        vectors = [(yield _IO(emb, "embed_query", "aembed_query", (query,)))]
-        if len(queries) > 1:
-            vectors += list((yield _IO(emb, "embed_documents", "aembed_documents", (queries[1:],))))
+            texts += parse_paraphrases(self.query_model.invoke(messages), query, self.num_expansions)
+        vectors = [emb.embed_query(query), *(emb.embed_documents(texts[1:]) if len(texts) > 1 else [])]
+        centred = self.calibration.centered
+        return Query(query, texts, vectors, [TextVectors.of(emb).offset(v) if centred else 0.0 for v in vectors])
 
-        offsets = [0.0] * len(vectors)  # per query vector, see ``_anchors``
-        if self.calibration.centered:
-            centering = QueryCentering.for_embeddings(emb)
-            background = centering.missing()
-            if background:
-                centering.install((yield _IO(emb, "embed_documents", "aembed_documents", (background,))))
-            offsets = [centering.offset(v) for v in vectors]
-
-        ns = opts.namespace
-        snapshot = yield from current_snapshot(store, ns, small_limit=SMALL_NAMESPACE, request=_IO)
-
-        eligible = snapshot.eligible(
-            statuses=opts.statuses,
-            kinds=opts.kinds,
-            as_of=opts.as_of,
-            now=opts.now,
-            include_expired=opts.include_expired,
-        )
-        search = {"k": self.dense_k, "statuses": opts.statuses, "kinds": opts.kinds, "as_of": opts.as_of}
-        search |= {"now": opts.now, "include_expired": opts.include_expired, "resolve": False}
-        if full:  # every record's cosine, then the same top-dense_k cut the plain search makes
-            search |= {"k": max(1, len(snapshot)), "statuses": None, "kinds": None, "as_of": None}
-            search |= {"include_expired": True}
-        # The store's dense query runs while the evidence that does not need it is gathered (``_driver``).
-        started, asked = None, neighbours_to_ask(store, snapshot, eligible, dense_k=self.dense_k, full=full)
-        if asked is not None:
-            started = []
-            for vector in vectors:
-                started.append((yield _IO(store, "nearest_ids", "anearest_ids", (ns, vector, asked), start=True)))
-
-        router = self._router
-        vocabulary = _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
+    def _router(self) -> AttributeRouter:
+        emb, vocabulary = self.store.embeddings, _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
+        router = self._cached_router
         if router is None or router.embeddings is not emb or router.vocabulary != vocabulary:
-            router = self._router = AttributeRouter(emb, vocabulary)
-        if CARD_WARMER.busy(emb):  # cards of recent writes being embedded: wait rather than embed them twice
-            yield _IO(CARD_WARMER, "wait", "await_idle", (emb,))
-        phrases, owners = router.missing(snapshot.attributes)
-        if phrases:
-            router.install(owners, (yield _IO(emb, "embed_documents", "aembed_documents", (phrases,))))
-        cue_scores: dict[int, float] = {}
-        if snapshot.cues:  # write-time cues: per-record situations, scored like topic cards
-            cue_vectors = CueVectors.for_embeddings(emb)
-            wanted = {p: c for p, c in snapshot.cues.items() if eligible[p]}
-            texts = cue_vectors.missing([c for cs in wanted.values() for c in cs])
-            if texts:
-                cue_vectors.install(texts, (yield _IO(emb, "embed_documents", "aembed_documents", (texts,))))
-            for vector, offset in zip(vectors, offsets, strict=True):
-                for pos, score in cue_vectors.best(wanted, vector).items():
-                    cue_scores[pos] = max(score - offset, cue_scores.get(pos, -1.0))
-        episode_dense = None
-        episode_encoder = self._episode_encoder()
-        if episode_encoder is not None:
-            episode_dense = yield from episode_scores(
-                episode_encoder,
-                snapshot,
-                eligible,
-                query,
-                top_k=self.dense_k,
-                limit=self.episode_embeddings_limit,
-                calibration=self.episode_calibration,
-                rank_calibration=self.episode_rank_calibration,
-                request=_IO,
-                path=lambda: episode_file_path(store, ns, episode_encoder),
-            )
-        restricting, prepared, evidence = not full and opts.min_score > 0 and _CANDIDATES_ONLY, None, None
-        if started is not None:  # while the dense query runs: what the query says, BM25 and the rows it brings
-            evidence = query_evidence(self, queries, vectors, offsets, router, snapshot)
-            if restricting:
-                prepared = prepare(
-                    self, snapshot, queries, eligible, cue_scores, episode_dense,
-                    min_score=opts.min_score, k=opts.k, evidence=evidence,
-                )  # fmt: skip
-        cosines, dense_positions = yield from dense_hits(
-            store, ns, snapshot, eligible, vectors, offsets, search, dense_k=self.dense_k, full=full, request=_IO,
-            started=started, join=Join,
-        )  # fmt: skip
-        scored = snapshot
-        if restricting:
-            # Only records some channel scores can reach min_score: the rest score 0 everywhere.
-            restriction = restrict(
-                self, snapshot, queries, eligible, cosines, dense_positions, cue_scores, episode_dense,
-                min_score=opts.min_score, k=opts.k, prepared=prepared,
-            )  # fmt: skip
-            if restriction is not None:
-                scored, eligible, cosines, dense_positions, cue_scores, episode_dense = restriction
-        explanation = score_snapshot(
-            self,
-            query,
-            queries,
-            vectors,
-            router,
-            scored,
-            eligible,
-            cosines,
-            dense_positions,
-            opts,
-            full,
-            offsets,
-            cue_scores,
-            episode_dense,
-            evidence,
-        )
+            router = self._cached_router = AttributeRouter(emb, vocabulary)
+        return router
+
+    def _run(self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False) -> RetrievalExplanation:
+        q = self._query(query)
+        snap = current(self.store, opts.namespace)
+        explanation = scoring.score(self, q, snap, opts, full=full, router=self._router(), episode_encoder=self._episode_encoder())
         if others:
-            names = yield _IO(store, "list_namespaces", "alist_namespaces", (), {"prefix": ns[:1], "limit": 1000})
-            for other in names:
-                if tuple(other) == ns:
-                    continue
-                hits = yield _IO(
-                    store, "search_records", "asearch_records", (tuple(other),), {"embedding": vectors[0], "k": 3}
-                )
-                for record, score in hits:
-                    explanation.candidates.append(
-                        RetrievalCandidate(
-                            record=record,
-                            decision="other_tenant",
-                            reason=f"namespace {tuple(other)}",
-                            raw={"cosine": score},
-                        )
-                    )
-        if not full and self.reranker is None:  # the k best, ranked, each one kept: nothing to cut
-            return explanation
-        kept = explanation.kept()
-        if self.reranker is not None and kept:
-            docs = [candidate_document(c) for c in kept]
-            reranked = yield _IO(self.reranker, "compress_documents", "acompress_documents", (docs, query))
-            order = [d.metadata.get("id") for d in reranked]
-            by_id = {c.record.id: c for c in kept}
-            for c in kept:
-                if c.record.id not in order:
-                    c.decision, c.reason, c.rank = "cut_by_k", "dropped by the reranker", None
-            for rank, rid in enumerate(i for i in order if i in by_id):
-                by_id[rid].rank = rank
+            explanation.candidates += self._other_tenants(opts.namespace, q.vectors[0])
+        if self.reranker is not None:
+            self._rerank(explanation, query)
         apply_k(explanation, opts.k)
         if not full:
             explanation.candidates = [c for c in explanation.candidates if c.decision == "kept"]
         return explanation
+
+    def _other_tenants(self, ns: tuple[str, ...], vector: Any) -> list[RetrievalCandidate]:
+        out = []
+        for other in self.store.list_namespaces(prefix=ns[:1], limit=1000):
+            if tuple(other) != ns:
+                for record, score in self.store.search_records(tuple(other), embedding=vector, k=3):
+                    reason = f"namespace {tuple(other)}"
+                    out.append(RetrievalCandidate(record=record, decision="other_tenant", reason=reason, raw={"cosine": score}))
+        return out
+
+    def _rerank(self, explanation: RetrievalExplanation, query: str) -> None:
+        kept = explanation.kept()
+        if not kept:
+            return
+        reranked = self.reranker.compress_documents([candidate_document(c) for c in kept], query)  # type: ignore[union-attr]
+        order = [d.metadata.get("id") for d in reranked]
+        by_id = {c.record.id: c for c in kept}
+        for c in kept:
+            if c.record.id not in order:
+                c.decision, c.reason, c.rank = "cut_by_k", "dropped by the reranker", None
+        for rank, rid in enumerate(i for i in order if i in by_id):
+            by_id[rid].rank = rank
 
 
 def _calibration_hint(embeddings: Any) -> tuple[ScoreCalibration, ScoreCalibration] | None:
@@ -487,5 +404,3 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,) if isinstance(value, (str, MemoryStatus)) else tuple(value)
 
 
-def _documents(explanation: RetrievalExplanation) -> list[Document]:
-    return [candidate_document(c) for c in explanation.kept()]

@@ -14,36 +14,21 @@ named person ("Which shoes does Claire race in?").
 
 from __future__ import annotations
 
-import json
 import re
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
-from langchain_lifecycle_memory.read._card_vectors import PersistedCards
-from langchain_lifecycle_memory.read._card_warmer import CardWarmer
-from langchain_lifecycle_memory.read._mentions import (  # noqa: F401 (re-exported; the benchmark resets these)
-    _attribute_names,
-    _humanize,
-    _mention_index,
-    attribute_mentioned,
-    humanize_all,
-    mentioned_attributes,
-)
-from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
+from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
+from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import normalize_value
-from langchain_lifecycle_memory.store.gcpause import paused_gc
-from langchain_lifecycle_memory.store.lru import LRUCache
-from langchain_lifecycle_memory.store.write_hooks import add_write_listener
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
 __all__ = [
-    "CARD_WARMER",
     "AttributeRouter",
     "attribute_mentioned",
     "entity_aliases",
+    "humanize",
     "is_other_person",
     "is_personal",
     "is_self_entity",
@@ -100,7 +85,6 @@ def _relation_forms(part: str) -> set[str]:
 
 
 _NAME_PREFIXES = "小老阿大"
-UNKNOWN_ATTRIBUTE_DISCOUNT = 0.05
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
 
 
@@ -227,257 +211,113 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
     return found
 
 
-def _card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
+_SEPARATORS = re.compile(r"[_\-\s]+")
+
+
+def humanize(name: str) -> str:
+    """An attribute id as words (``running_shoes`` -> ``running shoes``)."""
+    return " ".join(part for part in _SEPARATORS.split(name) if part)
+
+
+def _names(attribute: str, spec: AttributeSpec | None) -> list[tuple[bool, tuple[str, ...] | str]]:
+    """How a query can name an attribute: latin stem runs, or CJK substrings (its Chinese name)."""
+    out: list[tuple[bool, tuple[str, ...] | str]] = []
+    for name in [humanize(attribute), *([spec.zh] if spec is not None and spec.zh else [])]:
+        words = word_tokens(name)
+        if words and all(re.fullmatch(r"[a-z0-9]+", w) for w in words):
+            out.append((True, tuple(_stem(w) for w in words)))
+        elif len(normalize_text(name)) >= 2:
+            out.append((False, normalize_text(name)))
+    return out
+
+
+def _contains_run(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(tuple(haystack[i : i + n]) == tuple(needle) for i in range(len(haystack) - n + 1))
+
+
+def attribute_mentioned(query: str, attribute: str, spec: AttributeSpec | None) -> bool:
+    """The query names the attribute itself ("编辑器", "editor", "running shoes")."""
+    return bool(mentioned_attributes([query], [attribute], {attribute: spec} if spec else {}))
+
+
+def mentioned_attributes(
+    queries: Sequence[str], attributes: Iterable[str], specs: Mapping[str, AttributeSpec]
+) -> set[str]:
+    """The attributes that some query names (``attribute_mentioned`` for many at once)."""
+    found: set[str] = set()
+    for query in queries:
+        stems, text = [_stem(w) for w in word_tokens(query)], normalize_text(query)
+        for attribute in attributes:
+            if attribute in found:
+                continue
+            for is_latin, needle in _names(attribute, specs.get(attribute)):
+                if (_contains_run(stems, needle) if is_latin else needle in text):  # type: ignore[arg-type]
+                    found.add(attribute)
+                    break
+    return found
+
+
+def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
+    """An attribute's routing card: its name and description, Chinese name and topic situations."""
     if spec is None:
-        return [_humanize(attribute)]
-    head = f"{_humanize(spec.name)}: {spec.description}"
+        return [humanize(attribute)]
+    head = f"{humanize(spec.name)}: {spec.description}"
     return [head, spec.zh, *spec.topics] if spec.zh else [head, *spec.topics]
 
 
 class AttributeRouter:
-    """Scores how much a query is about each attribute (cosine to its topic cards).
+    """How much a query is about each attribute: cosine to the attribute's card phrases.
 
-    Cards of the vocabulary are embedded once per embedder and cached for the process
-    (an LRU) and on disk (``PersistedCards``, keyed by the embedder's fingerprint);
-    attributes outside the vocabulary get a card made of their humanised name. The
-    embedding of missing cards is left to the caller (``missing`` / ``install``) so
-    that async callers can await it; ``scores`` embeds them itself when needed. Cards
-    of attributes written through the store are embedded after the write, in the
-    background (``CARD_WARMER``, ``_card_warmer``), when a write brings many new ones.
+    An attribute scores the mean of its two best phrases (a query really about a topic
+    matches it in several phrasings and across languages; an off-topic one hits a single
+    phrase by accident of wording). An attribute outside the vocabulary has a card made of its
+    humanised name only, a thinner card than a described one: it is trusted a little less.
 
     Example:
         .. code-block:: python
 
-            router = AttributeRouter(store.embeddings)
+            router = AttributeRouter(store.embeddings, DEFAULT_ATTRIBUTES)
             vec = store.embeddings.embed_query("Planning a road trip, where should I stop?")
-            router.scores(vec, ["car", "pet"])  # {"car": 0.4.., "pet": 0.1..}
+            router.score_array(vec, ["car", "pet"])  # array([0.4.., 0.1..])
     """
 
-    _lock = threading.Lock()
-    _cache: dict[tuple[str, tuple[AttributeSpec, ...]], tuple[Embeddings, LRUCache[str, np.ndarray]]] = {}
-    max_cards: int = 100_000
-    """Attributes whose embedded cards one embedder keeps (LRU; one search may exceed it)."""
+    unknown_discount = 0.05
 
-    def __init__(self, embeddings: Embeddings, vocabulary: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES) -> None:
+    def __init__(self, embeddings: object, vocabulary: Sequence[AttributeSpec]) -> None:
         self.embeddings = embeddings
         self.vocabulary = tuple(vocabulary)
         self.specs = {spec.name: spec for spec in self.vocabulary}
-        self._cards = self._shared_cards()
         self._stacked: tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._disk = PersistedCards.for_embeddings(embeddings)
-        self._asked: tuple[list[str], list[str]] | None = None
 
-    def _shared_cards(self) -> LRUCache[str, np.ndarray]:
-        # Embedders that describe themselves (``fingerprint``) share cards across
-        # instances; others are cached per object, kept alive so its id is not reused.
-        ident = _embedder_ident(self.embeddings)
-        named = not ident.startswith("id:")
-        key = (ident, self.vocabulary)
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and (named or hit[0] is self.embeddings):
-                return hit[1]
-            cards: LRUCache[str, np.ndarray] = LRUCache(self.max_cards)
-            self._cache[key] = (self.embeddings, cards)
-            if len(self._cache) > 16:
-                self._cache.pop(next(iter(self._cache)))
-            return cards
-
-    def missing(self, attributes: Iterable[str]) -> tuple[list[str], list[str]]:
-        """``(phrases, owners)`` still to embed for ``attributes``.
-
-        Cards found on disk (``PersistedCards``: embedded by an earlier process with the
-        same embedder) are installed here and not asked for.
-        """
-        with paused_gc():  # tens of thousands of cards at once (see ``store.gcpause``)
-            return self._missing(tuple(attributes))
-
-    def _missing(self, names: tuple[str, ...]) -> tuple[list[str], list[str]]:
-        phrases: list[str] = []
-        owners: list[str] = []
-        if self._stacked is not None and self._stacked[0] == names:
-            return phrases, owners  # scored from the stacked copy: nothing to embed
-        distinct = tuple(dict.fromkeys(names))
-        cards, specs = self._cards, self.specs
-        with self._lock:  # a read: this search's cards become recent
-            found = cards.get_many(distinct)
-        todo = [a for a, card in zip(distinct, found) if card is None]
-        if not todo:  # every card held: stacked now, so scoring looks none of them up again
-            if distinct == names:
-                self._stack(names, found)
-            return phrases, owners
-        names = distinct
-        bare = [a for a in todo if a not in specs]  # a card of the humanised name: made all at once
-        humanised = dict(zip(bare, humanize_all(bare)))
-        for attribute in todo:
-            if attribute in humanised:
-                phrases.append(humanised[attribute])
-                owners.append(attribute)
-                continue
-            for phrase in _card_phrases(attribute, specs[attribute]):
-                phrases.append(phrase)
-                owners.append(attribute)
-        if phrases and self._disk is not None:
-            rows, matrix = self._disk.load_rows(phrases)
-            if rows:
-                whole = len(owners) == len(names)  # one phrase per attribute, every one missing
-                phrases, owners = self._install_stored(phrases, owners, rows, matrix, names if whole else None)
-        self._asked = (phrases, owners)
-        return phrases, owners
-
-    def _install_stored(
-        self,
-        phrases: list[str],
-        owners: list[str],
-        rows: dict[str, int],
-        matrix: np.ndarray,
-        names: tuple[str, ...] | None = None,
-    ) -> tuple[list[str], list[str]]:
-        """Install the attributes whose every phrase was stored; the rest are still to embed.
-
-        ``names``: ``owners`` are these attributes, one phrase each, in order; when all are
-        installed, the matrix ``_stack`` would build for them is this one: it is kept.
-        """
-        incomplete = {o for p, o in zip(phrases, owners) if p not in rows}
-        done = [j for j, o in enumerate(owners) if o not in incomplete]
-        if done:
-            stacked = self._install_rows([owners[j] for j in done], matrix[[rows[phrases[j]] for j in done]])
-            if names is not None and len(done) == len(names) and stacked is not None:
-                n = np.arange(len(names), dtype=np.int64)
-                self._stacked = (names, stacked, n, np.ones(len(names), dtype=np.int64), n)
-        rest = [(p, o) for p, o in zip(phrases, owners) if o in incomplete]
-        return [p for p, _ in rest], [o for _, o in rest]
-
-    def install(self, owners: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
-        """Store embedded card phrases (the output of ``missing``, embedded); linear in ``owners``.
-
-        When ``owners`` are the ones ``missing`` last asked for, the vectors are also
-        persisted (``PersistedCards``) for the next process.
-        """
-        matrix = np.asarray(vectors, dtype=np.float32)
-        asked, self._asked = self._asked, None
-        if self._disk is not None and asked is not None and list(owners) == asked[1]:
-            self._disk.save(asked[0], matrix)
-        self._install_rows(owners, matrix)
-
-    def _install_rows(self, owners: Sequence[str], raw: np.ndarray) -> np.ndarray | None:
-        """One card per owner: its rows, as slices of one matrix (no per-row indexing).
-
-        Returns that matrix when ``owners`` were distinct (row i is owner i's card).
-        """
-        if not len(owners):
-            return None
-        first: dict[str, int] = {}
-        keys = np.array([first.setdefault(o, len(first)) for o in owners], dtype=np.int64)
-        matrix = _unit_rows(raw)
-        if len(keys) > 1 and (np.diff(keys) < 0).any():  # an owner's rows apart: group them
-            order = np.argsort(keys, kind="stable")
-            matrix, keys = matrix[order], keys[order]
-        bounds = np.concatenate(([0], np.flatnonzero(np.diff(keys)) + 1, [len(keys)])).tolist()
-        with self._lock:
-            self._cards.maxsize = max(self._cards.maxsize, len(first))
-            for attribute, a, b in zip(first, bounds, bounds[1:]):
-                self._cards[attribute] = matrix[a:b]
-        return matrix if len(first) == len(owners) else None
-
-    def _stack(
-        self, attributes: tuple[str, ...], cards: Sequence[np.ndarray | None] | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every card phrase of ``attributes`` as one matrix, with each row's owner, counts, starts.
-
-        Kept for the last attribute list: a namespace's snapshot asks for the same one
-        query after query. ``cards``: those of ``attributes``, already looked up.
-        """
-        hit = self._stacked
-        if hit is not None and hit[0] == attributes:
-            return hit[1], hit[2], hit[3], hit[4]
-        if cards is None:
-            cards = [self._cards[a] for a in attributes]
+    def _stack(self, attributes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._stacked is not None and self._stacked[0] == attributes:
+            return self._stacked[1:]
+        cards = [card_phrases(a, self.specs.get(a)) for a in attributes]
         counts = np.array([len(c) for c in cards], dtype=np.int64)
-        matrix = np.concatenate(cards) if cards else np.zeros((0, 1), dtype=np.float32)
-        owner = np.repeat(np.arange(len(attributes)), counts)
+        matrix = TextVectors.of(self.embeddings).matrix([p for card in cards for p in card])
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-        self._stacked = (attributes, matrix, owner, counts, starts)
-        return matrix, owner, counts, starts
-
-    def _known(self, names: tuple[str, ...]) -> np.ndarray:
-        """Which of ``names`` the vocabulary describes (kept for the last attribute list)."""
-        hit = getattr(self, "_known_last", None)
-        if hit is None or hit[0] != names:
-            hit = self._known_last = (names, np.array([a in self.specs for a in names], dtype=bool))
-        return hit[1]
-
-    def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
-        """Mean of the two best cosines between the query and each attribute's phrases.
-
-        Two, because a query that is really about a topic matches it in several
-        phrasings (and across languages), while an off-topic question tends to hit a
-        single phrase by accident of wording.
-        """
-        names = tuple(dict.fromkeys(attributes))
-        return dict(zip(names, self.score_array(query_vector, names).tolist()))
+        known = np.array([a in self.specs for a in attributes], dtype=bool)
+        self._stacked = (attributes, matrix, counts, starts, known)
+        return matrix, counts, starts, known
 
     def score_array(self, query_vector: Sequence[float], attributes: Sequence[str]) -> np.ndarray:
-        """``scores`` as an array aligned with ``attributes`` (distinct names), all at once."""
+        """Route score of each of ``attributes`` (distinct names) for the query."""
         names = tuple(attributes)
-        self._cards.maxsize = max(self._cards.maxsize, len(names))  # keep this search's cards
-        CARD_WARMER.wait(self.embeddings)  # cards being embedded after a write: not twice
-        phrases, owners = self.missing(names)
-        if phrases:
-            self.install(owners, self.embeddings.embed_documents(phrases))
         if not names:
             return np.zeros(0)
-        matrix, owner, counts, starts = self._stack(names)
-        q = _unit_rows(np.asarray([query_vector], dtype=np.float32))[0]
-        # einsum, not BLAS: a matrix-vector product gains nothing from BLAS threads, and
-        # their wake-up cost 5-25 ms per query at 50k cards on a busy 2-core machine.
-        sims = np.einsum("ij,j->i", matrix, q)
-        # Best and second best per attribute, vectorised: the group maximum, then the
-        # maximum once the first copy of it is masked out (ties: second == best).
-        if len(sims) == len(names):  # one phrase each (bare names): its cosine is the score
-            mean = sims.astype(np.float64)
-        else:
-            best = np.maximum.reduceat(sims, starts)
-            rows = np.arange(len(sims))
-            first = np.minimum.reduceat(np.where(sims == best[owner], rows, len(sims)), starts)
-            masked = sims.copy()
-            masked[first] = -np.inf
-            second = np.maximum.reduceat(masked, starts)
-            mean = np.where(counts > 1, (best + second) / 2, best).astype(np.float64)
-        # A bare name ("hiking boots") is a thinner card than a vocabulary entry and
-        # scores close to neighbouring topics ("running shoes"): trust it a bit less.
-        return np.where(self._known(names), mean, mean - UNKNOWN_ATTRIBUTE_DISCOUNT)
+        matrix, counts, starts, known = self._stack(names)
+        sims = (matrix @ unit(query_vector)).astype(np.float64)
+        owner = np.repeat(np.arange(len(names)), counts)
+        best = np.maximum.reduceat(sims, starts)
+        first = np.minimum.reduceat(np.where(sims == best[owner], np.arange(len(sims)), len(sims)), starts)
+        masked = sims.copy()
+        masked[first] = -np.inf
+        second = np.maximum.reduceat(masked, starts)
+        mean = np.where(counts > 1, (best + second) / 2, best)
+        return np.where(known, mean, mean - self.unknown_discount)
 
-
-def _embedder_ident(embeddings: Embeddings) -> str:
-    """The router's cache key of an embedder: its fingerprint, or (without one) the object."""
-    fingerprint = getattr(embeddings, "fingerprint", None)
-    if isinstance(fingerprint, dict):
-        return json.dumps(fingerprint, sort_keys=True, default=str)
-    return f"id:{id(embeddings)}"
-
-
-def _warm_cards(embeddings: Embeddings, attributes: list[str]) -> None:
-    """Embed and install the cards of ``attributes`` a search would ask for (``CARD_WARMER``'s work).
-
-    For every vocabulary a router of this embedder has used in this process, or the
-    default one before any search.
-    """
-    ident = _embedder_ident(embeddings)
-    vocabularies = [key[1] for key in list(AttributeRouter._cache) if key[0] == ident] or [DEFAULT_ATTRIBUTES]
-    for vocabulary in vocabularies:
-        router = AttributeRouter(embeddings, vocabulary)
-        phrases, owners = router.missing(attributes)
-        if phrases:
-            router.install(owners, embeddings.embed_documents(phrases))
-
-
-CARD_WARMER = CardWarmer(_warm_cards)
-"""Embeds the routing cards of written attributes in the background (``_card_warmer``)."""
-add_write_listener(CARD_WARMER.on_write)
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return matrix / norms
+    def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
+        """``score_array`` as a mapping."""
+        names = tuple(dict.fromkeys(attributes))
+        return dict(zip(names, self.score_array(query_vector, names).tolist()))

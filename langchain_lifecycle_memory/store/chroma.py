@@ -6,7 +6,6 @@ requests and turn rows into LangGraph ``Item`` s.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -14,9 +13,11 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from langgraph.store.base import InvalidNamespaceError, Item, MatchCondition, SearchItem
+from langgraph.store.base import InvalidNamespaceError, MatchCondition
 
 MAX_KEY_CHARS = 1024
+MAX_VALUE_BYTES = 2_000_000
+"""An item's value as stored JSON: beyond this it is refused (a memory is not a file store)."""
 MAX_FLAT_STR = 4096
 """Strings longer than this are not mirrored into Chroma metadata (filters run in Python)."""
 
@@ -32,6 +33,10 @@ SYS_PARTS = "_parts"
 """On an item indexed by several texts (paths, list elements): how many extra vector rows it has."""
 SYS_PART_OF = "_of"
 """On an extra vector row: the key of its item (the row has no document)."""
+SYS_SEQ = "_seq"
+"""The namespace's write sequence number of the write that stored the row (see ``_buckets``)."""
+SYS_RECORD = "_rec"
+"""True on a row written as a memory record (``put_records``)."""
 FLAT_PREFIX = "v."
 FILTERED_FIELDS = frozenset({"status", "kind", "entity", "attribute", "value", "cardinality", "supersedes"})
 """The record fields mirrored as ``v.<field>``: what the record API, repair and retention filter on."""
@@ -92,19 +97,21 @@ def dumps_value(value: Mapping[str, Any]) -> str:
             msg = f"Item value keys must be strings, got {k!r}."
             raise TypeError(msg)
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as e:
         msg = (
             f"Item value is not JSON-serialisable ({e}). Convert datetimes to ISO strings, "
             "sets to lists, and objects to dicts (e.g. `model.model_dump(mode='json')`)."
         )
         raise TypeError(msg) from e
-
-
-def collection_name(prefix: str, generation: int, namespace: tuple[str, ...]) -> str:
-    """One Chroma collection per namespace; names must be ``[a-zA-Z0-9._-]``."""
-    digest = hashlib.sha256(json.dumps(list(namespace), ensure_ascii=False).encode()).hexdigest()[:24]
-    return f"{prefix}.g{generation}.{digest}"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_VALUE_BYTES:
+        msg = (
+            f"Item value is {size:,} bytes as JSON; the limit is {MAX_VALUE_BYTES:,}. Store a summary or a "
+            "reference to the document instead of the document itself."
+        )
+        raise ValueError(msg)
+    return text
 
 
 PART_SEP = "\x00"
@@ -119,11 +126,6 @@ def part_id(key: str, n: int) -> str:
 def part_ids(key: str, metadata: Mapping[str, Any] | None) -> list[str]:
     """Ids of every extra vector row of the item whose metadata this is."""
     return [part_id(key, n) for n in range(1, int((metadata or {}).get(SYS_PARTS) or 0) + 1)]
-
-
-def generation_prefix(prefix: str, generation: int) -> str:
-    """The name prefix shared by one generation's data collections."""
-    return f"{prefix}.g{generation}."
 
 
 def ts(dt: datetime) -> float:
@@ -239,32 +241,6 @@ def _apply(value: Any, op: str, arg: Any) -> bool:
 def matches_filter(value: Mapping[str, Any], filter: Mapping[str, Any] | None) -> bool:
     """LangGraph filter semantics (same as ``InMemoryStore``), missing keys never match."""
     return all(_compare(value.get(k), cond) for k, cond in (filter or {}).items())
-
-
-def row_to_item(namespace: tuple[str, ...], document: str, metadata: Mapping[str, Any]) -> Item:
-    """A Chroma row → LangGraph ``Item``."""
-    return Item(
-        value=json.loads(document),
-        key=str(metadata[SYS_KEY]),
-        namespace=namespace,
-        created_at=from_ts(metadata[SYS_CREATED]),
-        updated_at=from_ts(metadata[SYS_UPDATED]),
-    )
-
-
-def row_to_search_item(
-    namespace: tuple[str, ...], document: str, metadata: Mapping[str, Any], score: float | None
-) -> SearchItem:
-    """A Chroma row → LangGraph ``SearchItem`` (score = cosine similarity)."""
-    item = row_to_item(namespace, document, metadata)
-    return SearchItem(
-        namespace=namespace,
-        key=item.key,
-        value=item.value,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=score,
-    )
 
 
 def is_expired(metadata: Mapping[str, Any], now: float) -> bool:

@@ -1,34 +1,28 @@
-"""``ChromaMemoryStore``: a LangGraph ``BaseStore`` over Chroma, plus the record API.
+"""``ChromaRecordStore``: a LangGraph ``BaseStore`` over Chroma, plus the record API.
 
-Why ``chromadb`` directly rather than ``langchain_chroma.Chroma``: a LangGraph store
-needs exact ids, upserts that merge metadata, ``get`` by id, metadata-only filters and
-per-collection configuration (cosine space, embedding fingerprint); ``Chroma`` the
-vector store wraps these with a document API that hides them, and we still hand it
-any LangChain ``Embeddings``. ``langchain-chroma`` stays the baseline in benchmarks.
+Why ``chromadb`` directly rather than ``langchain_chroma.Chroma``: a LangGraph store needs
+exact ids, upserts that merge metadata, ``get`` by id, metadata-only filters and
+per-collection configuration; ``Chroma`` the vector store wraps these with a document API
+that hides them. ``langchain-chroma`` stays the baseline in the benchmarks.
 
-Layout (``layout=``, recorded in the store; see ``_layout``): ``"bucketed"`` (the
-default for new stores) hashes namespaces into a fixed number of shared collections,
-every call scoped by a literal tenant clause, so memory stays bounded in the number of
-users; ``"collection"`` keeps one collection per namespace (stores made before layouts).
+Layout (``_buckets``): namespaces are hashed into shared bucket collections and listed in a
+registry; a small ``<prefix>.meta`` collection holds the embedding fingerprint and the
+current *generation*. A reindex writes a new generation and switches by updating that one
+record, so an interrupted reindex leaves the old generation in use.
 
-* statuses and expiry are checked on an over-fetched candidate list, with a ``where``
-  only as a fallback when most candidates are filtered out;
-* a small ``<prefix>.meta`` collection holds the embedding fingerprint and the current
-  *generation*; a reindex writes a new generation and switches by updating that one
-  record, so an interrupted reindex leaves the old generation in use.
+The public :class:`~langchain_lifecycle_memory.ChromaMemoryStore` adds, on top of this one,
+the lifecycle for items other tools put (``graph.store``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
-import functools
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -48,80 +42,42 @@ from langgraph.store.base import (
 )
 
 from langchain_lifecycle_memory.errors import EmbeddingMismatchError, StoreUnavailableError
-from langchain_lifecycle_memory.store import _layout, memtrim
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store._handles import Collections, Handle
-from langchain_lifecycle_memory.store._records import RecordAPI
-from langchain_lifecycle_memory.store._revisions import RevisionJournal, local_database
-from langchain_lifecycle_memory.store._store_reads import StoreReads
-from langchain_lifecycle_memory.store._ttl import TTLSweeper
+from langchain_lifecycle_memory.store._buckets import ABSENT, Buckets, Scoped
+from langchain_lifecycle_memory.store._client import StoreClient, open_client
+from langchain_lifecycle_memory.store._items import ItemReads
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
-from langchain_lifecycle_memory.store.lru import LRUCache
-from langchain_lifecycle_memory.store.write_hooks import notify_write
+from langchain_lifecycle_memory.store.records import RecordAPI
 
-__all__ = ["ChromaMemoryStore"]
+__all__ = ["ChromaRecordStore"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PATH_ENV = "LIFECYCLE_MEMORY_PATH"
-CACHED_NAMESPACES = 1024
-"""Namespaces whose collection handle, revision token and write journal stay cached (LRU)."""
+DEFAULT_BUCKETS = 16
 
 
-def _client_settings() -> Any:
-    from chromadb.config import Settings
-
-    return Settings(anonymized_telemetry=False)
-
-
-class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTLSweeper, BaseStore):
+class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
-
-    Setup:
-        ``pip install langchain-lifecycle-memory`` (brings ``chromadb`` and the offline
-        default embedder).
-
-    Instantiate:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory import ChromaMemoryStore
-
-            store = ChromaMemoryStore(persist_directory="./memory")  # embedded, persistent
-            # ChromaMemoryStore(client=chromadb.EphemeralClient())   # in memory
-            # ChromaMemoryStore(host="127.0.0.1", port=8000)         # `chroma run` server
-            # ChromaMemoryStore(client=chromadb.CloudClient(...))    # Chroma Cloud
-
-    Use with LangGraph:
-        .. code-block:: python
-
-            graph = builder.compile(store=store)
-            store.put(("memories", "u1"), "k1", {"content": "I like Vim"})
-            store.search(("memories", "u1"), query="editor")
 
     Args:
         persist_directory: Folder of an embedded ``PersistentClient`` (the default; falls
-            back to ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``).
+            back to ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``). Several processes
+            may share it (see ``_client``).
         client: Any chromadb client (ephemeral, persistent, HTTP, cloud). Wins over the rest.
         host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
         embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
         collection_prefix: Prefix of every collection this store owns (3+ chars of
-            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent. Every
-            ``chromadb.EphemeralClient()`` of a process is one in-memory database (Chroma's
-            design): two in-memory stores with the same prefix share their data.
+            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
         index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
             semantic search. ``embed`` in it overrides ``embeddings``.
         ttl: LangGraph ``TTLConfig`` (minutes).
         verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
             written with another embedder (set ``False`` only to run a reindex).
-        layout: ``"bucketed"`` (default for new stores: ``buckets`` shared collections, 16 by
-            default, read with a tenant filter) or ``"collection"`` (one per namespace).
-            Recorded in the store; ``store.migrate_layout(...)`` moves a store.
+        buckets: Shared collections namespaces are hashed into (a new store records it).
     """
 
     supports_ttl: bool = True
-    trim_memory: bool = True
-    """After a write batch, have glibc return the heap memory it keeps free, at most once a
-    second (``store/memtrim.py``; ``False`` or ``LIFECYCLE_MEMORY_TRIM=0`` turns it off)."""
 
     def __init__(
         self,
@@ -137,7 +93,6 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
         index: IndexConfig | bool | None = None,
         ttl: TTLConfig | None = None,
         verify_fingerprint: bool = True,
-        layout: str | None = None,
         buckets: int | None = None,
     ) -> None:
         if (
@@ -148,80 +103,53 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
             msg = f"collection_prefix must be 3+ characters of [a-zA-Z0-9_-], got {collection_prefix!r}."
             raise ValueError(msg)
         self.prefix = collection_prefix
-        self._where = "embedded client"
-        self.client = client if client is not None else self._make_client(persist_directory, host, port, ssl, headers)
+        path = persist_directory if persist_directory is not None else os.environ.get(DEFAULT_PATH_ENV)
+        self._client: StoreClient = open_client(
+            client=client, path=path or ".lifecycle_memory", host=host, port=port, ssl=ssl, headers=headers
+        )
         index_cfg: dict[str, Any] = {} if index in (None, True) else dict(index or {})
         self.index_enabled = index is not False
-        embed = index_cfg.get("embed") if index_cfg else None
-        if embed is not None:
-            embeddings = ensure_embeddings(embed)
+        if index_cfg.get("embed") is not None:
+            embeddings = ensure_embeddings(index_cfg["embed"])
         self.embeddings: Embeddings = embeddings or UniversalSentenceEncoderEmbeddings()
         self.index_fields: list[str] = list(index_cfg.get("fields") or ["$"])
         self.ttl_config: TTLConfig | None = ttl
-        self._lock = threading.RLock()
-        # Bounded: one entry per namespace touched would otherwise grow with the users served.
-        self._cols: LRUCache[tuple[str, ...], Any] = LRUCache(CACHED_NAMESPACES)
-        self._journal: LRUCache[tuple[str, ...], collections.deque[tuple[str, str, Any]]] = LRUCache(CACHED_NAMESPACES)
-        self._tokens: LRUCache[tuple[str, ...], tuple[Any, str]] = LRUCache(CACHED_NAMESPACES)
-        self._followed: LRUCache[tuple[str, ...], bool] = LRUCache(CACHED_NAMESPACES)  # journaled (``follow``)
-        self._created_now: tuple[str, ...] | None = None  # set by the layout while a write opens (``_col_for_write``)
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
         self.dims = int(self.fingerprint["dims"])
-        self._layout = _layout.make_layout(layout, buckets)
-        self.generation = self._open_meta(verify_fingerprint, requested=(layout, buckets))
-        self._local_db = local_database(self.client)
+        self.generation, stored_buckets = self._open_meta(verify_fingerprint, buckets)
+        self._buckets = Buckets(self, stored_buckets)
 
     # ------------------------------------------------------------------ setup
-    def _make_client(self, path: Any, host: str | None, port: int, ssl: bool, headers: dict[str, str] | None) -> Any:
-        import chromadb
+    @property
+    def client(self) -> Any:
+        """The chromadb client in use."""
+        return self._client.client
 
-        if host:
-            self._where = f"Chroma server {host}:{port}"
-            try:
-                return chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_client_settings())
-            except Exception as e:
-                msg = (
-                    f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Start one with "
-                    f"`chroma run --path DIR --host {host} --port {port}`, or fix --host/--port."
-                )
-                raise StoreUnavailableError(msg) from e
-        path = os.fspath(path) if path is not None else os.environ.get(DEFAULT_PATH_ENV, ".lifecycle_memory")
-        # Chroma caches clients by path string: "./memory" from two working directories
-        # would otherwise share one (stale) client.
-        path = os.path.abspath(os.path.expanduser(path))
-        self._where = f"embedded Chroma at {path}"
-        return chromadb.PersistentClient(path=path, settings=_client_settings())
+    @property
+    def persist_directory(self) -> str | None:
+        """The folder of an embedded store opened by path (``None`` for other clients)."""
+        return self._client.path
 
     @property
     def meta_name(self) -> str:
         """Name of the collection that holds the fingerprint and generation."""
         return f"{self.prefix}.meta"
 
-    def _meta(self) -> Any:
-        return self._guard(lambda: self.client.get_collection(self.meta_name))
-
-    @property
-    def layout(self) -> str:
-        """The storage layout in use (``"bucketed"`` or ``"collection"``)."""
-        return str(self._layout.name)
-
-    def _open_meta(self, verify: bool, generation: int = 0, requested: tuple[Any, Any] = (None, None)) -> int:
+    def _open_meta(self, verify: bool, buckets: int | None) -> tuple[int, int]:
         from chromadb.errors import NotFoundError
 
+        sc = self._client
         try:
-            meta = self._guard(lambda: self.client.get_collection(self.meta_name))
+            meta = sc(lambda: sc.client.get_collection(self.meta_name))
         except NotFoundError:
-            fingerprint = json.dumps(self.fingerprint, sort_keys=True)
-            metadata = {"fingerprint": fingerprint, "generation": generation, **self._layout.record()}
-            try:
-                self._guard(
-                    lambda: self.client.create_collection(self.meta_name, metadata=metadata, embedding_function=None)
-                )
-            except Exception:  # created concurrently by another process
-                self._guard(lambda: self.client.get_collection(self.meta_name))
-            return generation
+            metadata = {
+                "fingerprint": json.dumps(self.fingerprint, sort_keys=True),
+                "generation": 0,
+                "buckets": buckets or DEFAULT_BUCKETS,
+            }
+            meta = sc(lambda: sc.client.get_or_create_collection(self.meta_name, metadata=metadata))
         stored = json.loads((meta.metadata or {}).get("fingerprint", "{}"))
         if verify and stored and stored != self.fingerprint:
             msg = (
@@ -231,28 +159,15 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
                 "(CLI: `lifecycle-memory reindex`)."
             )
             raise EmbeddingMismatchError(msg)
-        self._layout = _layout.recorded(meta.metadata, requested, self.prefix)
-        return int((meta.metadata or {}).get("generation", 0))
+        recorded = int((meta.metadata or {}).get("buckets") or DEFAULT_BUCKETS)
+        if buckets is not None and buckets != recorded:
+            msg = f"The store '{self.prefix}' was created with buckets={recorded}; open it without `buckets=`."
+            raise ValueError(msg)
+        return int((meta.metadata or {}).get("generation", 0)), recorded
 
-    def _guard(self, fn: Callable[[], Any]) -> Any:
-        """Run a Chroma call; a dead server becomes ``StoreUnavailableError``."""
-        try:
-            return fn()
-        except Exception as e:
-            name = type(e).__module__ + "." + type(e).__name__
-            if isinstance(e, (ConnectionError, OSError)) or name.startswith(("httpx.", "httpcore.")):
-                msg = f"Cannot reach the {self._where} ({type(e).__name__}: {e}). Is `chroma run` up?"
-                raise StoreUnavailableError(msg) from e
-            raise
-
-    def _namespaces(self, generation: int | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[Any, Any]]:
-        """Every (namespace, collection) of a generation under ``prefix`` (literal), read fresh from Chroma.
-
-        The current generation's collections come as ``Handle`` s (they survive a purge elsewhere).
-        """
-        current = generation is None or generation == self.generation
-        found = self._layout.namespaces(self, self.generation if generation is None else generation, tuple(prefix))
-        return [(ns, Handle(self, ns, col) if current else col) for ns, col in found]
+    def _view(self, namespace: tuple[str, ...], *, create: bool = False) -> Scoped | None:
+        """The namespace's view of its bucket (call it inside a ``self._client.session()``)."""
+        return self._buckets.view(tuple(namespace), create=create)
 
     # ------------------------------------------------------------------ embedding
     def _index_texts(self, value: dict[str, Any], fields: list[str]) -> list[str]:
@@ -271,9 +186,6 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
             raise ValueError(msg)
         return [list(map(float, v)) for v in vectors]
 
-    def _placeholder_vector(self) -> list[float]:
-        return [1.0] + [0.0] * (self.dims - 1)
-
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute ops: all are validated first, then puts, then reads in input order."""
@@ -283,19 +195,19 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
         results: list[Result] = [None] * len(ops)
         puts = [op for op in ops if isinstance(op, PutOp)]
         if puts:
-            try:
-                self._apply_puts(puts)
-            finally:
-                if self.trim_memory:
-                    memtrim.maybe_release()
+            self._apply_puts(puts)
         for i, op in enumerate(ops):
-            if isinstance(op, GetOp):
-                results[i] = self._get(op)
-            elif isinstance(op, SearchOp):
-                results[i] = self._search(op)
-            elif isinstance(op, ListNamespacesOp):
-                results[i] = self._list_namespaces(op)
+            if not isinstance(op, PutOp):
+                with self._client.session():
+                    results[i] = self._buckets.retrying(lambda op=op: self._read(op))
         return results
+
+    def _read(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return self._get(op)
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        return self._list_namespaces(op)  # type: ignore[arg-type]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async ``batch``: Chroma's client is synchronous, so it runs in a worker thread."""
@@ -324,137 +236,137 @@ class ChromaMemoryStore(Collections, RecordAPI, StoreReads, RevisionJournal, TTL
             msg = f"Unknown store operation {type(op).__name__}."
             raise TypeError(msg)
 
-    def _apply_puts(self, ops: list[PutOp]) -> None:
+    def _apply_puts(self, ops: list[PutOp], *, records: bool = False) -> None:
+        """Write ``ops`` (the last op per key wins); ``records``: they are memory records (``put_records``)."""
         latest: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:
             latest[(tuple(op.namespace), op.key)] = op
         by_ns: dict[tuple[str, ...], list[PutOp]] = {}
         for (ns, _), op in latest.items():
             by_ns.setdefault(ns, []).append(op)
-        prepared = []
-        for ns, group in by_ns.items():
-            upserts = [op for op in group if op.value is not None]
-            texts = []
-            for op in upserts:
-                fields = self.index_fields if op.index is None else (op.index or [])
-                texts.append(self._index_texts(dict(op.value or {}), fields) if self.index_enabled and fields else [])
-            flat = self._embed([t for item in texts for t in item])
-            vectors: dict[int, list[list[float]]] = {}
-            for i, item in enumerate(texts):
-                if item:
-                    vectors[i], flat = flat[: len(item)], flat[len(item) :]
-            prepared.append((ns, group, upserts, vectors))
-        for ns, group, upserts, vectors in prepared:
-            self._write_namespace(ns, group, upserts, vectors)
+        prepared = [(ns, group, self._vectors(group)) for ns, group in by_ns.items()]  # embedded before the lock
+        with self._client.writing():
+            for ns, group, vectors in prepared:
+                self._buckets.retrying(lambda ns=ns, group=group, vectors=vectors: self._write_namespace(ns, group, vectors, records))
+
+    def _vectors(self, group: list[PutOp]) -> dict[str, list[list[float]]]:
+        texts: dict[str, list[str]] = {}
+        for op in group:
+            fields = self.index_fields if op.index is None else (op.index or [])
+            if op.value is not None and self.index_enabled and fields:
+                texts[op.key] = self._index_texts(dict(op.value), fields)
+        flat = self._embed([t for item in texts.values() for t in item])
+        out: dict[str, list[list[float]]] = {}
+        for key, item in texts.items():
+            if item:
+                out[key], flat = flat[: len(item)], flat[len(item) :]
+        return out
 
     def _write_namespace(
-        self,
-        ns: tuple[str, ...],
-        group: list[PutOp],
-        upserts: list[PutOp],
-        vectors: dict[int, list[list[float]]],
+        self, ns: tuple[str, ...], group: list[PutOp], vectors: dict[str, list[list[float]]], records: bool
     ) -> None:
-        deletes = [op.key for op in group if op.value is None]
-        if deletes:
-            col: Any = self._col(ns)
-            if col is not None:
-                old = self._guard(lambda: col.get(ids=deletes, include=["metadatas"]))
-                extra = [p for k, m in zip(old["ids"], old["metadatas"] or []) for p in C.part_ids(k, m)]
-                self._guard(lambda: col.delete(ids=deletes + extra))
-        changes = [(op.key, op.value) for op in group]
-        if not upserts:
-            self._bump(ns, changes)
-            notify_write(self, ns, changes)
-            return
-        col, created = self._col_for_write(ns)
-        keys = [op.key for op in upserts]
-        old_meta: dict[str, Any] = {}
-        if not created:  # a namespace created by this write has no rows to replace
-            existing = self._guard(lambda: col.get(ids=keys, include=["metadatas"]))
-            old_meta = {i: m for i, m in zip(existing["ids"], existing["metadatas"] or [])}
-        now = time.time()
-        default_ttl = (self.ttl_config or {}).get("default_ttl")
-        metadatas, documents, embeddings = [], [], []
-        part_rows: tuple[list[str], list[list[float]], list[dict[str, Any]]] = ([], [], [])
-        stale_parts: list[str] = []
-        for i, op in enumerate(upserts):
-            value = dict(op.value or {})
-            previous = old_meta.get(op.key) or {}
-            meta: dict[str, Any] = {
-                C.SYS_NS: ".".join(ns),
-                C.SYS_KEY: op.key,
-                C.SYS_CREATED: float(previous.get(C.SYS_CREATED, now)),
-                C.SYS_UPDATED: now,
-                C.SYS_INDEXED: i in vectors,
-                C.SYS_FIELDS: json.dumps(self.index_fields if op.index is None else (op.index or [])),
-            }
-            ttl = op.ttl if op.ttl is not None else default_ttl
-            if ttl is not None:
-                meta[C.SYS_TTL] = float(ttl)
-                meta[C.SYS_EXPIRES] = now + float(ttl) * 60
-            item_vectors = vectors.get(i) or [self._placeholder_vector()]
-            if len(item_vectors) > 1:
-                meta[C.SYS_PARTS] = len(item_vectors) - 1
-                for n, vector in enumerate(item_vectors[1:], 1):
-                    part_rows[0].append(C.part_id(op.key, n))
-                    part_rows[1].append(vector)
-                    part_rows[2].append({C.SYS_PART_OF: op.key, C.SYS_INDEXED: True, C.SYS_NS: meta[C.SYS_NS]})
-            stale_parts.extend(C.part_ids(op.key, previous)[len(item_vectors) - 1 :])
-            meta.update(C.flat_metadata(value))
-            for stale in set(previous) - set(meta):
-                meta[stale] = None
-            metadatas.append(meta)
-            documents.append(C.dumps_value(value))
-            embeddings.append(item_vectors[0])
-        step = max(1, int(self._guard(self.client.get_max_batch_size)))
-        for s in range(0, len(keys), step):
-            self._guard(
-                lambda s=s: col.upsert(
-                    ids=keys[s : s + step],
-                    embeddings=embeddings[s : s + step],
-                    documents=documents[s : s + step],
-                    metadatas=metadatas[s : s + step],
+        sc = self._client
+        view = self._buckets.view(ns, create=True)
+        assert view is not None
+        before = self._buckets.revision(ns)
+        keys = [op.key for op in group]
+        old: dict[str, dict[str, Any]] = {}
+        texts: dict[str, str] = {}
+        if before.token != ABSENT:
+            got = sc(lambda: view.get(ids=keys, include=["metadatas", "documents"]))
+            old = dict(zip(got["ids"], got["metadatas"] or []))
+            texts = dict(zip(got["ids"], got["documents"] or []))
+        doomed = [k for op in group if op.value is None and (k := op.key) in old]
+        if doomed:
+            sc(lambda: view.delete(ids=doomed + [p for k in doomed for p in C.part_ids(k, old[k])]))
+        upserts = [op for op in group if op.value is not None]
+        rows = [self._row(op, old.get(op.key) or {}, vectors.get(op.key), before.seq + 1, records) for op in upserts]
+        stale = [p for op, row in zip(upserts, rows) for p in C.part_ids(op.key, old.get(op.key))[row[4] :]]
+        step = max(1, int(sc(sc.client.get_max_batch_size)))
+        parts = [part for row in rows for part in row[3]]
+        for s in range(0, len(rows), step):
+            chunk = rows[s : s + step]
+            sc(
+                lambda chunk=chunk: view.upsert(
+                    ids=[r[0] for r in chunk],
+                    embeddings=[r[1] for r in chunk],
+                    metadatas=[r[2] for r in chunk],
+                    documents=[C.dumps_value(dict(op.value or {})) for op in upserts[s : s + step]],
                 )
             )
-        ids, vecs, metas = part_rows
-        for s in range(0, len(ids), step):
-            w = slice(s, s + step)
-            self._guard(functools.partial(col.upsert, ids=ids[w], embeddings=vecs[w], metadatas=metas[w]))
-        if stale_parts:
-            self._guard(lambda: col.delete(ids=stale_parts))
-        self._bump(ns, changes)
-        notify_write(self, ns, changes)
-
-    # ------------------------------------------------------------------ reads
-    def _refresh(self, col: Any, rows: list[tuple[str, dict[str, Any]]], refresh: bool | None) -> None:
-        default = (self.ttl_config or {}).get("refresh_on_read", True)
-        if not (default if refresh is None else refresh):
+        for s in range(0, len(parts), step):
+            chunk = parts[s : s + step]
+            sc(lambda chunk=chunk: view.upsert(ids=[p[0] for p in chunk], embeddings=[p[1] for p in chunk], metadatas=[p[2] for p in chunk]))
+        if stale:
+            sc(lambda: view.delete(ids=stale))
+        if doomed or any(_text_changed(texts.get(op.key), op.value) for op in upserts):
+            self.remove_snapshot_files(ns)  # they hold copies of texts that are gone now
+        if doomed and not upserts and not sc(view.count):  # its last item went: the namespace is gone
+            self._buckets.unregister(ns)
             return
+        try:
+            self._buckets.record_write(ns, before, deleted=bool(doomed))
+        except StoreUnavailableError as e:
+            msg = (
+                f"{e} The items of {ns} reached Chroma, but not the namespace's new revision, so searches "
+                "may not show them yet. Retry the write: it is idempotent, and the next write's revision covers both."
+            )
+            raise StoreUnavailableError(msg) from e
+        self._after_write(ns, [op.key for op in group])
+
+    def _row(
+        self, op: PutOp, previous: dict[str, Any], vecs: list[list[float]] | None, seq: int, record: bool
+    ) -> tuple[str, list[float], dict[str, Any], list[tuple[str, list[float], dict[str, Any]]], int]:
+        """``(key, vector, metadata, extra vector rows, number of extra rows)`` of one upsert."""
         now = time.time()
-        ids = [i for i, m in rows if m.get(C.SYS_TTL) is not None]
-        if ids:
-            metas = [{C.SYS_EXPIRES: now + float(m[C.SYS_TTL]) * 60} for i, m in rows if m.get(C.SYS_TTL) is not None]
-            self._guard(lambda: col.update(ids=ids, metadatas=metas))
+        meta: dict[str, Any] = {
+            C.SYS_KEY: op.key,
+            C.SYS_CREATED: float(previous.get(C.SYS_CREATED, now)),
+            C.SYS_UPDATED: now,
+            C.SYS_SEQ: seq,
+            C.SYS_INDEXED: bool(vecs),
+            C.SYS_RECORD: record,
+            C.SYS_FIELDS: json.dumps(self.index_fields if op.index is None else (op.index or [])),
+        }
+        ttl = op.ttl if op.ttl is not None else (self.ttl_config or {}).get("default_ttl")
+        if ttl is not None:
+            meta[C.SYS_TTL] = float(ttl)
+            meta[C.SYS_EXPIRES] = now + float(ttl) * 60
+        meta.update(C.flat_metadata(dict(op.value or {})))
+        for gone in set(previous) - set(meta) - {C.SYS_NS}:
+            meta[gone] = None  # Chroma merges metadata on upsert
+        vecs = vecs or [[1.0] + [0.0] * (self.dims - 1)]
+        parts = [(C.part_id(op.key, n), v, {C.SYS_PART_OF: op.key, C.SYS_INDEXED: True}) for n, v in enumerate(vecs[1:], 1)]
+        if parts:
+            meta[C.SYS_PARTS] = len(parts)
+        return op.key, vecs[0], meta, parts, len(parts)
+
+    def _after_write(self, ns: tuple[str, ...], keys: list[str]) -> None:
+        """Hook for subclasses, after a namespace's rows were written."""
 
     # ------------------------------------------------------------------ maintenance
     def reindex(self, new_embeddings: Embeddings, **kwargs: Any) -> Any:
         """Re-embed everything with ``new_embeddings`` and switch atomically (version drift).
 
-        See :func:`langchain_lifecycle_memory.lifecycle.operations.reindex`; an interrupted reindex
+        See :func:`langchain_lifecycle_memory.store.maintenance.reindex`; an interrupted reindex
         leaves the current generation in use.
         """
         from langchain_lifecycle_memory.store.maintenance import reindex
 
         return reindex(self, new_embeddings, **kwargs)
 
-    def migrate_layout(self, layout: str, **kwargs: Any) -> Any:
-        """Move the store into another layout, switching atomically (see ``maintenance.migrate_layout``)."""
-        from langchain_lifecycle_memory.store.maintenance import migrate_layout
-
-        return migrate_layout(self, layout, **kwargs)
-
     def compact(self, **kwargs: Any) -> Any:
-        """Make deleted data unrecoverable from an embedded Chroma directory."""
+        """Make deleted data unrecoverable from an embedded Chroma directory (``chroma vacuum``)."""
         from langchain_lifecycle_memory.store.maintenance import compact
 
         return compact(self, **kwargs)
+
+
+def _text_changed(before: str | None, value: Any) -> bool:
+    """Whether an upsert replaces an item's text (a record's content or value; any field of another item)."""
+    if before is None:
+        return False
+    old = json.loads(before)
+    if "content" in old and "content" in (value or {}):
+        return any(old.get(f) != value.get(f) for f in ("content", "value"))
+    return bool(old != value)

@@ -28,7 +28,6 @@ from typing import Any
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.store._records import parse_record
 from langchain_lifecycle_memory.store.slots import repairs
 
 __all__ = ["MAX_ROUNDS", "check_slots", "doubled_slots", "repair_namespace", "slot_where", "writer_lock"]
@@ -38,13 +37,13 @@ logger = logging.getLogger(__name__)
 MAX_ROUNDS = 5
 """Check-and-repair rounds after one write before giving up (the next write or sweep goes on)."""
 
-_LOCKS: dict[tuple[Any, ...], threading.RLock] = {}
-_LOCKS_GUARD = threading.Lock()
+_STRIPES = tuple(threading.RLock() for _ in range(256))
+"""Writer locks, by hash of (database, prefix, namespace): bounded however many users write."""
 
 
 def _database(store: Any) -> tuple[Any, ...]:
     """What identifies the data behind a store, so that two handles share one lock."""
-    local = getattr(store, "_local_db", None)
+    local = getattr(store, "persist_directory", None)
     if local:
         return ("file", local)
     try:
@@ -63,11 +62,7 @@ def _database(store: Any) -> tuple[Any, ...]:
 def writer_lock(store: Any, namespace: tuple[str, ...]) -> Iterator[None]:
     """Hold this process's write lock of ``namespace`` (re-entrant)."""
     key = (*_database(store), getattr(store, "prefix", ""), tuple(namespace))
-    with _LOCKS_GUARD:
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = _LOCKS[key] = threading.RLock()
-    with lock:
+    with _STRIPES[hash(key) % len(_STRIPES)]:
         yield
 
 
@@ -82,11 +77,7 @@ def slot_where(slots: Iterable[tuple[str, str]]) -> dict[str, Any] | None:
 
 
 def _read(store: Any, namespace: tuple[str, ...], where: dict[str, Any] | None) -> list[MemoryRecord]:
-    col = store._col(namespace)
-    if col is None:
-        return []
-    got = store._guard(lambda: col.get(where=where, include=["documents"]))
-    return [r for d in got["documents"] or [] if (r := parse_record(namespace, d)) is not None]
+    return list(store.find_records(namespace, where))
 
 
 def _store_fixes(store: Any, records: list[MemoryRecord], at: datetime) -> list[MemoryRecord]:
@@ -109,7 +100,7 @@ def check_slots(
     ``parents`` are the ids the write archived or superseded (a fork shows as two records
     claiming one of them). Returns the records it rewrote.
     """
-    if not hasattr(store, "_col"):
+    if not hasattr(store, "find_records"):
         return []
     by_slot = slot_where(slots)
     if by_slot is None:
@@ -161,14 +152,9 @@ def doubled_slots(store: Any, namespace: tuple[str, ...]) -> list[tuple[str, str
 
     Set-valued slots show up here too; :func:`repair_namespace` leaves them as they are.
     """
-    col = store._col(tuple(namespace))
-    if col is None:
-        return []
-    where = {C.FLAT_PREFIX + "status": MemoryStatus.ACTIVE.value}
-    got = store._guard(lambda: col.get(where=where, include=["metadatas"]))
     seen: dict[tuple[str, str], int] = {}
-    for meta in got["metadatas"] or []:
-        entity, attribute = meta.get(C.FLAT_PREFIX + "entity"), meta.get(C.FLAT_PREFIX + "attribute")
-        if entity and attribute:
-            seen[(entity, attribute)] = seen.get((entity, attribute), 0) + 1
+    for row in store.slot_catalogue(tuple(namespace)):
+        if row["status"] == MemoryStatus.ACTIVE.value:
+            slot = (row["entity"], row["attribute"])
+            seen[slot] = seen.get(slot, 0) + 1
     return sorted(slot for slot, n in seen.items() if n > 1)

@@ -23,14 +23,19 @@ from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure
 __all__ = ["DEFAULT_TTLS", "RetentionPolicy", "SweepAction", "SweepPlan"]
 
 DEFAULT_TTLS: dict[str, timedelta | None] = {
-    "preference": timedelta(days=180),
+    "preference": None,
     "profile": None,
-    "fact": timedelta(days=365),
+    "fact": None,
     "event": timedelta(days=90),
     "episode": timedelta(days=30),
     "sensitive": timedelta(days=30),
 }
-"""Default lifetime per built-in kind; ``None`` means the record never expires by age."""
+"""Default lifetime per built-in kind; ``None`` means the record never expires by age.
+
+As the seed article asks: a statement with no time limit (a preference, a profile fact, a
+fact) stays until it is superseded or forgotten; what is transient by kind (an event, a raw
+conversation turn, sensitive data) expires. A statement made as temporary ("this week", "for
+now", "今天") expires by its own hint (``ttl_days``) whatever its kind."""
 
 _TIMEDELTA: TypeAdapter[timedelta] = TypeAdapter(timedelta)
 
@@ -149,8 +154,8 @@ class RetentionPolicy(BaseModel):
         """The default lifetime of ``kind`` (case-insensitive); unknown kinds get :attr:`default_ttl`.
 
         Example:
-            >>> RetentionPolicy().ttl_for("Preference").days
-            180
+            >>> RetentionPolicy().ttl_for("Event").days
+            90
         """
         name = kind.strip().lower()
         return self.ttl[name] if name in self.ttl else self.default_ttl

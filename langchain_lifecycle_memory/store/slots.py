@@ -36,6 +36,7 @@ __all__ = [
     "SINGLE",
     "cardinality",
     "current_losers",
+    "out_of_line_groups",
     "precedence",
     "repairs",
     "resolve_at",
@@ -93,7 +94,7 @@ def _out_of_line(records: list[MemoryRecord]) -> bool:
     )
 
 
-def _groups(records: Sequence[MemoryRecord]) -> list[list[int]]:
+def out_of_line_groups(records: Sequence[MemoryRecord]) -> list[list[int]]:
     """Positions of each single-valued slot that is out of line (the rest need no work)."""
     by_slot: dict[SlotKey, list[int]] = {}
     for i, r in enumerate(records):
@@ -160,7 +161,7 @@ def resolve_current(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
     Same length and order as ``records``; a record that needs no change is returned as is.
     """
     out = list(records)
-    for positions in _groups(out):
+    for positions in out_of_line_groups(out):
         fixed = _Chain([out[i] for i in positions]).linearize()
         for i in positions:
             out[i] = fixed[out[i].id]

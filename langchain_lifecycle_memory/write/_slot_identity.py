@@ -121,6 +121,8 @@ def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str |
         return "same"
     if a in specs and b in specs:
         return "different"
+    if sorted(re.findall(r"\d+", a)) != sorted(re.findall(r"\d+", b)):
+        return "different"  # numbers in names tell instances apart: phone1 / phone2, child_1 / child_2
     ca, cb = core(a), core(b)
     if ca == cb:
         return "same"

@@ -38,7 +38,7 @@ from langchain_lifecycle_memory.schema import (
     normalize_value,
     utcnow,
 )
-from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
@@ -286,7 +286,7 @@ class _Planner:
                     expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
                     self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
                 return
-        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at, resolve=False)
+        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
                 bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)

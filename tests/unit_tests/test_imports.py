@@ -44,50 +44,15 @@ def test_all_is_pinned() -> None:
     assert len(EXPECTED_ALL) <= 25
 
 
-def test_names_dropped_from_the_top_still_resolve_with_a_deprecation_warning() -> None:
-    from langchain_lifecycle_memory.lifecycle.portability import export_records
+def test_old_import_paths_are_gone() -> None:
+    """An unpublished 0.1 keeps no deprecated aliases: one name, one place."""
+    import langchain_lifecycle_memory as pkg
 
-    with pytest.warns(DeprecationWarning, match="lifecycle.portability"):
-        assert langchain_lifecycle_memory.export_records is export_records
-
-
-OLD_MODULES = {
-    "retrieval": "read.retrieval",
-    "extraction": "write.extraction",
-    "update": "write.update",
-    "injection": "read.injection",
-    "cues": "read.cues",
-    "nodes": "graph.nodes",
-    "memory": "graph.memory",
-    "naive": "graph.naive",
-    "portability": "lifecycle.portability",
-    "observability": "lifecycle.observability",
-    "embeddings": "store.embeddings",
-    "redaction": "write.redaction",
-    "retention": "store.retention",
-    "diagnostics": "cli.diagnostics",
-    "demo": "cli.demo",
-}
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(OLD_MODULES.items()))
-def test_old_module_paths_warn_and_are_the_new_modules(old: str, new: str) -> None:
-    code = (
-        "import warnings, importlib\n"
-        "with warnings.catch_warnings(record=True) as seen:\n"
-        "    warnings.simplefilter('always')\n"
-        f"    old = importlib.import_module('langchain_lifecycle_memory.{old}')\n"
-        f"assert old is importlib.import_module('langchain_lifecycle_memory.{new}')\n"
-        "assert any(w.category is DeprecationWarning and 'moved to' in str(w.message) for w in seen)\n"
-    )
-    _modules_after(code)
-
-
-@pytest.mark.parametrize(("package", "names"), [("store", ["ChromaMemoryStore"]), ("lifecycle", ["sweep", "forget"])])
-def test_old_module_names_resolve_from_the_same_named_subpackage(package: str, names: list[str]) -> None:
-    module = importlib.import_module(f"langchain_lifecycle_memory.{package}")
-    for name in names:
-        assert getattr(module, name) is not None
+    for name in ("embedding_fingerprint", "reconcile", "RetrievalLog", "purge"):
+        assert not hasattr(pkg, name)
+    for module in ("cues", "retrieval", "update", "compat"):
+        with pytest.raises(ImportError):
+            importlib.import_module(f"langchain_lifecycle_memory.{module}")
 
 
 def test_every_public_name_imports() -> None:

@@ -77,7 +77,7 @@ def test_no_invisible_character_reaches_the_injected_block() -> None:
     hidden += ["\U000e0000", "\U000e007f", "\ue000"]  # tag range ends (unassigned) and private use
     quoted = quote_memory("x".join(hidden))
     assert {unicodedata.category(c) for c in quoted} & (HIDDEN | {"Cs"}) == set()
-    assert "\\u200b" in quoted and "\\u202e" in quoted and "\\U000e0041" in quoted
+    assert "\\u200b" in quoted and "\\u202e" in quoted and "\\udb40\\udc41" in quoted  # JSON escapes (surrogate pairs)
     visible = "用户喜欢　Vim\u00a0编辑器 👍"
     assert quote_memory(visible) == json.dumps(visible, ensure_ascii=False)
 
@@ -87,7 +87,7 @@ def test_tag_smuggled_instructions_show_up_escaped(memory: LifecycleMemory) -> N
     record = MemoryRecord(namespace=("memories", "u1"), content=f"The user likes tea.\u202e{smuggled}\u200b")
     block = format_memories([record], max_tokens=400)
     assert not any(unicodedata.category(c) in HIDDEN for c in block.text if c != "\n")
-    assert "\\u202e" in block.text and "\\U000e0069" in block.text
+    assert "\\u202e" in block.text and "\\udb40\\udc69" in block.text
 
 
 # ---------------------------------------------------------------------- a plan that stopped half way
@@ -95,7 +95,7 @@ def _unreachable(store: ChromaMemoryStore) -> None:
     def down() -> None:
         raise ConnectionError("connection refused")
 
-    store._guard(down)
+    store._client(down)
 
 
 def test_a_half_written_plan_says_what_was_written(memory: LifecycleMemory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -114,7 +114,8 @@ def test_our_reader_and_retriever_inject_the_current_langmem_preference_only(lan
     store = langmem_run["store"]
     question = "Which editor should I use?"
 
-    block = create_memory_reader(store).invoke({"messages": [("user", question)]}, CONFIG)["messages"][-1].content
+    out = create_memory_reader(store).invoke({"messages": [("user", question)]}, CONFIG)
+    block = out["memory_block"]
     docs = [d.page_content for d in LifecycleRetriever(store=store).invoke(question, CONFIG)]
 
     assert "VS Code" in block and "Vim" not in block, block
@@ -138,13 +139,14 @@ def test_ids_the_cli_lists_for_langmem_items_resolve_everywhere(langmem_run: dic
     path = langmem_run["path"]
     listed = cli(path, "list", "-u", USER, "--json")
     assert listed.returncode == 0, listed.stderr
-    ids = [r["id"] for r in json.loads(listed.stdout)["records"]]
+    records = json.loads(listed.stdout)["records"]
+    ids = [r["id"] for r in records]
     assert ids
 
     for record_id in ids:
         shown = cli(path, "show", record_id, "-u", USER, "--json")
         assert shown.returncode == 0, f"`show {record_id}` exited {shown.returncode}: {shown.stderr.strip()}"
-    first = ids[0]
+    first = next(r["id"] for r in records if r["status"] == "active")  # forget takes a live memory
     for args in (["history", first], ["forget", "--id", first, "--yes"], ["restore", first]):
         done = cli(path, *args, "-u", USER)
         assert done.returncode == 0, f"`{' '.join(args)}` exited {done.returncode}: {done.stderr.strip()}"

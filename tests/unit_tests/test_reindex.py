@@ -10,14 +10,11 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, MemoryRecord
 from langchain_lifecycle_memory.lifecycle.operations import ReindexError, reindex
-from langchain_lifecycle_memory.store import chroma as C
 
 U1 = ("memories", "u1")
 U2 = ("memories", "u2")
 DOCS = ("docs", "shared")
 
-# Reindex is also the layout migration path: it must work on every layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 
 class FailingEmbedding(DeterministicFakeEmbedding):
@@ -54,7 +51,7 @@ def _fill(store: ChromaMemoryStore) -> None:
 
 
 def _names(store: ChromaMemoryStore, generation: int) -> list[str]:
-    start = C.generation_prefix(store.prefix, generation)
+    start = f"{store.prefix}.g{generation}."
     return [c.name for c in store.client.list_collections() if c.name.startswith(start)]
 
 
@@ -64,12 +61,12 @@ def test_reindex_moves_everything_to_the_new_embedder(setup: tuple[str, Any, str
     store = _open(backend, tmp_path, old, prefix, client)
     _fill(store)
 
-    report = reindex(store, new, batch_size=64, progress=False)
+    report = reindex(store, new, progress=False)
 
     assert (report.old_generation, report.new_generation) == (0, 1)
     assert report.namespaces == 3 and report.items == 303 and report.embedded == 302
     assert store.generation == 1 and store.dims == 24 and store.embeddings is new
-    assert _names(store, 0) == [] and _names(store, 1) and len(store._namespaces()) == 3
+    assert _names(store, 0) == [] and _names(store, 1) and len(store.namespaces()) == 3
     assert store.count_records(U1) == 300 and store.count_records(U2) == 1
     top = store.search_records(U1, "user one fact 17", k=1)
     assert top[0][0].id == "a17" and top[0][1] == pytest.approx(1.0, abs=1e-5)
@@ -96,11 +93,11 @@ def test_failed_reindex_keeps_the_old_generation(setup: tuple[str, Any, str], tm
     failing = FailingEmbedding(size=24, fail_on=3)
 
     with pytest.raises(ReindexError, match="still in use") as info:
-        reindex(store, failing, batch_size=64, progress=False)
+        reindex(store, failing, progress=False)
 
     assert isinstance(info.value.__cause__, ConnectionAbortedError)
     assert store.generation == 0 and store.embeddings is old and store.dims == 16
-    assert _names(store, 1) == [] and _names(store, 0) and len(store._namespaces()) == 3
+    assert _names(store, 1) == [] and _names(store, 0) and len(store.namespaces()) == 3
     assert store.search_records(U1, "user one fact 5", k=1)[0][0].id == "a5"
     reopened = _open(backend, tmp_path, DeterministicFakeEmbedding(size=16), prefix, client)
     assert reopened.generation == 0 and reopened.count_records(U1) == 300
@@ -113,17 +110,12 @@ def test_reindex_ignores_leftovers_of_an_interrupted_run(setup: tuple[str, Any, 
     backend, client, prefix = setup
     store = _open(backend, tmp_path, DeterministicFakeEmbedding(size=16), prefix, client)
     _fill(store)
-    stale = store.client.create_collection(C.collection_name(prefix, 1, U1), embedding_function=None)
-    stale.add(ids=["ghost"], embeddings=[[0.0] * 8], documents=["{}"])
+    stale = store.client.create_collection(store._buckets.bucket_name(1, U1), embedding_function=None)
+    stale.add(ids=["ghost"], embeddings=[[0.0] * 8], documents=["{}"])  # a half-built next generation
 
     reindex(store, DeterministicFakeEmbedding(size=8), progress=True)
 
     assert store.count_records(U1) == 300 and store.get_record(U1, "ghost") is None
-
-
-def test_reindex_rejects_a_bad_batch_size(mem_store: ChromaMemoryStore) -> None:
-    with pytest.raises(ValueError, match="batch_size"):
-        reindex(mem_store, DeterministicFakeEmbedding(size=8), batch_size=0)
 
 
 def test_reindex_from_a_store_opened_for_the_migration(setup: tuple[str, Any, str], tmp_path: Path) -> None:

@@ -18,9 +18,9 @@ def _record(kind: str = "preference", **kw: Any) -> MemoryRecord:
 
 def test_defaults_per_kind() -> None:
     policy = RetentionPolicy()
-    assert policy.ttl_for("preference") == timedelta(days=180)
+    assert policy.ttl_for("preference") is None  # no time limit: stays until superseded or forgotten
     assert policy.ttl_for("profile") is None
-    assert policy.ttl_for("fact") == timedelta(days=365)
+    assert policy.ttl_for("fact") is None
     assert policy.ttl_for("event") == timedelta(days=90)
     assert policy.ttl_for("episode") == timedelta(days=30)
     assert policy.ttl_for("sensitive") == timedelta(days=30)
@@ -30,7 +30,7 @@ def test_defaults_per_kind() -> None:
 
 def test_ttl_hint_of_seven_days_beats_preference_default() -> None:
     policy = RetentionPolicy()
-    assert policy.expires_at_for("preference", T0) == T0 + timedelta(days=180)
+    assert policy.expires_at_for("preference", T0) is None
     assert policy.expires_at_for("preference", T0, ttl_days=7) == T0 + timedelta(days=7)
 
 

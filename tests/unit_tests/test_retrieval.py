@@ -18,7 +18,7 @@ from langchain_lifecycle_memory.read.retrieval import (
     RetrievalExplanation,
 )
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)

@@ -13,7 +13,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import MemoryRecord
-from langchain_lifecycle_memory.store.chroma_store import ChromaMemoryStore
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 NS = ("memories", "standard")

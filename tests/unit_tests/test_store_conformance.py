@@ -42,8 +42,6 @@ from langchain_lifecycle_memory.store import chroma as C
 from tests.conftest import SERVER_ENV, server_address
 from tests.fake_embeddings import CharEmbeddings
 
-# Tenant safety must hold on every storage layout: each test runs once per layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 DIMS = 64
 BACKENDS = ["embedded", "memory", "server", "reference"]
@@ -623,7 +621,7 @@ def test_an_update_or_delete_drops_the_old_element_vectors(make: Factory) -> Non
     store.delete(("chat",), "a")
     assert keys(store.search(("chat",), query="about lunch")) == ["b"]
     if isinstance(store, ChromaMemoryStore):
-        assert store._col(("chat",)).count() == 1  # no vector row outlives its item
+        assert store._view(("chat",)).count() == 1  # type: ignore[union-attr]  # no vector row outlives its item
 
 
 def test_non_ascii_text_and_labels(store: BaseStore) -> None:
@@ -669,13 +667,16 @@ async def test_concurrent_async_writes_then_searches(store: BaseStore) -> None:
 def expire_now(store: BaseStore, ns: tuple[str, ...], key: str) -> None:
     """Move an item's deadline into the past without deleting it (an unswept item)."""
     assert isinstance(store, ChromaMemoryStore)
-    col = store._col(ns)
-    col.update(ids=[key], metadatas=[{C.SYS_EXPIRES: time.time() - 60}])
+    view = store._view(ns)
+    assert view is not None
+    view.update(ids=[key], metadatas=[{C.SYS_EXPIRES: time.time() - 60}])
 
 
 def expires(store: BaseStore, ns: tuple[str, ...], key: str) -> float:
     assert isinstance(store, ChromaMemoryStore)
-    return float(store._col(ns).get(ids=[key], include=["metadatas"])["metadatas"][0][C.SYS_EXPIRES])
+    view = store._view(ns)
+    assert view is not None
+    return float(view.get(ids=[key], include=["metadatas"])["metadatas"][0][C.SYS_EXPIRES])
 
 
 def test_ttl_sweep_custom_and_default(make: Factory) -> None:

@@ -25,14 +25,11 @@ from typing import Any
 
 import chromadb
 import pytest
-from chromadb.errors import InternalError
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
 from tests.fake_embeddings import CharEmbeddings
 
-# Tenant safety must hold on every storage layout: each test runs once per layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 DIMS = 32
 VIM = [("user", "我喜欢使用 Vim 编辑器")]
@@ -100,7 +97,7 @@ def test_plain_store_calls_after_the_collection_vanished(tmp_path: Path) -> None
     ns = ("docs", "x")
     store.put(ns, "a", {"text": "alpha"})
     assert store.get(ns, "a") is not None
-    name = store._col(ns).name
+    name = store._buckets.bucket_name(store.generation, ns)
     chromadb.PersistentClient(path=str(tmp_path / "db")).delete_collection(name)
     assert store.get(ns, "a") is None
     assert store.search(("docs",), query="alpha") == []
@@ -198,27 +195,6 @@ def test_searches_racing_the_first_writes_never_fail(tmp_path: Path) -> None:
 
     errors = [e for n in range(30) for e in asyncio.run(trial(n))]
     assert errors == []
-
-
-def test_a_segment_not_yet_on_disk_is_retried_then_scanned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings(), collection_prefix="hnsw")
-    for i, text in enumerate(["red apple", "blue car", "green house"]):
-        store.put(("t",), f"k{i}", {"text": text})
-    expected = [(i.key, round(i.score or 0, 4)) for i in store.search(("t",), query="blue car")]
-    raw = type(store._col(("t",))._col)
-    real = raw.query
-    failures = {"left": 2}
-
-    def flaky(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if failures["left"] > 0:
-            failures["left"] -= 1
-            raise InternalError("Error creating hnsw segment reader: Nothing found on disk")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(raw, "query", flaky)
-    assert [(i.key, round(i.score or 0, 4)) for i in store.search(("t",), query="blue car")] == expected
-    failures["left"] = 10**6  # never ready: answered by an exact scan, same ranking and scores
-    assert [(i.key, round(i.score or 0, 4)) for i in store.search(("t",), query="blue car")] == expected
 
 
 # ---------------------------------------------------------------------- ephemeral clients

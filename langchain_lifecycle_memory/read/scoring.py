@@ -1,0 +1,282 @@
+"""The retriever's scoring, pure: a snapshot and the query's vectors in, an explanation out.
+
+Every record of the namespace gets three calibrated channels as numpy columns:
+
+* **dense**: cosine of the query to the record (and, for episodes, a second encoder's,
+  ``episodes``); it speaks only for the ``dense_k`` nearest eligible records;
+* **lexical**: BM25 coverage (``lexical``), backed by meaning: a word match counts as far as
+  the fact's meaning agrees with the query or its attribute is the query's topic (the
+  user's "Apple" laptop is not evidence for an apple pie recipe);
+* **slot**: the query is routed to the record's attribute by meaning (``routing``), names
+  the attribute, or contains the record's value; a record's write-time cues count like its
+  own topic card.
+
+Channels are fused as a weighted noisy-OR (``fusion``); ``min_score`` applies to the fused
+score whatever the channel mix. Records about someone the query is not about are scaled
+down. Kept records are ordered by a second, open-ceiling calibration plus small recency,
+confidence and (episodes) feedback terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from langchain_lifecycle_memory.read import episodes
+from langchain_lifecycle_memory.read.fusion import (
+    CHANNELS,
+    Decision,
+    RetrievalCandidate,
+    RetrievalExplanation,
+    calibrate_array,
+    fuse_calibrated_array,
+    lifecycle_decision,
+)
+from langchain_lifecycle_memory.read.routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
+from langchain_lifecycle_memory.read.snapshot import Snapshot
+from langchain_lifecycle_memory.read.vectors import TextVectors, unit
+from langchain_lifecycle_memory.schema import MemoryStatus
+
+__all__ = ["Query", "RetrievalOptions", "kept_if_live", "score"]
+
+
+@dataclass
+class RetrievalOptions:
+    """Per-call options, resolved (``LifecycleRetriever._options``)."""
+
+    namespace: tuple[str, ...]
+    k: int
+    min_score: float
+    statuses: tuple[MemoryStatus, ...] | None
+    kinds: tuple[str, ...] | None
+    as_of: datetime | None
+    now: datetime
+    include_expired: bool
+
+
+@dataclass
+class Query:
+    """The query as the channels see it: texts (with paraphrases), their vectors and centring offsets."""
+
+    text: str
+    texts: list[str]
+    vectors: list[Any]
+    offsets: list[float]
+
+
+def _dense(cfg: Any, q: Query, snap: Snapshot, eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Best cosine per record over the query vectors (centred), and which records the dense channel ranks."""
+    cosine = np.full(len(snap), -1.0)
+    if len(snap):
+        for vector, offset in zip(q.vectors, q.offsets, strict=True):
+            cosine = np.maximum(cosine, (snap.vectors @ unit(vector)).astype(np.float64) - offset)
+    in_dense = np.zeros(len(snap), dtype=bool)
+    pool = np.flatnonzero(eligible)
+    top = pool[np.argsort(-cosine[pool], kind="stable")[: cfg.dense_k]]
+    in_dense[top] = True
+    return cosine, in_dense
+
+
+def _cues(emb: Any, q: Query, snap: Snapshot, eligible: np.ndarray) -> dict[int, float]:
+    """Best cue cosine (centred) per record that has write-time cues."""
+    wanted = {p: c for p, c in snap.cues.items() if eligible[p]}
+    if not wanted:
+        return {}
+    texts = [c for cues in wanted.values() for c in cues]
+    matrix = TextVectors.of(emb).matrix(texts)
+    out: dict[int, float] = {}
+    for vector, offset in zip(q.vectors, q.offsets, strict=True):
+        sims = matrix @ unit(vector)
+        start = 0
+        for pos, cues in wanted.items():
+            best = float(sims[start : start + len(cues)].max()) - offset
+            out[pos] = max(best, out.get(pos, -1.0))
+            start += len(cues)
+    return out
+
+
+def _slot(cfg: Any, q: Query, snap: Snapshot, router: AttributeRouter) -> tuple[np.ndarray, set[str], bool, float, np.ndarray]:
+    """Per-attribute slot score (last cell: no attribute), the people the query is about, and its damping."""
+    cal, names = cfg.calibration, snap.attributes
+    route = np.full(len(names), -1.0)
+    for vector, offset in zip(q.vectors, q.offsets, strict=True):
+        route = np.maximum(route, router.score_array(vector, names) - offset)
+    targets = set().union(*(query_entities(t, snap.entity_alias) for t in q.texts))
+    personal = bool(targets) or any(is_personal(t) or snap.index.mentions_known_name(t) for t in q.texts)
+    damp = 1.0 if personal else cfg.impersonal_factor
+    attr_slot = np.zeros(len(names) + 1)
+    if names:  # a topic far behind the query's best one is a look-alike
+        near = route >= float(route.max()) - cfg.route_margin
+        attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
+        for a in mentioned_attributes(q.texts, names, router.specs):
+            j = names.index(a)
+            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+    return attr_slot, targets, personal, damp, route
+
+
+def _channels(cal: Any, cosine: np.ndarray, in_dense: np.ndarray, coverage: np.ndarray, slot: np.ndarray, damp: float) -> dict[str, np.ndarray]:
+    dense = calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling)
+    return {
+        "dense": np.where(in_dense, dense, 0.0),
+        "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
+        "slot": slot,
+    }
+
+
+def _rrf(channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray) -> np.ndarray:
+    """Weighted reciprocal rank fusion over the records of ``pool`` (0 elsewhere)."""
+    out = np.zeros(len(next(iter(channels.values()))))
+    for name in CHANNELS:
+        scores = channels[name]
+        firing = pool[scores[pool] > 0]
+        order = firing[np.argsort(-scores[firing], kind="stable")]
+        out[order] += weights[name] / (60 + np.arange(1, len(order) + 1))
+    return out
+
+
+def score(
+    cfg: Any,
+    q: Query,
+    snap: Snapshot,
+    opts: RetrievalOptions,
+    *,
+    full: bool,
+    router: AttributeRouter,
+    episode_encoder: Any = None,
+) -> RetrievalExplanation:
+    """Score every record; build candidates for the ``k`` best (every record for ``explain``).
+
+    ``cfg`` is the ``LifecycleRetriever`` whose settings apply (calibrations, weights,
+    factors, tie-breakers, fusion).
+    """
+    n, cal, weights = len(snap), cfg.calibration, cfg.weights.as_dict()
+    eligible = snap.eligible(
+        statuses=opts.statuses, kinds=opts.kinds, as_of=opts.as_of, now=opts.now, include_expired=opts.include_expired
+    )
+    cosine, in_dense = _dense(cfg, q, snap, eligible)
+    bm25, coverage = np.zeros(n), np.zeros(n)
+    for text in q.texts:
+        raw, cov = snap.index.scores(text)
+        bm25, coverage = np.maximum(bm25, raw), np.maximum(coverage, cov)
+    attr_slot, targets, personal, damp, route = _slot(cfg, q, snap, router)
+    topic = attr_slot[snap.attribute_code]  # code -1 reads the last cell: 0
+    cue_scores = _cues(router.embeddings, q, snap, eligible)
+    if cue_scores:
+        cue = np.zeros(n)
+        cue[list(cue_scores)] = calibrate_array(np.array(list(cue_scores.values())), cal.route_floor, cal.route_ceiling)
+        topic = np.maximum(topic, cue * damp)
+    agree = calibrate_array(cosine, cal.agreement_floor, cal.agreement_ceiling)
+    support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
+    slot = np.where(snap.value_mentions(q.texts), np.maximum(topic, cal.value_mention * support), topic)
+    channels = _channels(cal, cosine, in_dense, coverage * support, slot, damp)
+    episode = episodes.episode_scores(
+        episode_encoder, snap, eligible, q.text, top_k=cfg.dense_k, limit=cfg.episode_embeddings_limit,
+        calibration=cfg.episode_calibration, rank_calibration=cfg.episode_rank_calibration,
+    )  # fmt: skip
+    if episode is not None:
+        channels["dense"] = 1.0 - (1.0 - channels["dense"]) * (1.0 - episode[0])
+    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
+    factor = np.where(about, 1.0, cfg.other_entity_factor)
+    fused = fuse_calibrated_array(channels, weights) * factor
+    kept = eligible & (fused >= opts.min_score)
+    pool = np.flatnonzero(eligible)
+    rrf = _rrf(channels, weights, pool) * factor
+    keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor)
+    ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
+    if not full and cfg.reranker is None:
+        ranked = ranked[: opts.k]
+    rank_of = {int(p): r for r, p in enumerate(ranked)}
+    expired = int(np.count_nonzero(kept_if_live(snap, opts, fused, eligible)))
+    context = (snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept)
+    if full:
+        raw = {"cosine": cosine, "bm25": bm25, "coverage": coverage, "route": route, "keys": keys}
+        candidates = [_explained(p, context, raw, cue_scores) for p in range(n)]
+    else:
+        candidates = [_candidate(int(p), context) for p in ranked]
+    routes = dict(zip(snap.attributes, route.tolist()))
+    return RetrievalExplanation(
+        query=q.text, queries=q.texts, namespace=opts.namespace, fusion=cfg.fusion, min_score=opts.min_score,
+        k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
+        personal=personal, candidates=candidates, expired_matches=expired,
+    )  # fmt: skip
+
+
+def kept_if_live(snap: Snapshot, opts: RetrievalOptions, fused: np.ndarray, eligible: np.ndarray) -> np.ndarray:
+    """Records that would have been kept but for their deadline having passed (the search says so)."""
+    if opts.include_expired or opts.as_of is not None:
+        return np.zeros(len(snap), dtype=bool)
+    live = snap.eligible(statuses=opts.statuses, kinds=opts.kinds, as_of=None, now=opts.now, include_expired=True)
+    return live & ~eligible & snap.expired(opts.now) & (fused >= opts.min_score)
+
+
+def _sort_keys(
+    cfg: Any,
+    q: Query,
+    snap: Snapshot,
+    opts: RetrievalOptions,
+    kept: np.ndarray,
+    fused: np.ndarray,
+    rrf: np.ndarray,
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float],
+    episode: tuple[np.ndarray, np.ndarray] | None,
+    factor: np.ndarray,
+) -> np.ndarray:
+    """The order of kept records: an open-ceiling calibration of the same evidence, plus tie-breakers."""
+    cosine, in_dense, coverage, slot, damp = parts
+    if cfg.fusion == "rrf":
+        base = rrf
+    elif cfg.rank_calibration is not None and cfg.rank_calibration != cfg.calibration:
+        ordered = _channels(cfg.rank_calibration, cosine, in_dense, coverage, slot, damp)
+        if episode is not None:
+            ordered["dense"] = 1.0 - (1.0 - ordered["dense"]) * (1.0 - episode[1])
+        base = fuse_calibrated_array(ordered, cfg.weights.as_dict()) * factor
+    else:
+        base = fused
+    positions = np.arange(len(snap))
+    keys = base + cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, positions)
+    keys = keys + cfg.confidence_weight * snap.confidence + 1e-3 * (np.maximum(cosine, 0.0) + coverage)
+    if cfg.episode_feedback and kept.any():
+        kept_positions = np.flatnonzero(kept)
+        bonus = episodes.feedback(snap, kept_positions, base[kept_positions], q.text)
+        if bonus is not None:
+            keys[kept_positions] += bonus * factor[kept_positions]
+    return keys
+
+
+def _candidate(p: int, context: tuple[Any, ...]) -> RetrievalCandidate:
+    snap, _, channels, fused, rrf, factor, rank_of, _, _ = context
+    return RetrievalCandidate(
+        record=snap.record(p), decision="kept", channels={c: float(channels[c][p]) for c in CHANNELS},
+        entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of[p],
+    )  # fmt: skip
+
+
+def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]) -> RetrievalCandidate:
+    """A candidate with its raw evidence and verdict (``explain``)."""
+    snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept = context
+    record = snap.record(p)
+    evidence = {"coverage": float(raw["coverage"][p]), "bm25": float(raw["bm25"][p]), "cosine": float(raw["cosine"][p])}
+    if (j := int(snap.attribute_code[p])) >= 0:
+        evidence["route"] = float(raw["route"][j])
+    if p in cues:
+        evidence["cue"] = cues[p]
+    decision: Decision = "kept"
+    reason = ""
+    if not eligible[p]:
+        decision, reason = lifecycle_decision(
+            record, statuses=opts.statuses, kinds=opts.kinds, as_of=opts.as_of, now=opts.now, include_expired=opts.include_expired
+        ) or ("below_threshold", "not eligible")
+    elif not kept[p]:
+        decision, reason = "below_threshold", f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
+        if factor[p] < 1.0:
+            reason += f" (about {record.entity or 'the user'}, not the query's subject)"
+    else:
+        evidence["sort_key"] = float(raw["keys"][p])
+    return RetrievalCandidate(
+        record=record, decision=decision, reason=reason, raw=evidence, channels={c: float(channels[c][p]) for c in CHANNELS},
+        entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of.get(p),
+    )  # fmt: skip
+

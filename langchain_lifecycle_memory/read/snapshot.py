@@ -1,0 +1,298 @@
+"""A namespace's records as columns for scoring, kept per store revision (pure, but for ``current``).
+
+The retriever scores every record of a namespace on every query; a ``Snapshot`` keeps what
+scoring needs as numpy columns (attribute, entity, status, kind, validity and expiry
+instants, confidence), the records' unit vectors and the BM25 index, so a query costs a few
+array operations, and only the records that are shown become ``MemoryRecord`` objects.
+
+``_source.current`` keeps them up to date with the store.
+
+Instants are integer microseconds since the epoch, so comparisons are exact and mirror
+``MemoryRecord.is_valid_at`` / ``is_expired``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from langchain_lifecycle_memory.read.lexical import LexicalIndex
+from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
+from langchain_lifecycle_memory.read.vectors import unit
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
+from langchain_lifecycle_memory.store.slots import SET, cardinality, out_of_line_groups, resolve_current
+
+__all__ = ["OPEN", "Row", "Snapshot", "build", "micros", "parse_row"]
+
+OPEN = np.iinfo(np.int64).max
+"""An open interval end, or no deadline."""
+STATUSES = (MemoryStatus.PENDING, MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
+
+
+def micros(value: datetime | str | None) -> int:
+    """An instant as integer microseconds since the epoch (``OPEN`` for ``None``)."""
+    dt = ensure_aware(value)
+    if dt is None:
+        return int(OPEN)
+    return int(dt.timestamp() * 1_000_000)
+
+
+@dataclass(frozen=True)
+class Row:
+    """What scoring needs of one stored record, parsed once from its document."""
+
+    id: str
+    document: str
+    content: str
+    entity: str | None
+    attribute: str | None
+    value: str | None
+    kind: str
+    status: MemoryStatus
+    confidence: float
+    is_set: bool
+    valid_from: int
+    valid_to: int
+    expires_at: int
+    created: int
+    updated: int
+    supersedes: str | None
+    superseded_by: str | None
+    cues: tuple[str, ...]
+    needle: str | None
+
+    @property
+    def order_key(self) -> tuple[int, int, str]:
+        """``list_records``' order: created, then valid from, then id."""
+        return (self.created, self.valid_from, self.id)
+
+    @property
+    def text(self) -> str:
+        """What BM25 indexes: the content and any write-time cues."""
+        return "\n".join([self.content, *self.cues]) if self.cues else self.content
+
+
+def parse_row(record_id: str, document: str) -> Row | None:
+    """A stored document as a ``Row`` (``None``: not a valid memory record)."""
+    try:
+        value = json.loads(document)
+        status = MemoryStatus(value.get("status", "active"))
+        content = value["content"]
+        metadata = value.get("metadata") or {}
+        if not isinstance(content, str) or not content.strip() or not isinstance(metadata, dict):
+            return None
+        cues = metadata.get("cues")
+        cues = tuple(c for c in cues if isinstance(c, str) and c.strip()) if isinstance(cues, list) else ()
+        raw_value = value.get("value")
+        needle = normalize_value(str(raw_value)) if raw_value else None
+        return Row(
+            id=record_id,
+            document=document,
+            content=content,
+            entity=value.get("entity"),
+            attribute=value.get("attribute"),
+            value=raw_value,
+            kind=str(value.get("kind", "fact")),
+            status=status,
+            confidence=float(value.get("confidence", 0.8)),
+            is_set=cardinality(value) == SET,
+            valid_from=micros(value["valid_from"]),
+            valid_to=micros(value.get("valid_to")),
+            expires_at=micros(value.get("expires_at")),
+            created=micros(value["created_at"]),
+            updated=micros(value.get("updated_at") or value["created_at"]),
+            supersedes=value.get("supersedes"),
+            superseded_by=value.get("superseded_by"),
+            cues=cues,
+            needle=needle if needle and len(needle) >= 2 else None,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _codes(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Distinct values (sorted, ``None`` first) and each row's index into them."""
+    distinct = sorted(set(values), key=lambda v: (v is not None, v or ""))
+    pos = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.fromiter((pos[v] for v in values), dtype=np.int64, count=len(values))
+
+
+@dataclass
+class Snapshot:
+    """Columns of one namespace's records, in ``list_records`` order."""
+
+    namespace: tuple[str, ...]
+    revision: Any
+    rows: list[Row]
+    vectors: np.ndarray
+    """Unit vectors, one row per record (``float32``)."""
+    index: LexicalIndex
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Lexical analyses by text, carried from snapshot to snapshot."""
+    saved_seq: int | None = None
+    """Sequence number of the snapshot file this one descends from (``None``: none)."""
+
+    def __post_init__(self) -> None:
+        rows = self.rows
+        self.ids = [r.id for r in rows]
+        self.position = {rid: i for i, rid in enumerate(self.ids)}
+        self.attributes = sorted({r.attribute for r in rows if r.attribute})
+        attr_pos = {a: i for i, a in enumerate(self.attributes)}
+        self.attribute_code = np.fromiter((attr_pos.get(r.attribute, -1) for r in rows), dtype=np.int64, count=len(rows))  # type: ignore[arg-type]
+        self.entities, self.entity_code = _codes([r.entity for r in rows])
+        self.other_entities = {e for e in self.entities if is_other_person(e)}
+        self.kinds, self.kind_code = _codes([r.kind for r in rows])
+        self.needles = sorted({r.needle for r in rows if r.needle})
+        needle_pos = {n: i for i, n in enumerate(self.needles)}
+        self.needle_code = np.fromiter((needle_pos.get(r.needle, -1) for r in rows), dtype=np.int64, count=len(rows))  # type: ignore[arg-type]
+        self._views = self._resolved()
+        status_of = {s: i for i, s in enumerate(STATUSES)}
+        self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8)
+        for name in ("valid_from", "valid_to", "expires_at", "created", "updated"):
+            setattr(self, name, np.fromiter((getattr(r, name) for r in rows), dtype=np.int64, count=len(rows)))
+        for i, view in self._views.items():
+            self.valid_to[i] = micros(view.valid_to)
+        self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
+        self.fresh_at = np.maximum(self.valid_from, self.updated)
+        contents: dict[str, list[str]] = {}
+        for r in rows:
+            if not is_self_entity(r.entity):
+                contents.setdefault(str(r.entity), []).append(r.content)
+        self.entity_alias = {e: entity_aliases(e, c) for e, c in contents.items()}
+        self.cues = {i: list(r.cues) for i, r in enumerate(rows) if r.cues}
+        self._records: dict[int, MemoryRecord] = {}
+        self._masks: dict[Any, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # ------------------------------------------------------------------ records
+    def record(self, position: int) -> MemoryRecord:
+        """The record at ``position`` as readers see it (one current value per single-valued slot)."""
+        hit = self._records.get(position)
+        if hit is None:
+            hit = self._views.get(position) or MemoryRecord.from_value(self.namespace, json.loads(self.rows[position].document))
+            self._records[position] = hit
+        return hit
+
+    def _resolved(self) -> dict[int, MemoryRecord]:
+        """``store.slots.resolve_current``'s changes by position (only forked or doubled slots need any)."""
+        light = [
+            SimpleNamespace(
+                namespace=self.namespace, entity=r.entity, attribute=r.attribute, status=r.status, id=r.id,
+                supersedes=r.supersedes, superseded_by=r.superseded_by, cardinality="set" if r.is_set else None,
+                metadata=None,
+            )
+            for r in self.rows
+        ]  # fmt: skip
+        need = sorted({i for group in out_of_line_groups(light) for i in group})  # type: ignore[arg-type]
+        if not need:
+            return {}
+        real = [MemoryRecord.from_value(self.namespace, json.loads(self.rows[i].document)) for i in need]
+        return {i: view for i, r, view in zip(need, real, resolve_current(real)) if view is not r}
+
+    # ------------------------------------------------------------------ filters
+    @functools.cached_property
+    def slot_code(self) -> np.ndarray:
+        """Each record's single-valued slot, numbered (-1: none, a set, or pending)."""
+        keys = [
+            (r.entity, r.attribute) if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING else None
+            for r in self.rows
+        ]
+        numbered: dict[Any, int] = {}
+        return np.fromiter((-1 if k is None else numbered.setdefault(k, len(numbered)) for k in keys), dtype=np.int64, count=len(keys))
+
+    @functools.cached_property
+    def rank(self) -> np.ndarray:
+        """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
+        order = sorted(range(len(self.rows)), key=lambda i: (self.rows[i].valid_from, self.rows[i].created, self.rows[i].id))
+        out = np.empty(len(order), dtype=np.int64)
+        out[order] = np.arange(len(order))
+        return out
+
+    def eligible(
+        self,
+        *,
+        statuses: tuple[MemoryStatus, ...] | None,
+        kinds: tuple[str, ...] | None,
+        as_of: datetime | None,
+        now: datetime,
+        include_expired: bool,
+    ) -> np.ndarray:
+        """Boolean mask of records ``fusion.lifecycle_decision`` lets through (vectorised twin)."""
+        mask = np.ones(len(self.rows), dtype=bool)
+        if kinds is not None:
+            mask &= np.isin(self.kind_code, [i for i, k in enumerate(self.kinds) if k in kinds])
+        if as_of is not None:
+            t = micros(as_of)
+            mask &= self.status_code != STATUSES.index(MemoryStatus.PENDING)
+            mask &= (self.valid_from <= t) & (t < np.minimum(self.valid_to, self.expires_at))  # true until its deadline
+            return mask & ~self._outranked(mask)
+        if statuses is not None:
+            mask &= np.isin(self.status_code, [STATUSES.index(MemoryStatus(s)) for s in statuses])
+        if not include_expired:
+            mask &= self.expires_at > micros(now)
+        return mask
+
+    def _outranked(self, mask: np.ndarray) -> np.ndarray:
+        """Records of ``mask`` that another record of ``mask`` in the same slot outranks."""
+        out = np.zeros(len(self.rows), dtype=bool)
+        chosen = np.flatnonzero(mask & (self.slot_code >= 0))
+        if len(chosen) < 2:
+            return out
+        order = np.lexsort((self.rank[chosen], self.slot_code[chosen]))
+        codes = self.slot_code[chosen][order]
+        last_of_slot = np.append(codes[1:] != codes[:-1], True)
+        out[chosen[order[~last_of_slot]]] = True
+        return out
+
+    def expired(self, now: datetime) -> np.ndarray:
+        """Records past their deadline at ``now``."""
+        return self.expires_at <= micros(now)
+
+    def entity_mask(self, entities: Iterable[str]) -> np.ndarray:
+        """Records whose entity is one of ``entities``."""
+        wanted = set(entities)
+        return np.isin(self.entity_code, [i for i, e in enumerate(self.entities) if e in wanted])
+
+    def value_mentions(self, queries: Sequence[str]) -> np.ndarray:
+        """Records whose slot value a query contains (``routing.value_mentioned``)."""
+        haystacks = [normalize_value(q) for q in queries]
+        found = [j for j, n in enumerate(self.needles) if any(value_in(n, h) for h in haystacks)]
+        return np.isin(self.needle_code, found) if found else np.zeros(len(self.rows), dtype=bool)
+
+    def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
+        """1 for a fact that became true at ``now``, 0.5 after ``half_life_days``, towards 0 after."""
+        age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
+        return np.power(0.5, age_days / half_life_days)
+
+    # ------------------------------------------------------------------ changes
+    def apply(self, rows: Any) -> Snapshot:
+        """A new snapshot with ``rows`` (a ``NamespaceRows`` of rows written since) applied."""
+        fresh = {r.id: (r, v) for i, d, v in zip(rows.ids, rows.documents, rows.vectors) if (r := parse_row(i, d))}
+        changed = set(rows.ids)
+        kept = [i for i, rid in enumerate(self.ids) if rid not in changed]
+        merged = [self.rows[i] for i in kept] + [r for r, _ in fresh.values()]
+        order = sorted(range(len(merged)), key=lambda i: merged[i].order_key)
+        vectors = np.concatenate([self.vectors[kept], unit(np.array([v for _, v in fresh.values()]).reshape(len(fresh), -1))]) if fresh else self.vectors[kept]
+        index = self.index.updated(np.array(kept, dtype=np.int64), [r.text for r, _ in fresh.values()], order=np.array(order, dtype=np.int64))
+        return Snapshot(self.namespace, rows.revision, [merged[i] for i in order], vectors[order], index, self.cache, self.saved_seq)
+
+
+def build(namespace: tuple[str, ...], rows: Any, cache: dict[str, Any] | None = None) -> Snapshot:
+    """The snapshot of a namespace's rows (a ``NamespaceRows`` read in full)."""
+    parsed = [(r, v) for i, d, v in zip(rows.ids, rows.documents, rows.vectors) if (r := parse_row(i, d))]
+    parsed.sort(key=lambda pair: pair[0].order_key)
+    records = [r for r, _ in parsed]
+    dims = rows.vectors.shape[1] if rows.vectors.ndim == 2 else 1
+    vectors = unit(np.array([v for _, v in parsed])) if parsed else np.zeros((0, dims), dtype=np.float32)
+    cache = {} if cache is None else cache
+    return Snapshot(tuple(namespace), rows.revision, records, vectors, LexicalIndex([r.text for r in records], cache=cache), cache)

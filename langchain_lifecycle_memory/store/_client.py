@@ -1,0 +1,276 @@
+"""The Chroma client behind a store: how it opens, what an outage looks like, several processes on one folder.
+
+Chroma's embedded client keeps each collection's vector index in the memory of the process
+that opened it. When another process writes to the same folder, the index this process holds
+no longer matches Chroma's own record table, and a read of vectors fails ("Error finding id")
+or silently misses the new rows. Chroma's supported remedy is to open the client again, which
+reloads the index from disk and its log. So an embedded store keeps two small files of its
+own next to Chroma's:
+
+* ``lifecycle-memory.stamp``: who wrote last. Every write batch rewrites it; before a read,
+  a store that finds another writer's stamp there reopens its client (once per foreign write).
+* ``lifecycle-memory.lock``: writers of every process take it (``flock``) around a write,
+  after syncing, so a writer never persists an index that lacks another process's rows.
+
+A server (``chroma run``) or an in-memory client needs neither: one process holds the data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from langchain_lifecycle_memory.errors import StoreUnavailableError
+
+__all__ = ["StoreClient", "open_client"]
+
+T = TypeVar("T")
+STAMP_FILE = "lifecycle-memory.stamp"
+LOCK_FILE = "lifecycle-memory.lock"
+_OUTAGE_MODULES = ("httpx.", "httpcore.", "urllib3.", "requests.")
+
+
+def _settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False)
+
+
+class _SharedExclusive:
+    """Many holders of the shared side at once, or one of the exclusive side (a reopen)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._exclusive:
+                self._cond.wait()
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            while self._exclusive or self._shared:
+                self._cond.wait()
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
+
+
+class StoreClient:
+    """A chromadb client, the description used in errors, and (embedded) the cross-process sync."""
+
+    def __init__(self, client: Any, where: str, path: str | None = None) -> None:
+        self._client = client
+        self.where = where
+        self.path = path
+        """Folder of an embedded client this package opened (``None``: no cross-process sync)."""
+        self.epoch = 0
+        """Bumped on every reopen: collection handles of an older epoch are stale."""
+        self._gate = _SharedExclusive()
+        self._local = threading.local()
+        self._reopen_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._writer = uuid.uuid4().hex
+        self._writes = 0
+        self._seen = self._read_stamp()
+
+    @property
+    def client(self) -> Any:
+        """The chromadb client in use."""
+        return self._client
+
+    # ------------------------------------------------------------------ calls
+    def __call__(self, fn: Callable[[], T]) -> T:
+        """Run a Chroma call; an unreachable server becomes ``StoreUnavailableError``."""
+        try:
+            return fn()
+        except StoreUnavailableError:
+            raise
+        except Exception as e:
+            if _is_outage(e):
+                msg = (
+                    f"Cannot reach the {self.where} ({type(e).__name__}: {e}). "
+                    "Is `chroma run` up, and are --host/--port right?"
+                )
+                raise StoreUnavailableError(msg) from e
+            raise
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """One store operation: synced with other processes first, never cut short by a reopen."""
+        if getattr(self._local, "depth", 0):
+            self._local.depth += 1
+            try:
+                yield
+            finally:
+                self._local.depth -= 1
+            return
+        self.sync()
+        with self._gate.shared():
+            self._local.depth = 1
+            try:
+                yield
+            finally:
+                self._local.depth = 0
+
+    # ------------------------------------------------------------------ several processes
+    def _stamp_path(self, name: str) -> str | None:
+        return None if self.path is None else os.path.join(self.path, name)
+
+    def _read_stamp(self) -> str | None:
+        path = self._stamp_path(STAMP_FILE)
+        if path is None:
+            return None
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def sync(self) -> bool:
+        """Reopen the client if another process wrote since this one last looked; returns whether it did."""
+        if self.path is None or getattr(self._local, "depth", 0):
+            return False
+        stamp = self._read_stamp()
+        if stamp == self._seen or (stamp or "").startswith(self._writer + ":"):
+            return False
+        with self._reopen_lock:
+            if stamp == self._seen:
+                return False
+            with self._gate.exclusive():
+                with contextlib.suppress(Exception):
+                    self._client.close()
+                import chromadb
+
+                self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
+                self.epoch += 1
+            self._seen = stamp
+        return True
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the write lock of every process (embedded folder) and of this process around a write."""
+        with self._write_lock:
+            lock_path = self._stamp_path(LOCK_FILE)
+            if lock_path is None:
+                with self.session():
+                    yield
+                return
+            import fcntl
+
+            with open(lock_path, "a+") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    with self.session():  # synced after the lock: no other process writes now
+                        yield
+                finally:
+                    self._writes += 1
+                    stamp = f"{self._writer}:{self._writes}"
+                    tmp = f"{self._stamp_path(STAMP_FILE)}.{self._writer}"
+                    with open(tmp, "w", encoding="utf-8") as f:
+                        f.write(stamp)
+                    os.replace(tmp, str(self._stamp_path(STAMP_FILE)))
+                    self._seen = stamp
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+    @contextlib.contextmanager
+    def maintenance(self) -> Iterator[Any]:
+        """Every process's writers held off and this process's calls too; the client reopened after.
+
+        For work another process does on the folder (``chroma vacuum``, a rebuild): yields the
+        folder, and this client reloads what that work left on disk when it ends.
+        """
+        with self._write_lock, self._reopen_lock:
+            if self.path is None:
+                yield None
+                return
+            import fcntl
+
+            with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock, self._gate.exclusive():
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                try:
+                    with contextlib.suppress(Exception):
+                        self._client.close()  # the other process's changes are read back on reopen
+                    yield self.path
+                finally:
+                    import chromadb
+
+                    self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
+                    self.epoch += 1
+                    self._seen = self._read_stamp()
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _is_outage(e: BaseException) -> bool:
+    """Whether ``e`` means the backend cannot be reached (as opposed to a bad request)."""
+    name = type(e).__module__ + "." + type(e).__name__
+    if isinstance(e, (ConnectionError, TimeoutError)) or name.startswith(_OUTAGE_MODULES):
+        return True
+    if isinstance(e, OSError) and not isinstance(e, (FileNotFoundError, PermissionError)):
+        return True
+    cause = e.__cause__ or e.__context__
+    return cause is not None and cause is not e and _is_outage(cause)
+
+
+_EMBEDDED: weakref.WeakValueDictionary[str, StoreClient] = weakref.WeakValueDictionary()
+_EMBEDDED_LOCK = threading.Lock()
+
+
+def open_client(
+    *,
+    client: Any = None,
+    path: str | os.PathLike[str] | None = None,
+    host: str | None = None,
+    port: int = 8000,
+    ssl: bool = False,
+    headers: dict[str, str] | None = None,
+) -> StoreClient:
+    """The ``StoreClient`` for a given client, a ``chroma run`` server, or an embedded folder.
+
+    Stores of one process opened on the same folder share one (so one reopen serves them all).
+    """
+    import chromadb
+
+    if client is not None:
+        return StoreClient(client, "Chroma client")
+    if host:
+        where = f"Chroma server {host}:{port}"
+        try:
+            made = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_settings())
+        except Exception as e:
+            msg = (
+                f"Cannot reach the {where} ({type(e).__name__}: {e}). Start one with "
+                f"`chroma run --path DIR --host {host} --port {port}`, or fix --host/--port."
+            )
+            raise StoreUnavailableError(msg) from e
+        return StoreClient(made, where)
+    # Chroma caches clients by path string: "./memory" from two working directories must not share one.
+    folder = os.path.abspath(os.path.expanduser(os.fspath(path)))  # type: ignore[arg-type]
+    with _EMBEDDED_LOCK:
+        shared = _EMBEDDED.get(folder)
+        if shared is None:
+            os.makedirs(folder, exist_ok=True)
+            made = chromadb.PersistentClient(path=folder, settings=_settings())
+            shared = _EMBEDDED[folder] = StoreClient(made, f"embedded Chroma at {folder}", folder)
+    return shared
