@@ -79,10 +79,11 @@ def compact(
 ) -> CompactReport:
     """Make deleted and edited text unrecoverable from an embedded Chroma directory.
 
-    ``chroma vacuum`` prunes Chroma's log and rewrites its SQLite file; then the bucket
-    collections of ``namespaces`` (default: every bucket) are rebuilt, in a fresh process, from
-    the rows they hold now: a vector index file keeps the slots of deleted rows and memory the
-    writing process had used, and a rebuilt one holds only what is live. In-memory clients have
+    The bucket collections of ``namespaces`` (default: every bucket) are rebuilt, in a fresh
+    process, from the rows they hold now (a vector index file keeps the slots of deleted rows and
+    memory the writing process had used; a rebuilt one holds only what is live, and the old
+    collection's log goes with it); then ``chroma vacuum`` prunes Chroma's log and rewrites its
+    SQLite file. In-memory clients have
     nothing on disk; a Chroma server compacts its own files (the operator's job).
     """
     if store.persist_directory is None:
@@ -100,9 +101,9 @@ def compact(
         else {c.name for c in sc(sc.client.list_collections) if c.name.startswith(f"{store.prefix}.g{store.generation}.b")}
     )
     with sc.maintenance():  # no write of any process meanwhile; this client reloads the rebuilt files after
-        _run([*_chroma_command(), "vacuum", "--path", str(path), "--force"], timeout)
         if names:
             _run([sys.executable, "-c", _REBUILD, str(path), json.dumps(names)], timeout)
+        _run([*_chroma_command(), "vacuum", "--path", str(path), "--force"], timeout)
     store._buckets.forget()
     return CompactReport(
         supported=True, path=str(path), method="chroma vacuum", bytes_before=before, bytes_after=_dir_bytes(path)
@@ -117,18 +118,35 @@ def _run(command: list[str], timeout: float) -> None:
 
 
 _REBUILD = """
-import json, sys
+import json, os, shutil, sys
 import chromadb
 from chromadb.config import Settings
 from langchain_lifecycle_memory.store._buckets import BUCKET_CONFIGURATION
 
-client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))
+root = sys.argv[1]
+client = chromadb.PersistentClient(path=root, settings=Settings(anonymized_telemetry=False))
+
+
+def stamps():
+    out = {}
+    for d in os.listdir(root):
+        folder = os.path.join(root, d)
+        if os.path.isdir(folder):
+            out[d] = max((os.stat(os.path.join(folder, f)).st_mtime_ns for f in os.listdir(folder)), default=0)
+    return out
+
+
 for name in json.loads(sys.argv[2]):
     old = client.get_collection(name, embedding_function=None)
     got = old.get(include=["documents", "metadatas", "embeddings"])
+    rows = list(zip(got["ids"], got["embeddings"], got["metadatas"], got["documents"]))
+    before = stamps()
+    for _ in range(2):  # rewrite one row as it is: Chroma persists the index, so its folder shows itself
+        for r in rows[:1]:
+            old.upsert(ids=[r[0]], embeddings=[r[1]], metadatas=[r[2]], documents=[r[3]] if r[3] is not None else None)
+    folders = [d for d, t in stamps().items() if d in before and t != before[d]]
     client.delete_collection(name)
     new = client.create_collection(name, embedding_function=None, configuration=BUCKET_CONFIGURATION)
-    rows = list(zip(got["ids"], got["embeddings"], got["metadatas"], got["documents"]))
     step = client.get_max_batch_size()
     for with_text in (True, False):
         part = [r for r in rows if (r[3] is not None) == with_text]
@@ -136,6 +154,8 @@ for name in json.loads(sys.argv[2]):
             chunk = part[s : s + step]
             text = {"documents": [r[3] for r in chunk]} if with_text else {}
             new.add(ids=[r[0] for r in chunk], embeddings=[r[1] for r in chunk], metadatas=[r[2] for r in chunk], **text)
+    if len(folders) == 1:  # the deleted collection's index files, which Chroma leaves behind
+        shutil.rmtree(os.path.join(root, folders[0]), ignore_errors=True)
 """
 """Run in a fresh process: its memory never held the deleted text, so the new index files cannot either."""
 

@@ -409,8 +409,13 @@ def test_langsmith_retriever_params_are_traced(seed_demo: ChromaMemoryStore) -> 
 
 
 def test_snapshot_eligibility_matches_lifecycle_decision_record_by_record() -> None:
-    from langchain_lifecycle_memory.read._snapshot import build_snapshot
+    import json
+    from types import SimpleNamespace
+
+    import numpy as np
+
     from langchain_lifecycle_memory.read.fusion import lifecycle_decision
+    from langchain_lifecycle_memory.read.snapshot import build
 
     day = timedelta(days=1)
     records = []
@@ -427,7 +432,14 @@ def test_snapshot_eligibility_matches_lifecycle_decision_record_by_record() -> N
         if i % 5 == 2:  # expiry exactly at "now": expired (deadline <= now)
             r = r.model_copy(update={"expires_at": T0 + 6 * day})
         records.append(r)
-    snap = build_snapshot(None, records)
+    rows = SimpleNamespace(
+        revision=None,
+        ids=[r.id for r in records],
+        documents=[json.dumps(r.to_value()) for r in records],
+        vectors=np.ones((len(records), 2)),
+    )
+    snap = build(("memories", "u1"), rows)
+    records = [snap.record(i) for i in range(len(snap))]  # in the snapshot's order
     options = [
         {"statuses": (MemoryStatus.ACTIVE,), "kinds": None, "as_of": None},
         {"statuses": None, "kinds": ("preference", "event"), "as_of": None},
@@ -480,53 +492,3 @@ def test_saturated_matches_are_ordered_by_evidence_not_by_recency(store: ChromaM
     # Ranking by the threshold calibration itself lets the newer, weaker turn win the tie.
     clipped = LifecycleRetriever(store=store, namespace=NS, now=NOW, rank_calibration=None)
     assert contents(clipped.invoke(query)) == [partial, full]
-
-
-def test_own_writes_update_the_snapshot_without_reading_the_namespace_again(
-    store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from langchain_lifecycle_memory.read import retrieval as R
-
-    # The journal path of namespaces past the small-namespace size (a small one is read again, with its vectors).
-    monkeypatch.setattr(R, "SMALL_NAMESPACE", 0)
-    reads: list[tuple[str, ...]] = []
-    read_namespace = store.namespace_documents  # the retriever's full read
-    monkeypatch.setattr(store, "namespace_documents", lambda ns: reads.append(ns) or read_namespace(ns))
-    retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
-    store.put_records([record("用户周末喜欢摄影", "hobby", "摄影"), record("用户养了一条叫旺财的狗", "pet", "旺财")])
-    vim = record("用户喜欢使用 Vim 编辑器", "editor", "Vim")
-    store.put_record(vim)
-    assert contents(retriever.invoke("我用什么编辑器？")) == [vim.content]
-    assert len(reads) == 1
-
-    # update in place, supersede, delete, and a plain BaseStore item that is not a memory
-    supersede(store, vim, record("用户现在使用 VS Code 编辑器", "editor", "VS Code", at=T1))
-    dog = next(r for r in store.list_records(NS) if r.attribute == "pet")
-    store.put_record(dog.model_copy(update={"content": "用户养了一条叫来福的狗", "value": "来福"}))
-    store.delete_records(NS, [r.id for r in store.list_records(NS) if r.attribute == "hobby"])
-    store.put(NS, "settings", {"theme": "dark"})
-    reads.clear()
-    queries = ["我用什么编辑器？", "我家狗叫什么名字？", "我周末喜欢做什么？"]
-    updated = [retriever.explain(q) for q in queries]
-    assert reads == []  # served from the journal of this store's own writes
-
-    R._SNAPSHOTS.clear()  # the same questions against a snapshot read in full
-    fresh = [retriever.explain(q) for q in queries]
-    assert reads == [NS]
-    for a, b in zip(updated, fresh):
-        assert [(c.record.id, c.record.content, c.decision, c.fused) for c in a.candidates] == [
-            (c.record.id, c.record.content, c.decision, c.fused) for c in b.candidates
-        ]
-    assert contents(retriever.invoke("我用什么编辑器？")) == ["用户现在使用 VS Code 编辑器"]
-    assert contents(retriever.invoke("我家狗叫什么名字？")) == ["用户养了一条叫来福的狗"]
-    assert retriever.invoke("我周末喜欢做什么？") == []
-
-
-def test_a_write_the_journal_cannot_explain_forces_a_full_read(store: ChromaMemoryStore) -> None:
-    retriever = LifecycleRetriever(store=store, namespace=NS, now=NOW)
-    store.put_record(record("用户养了一条叫旺财的狗", "pet", "旺财"))
-    assert contents(retriever.invoke("我家狗叫什么名字？")) == ["用户养了一条叫旺财的狗"]
-    other = ChromaMemoryStore(client=store.client, embeddings=store.embeddings, collection_prefix=store.prefix)
-    other.put_record(record("用户养了一只叫咪咪的猫", "cat", "咪咪"))  # another worker: not in our journal
-    assert store.changes_between(NS, "initial", store.revision(NS)) is None
-    assert "用户养了一只叫咪咪的猫" in contents(retriever.invoke("我家猫叫什么名字？"))
