@@ -247,6 +247,7 @@ def preview_forget(
     query: str | None = None,
     min_score: float = 0.5,
     k: int = 20,
+    now: datetime | str | None = None,
 ) -> list[ForgetMatch]:
     """What :func:`forget` would archive, without writing anything (for a confirmation step).
 
@@ -265,6 +266,7 @@ def preview_forget(
                 print(m.reason, m.record.content)
     """
     ns = C.validate_namespace(tuple(namespace))
+    at = ensure_aware(now) or utcnow()
     given = sum(x is not None for x in (record_id, query)) + (entity is not None or attribute is not None)
     if given != 1:
         msg = "Give exactly one of `record_id`, a slot (`entity`/`attribute`) or `query` to forget."
@@ -277,7 +279,7 @@ def preview_forget(
     if query is None:
         return [
             ForgetMatch(record=r, reason="slot")
-            for r in store.list_records(ns, statuses=_LIVE, entity=entity, attribute=attribute)
+            for r in store.list_records(ns, statuses=_LIVE, entity=entity, attribute=attribute, now=at)
         ]
     topic = forget_query_text(query)
     if not topic:
@@ -294,7 +296,7 @@ def preview_forget(
         else None
     )
     matches: dict[str, ForgetMatch] = {}
-    for r in store.list_records(ns, statuses=_LIVE):
+    for r in store.list_records(ns, statuses=_LIVE, now=at):
         reason: Literal["value", "attribute", "dense"] | None = None
         if value_mentioned(topic, r.value):
             reason = "value"
@@ -352,6 +354,7 @@ def forget(
         query=query,
         min_score=min_score,
         k=k,
+        now=at,
     )
     archived = [m.record.transition(MemoryStatus.ARCHIVED, at=at) for m in matches]
     if archived:
@@ -389,7 +392,9 @@ def restore(
     )  # fmt: skip
     displaced = []
     if record.slot is not None and record.cardinality == "single":
-        current = store.list_records(ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, attribute=record.attribute)
+        current = store.list_records(
+            ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, attribute=record.attribute, now=at
+        )
         displaced = [c.transition(MemoryStatus.ARCHIVED, at=at, superseded_by=back.id) for c in current if c.id != back.id]
     store.put_records([*displaced, back])
     return back
@@ -446,7 +451,7 @@ def purge(
         target = log if isinstance(log, RetrievalLog) else RetrievalLog(log)
         report.log_lines_removed = target.purge(prefix)
     if compact_files:
-        report.compaction = compact(store, namespaces=report.namespaces)
+        report.compaction = compact(store)
     return report
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.store.base import InvalidNamespaceError, MatchCondition
 
 MAX_KEY_CHARS = 1024
-MAX_VALUE_BYTES = 2_000_000
+MAX_VALUE_BYTES = 4_000_000
 """An item's value as stored JSON: beyond this it is refused (a memory is not a file store)."""
 MAX_FLAT_STR = 4096
 """Strings longer than this are not mirrored into Chroma metadata (filters run in Python)."""

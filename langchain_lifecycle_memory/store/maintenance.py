@@ -74,16 +74,15 @@ def _chroma_command() -> list[str]:
     return [sys.executable, "-c", "import sys, chromadb_rust_bindings as b; b.cli(['chroma', *sys.argv[1:]])"]
 
 
-def compact(
-    store: ChromaRecordStore, *, namespaces: list[tuple[str, ...]] | None = None, timeout: float = 600.0
-) -> CompactReport:
+def compact(store: ChromaRecordStore, *, timeout: float = 600.0) -> CompactReport:
     """Make deleted and edited text unrecoverable from an embedded Chroma directory.
 
-    The bucket collections of ``namespaces`` (default: every bucket) are rebuilt, in a fresh
-    process, from the rows they hold now (a vector index file keeps the slots of deleted rows and
-    memory the writing process had used; a rebuilt one holds only what is live, and the old
-    collection's log goes with it); then ``chroma vacuum`` prunes Chroma's log and rewrites its
-    SQLite file. In-memory clients have
+    Every collection of the store is rebuilt, in a fresh process, from the rows it holds now:
+    Chroma's vector index files keep the slots of deleted rows and can hold memory the writing
+    process had used before (any text it handled, another tenant's too), while a rebuilt one holds
+    only what is live, and the old collection's log goes with it. Then ``chroma vacuum`` prunes
+    Chroma's log and rewrites its SQLite file. The cost grows with the store's size: it is meant
+    for a purge or a redaction, not for every write. In-memory clients have
     nothing on disk; a Chroma server compacts its own files (the operator's job).
     """
     if store.persist_directory is None:
@@ -95,11 +94,7 @@ def compact(
     path = Path(store.persist_directory)
     before = _dir_bytes(path)
     sc = store._client
-    names = sorted(
-        {store._buckets.bucket_name(store.generation, ns) for ns in namespaces}
-        if namespaces is not None
-        else {c.name for c in sc(sc.client.list_collections) if c.name.startswith(f"{store.prefix}.g{store.generation}.b")}
-    )
+    names = sorted(c.name for c in sc(sc.client.list_collections) if c.name.startswith(f"{store.prefix}."))
     with sc.maintenance():  # no write of any process meanwhile; this client reloads the rebuilt files after
         if names:
             _run([sys.executable, "-c", _REBUILD, str(path), json.dumps(names)], timeout)
@@ -138,6 +133,7 @@ def stamps():
 
 for name in json.loads(sys.argv[2]):
     old = client.get_collection(name, embedding_function=None)
+    metadata, bucket = old.metadata, ".b" in name.rsplit(".g", 1)[-1]
     got = old.get(include=["documents", "metadatas", "embeddings"])
     rows = list(zip(got["ids"], got["embeddings"], got["metadatas"], got["documents"]))
     before = stamps()
@@ -146,7 +142,8 @@ for name in json.loads(sys.argv[2]):
             old.upsert(ids=[r[0]], embeddings=[r[1]], metadatas=[r[2]], documents=[r[3]] if r[3] is not None else None)
     folders = [d for d, t in stamps().items() if d in before and t != before[d]]
     client.delete_collection(name)
-    new = client.create_collection(name, embedding_function=None, configuration=BUCKET_CONFIGURATION)
+    config = BUCKET_CONFIGURATION if bucket else None
+    new = client.create_collection(name, embedding_function=None, configuration=config, metadata=metadata)
     step = client.get_max_batch_size()
     for with_text in (True, False):
         part = [r for r in rows if (r[3] is not None) == with_text]

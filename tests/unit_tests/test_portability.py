@@ -172,7 +172,7 @@ def test_each_bad_line_is_listed_and_the_good_ones_land(tmp_path: Path, bad: byt
 def test_reimporting_an_old_export_never_reactivates_an_archived_value(filled: ChromaMemoryStore) -> None:
     old = io.StringIO()
     export_records(filled, old, namespace_prefix=U1)
-    code = next(r for r in filled.list_records(U1) if r.value == "VS Code")
+    code = next(r for r in filled.list_records(U1, now=T0) if r.value == "VS Code")  # before its deadline
     later = T0 + timedelta(days=90)
     neovim = MemoryRecord(
         namespace=U1,
