@@ -58,6 +58,7 @@ _TTL_FIXED: tuple[tuple[re.Pattern[str], float], ...] = tuple(
         (r"\bthis month\b|\bfor (?:a|the|one) month\b|这(?:个)?月|本月", 30),
         (r"\btoday\b|\btonight\b|\bfor the day\b|今天|今晚|今日", 1),
         (r"这几天|\bthese few days\b|\bfor a few days\b", 3),
+        (r"\bfor now\b|\bfor the time being\b|\btemporarily\b|暂时", 14),
     )
 )
 _EN_FOR_N = re.compile(r"\bfor\s+(?:the\s+next\s+)?" + _EN_NUM + r"\s+(day|week|month)s?\b", re.IGNORECASE)

@@ -1,23 +1,30 @@
 """Rule-based fact extraction for Chinese and English: no model, deterministic, conservative.
 
 Every sentence the speaker states in the first person (or about "my sister Maya" / "我老婆小芳")
-runs through the pattern tables in ``_patterns.py``; values go through the lexicons in
-``_lexicon.py`` to find their attribute. Questions, hypotheticals and negated preferences
-yield nothing: a missed fact costs less than a wrong memory.
+runs through the pattern tables in ``_patterns_en.py`` / ``_patterns_zh.py``: general constructions
+(copula and possession, verbs of use and habit, likes, work / study / home, negation and retraction)
+whose slot is named by the sentence's own noun or verb, refined by the lexicons in ``_lexicon.py``.
+Questions, hypotheticals and requests yield nothing: a missed fact costs less than a wrong memory.
+
+With the namespace's current ``slots`` (the write path passes them), a retraction finds the slot that
+holds its value ("I quit X") and a change statement ("I've switched to X") the slot it replaces.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, EXTRA_KINDS, ZH_RELATIONS, romanize
-from langchain_lifecycle_memory.write._patterns import EN_RULES, ZH_RULES, Candidate, apply, clean_value
+from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, VERB_CONCEPTS, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
+from langchain_lifecycle_memory.write._patterns_en import EN_RULES
+from langchain_lifecycle_memory.write._patterns_zh import ZH_RULES
+from langchain_lifecycle_memory.write._slot_identity import same_value
 from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = ["extract_rule_facts"]
@@ -57,15 +64,16 @@ _ELIDED_I = re.compile(
     r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
 )
 _EN_PERSON = re.compile(
-    r"^my\s+(?P<rel>" + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True)) + r")"
-    r"(?:\s+(?P<name>(?-i:[A-Z])[a-z]+))?(?P<pos>'s)?\s+(?P<rest>.+)$",
+    r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
+    + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+    + r")(?:-in-law)?)(?:,)?(?:\s+(?P<name>(?-i:[A-Z])[a-z]+),?)?(?P<pos>'s)?\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
 _ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
 _ZH_PERSON = re.compile(
     r"^我(?:的|家)?(?P<rel>" + _ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?)??"
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
-    r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经).*)$"
+    r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽).*)$"
 )
 # One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
 _EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
@@ -131,7 +139,8 @@ _CLAUSE_END = re.compile(r"[。.!?！？;；\n]")
 def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> list[str]:
     """The values of a coordinated list for a set-valued slot ("peanuts and shellfish")."""
     spec = specs.get(candidate.attribute or "")
-    if spec is None or spec.cardinality != "set" or candidate.operation != "assert":
+    cardinality = spec.cardinality if spec else candidate.cardinality
+    if cardinality != "set" or candidate.operation != "assert":
         return [candidate.value]
     tail = text[candidate.position :]
     tail = tail[: m.start()] if (m := _CLAUSE_END.search(tail)) else tail
@@ -140,8 +149,12 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     tail = re.split(r"(?:也|还|都|又)*过敏|\s+(?:too|as well|also)\b", tail)[0]
     if not re.search(r"\band\b|&|、|和|跟|以及|及", tail):
         return [candidate.value]  # "shellfish, shrimp especially" is not a list
-    parts = [clean_value(p, zh) for p in _COORD.split(tail)]
-    parts = [p for p in parts if p and len(p.split()) <= 4 and not re.match(r"(?:I|my|we|我)\b", p)]
+    parts = []
+    for part in (clean_value(p, zh) for p in _COORD.split(tail)):
+        clause = re.search(r"\b(?:is|are|was|were|am|has|have)\b", part)
+        if not part or len(part.split()) > 4 or clause or re.match(r"(?:I|my|we|it|this|that|you|我)\b", part, re.I):
+            break  # the list ends where a clause begins ("aerial yoga, it's a great way to ...")
+        parts.append(part)
     if len(parts) < 2 or not normalize_value(candidate.value).startswith(normalize_value(parts[0])):
         return [candidate.value]
     return list(dict.fromkeys(parts))
@@ -153,8 +166,8 @@ def _not_a_statement(sentence: str, zh: bool) -> bool:
         body.removeprefix("请") if zh else _EN_INTRO.sub("", body)
     ):
         return True
-    if zh:
-        return bool(re.search(r"(?:吗|呢|么|嘛|没有)$", body))
+    if zh:  # questions, and suggestions to the assistant ("…给我讲个笑话吧")
+        return bool(re.search(r"(?:吗|呢|么|嘛|没有|吧)$", body))
     return bool(_QUESTION_EN.search(_EN_INTRO.sub("", body)))
 
 
@@ -185,7 +198,7 @@ def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
             if _NOT_NAME.search(name):
                 return None
             rel = ZH_RELATIONS[m.group("rel")][0]
-            return _Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest").removeprefix("的"))
+            return _Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest"))
         return _Subject(speaker, sentence)
     text = _EN_INTRO.sub("", sentence.strip())
     for pattern, repl in _EN_CONTRACTIONS:
@@ -194,12 +207,28 @@ def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
     if not _EN_FIRST_PERSON.search(text):
         return None
     if m := _EN_PERSON.match(text):
-        rel = m.group("rel").casefold().replace("-", "").replace(" ", "_")
+        rel = m.group("rel").casefold().replace("-in-law", "_in_law").replace("-", "").replace(" ", "_")
         rel = _EN_RELATION_FORMAL.get(rel, rel)
         name = (m.group("name") or "").casefold()
         rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
         return _Subject(f"{rel}_{name}" if name else rel, rest)
     return _Subject(speaker, text)
+
+
+def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, str, _Subject, bool]]:
+    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something.
+
+    Questions, hypotheticals and requests are skipped; a clause about nobody in particular too.
+    The pattern tables run on ``subject.text`` (``benchmarks/enumeration_audit.py`` does the same).
+    """
+    for sentence in _sentences(text):
+        zh = bool(_CJK.search(sentence))
+        if _not_a_statement(sentence, zh):
+            continue
+        for clause in _clauses(sentence, zh):
+            subject = _subject(clause, zh, speaker_entity)
+            if subject is not None:
+                yield sentence, clause, subject, zh
 
 
 def _sensitive(sentence: str) -> Iterator[Candidate]:
@@ -210,13 +239,46 @@ def _sensitive(sentence: str) -> Iterator[Candidate]:
 
 
 def _select(candidates: list[Candidate]) -> list[Candidate]:
+    """The best candidate per slot (and per value: one value is one fact, under its best-placed rule)."""
     strong = [c for c in candidates if not c.weak]
     best: dict[tuple[str, str], Candidate] = {}
     for c in strong or candidates:
         key = (c.attribute or "", c.operation if c.attribute else normalize_value(c.value))
         if key not in best or (c.priority, c.position) >= (best[key].priority, best[key].position):
             best[key] = c
-    return sorted(best.values(), key=lambda c: c.position)
+    by_value: dict[str, Candidate] = {}
+    for c in best.values():
+        key = normalize_value(c.value)
+        if key not in by_value or (c.priority, c.position) > (by_value[key].priority, by_value[key].position):
+            by_value[key] = c
+    return sorted(by_value.values(), key=lambda c: c.position)
+
+
+Slots = Sequence[tuple[str, str, "str | None"]]
+
+
+def _holds(stored: str | None, value: str) -> bool:
+    """Whether a stored slot value (a set joined by ", ") holds ``value``."""
+    v = normalize_value(value)
+    for part in (stored or "").split(", "):
+        p = normalize_value(part)
+        if p and (same_value(part, value) or len(min(p, v, key=len)) >= 2 and (p in v or v in p)):
+            return True
+    return False
+
+
+def _with_slots(c: Candidate, entity: str, slots: Slots) -> Candidate:
+    """A retraction lands on the slot holding its value; a change on the slot of its verb it replaces."""
+    mine = [(attribute, value) for e, attribute, value in slots if e == entity]
+    if c.operation == "retract":
+        held = next((a for a, v in mine if _holds(v, c.value)), None)
+        return replace(c, attribute=held) if held else c
+    if c.change and c.concept:
+        concept = VERB_CONCEPTS[c.concept]
+        family = {concept.attribute, *concept.lexicons}
+        if c.attribute == concept.attribute and (slot := next((a for a, _ in mine if a in family), None)):
+            return replace(c, attribute=slot, kind=None)
+    return c
 
 
 # ---- content: the sentence restated about "the user" / "用户" --------------------------------
@@ -315,7 +377,11 @@ def _kind(candidate: Candidate, specs: dict[str, AttributeSpec]) -> str:
     if candidate.attribute is None:
         return "preference"
     spec = specs.get(candidate.attribute)
-    return spec.kind if spec else EXTRA_KINDS.get(candidate.attribute, "fact")
+    if spec is not None:
+        return spec.kind
+    if candidate.attribute.startswith("favorite_"):
+        return "preference"
+    return VERB_CONCEPTS[candidate.concept].kind if candidate.concept else "fact"
 
 
 def extract_rule_facts(
@@ -324,6 +390,7 @@ def extract_rule_facts(
     now: datetime | None = None,
     speaker_entity: str = "user",
     attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
+    slots: Slots = (),
 ) -> list[Fact]:
     """Extract entity-keyed facts from what one speaker said, with rules only (zh and en).
 
@@ -336,53 +403,69 @@ def extract_rule_facts(
             ``sister_maya`` or ``wife_fang``.
         attributes: Vocabulary used to name slots from nouns ("我的母语是..." -> ``native_language``)
             and to pick each fact's kind; the rules also emit names outside it.
+        slots: The namespace's current ``(entity, attribute, value)`` slots, if known: "I quit X"
+            retracts the slot holding X, "I've switched to X" replaces the slot its verb speaks about.
 
     Returns:
         Facts in the order they were stated; "I no longer use X" / "我不再用 X 了" gives an
         ``operation="retract"`` fact.
 
     Example:
-        >>> [(f.attribute, f.value, f.content) for f in extract_rule_facts("我现在改用 VS Code 了")]
-        [('editor', 'VS Code', '用户现在改用 VS Code 了')]
+        >>> [(f.attribute, f.value, f.content) for f in extract_rule_facts("我喜欢使用 Vim 编辑器")]
+        [('editor', 'Vim', '用户喜欢使用 Vim 编辑器')]
+        >>> slots = [("user", "editor", "Vim")]  # the namespace's current slots, from the write path
+        >>> [(f.attribute, f.value) for f in extract_rule_facts("我现在改用 VS Code 了", slots=slots)]
+        [('editor', 'VS Code')]
     """
     when = ensure_aware(now) or utcnow()
     specs = {spec.name: spec for spec in attributes}
     facts: list[Fact] = []
     seen: set[tuple[str, str | None, str, str]] = set()
-    for sentence in _sentences(text):
-        zh = bool(_CJK.search(sentence))
-        if _not_a_statement(sentence, zh):
-            continue
-        valid_from = resolve_valid_from(sentence, when) or when
-        ttl_days = resolve_ttl_days(sentence)
-        for clause in _clauses(sentence, zh):
-            subject = _subject(clause, zh, speaker_entity)
-            if subject is None:
-                continue
-            candidates = list(_sensitive(clause))
-            for rule in ZH_RULES if zh else EN_RULES:
-                candidates.extend(apply(rule, subject.text, zh, specs))
-            for c in _select(candidates):
-                members = _members(c, subject.text, zh, specs)
-                for value in members:
-                    key = (subject.entity, c.attribute, normalize_value(value), c.operation)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    content = _content(absolute_dates(clause, when, zh=zh), c.value, zh)
-                    if len(members) > 1:
-                        content = _one_member(content, members, value, zh)
-                    facts.append(
-                        Fact(
-                            entity=subject.entity,
-                            attribute=c.attribute,
-                            value=value,
-                            content=content,
-                            kind=_kind(c, specs),
-                            confidence=c.confidence,
-                            valid_from=valid_from,
-                            ttl_days=ttl_days,
-                            operation="retract" if c.operation == "retract" else "assert",
-                        )
-                    )
+    for sentence, clause, subject, zh in statements(text, speaker_entity):
+        candidates = list(_sensitive(clause))
+        for rule in ZH_RULES if zh else EN_RULES:
+            candidates.extend(apply(rule, subject.text, zh, specs))
+        # A verb's object that cannot be what the verb says ("我说实话") is no fact.
+        candidates = [c for c in candidates if c.attribute or c.operation == "retract" or not c.concept]
+        stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence))
+        for c in _select(candidates):
+            facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen)
     return facts
+
+
+def _facts(
+    c: Candidate,
+    clause: str,
+    subject: _Subject,
+    zh: bool,
+    specs: dict[str, AttributeSpec],
+    when: datetime,
+    stamp: tuple[datetime, float | None],
+    seen: set[tuple[str, str | None, str, str]],
+) -> list[Fact]:
+    """One fact per value of candidate ``c`` (several for a coordinated set), duplicates skipped."""
+    out = []
+    members = _members(c, subject.text, zh, specs)
+    for value in members:
+        key = (subject.entity, c.attribute, normalize_value(value), c.operation)
+        if key in seen:
+            continue
+        seen.add(key)
+        content = _content(absolute_dates(clause, when, zh=zh), c.value, zh)
+        if len(members) > 1:
+            content = _one_member(content, members, value, zh)
+        out.append(
+            Fact(
+                entity=subject.entity,
+                attribute=c.attribute,
+                value=value,
+                content=content,
+                kind=_kind(c, specs),
+                confidence=c.confidence,
+                valid_from=stamp[0],
+                ttl_days=stamp[1],
+                operation="retract" if c.operation == "retract" else "assert",
+                cardinality=None if c.attribute in specs else c.cardinality,
+            )
+        )
+    return out

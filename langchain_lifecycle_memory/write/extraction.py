@@ -111,8 +111,9 @@ def create_rule_extractor(
 
     Input and output match :func:`create_extractor`: ``{"messages": [...], "now": datetime}``
     (or a bare list of messages) in, ``list[Fact]`` out. Only ``HumanMessage`` s are mined;
-    assistant turns are context. Conservative by design: questions, chit-chat and negated
-    preferences yield nothing.
+    assistant turns are context. Conservative by design: questions, chit-chat and requests
+    yield nothing. The write path passes the namespace's current ``"slots"`` too: "I quit X"
+    then retracts the slot that holds X, and "I've switched to X" replaces the slot it speaks about.
 
     Args:
         attributes: Vocabulary that names slots from nouns and sets each fact's kind.
@@ -127,7 +128,7 @@ def create_rule_extractor(
         >>> extractor = create_rule_extractor()
         >>> facts = extractor.invoke(
         ...     {"messages": [HumanMessage("I've switched to VS Code now"), AIMessage("Noted.")],
-        ...      "now": datetime(2024, 3, 1, tzinfo=timezone.utc)}
+        ...      "now": datetime(2024, 3, 1, tzinfo=timezone.utc), "slots": [("user", "editor", "Vim")]}
         ... )
         >>> [(f.entity, f.attribute, f.value) for f in facts]
         [('user', 'editor', 'VS Code')]
@@ -136,13 +137,14 @@ def create_rule_extractor(
 
     def extract(value: Any) -> list[Fact]:
         messages, now = _coerce_input(value)
+        slots = tuple(value.get("slots") or ()) if isinstance(value, dict) else ()
         facts: list[Fact] = []
         for message in messages:
             if isinstance(message, HumanMessage) and message.text.strip():
-                facts.extend(extract_rule_facts(message.text, now=now, attributes=specs))
+                facts.extend(extract_rule_facts(message.text, now=now, attributes=specs, slots=slots))
         return _dedupe(facts)
 
-    return RunnableLambda(extract).with_config(run_name=run_name)
+    return RunnableLambda(extract).with_config(run_name=run_name, metadata={WANTS_SLOTS: True})
 
 
 def _check_attributes(attributes: Sequence[AttributeSpec]) -> tuple[AttributeSpec, ...]:

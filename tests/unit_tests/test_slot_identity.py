@@ -66,7 +66,7 @@ def test_allergies_accumulate_zh(embeddings: Any) -> None:
 @pytest.mark.parametrize(
     ("turns", "expected"),
     [
-        (["I play guitar. I also play the piano."], ["guitar", "piano"]),
+        (["I play the guitar. I also play the piano."], ["guitar", "piano"]),
         (["I play the guitar.", "I also play the piano."], ["guitar", "piano"]),
         (["我会弹吉他。", "我还会弹钢琴。"], ["吉他", "钢琴"]),
     ],

@@ -33,7 +33,7 @@ from tests.fake_embeddings import CharEmbeddings
 
 DIMS = 32
 VIM = [("user", "我喜欢使用 Vim 编辑器")]
-VSCODE = [("user", "我现在改用 VS Code 了")]
+VSCODE = [("user", "我现在改用 VS Code 编辑器了")]
 
 
 def fake() -> DeterministicFakeEmbedding:
