@@ -326,6 +326,8 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,
     }
+    if c.reason == "profile":  # general context: nothing answered the request itself
+        metadata["profile"] = True
     return Document(id=r.id, page_content=r.content, metadata=metadata)
 
 

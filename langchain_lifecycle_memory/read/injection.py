@@ -56,6 +56,9 @@ _LATIN_WORD = re.compile(r"[A-Za-z]+")
 _TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Long-term memory about the user, recalled from earlier conversations{today}.",
+        "profile_title": (
+            "No stored memory answers this request directly; general facts about the user, for context only{today}."
+        ),
         "today": " (today is {date})",
         "legend": (
             'Each line: [date it became true · confidence] "statement"; a second date means it stopped being true then.'
@@ -71,6 +74,7 @@ _TEXTS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "title": "关于用户的长期记忆，来自以往的对话{today}。",
+        "profile_title": "没有与这个请求直接相关的记忆；以下是关于用户的一般情况，仅供参考{today}。",
         "today": "（今天是 {date}）",
         "legend": '每行格式：[生效日期 · 置信度] "内容"；出现第二个日期表示该事实自那天起不再成立。',
         "rules": (
@@ -116,6 +120,7 @@ class _Item:
     valid_to: datetime | None
     confidence: float | None
     status: str | None
+    profile: bool = False
 
 
 def approximate_tokens(text: str) -> int:
@@ -160,6 +165,7 @@ def _from_mapping(data: Mapping[str, Any], fallback_id: str, content: str | None
         valid_to=_aware_or_none(data.get("valid_to")),
         confidence=_confidence(data.get("confidence")),
         status=None if status is None else str(getattr(status, "value", status)),
+        profile=bool(data.get("profile")),
     )
 
 
@@ -248,9 +254,10 @@ def _line(item: _Item, texts: Mapping[str, str]) -> str:
     return f"- [{' · '.join(parts)}] {quote_memory(item.content)}"
 
 
-def _frame(texts: Mapping[str, str], now: datetime | None) -> str:
+def _frame(texts: Mapping[str, str], now: datetime | None, profile: bool = False) -> str:
     today = texts["today"].format(date=now.date().isoformat()) if now else ""
-    return "\n".join((texts["title"].format(today=today), texts["legend"], texts["rules"]))
+    title = texts["profile_title" if profile else "title"].format(today=today)
+    return "\n".join((title, texts["legend"], texts["rules"]))
 
 
 def _assemble(head: str, lines: Sequence[str]) -> str:
@@ -330,7 +337,7 @@ def format_memories(
     included: list[tuple[int, str]] = []
     dropped: list[int] = []
     if items:
-        head = _frame(texts, aware_now)
+        head = _frame(texts, aware_now, profile=all(i.profile for i in items))
         used = count(_assemble(head, []))
         if used > max_tokens:
             msg = (

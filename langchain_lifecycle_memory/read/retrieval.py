@@ -180,6 +180,10 @@ class LifecycleRetriever(BaseRetriever):
     """Threshold calibration of the episode encoder's (query-centred) cosines."""
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION
     """Ordering calibration of the episode encoder's cosines."""
+    profile_fallback: int = Field(default=16, ge=0)
+    """For a request about or for the user that no memory answers: up to this many of the user's
+    lasting facts (preferences, profile, facts; not episodes, events or sensitive data), marked as
+    general context in the block (``Document.metadata["profile"]``). 0: off."""
 
     _cached_router: AttributeRouter | None = PrivateAttr(default=None)
 

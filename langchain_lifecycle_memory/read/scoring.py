@@ -182,6 +182,9 @@ def score(
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
+    profile = _profile(cfg, snap, opts, eligible, targets, personal, fused) if not kept.any() else None
+    if profile is not None:
+        kept = profile
     pool = np.flatnonzero(eligible)
     rrf = _rrf(channels, weights, pool) * factor
     keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor)
@@ -190,7 +193,7 @@ def score(
         ranked = ranked[: opts.k]
     rank_of = {int(p): r for r, p in enumerate(ranked)}
     expired = int(np.count_nonzero(kept_if_live(snap, opts, fused, eligible)))
-    context = (snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept)
+    context = (snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile is not None)
     if full:
         raw = {"cosine": cosine, "bm25": bm25, "coverage": coverage, "route": route, "keys": keys}
         candidates = [_explained(p, context, raw, cue_scores) for p in range(n)]
@@ -202,6 +205,34 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+PROFILE = "profile"
+"""The reason of a record kept as general context: nothing answered a request about the user."""
+_LASTING = ("preference", "profile", "fact")
+
+
+def _profile(
+    cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, targets: set[str], personal: bool, fused: np.ndarray
+) -> np.ndarray | None:
+    """The user's lasting facts to show as general context, when a personal request matched nothing.
+
+    Not when the request is about something the user retracted, forgot or stated only for a while
+    (a memory that is no longer live matches it): then not knowing is the answer.
+    """
+    if not cfg.profile_fallback or not personal or opts.as_of is not None:
+        return None
+    if (~eligible & (fused >= opts.min_score)).any():
+        return None
+    lasting = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in _LASTING])
+    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
+    pool = np.flatnonzero(eligible & lasting & about)
+    if not len(pool):
+        return None
+    order = np.lexsort((-snap.fresh_at[pool], -snap.confidence[pool], -fused[pool]))
+    chosen = np.zeros(len(snap), dtype=bool)
+    chosen[pool[order[: cfg.profile_fallback]]] = True
+    return chosen
 
 
 def kept_if_live(snap: Snapshot, opts: RetrievalOptions, fused: np.ndarray, eligible: np.ndarray) -> np.ndarray:
@@ -247,16 +278,17 @@ def _sort_keys(
 
 
 def _candidate(p: int, context: tuple[Any, ...]) -> RetrievalCandidate:
-    snap, _, channels, fused, rrf, factor, rank_of, _, _ = context
+    snap, _, channels, fused, rrf, factor, rank_of, _, _, profile = context
     return RetrievalCandidate(
         record=snap.record(p), decision="kept", channels={c: float(channels[c][p]) for c in CHANNELS},
+        reason=PROFILE if profile else "",
         entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of[p],
     )  # fmt: skip
 
 
 def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]) -> RetrievalCandidate:
     """A candidate with its raw evidence and verdict (``explain``)."""
-    snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept = context
+    snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile = context
     record = snap.record(p)
     evidence = {"coverage": float(raw["coverage"][p]), "bm25": float(raw["bm25"][p]), "cosine": float(raw["cosine"][p])}
     if (j := int(snap.attribute_code[p])) >= 0:
@@ -275,6 +307,7 @@ def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cue
             reason += f" (about {record.entity or 'the user'}, not the query's subject)"
     else:
         evidence["sort_key"] = float(raw["keys"][p])
+        reason = PROFILE if profile else ""
     return RetrievalCandidate(
         record=record, decision=decision, reason=reason, raw=evidence, channels={c: float(channels[c][p]) for c in CHANNELS},
         entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of.get(p),

@@ -3,13 +3,20 @@
 Both extractors use these: "last month" said on 2024-03-15 means February 2024 whenever the
 conversation is replayed, so every resolution takes ``now`` (the turn's timestamp) and never
 reads the clock.
+
+The patterns below decide what counts as a date and how far back it points ("三天前" -> 3 days,
+"上上个月" -> 2 months); ``dateparser`` does the calendar arithmetic from ``now``. It is not let
+loose on the text: its own search reads "May I ask", "I have 2 cats" and "I'm 30" as dates and
+misses most Chinese forms (Chinese numerals, 上上周, 前年, 昨晚, 半个月前, 上周三).
 """
 
 from __future__ import annotations
 
-import calendar
+import functools
 import re
-from datetime import datetime, timedelta
+import threading
+from datetime import datetime
+from typing import Any
 
 from langchain_lifecycle_memory.schema import ensure_aware
 
@@ -22,27 +29,26 @@ _EN_NUMBERS = {
 }  # fmt: skip
 _EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
-_UNIT_DAYS = {"day": 1, "week": 7, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7}
+_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}
 
 _EN_NUM = r"(\d+|a couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _ZH_NUM = r"(\d+|[零一二两三四五六七八九十]+|几|半)"
 
-# Fixed offsets, most specific first: (pattern, days, months, granularity).
-_FIXED: tuple[tuple[re.Pattern[str], int, int, str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), d, m, g)
-    for p, d, m, g in (
-        (r"\bthe day before yesterday\b|大前天", -3, 0, "day"),
-        (r"前天", -2, 0, "day"),
-        (r"\byesterday\b|\blast night\b|昨天|昨晚|昨日|昨儿", -1, 0, "day"),
-        (r"上上(?:个)?(?:周|星期|礼拜)", -14, 0, "week"),
-        (r"\blast week\b|\ba week ago\b|上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天])", -7, 0, "week"),
-        (r"上上(?:个)?月", 0, -2, "month"),
-        (r"\blast month\b|上(?:个)?月", 0, -1, "month"),
-        (r"\bthe year before last\b|前年", 0, -24, "year"),
-        (r"\blast year\b|去年", 0, -12, "year"),
+# Fixed phrases, most specific first: (pattern, how many units back, unit = granularity).
+_FIXED: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), n, unit)
+    for p, n, unit in (
+        (r"\bthe day before yesterday\b|大前天", 3, "day"),
+        (r"前天", 2, "day"),
+        (r"\byesterday\b|\blast night\b|昨天|昨晚|昨日|昨儿", 1, "day"),
+        (r"上上(?:个)?(?:周|星期|礼拜)", 2, "week"),
+        (r"\blast week\b|\ba week ago\b|上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天])", 1, "week"),
+        (r"上上(?:个)?月", 2, "month"),
+        (r"\blast month\b|上(?:个)?月", 1, "month"),
+        (r"\bthe year before last\b|前年", 2, "year"),
+        (r"\blast year\b|去年", 1, "year"),
     )
 )
-_GRANULARITY = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week", "月": "month", "年": "year"}
 _EN_AGO = re.compile(_EN_NUM + r"\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _ZH_AGO = re.compile(_ZH_NUM + r"\s*(?:个)?\s*(天|日|周|星期|礼拜|月|年)(?:之|以)?前")
 _EN_LAST_WEEKDAY = re.compile(r"\blast\s+(" + "|".join(_EN_WEEKDAYS) + r")\b", re.IGNORECASE)
@@ -95,32 +101,30 @@ def _en_number(text: str) -> float:
     return float(text) if text.isdigit() else float(_EN_NUMBERS[text])
 
 
-def _shift_months(when: datetime, months: int) -> datetime:
-    index = when.year * 12 + (when.month - 1) + months
-    year, month = divmod(index, 12)
-    day = min(when.day, calendar.monthrange(year, month + 1)[1])
-    return when.replace(year=year, month=month + 1, day=day)
+_DATEPARSER_LOCK = threading.Lock()  # dateparser keeps per-process state and is not documented as thread-safe
 
 
-def _shift(when: datetime, amount: float, unit: str) -> datetime:
-    if unit in ("month", "月"):
-        whole = int(amount)
-        shifted = _shift_months(when, -whole)
-        return shifted - timedelta(days=round((amount - whole) * 30))
-    if unit in ("year", "年"):
-        return _shift_months(when, -round(amount * 12))
-    return when - timedelta(days=amount * _UNIT_DAYS[unit])
+@functools.lru_cache(maxsize=256)  # a sentence's date is resolved for its valid_from, then for its content
+def _back(when: datetime, amount: float, unit: str) -> datetime | None:
+    """``when`` minus ``amount`` ``unit`` s, by dateparser from ``when`` (never the clock); ``None`` off the calendar.
 
+    Whole months and years move by calendar months (the day clamped: 2024-05-31 minus 3 months is
+    2024-02-29); half a month is 15 days, half a year 6 months, half a day 12 hours.
+    """
+    if unit == "year":
+        amount, unit = amount * 12, "month"
+    if unit == "month" and amount != int(amount):
+        amount, unit = amount * 30, "day"
+    if unit == "week":
+        amount, unit = amount * 7, "day"
+    if unit == "day" and amount != int(amount):
+        amount, unit = amount * 24, "hour"
+    settings: Any = {"RELATIVE_BASE": when.replace(tzinfo=None), "RETURN_AS_TIMEZONE_AWARE": False}
+    import dateparser  # imported on the first date: it costs ~0.2 s and most sentences have none
 
-def _previous_weekday(now: datetime, weekday: int) -> datetime:
-    # "last Friday" said on a Friday means a week ago, never today.
-    back = (now.weekday() - weekday) % 7 or 7
-    return now - timedelta(days=back)
-
-
-def _zh_last_weekday(now: datetime, weekday: int) -> datetime:
-    monday_this_week = now - timedelta(days=now.weekday())
-    return monday_this_week - timedelta(days=7 - weekday)
+    with _DATEPARSER_LOCK:
+        moment = dateparser.parse(f"{round(amount)} {unit}s ago", languages=["en"], settings=settings)
+    return moment.replace(tzinfo=when.tzinfo) if moment is not None else None
 
 
 def resolve_valid_from(text: str, now: datetime) -> datetime | None:
@@ -145,19 +149,28 @@ def resolve_valid_from(text: str, now: datetime) -> datetime | None:
     return found[0] if found else None
 
 
+def _offset(text: str, when: datetime) -> tuple[re.Match[str], float, str] | None:
+    """The first relative date in ``text``: (match, how many units before ``when``, unit)."""
+    if m := _ZH_LAST_WEEKDAY.search(text):  # "上周五": the Friday of last week
+        return m, when.weekday() + 7 - _ZH_WEEKDAYS[m.group(1)], "day"
+    if m := _EN_LAST_WEEKDAY.search(text):  # "last Friday" said on a Friday means a week ago, never today
+        return m, (when.weekday() - _EN_WEEKDAYS.index(m.group(1).lower())) % 7 or 7, "day"
+    if m := _EN_AGO.search(text):
+        return m, _en_number(m.group(1)), m.group(2).lower()
+    if (m := _ZH_AGO.search(text)) and (amount := _zh_number(m.group(1))) is not None:
+        return m, amount, _UNITS[m.group(2)]
+    for pattern, n, unit in _FIXED:
+        if m := pattern.search(text):
+            return m, n, unit
+    return None
+
+
 def _find_relative(text: str, when: datetime) -> tuple[datetime, re.Match[str], str | None] | None:
     """The first relative date in ``text``: (moment, match, granularity or None if already absolute)."""
-    if m := _ZH_LAST_WEEKDAY.search(text):
-        return _zh_last_weekday(when, _ZH_WEEKDAYS[m.group(1)]), m, "day"
-    if m := _EN_LAST_WEEKDAY.search(text):
-        return _previous_weekday(when, _EN_WEEKDAYS.index(m.group(1).lower())), m, "day"
-    if m := _EN_AGO.search(text):
-        return _shift(when, _en_number(m.group(1)), m.group(2).lower()), m, m.group(2).lower()
-    if (m := _ZH_AGO.search(text)) and (amount := _zh_number(m.group(1))) is not None:
-        return _shift(when, amount, m.group(2)), m, _GRANULARITY[m.group(2)]
-    for pattern, days, months, granularity in _FIXED:
-        if m := pattern.search(text):
-            return _shift_months(when, months) + timedelta(days=days), m, granularity
+    if found := _offset(text, when):
+        m, amount, unit = found
+        moment = _back(when, amount, unit)
+        return (moment, m, unit) if moment is not None else None
     if (m := _SINCE_YEAR.search(text)) and (year := int(m.group(1) or m.group(2))) <= when.year:
         return when.replace(year=year, month=1, day=1, hour=0, minute=0, second=0, microsecond=0), m, None
     return None
