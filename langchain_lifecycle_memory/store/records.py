@@ -317,9 +317,11 @@ class RecordAPI:
         rows = [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
         return [r for r in rows if r["entity"] and r["attribute"]]
 
-    def history(self, namespace: tuple[str, ...], entity: str, attribute: str) -> list[MemoryRecord]:
-        """Every version of the slot ``(entity, attribute)``, oldest first."""
-        records = self.list_records(namespace, entity=entity, attribute=attribute)
+    def history(
+        self, namespace: tuple[str, ...], entity: str, attribute: str, *, now: datetime | str | None = None
+    ) -> list[MemoryRecord]:
+        """Every version of the slot ``(entity, attribute)``, oldest first, as of ``now`` (default: the current time)."""
+        records = self.list_records(namespace, entity=entity, attribute=attribute, now=now)
         return sorted(records, key=lambda r: (r.valid_from, r.created_at))
 
     @synced

@@ -428,9 +428,56 @@ def extract_rule_facts(
         # A verb's object that cannot be what the verb says ("我说实话") is no fact.
         candidates = [c for c in candidates if c.attribute or c.operation == "retract" or not c.concept]
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence))
+        before = len(facts)
         for c in _select(candidates):
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen)
+        if len(facts) == before and not candidates:
+            facts += _said(clause, subject, zh, stamp, seen)
     return facts
+
+
+_MIN_SAID = 4
+"""Content words (latin) or characters (CJK) a statement needs to be kept as it was said."""
+
+
+def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float | None], seen: set[Any]) -> list[Fact]:
+    """A statement no rule understood, kept as said (no slot): what the user tells is never dropped.
+
+    Retrieval still finds it by meaning and words; it only cannot supersede anything. Not kept:
+    what is negated, conditional, asked, requested or reported (the rules decide those, or nothing).
+    """
+    if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause):
+        return []
+    body = re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause) if zh else " ".join(
+        w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS
+    )
+    size = len(re.findall(r"[\u3400-\u9fff]", body)) if zh else len(body.split())
+    if size < _MIN_SAID:
+        return []
+    content = _zh_rewrite(clause) if zh else _en_rewrite(clause)
+    key = ("said", None, content, subject.entity)
+    if key in seen:
+        return []
+    seen.add(key)
+    entity = None if subject.entity == "user" else subject.entity
+    valid_from, ttl = stamp
+    return [Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=valid_from, ttl_days=ttl)]
+
+
+_NOT_SAID_EN = re.compile(
+    r"\b(?:not|n't|never|no longer|if|unless|would|should|could|might|maybe|perhaps|please|wonder|"
+    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|going to|gonna)\b|n't\b|\?",
+    re.IGNORECASE,
+)
+_NOT_SAID_ZH = re.compile(
+    r"不|没|别|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
+    r"|^我(?:现在|马上|正|等会儿?)?(?:去|来|回|出门)"  # what the speaker is off to do now, not who they are
+)
+_FUNCTION_WORDS = frozenset(
+    "i me my mine we our us am is are was were be been have has had do does did will would can could should "
+    "the a an and or but so to of in on at for with just really very also too not no it this that there "
+    "im ive id ill dont cant".split()
+)
 
 
 def _facts(

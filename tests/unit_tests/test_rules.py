@@ -54,11 +54,13 @@ def _slots(text: str, at: str | None = None) -> set[tuple[str | None, str | None
 
 def _value_scores(turns: list[dict[str, Any]]) -> tuple[int, int, int]:
     """``(gold, extracted, matched)``: a fact matches a gold fact of its turn by operation, user-or-other
-    entity and value (normalised, one containing the other), as ``benchmarks/rule_extraction_eval.py``."""
+    entity and value (normalised, one containing the other), as ``benchmarks/rule_extraction_eval.py``.
+
+    Slot facts only: a statement kept as said (no slot, no value) is no value extraction."""
     gold = extracted = matched = 0
     for turn in turns:
         expected = list(turn.get("facts") or [])
-        got = extract_rule_facts(turn["user"], now=ensure_aware(turn["at"]))
+        got = [f for f in extract_rule_facts(turn["user"], now=ensure_aware(turn["at"])) if f.value is not None]
         gold, extracted = gold + len(expected), extracted + len(got)
         for fact in got:
             hit = next((g for g in expected if _same(fact, g)), None)
@@ -171,6 +173,27 @@ def test_quitting_retracts_the_slot_that_holds_the_value(text: str, value: str) 
 )
 def test_negated_or_hypothetical_statements_give_no_positive_fact(text: str) -> None:
     assert all(f.attribute == "dislikes" for f in extract_rule_facts(text, now=NOW))
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I have a bad knee from an old skiing accident.", "The user has a bad knee from an old skiing accident."),
+        ("我有点怕高，坐飞机也紧张。", "用户有点怕高，坐飞机也紧张"),
+        ("This week I'm only eating soup because of my tooth.", "This week the user is only eating soup"),
+    ],
+)
+def test_a_statement_no_rule_understands_is_kept_as_said(text: str, kept: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert fact.slot is None and fact.content.startswith(kept)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Thanks, that helps!", "I see.", "My friend says Vim is great.", "I would like a coffee please.", "我是不是应该换个编辑器"],
+)
+def test_chit_chat_requests_and_reported_speech_are_not_kept(text: str) -> None:
+    assert extract_rule_facts(text, now=NOW) == []
 
 
 @pytest.mark.parametrize(

@@ -105,7 +105,7 @@ def test_every_public_turn_through_the_writer(shared_dir: Path, embeddings: Any)
             for fact in turn.get("facts", []):
                 expected.setdefault((user, fact["entity"], fact["attribute"]), []).append(fact["value"])
         for (user, entity, attribute), values in expected.items():
-            history = store.history(("memories", user), entity, attribute)
+            history = store.history(("memories", user), entity, attribute, now=turns[-1]["at"])
             active = [r for r in history if r.status is MemoryStatus.ACTIVE]
             distinct = list(dict.fromkeys(normalize_value(v) for v in values))
             assert len(active) == 1, (scenario["id"], entity, attribute)
