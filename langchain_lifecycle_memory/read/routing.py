@@ -26,6 +26,7 @@ from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
 __all__ = [
     "AttributeRouter",
+    "asks_for_the_user",
     "attribute_mentioned",
     "entity_aliases",
     "humanize",
@@ -126,6 +127,21 @@ def is_personal(query: str) -> bool:
     if any(w in _EN_PERSONAL for w in words):
         return True
     return any(marker in query for marker in _ZH_PERSONAL)
+
+
+_HOW_TO = re.compile(r"^\s*how (?:do|can|would|should) (?:i|we|you|one) ", re.IGNORECASE)
+_POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
+
+
+def asks_for_the_user(query: str) -> bool:
+    """Whether a request is for the user, so that general facts about them can serve it.
+
+    A how-to question is about the world ("How do I make an apple pie?") unless it names the
+    user's own things ("How should I hang my new posters?").
+    """
+    if _HOW_TO.match(query):
+        return bool(_POSSESSED.search(query))
+    return is_personal(query)
 
 
 def value_mentioned(query: str, value: str | None) -> bool:

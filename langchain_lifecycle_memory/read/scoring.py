@@ -35,7 +35,13 @@ from langchain_lifecycle_memory.read.fusion import (
     fuse_calibrated_array,
     lifecycle_decision,
 )
-from langchain_lifecycle_memory.read.routing import AttributeRouter, is_personal, mentioned_attributes, query_entities
+from langchain_lifecycle_memory.read.routing import (
+    AttributeRouter,
+    asks_for_the_user,
+    is_personal,
+    mentioned_attributes,
+    query_entities,
+)
 from langchain_lifecycle_memory.read.snapshot import Snapshot
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import MemoryStatus
@@ -182,7 +188,8 @@ def score(
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
-    profile = _profile(cfg, snap, opts, eligible, targets, personal, fused) if not kept.any() else None
+    for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
+    profile = _profile(cfg, snap, opts, eligible, targets, for_user, fused) if not kept.any() else None
     if profile is not None:
         kept = profile
     pool = np.flatnonzero(eligible)
