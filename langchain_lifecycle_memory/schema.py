@@ -146,6 +146,17 @@ class Fact(BaseModel):
         description="'set' when the slot holds several values at once (allergies, languages, pets); "
         "'single' when a new value replaces the old one; leave empty if unsure.",
     )
+    cues: list[str] = Field(
+        default_factory=list,
+        description="2-4 short situations or requests where this fact matters, even ones that share no "
+        "word with it (a fear of heights matters when booking a hotel room).",
+    )
+    evidence: str | None = Field(
+        default=None,
+        exclude=True,
+        description="Set by the extractor, not the model: the words the fact was read from. A fact that "
+        "would replace a stored value is checked against them first (``write._grounding``).",
+    )
 
     @field_validator("content")
     @classmethod

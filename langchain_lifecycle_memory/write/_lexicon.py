@@ -259,7 +259,8 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
     return spec.attribute, spec.cardinality
 
 
-# Pinyin for common given-name characters, so "我老婆小芳" becomes the entity `wife_fang`.
+# Pinyin for common given-name characters, so "我老婆小芳" becomes the entity `wife_fang`. Not pypinyin: it
+# agrees on 211 of these 212 characters, but its first use costs ~0.4 s and ~58 MB resident (its phrase table).
 _PINYIN: dict[str, str] = {
     ch: py
     for py, chars in (

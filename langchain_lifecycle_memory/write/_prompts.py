@@ -24,6 +24,10 @@ class ExtractedFact(BaseModel):
     valid_from: str | None = Field(default=None, description="YYYY-MM-DD when it became true, if the text dates it.")
     ttl_days: float | None = Field(default=None, description="Lifetime in days for temporary statements, else null.")
     operation: Literal["assert", "retract"] = Field(default="assert", description="'retract': no longer true.")
+    cues: list[str] = Field(
+        default_factory=list,
+        description="2-4 short situations (3-8 words) where remembering this fact helps, in the user's language.",
+    )
 
 
 class ExtractedFacts(BaseModel):
@@ -66,6 +70,9 @@ Fields / 字段:
 - ttl_days: only for temporary statements: "this week"/"这周" -> 7, "today"/"今天" -> 1, "this weekend" -> 3,
   "for a month" -> 30; else null.
 - operation: "assert", or "retract" as described above.
+- cues: 2-4 short situations or requests (3-8 words each) where an assistant should remember this fact,
+  including ones that share no word with it: a fear of heights -> "booking a hotel room", "planning a hike";
+  a bad knee -> "choosing a running route". In the user's language.
 
 Split compound statements ("I'm a nurse in Boston" -> job and city). If a slot changes during the conversation,
 give each value in the order stated (the last one is current). If nothing is worth remembering, return an empty
@@ -75,7 +82,8 @@ _JSON_FORMAT = """
 
 Reply with JSON only (no prose, no code fences) in exactly this shape:
 {"facts": [{"entity": "user", "attribute": "editor", "value": "VS Code", "content": "The user now uses the VS Code \
-editor.", "kind": "preference", "confidence": 0.9, "valid_from": null, "ttl_days": null, "operation": "assert"}]}
+editor.", "kind": "preference", "confidence": 0.9, "valid_from": null, "ttl_days": null, "operation": "assert", \
+"cues": ["choosing IDE plugins", "setting up a new laptop"]}]}
 Use {"facts": []} when there is nothing to remember."""
 
 _SLOTS_NOTE = """Already stored for this user (entity.attribute: current value). When a statement is about one of

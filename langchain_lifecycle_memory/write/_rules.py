@@ -461,7 +461,8 @@ def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float
     seen.add(key)
     entity = None if subject.entity == "user" else subject.entity
     valid_from, ttl = stamp
-    return [Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=valid_from, ttl_days=ttl)]
+    fact = Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=valid_from, ttl_days=ttl)
+    return [fact.model_copy(update={"evidence": clause})]
 
 
 _NOT_SAID_EN = re.compile(
@@ -513,6 +514,7 @@ def _facts(
                 ttl_days=stamp[1],
                 operation="retract" if c.operation == "retract" else "assert",
                 cardinality=None if c.attribute in specs else c.cardinality,
+                evidence=clause,
             )
         )
     return out

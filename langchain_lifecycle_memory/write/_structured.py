@@ -10,6 +10,11 @@ and moves to the next method only on a *capability* error (the model class canno
 method, or the server rejects the request for naming ``response_format`` / ``tools``). A bad
 reply (invalid JSON, a fact that fails validation) is a content error: the caller retries it
 with the same method. The working method is remembered by the :class:`MethodChain` instance.
+
+LangChain's ``with_fallbacks`` / ``with_retry`` do not express this: a fallback chain starts from its
+first runnable on every call (the rejected method would be sent again each turn) and hands over on
+exception *types* (a capability error is told by HTTP status and text), while a retry re-sends the
+same input (a content error here is retried with the error fed back in the prompt).
 """
 
 from __future__ import annotations

@@ -192,6 +192,7 @@ def _to_fact(item: Any, now: datetime) -> Fact:
         valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
         ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content),
         operation="retract" if str(item.get("operation", "")).strip().casefold() == "retract" else "assert",
+        cues=[" ".join(str(c).split())[:120] for c in (item.get("cues") or []) if isinstance(c, str) and c.strip()][:4],
     )
 
 
@@ -379,7 +380,8 @@ class _LLMExtraction:
             if failure is None:
                 if self.slot_context == "rename":
                     facts = yield from self.rename(facts, _slot_items(value))
-                return _drop_echoes(facts, value, messages)
+                said = "\n".join(m.text for m in messages if isinstance(m, HumanMessage))
+                return [f.model_copy(update={"evidence": said}) for f in _drop_echoes(facts, value, messages)]
             self.failed(attempt, failure)
             attempt += 1
         failure = failure or _Failure("no attempt was made")

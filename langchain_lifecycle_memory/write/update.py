@@ -43,6 +43,7 @@ from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoder
 from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
+from langchain_lifecycle_memory.write._grounding import grounded
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
@@ -204,6 +205,7 @@ class _Planner:
             valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single",
+            metadata={"cues": list(fact.cues)} if fact.cues else {},
         )
 
     def add(self, fact: Fact, source: MemorySource) -> None:
@@ -249,6 +251,11 @@ class _Planner:
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
         newest = max(active, key=_sort_key) if active else None
+        doubt = grounded(fact) if active and not pending else None
+        if doubt is not None:  # never archive on an unchecked extraction: keep both, the new one pending
+            logger.info("Not replacing %s.%s: %s; the new value is kept pending", *slot, doubt)
+            fact = fact.model_copy(update={"confidence": min(fact.confidence, self.cfg.pending_below / 2)})
+            pending = True
         if newest is not None and when < newest.valid_from and not pending:
             # An older statement learned late: history, not the current value.
             record = self._new_record(fact, source, MemoryStatus.ACTIVE)

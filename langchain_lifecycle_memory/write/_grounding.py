@@ -1,0 +1,87 @@
+"""Before an extracted fact archives a current value, it is checked against the words it came from.
+
+A supersede is the one write that destroys information, and a small model's extraction error
+turns into a silent wrong supersede: a named relative's move filed under the user (the user's
+own city archived), a child's name as ``user.name``, a value the sentence never said. So a fact
+that would replace a stored single value must pass three checks against its ``evidence``:
+
+* **the value is in the words**: its words (or characters, for CJK) appear in the evidence;
+* **it is about who the words are about**: a fact about the user from words about a relative
+  or another named person ("My sister Ana moved to Madrid") does not replace the user's value;
+* **a name only from a naming statement**: ``user.name`` changes only where the user names
+  themselves ("my name is", "call me", "我叫").
+
+A fact that fails is stored ``pending`` next to the current value (kept, not injected, promoted if
+the user says it again); nothing is archived on an unchecked extraction. Facts without evidence
+(your own, gold, imported) are trusted as given.
+"""
+
+from __future__ import annotations
+
+import re
+
+from langchain_lifecycle_memory.schema import Fact, normalize_value
+
+__all__ = ["grounded"]
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_RELATIVE_EN = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(?:wife|husband|partner|girlfriend|boyfriend|sister|brother|son|daughter|child|"
+    r"kid|mother|mom|mum|father|dad|grand\w+|aunt|uncle|cousin|niece|nephew|friend|colleague|coworker|boss|"
+    r"manager|roommate|neighbou?r|in-laws?|\w+-in-law)\b",
+    re.IGNORECASE,
+)
+_RELATIVE_ZH = re.compile(
+    r"我(?:的|家)?(?:老婆|妻子|太太|老公|丈夫|对象|女朋友|男朋友|姐姐|妹妹|哥哥|弟弟|姐|妹|哥|弟|儿子|女儿|孩子|"
+    r"妈妈|爸爸|母亲|父亲|爷爷|奶奶|外公|外婆|姑姑|阿姨|叔叔|舅舅|表\w|堂\w|朋友|同事|老板|领导|室友|邻居)"
+)
+_NAMING = re.compile(
+    r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b|\bname(?:'s)? [A-Z]|我叫|我的名字|叫我|本人",
+    re.IGNORECASE,
+)
+_NAME_ATTRIBUTES = re.compile(r"(?:^|_)(?:name|nickname|first_name|full_name)$")
+
+
+def _value_said(value: str, evidence: str) -> bool:
+    said = normalize_value(evidence)
+    value = normalize_value(value)
+    if not value or value.replace(" ", "") in said.replace(" ", ""):
+        return True
+    if _CJK.search(value):
+        chars = [c for c in value if _CJK.match(c)]
+        return sum(c in said for c in chars) >= 0.6 * len(chars)
+    words = _WORD.findall(value)
+    return bool(words) and sum(w in said for w in words) >= 0.6 * len(words)
+
+
+_CLAUSE = re.compile(r"[.;!?。；！？，,]")
+_I_EN = re.compile(r"\bI\b")
+_I_ZH = re.compile(r"我(?![的家])")
+
+
+def _about_someone_else(value: str, evidence: str) -> bool:
+    """Whether the clause that holds the value speaks of a relative or friend, not of the speaker."""
+    at = normalize_value(evidence).find(normalize_value(value))
+    clauses = _CLAUSE.split(evidence[: max(at, 0)] + evidence[max(at, 0) :].split("\n")[0]) if at >= 0 else [evidence]
+    clause = next((c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence)
+    other = _RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)
+    if not other:
+        return False
+    speaker = _I_EN.search(clause) or any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
+    return not speaker
+
+
+def grounded(fact: Fact) -> str | None:
+    """Why ``fact`` may not replace a stored value (``None``: it may)."""
+    evidence = fact.evidence
+    if not evidence or fact.value is None:
+        return None
+    if not _value_said(fact.value, evidence):
+        return f"the value {fact.value!r} is not in what was said"
+    self_fact = (fact.entity or "user").casefold() in ("user", "self", "me", "i", "用户", "我")
+    if self_fact and _about_someone_else(fact.value, evidence):
+        return "what was said is about someone else"
+    if self_fact and _NAME_ATTRIBUTES.search(fact.attribute or "") and not _NAMING.search(evidence):
+        return "a name changes only where the user names themselves"
+    return None
