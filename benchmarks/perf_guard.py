@@ -348,6 +348,16 @@ def show(table_rows: list[dict[str, Any]]) -> None:
     Console(width=160).print(table)
 
 
+def code_version() -> dict[str, Any]:
+    """The commit, and whether the package had uncommitted changes (the children import what is on disk)."""
+    git = ["git", "-C", str(Path(__file__).resolve().parents[1])]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    dirty = subprocess.run(
+        [*git, "status", "--porcelain", "langchain_lifecycle_memory"], capture_output=True, text=True, check=False
+    )
+    return {"commit": head.stdout.strip(), "package_changes": dirty.stdout.split("\n")[:-1]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes for a smoke run (200 users, 2k records)")
@@ -365,17 +375,19 @@ def main() -> None:
     args.users, args.size, args.warm_size = (200, 2000, 2000) if args.quick else (2000, 20000, 10000)
     args.json = args.json or RESULTS / ("perf_guard-quick.json" if args.quick else "perf_guard.json")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    started, date = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec="seconds")
+    version = code_version()
     raw = measure(args)
     table_rows = rows(raw, args)
     show(table_rows)
     result = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": date,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
         "embeddings": {"bulk": "HashEmbeddings (benchmarks/scale.py, 64-d)", "warm": args.warm_embedder},
         "sizes": {"users": args.users, "namespace": args.size, "warm": args.warm_size, "reps": args.reps},
         "wall_s": round(time.perf_counter() - started, 1),
+        "code": {"at_start": version, "at_end": code_version()},
         "measurements": table_rows,
         "raw": raw,
     }

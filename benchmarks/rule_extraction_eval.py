@@ -10,7 +10,8 @@ an extracted fact matches a gold fact of the same turn when
 * the values match: normalised (NFKC, case, spaces, quotes and book-title marks dropped), one
   contains the other.
 
-Each gold fact is matched at most once. Precision counts every extracted fact, including those from
+Each gold fact is matched at most once; statements the extractor keeps as said (no slot, no value)
+are not value extractions and are left out. Precision counts every other extracted fact, including those from
 turns whose gold is empty (a question or a hypothetical that became a memory is a wrong memory);
 ``on_empty`` is how many came from such turns. Turns whose ``user`` text is a placeholder (one
 character, e.g. ``"x"`` for facts injected by hand) are skipped.
@@ -112,6 +113,7 @@ def _turns(path: Path) -> list[dict[str, Any]]:
 def _score_turn(turn: dict[str, Any], score: FileScore) -> None:
     gold = list(turn.get("facts") or [])
     facts = extract_rule_facts(turn["user"], now=ensure_aware(turn.get("at")) if turn.get("at") else None)
+    facts = [f for f in facts if f.value is not None]  # statements kept as said carry no slot value to score
     score.turns += 1
     score.turns_with_gold += bool(gold)
     score.gold += len(gold)

@@ -39,6 +39,9 @@ class AttributeSpec:
     """``set`` when one person holds several values at once (allergies, pets): a new value joins."""
     aliases: tuple[str, ...] = ()
     """Other names an extractor may give this slot; used for slot identity, not for routing."""
+    replaces_alike: bool = False
+    """For a ``set``: a new value replaces a current one of the same kind (an editor preferred over
+    another editor), and joins the others (a preferred tea stays beside the editor)."""
 
 
 DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
@@ -300,6 +303,9 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     AttributeSpec("practices", "what they practise", "在练的东西", "preference", (), cardinality="set"),
     AttributeSpec("volunteering", "where they volunteer", "做志愿者的地方", "fact", (), cardinality="set"),
     AttributeSpec("likes", "what they like", "喜欢的东西", "preference", (), cardinality="set"),
+    AttributeSpec(
+        "prefers", "what they prefer to its alternatives", "更喜欢的东西", "preference", (), cardinality="set", replaces_alike=True
+    ),
     AttributeSpec("dislikes", "what they dislike", "不喜欢的东西", "preference", (), cardinality="set"),
     AttributeSpec(
         "avoids", "what they never eat, drink, smoke or use", "不吃、不喝或不用的东西", "profile", (), cardinality="set"

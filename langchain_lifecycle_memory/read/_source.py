@@ -36,8 +36,12 @@ __all__ = ["HELD_ROWS", "MIN_ROWS", "current", "forget_held", "load", "save", "s
 MIN_ROWS = 1000
 """Namespaces smaller than this are read from Chroma quickly enough: they get no file."""
 _FORMAT = 1
-HELD_ROWS = 400_000
-"""Rows of all snapshots this process holds (the least recently searched namespaces go first)."""
+HELD_ROWS = 100_000
+"""Rows of all snapshots this process holds (the least recently searched namespaces go first).
+
+A snapshot also costs as much as ``_NAMESPACE_ROWS`` rows of its own (its index and columns); a
+small namespace that is not held is read again from Chroma in a few milliseconds."""
+_NAMESPACE_ROWS = 64
 
 
 def stale(snap: Snapshot) -> bool:
@@ -103,7 +107,7 @@ def load(store: Any, namespace: tuple[str, ...], revision: Any) -> Snapshot | No
     return Snapshot(tuple(namespace), saved, rows, vectors, index, {}, seq)  # type: ignore[arg-type]
 
 
-_HELD: LRUCache[tuple[int, tuple[str, ...]], Snapshot] = LRUCache(HELD_ROWS, getsizeof=lambda s: len(s) + 1)
+_HELD: LRUCache[tuple[int, tuple[str, ...]], Snapshot] = LRUCache(HELD_ROWS, getsizeof=lambda s: len(s) + _NAMESPACE_ROWS)
 _HELD_LOCK = threading.Lock()
 
 
@@ -128,7 +132,7 @@ def current(store: Any, namespace: tuple[str, ...]) -> Snapshot:
     elif stale(snap):
         save(store, snap)
     with _HELD_LOCK:
-        if len(snap) + 1 <= HELD_ROWS:
+        if len(snap) + _NAMESPACE_ROWS <= HELD_ROWS:
             _HELD[key] = snap
     return snap
 

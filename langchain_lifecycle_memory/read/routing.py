@@ -129,19 +129,37 @@ def is_personal(query: str) -> bool:
     return any(marker in query for marker in _ZH_PERSONAL)
 
 
-_HOW_TO = re.compile(r"^\s*how (?:do|can|would|should) (?:i|we|you|one) ", re.IGNORECASE)
+_HOW_TO = re.compile(r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?", re.IGNORECASE)
 _POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
+# A question for one fact: a wh-word or an auxiliary first ("What is my dog's name?", "Do I
+# have a car?"), or a Chinese question word; a request for help asks what to do instead
+# (a modal, or asking for a recommendation or a choice).
+_EN_QUESTION = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|do|does|did|am|is|are|was|were|have|has|had)\b", re.IGNORECASE)
+_EN_HELP = re.compile(r"\b(?:should|could|can|would|shall|might|may|recommend|suggest|ideas?|advice|worth|help|plan)\b", re.IGNORECASE)
+_ZH_QUESTION = re.compile(r"什么|哪|谁|几|多少|吗|呢|没有")
+_ZH_HELP = re.compile(r"推荐|建议|应该|适合|帮|可以|能|该|值得|安排|计划|怎么办|好[吗呢]")
+
+
+def asks_for_a_fact(query: str) -> bool:
+    """Whether a request asks for one fact ("What is my dog's name?", "我家狗叫什么名字？").
+
+    Such a question is answered by that fact or by nothing: the user's other facts do not help.
+    """
+    if _EN_QUESTION.match(query):
+        return not _EN_HELP.search(query)
+    return bool(_ZH_QUESTION.search(query)) and not _ZH_HELP.search(query) and not query.isascii()
 
 
 def asks_for_the_user(query: str) -> bool:
     """Whether a request is for the user, so that general facts about them can serve it.
 
-    A how-to question is about the world ("How do I make an apple pie?") unless it names the
-    user's own things ("How should I hang my new posters?").
+    A how-to question is about the world ("How do I make an apple pie?", "How long should I
+    boil an egg?") unless it names the user's own things ("How should I hang my new
+    posters?"); a question for one fact is answered by that fact alone.
     """
     if _HOW_TO.match(query):
         return bool(_POSSESSED.search(query))
-    return is_personal(query)
+    return is_personal(query) and not asks_for_a_fact(query)
 
 
 def value_mentioned(query: str, value: str | None) -> bool:

@@ -156,8 +156,8 @@ class Snapshot:
         self._views = self._resolved()
         status_of = {s: i for i, s in enumerate(STATUSES)}
         self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8)
-        for name in ("valid_from", "valid_to", "expires_at", "created", "updated"):
-            setattr(self, name, np.fromiter((getattr(r, name) for r in rows), dtype=np.int64, count=len(rows)))
+        times = np.array([(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64).reshape(-1, 5)
+        self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = (times[:, j].copy() for j in range(5))
         for i, view in self._views.items():
             self.valid_to[i] = micros(view.valid_to)
         self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
@@ -185,15 +185,19 @@ class Snapshot:
 
     def _resolved(self) -> dict[int, MemoryRecord]:
         """``store.slots.resolve_current``'s changes by position (only forked or doubled slots need any)."""
+        by_slot: dict[tuple[str, str], list[int]] = {}
+        for i, r in enumerate(self.rows):
+            if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING:
+                by_slot.setdefault((r.entity, r.attribute), []).append(i)
+        shared = [i for group in by_slot.values() if len(group) > 1 for i in group]
         light = [
             SimpleNamespace(
                 namespace=self.namespace, entity=r.entity, attribute=r.attribute, status=r.status, id=r.id,
-                supersedes=r.supersedes, superseded_by=r.superseded_by, cardinality="set" if r.is_set else None,
-                metadata=None,
+                supersedes=r.supersedes, superseded_by=r.superseded_by, cardinality=None, metadata=None,
             )
-            for r in self.rows
+            for r in (self.rows[i] for i in shared)
         ]  # fmt: skip
-        need = sorted({i for group in out_of_line_groups(light) for i in group})  # type: ignore[arg-type]
+        need = sorted({shared[j] for group in out_of_line_groups(light) for j in group})  # type: ignore[arg-type]
         if not need:
             return {}
         real = [MemoryRecord.from_value(self.namespace, json.loads(self.rows[i].document)) for i in need]
@@ -280,11 +284,15 @@ class Snapshot:
         fresh = {r.id: (r, v) for i, d, v in zip(rows.ids, rows.documents, rows.vectors) if (r := parse_row(i, d))}
         changed = set(rows.ids)
         kept = [i for i, rid in enumerate(self.ids) if rid not in changed]
-        merged = [self.rows[i] for i in kept] + [r for r, _ in fresh.values()]
-        order = sorted(range(len(merged)), key=lambda i: merged[i].order_key)
-        vectors = np.concatenate([self.vectors[kept], unit(np.array([v for _, v in fresh.values()]).reshape(len(fresh), -1))]) if fresh else self.vectors[kept]
-        index = self.index.updated(np.array(kept, dtype=np.int64), [r.text for r, _ in fresh.values()], order=np.array(order, dtype=np.int64))
-        return Snapshot(self.namespace, rows.revision, [merged[i] for i in order], vectors[order], index, self.cache, self.saved_seq)
+        added = sorted(fresh.values(), key=lambda pair: pair[0].order_key)
+        merged = [self.rows[i] for i in kept] + [r for r, _ in added]
+        vectors = np.concatenate([self.vectors[kept], unit(np.array([v for _, v in added]).reshape(len(added), -1))]) if added else self.vectors[kept]
+        order = None  # new records usually come after the others: then they are in order already
+        if kept and added and merged[len(kept) - 1].order_key > added[0][0].order_key:
+            order = np.array(sorted(range(len(merged)), key=lambda i: merged[i].order_key), dtype=np.int64)
+            merged, vectors = [merged[i] for i in order], vectors[order]
+        index = self.index.updated(np.array(kept, dtype=np.int64), [r.text for r, _ in added], order=order)
+        return Snapshot(self.namespace, rows.revision, merged, vectors, index, self.cache, self.saved_seq)
 
 
 def build(namespace: tuple[str, ...], rows: Any, cache: dict[str, Any] | None = None) -> Snapshot:

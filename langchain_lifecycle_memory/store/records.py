@@ -202,10 +202,14 @@ class RecordAPI:
         view = None if revision.token == ABSENT else self._view(ns)
         if view is None:
             return NamespaceRows(revision, [], [], np.zeros((0, self.dims), dtype=np.float32))
-        where = {C.SYS_RECORD: True} if since is None else {"$and": [{C.SYS_RECORD: True}, {C.SYS_SEQ: {"$gte": since}}]}
-        got = self._client(lambda: view.get(where=where, include=["documents", "embeddings"]))
-        vectors = np.asarray(got["embeddings"] if len(got["ids"]) else np.zeros((0, self.dims)), dtype=np.float32)
-        return NamespaceRows(revision, list(got["ids"]), list(got["documents"]), vectors.reshape(len(got["ids"]), -1))
+        # Filters on the namespace alone are quick in Chroma; a second clause costs a scan of every row
+        # of the collection that it matches, so what it would select is picked out here.
+        where = None if since is None else {C.SYS_SEQ: {"$gte": since}}
+        got = self._client(lambda: view.get(where=where, include=["documents", "embeddings", "metadatas"]))
+        keep = [i for i, m in enumerate(got["metadatas"]) if (m or {}).get(C.SYS_RECORD)]
+        vectors = np.asarray(got["embeddings"] if keep else np.zeros((0, self.dims)), dtype=np.float32)
+        vectors = vectors[keep] if keep else vectors
+        return NamespaceRows(revision, [got["ids"][i] for i in keep], [got["documents"][i] for i in keep], vectors)
 
     @synced
     def get_record(self, namespace: tuple[str, ...], record_id: str) -> MemoryRecord | None:
@@ -269,16 +273,16 @@ class RecordAPI:
         if page_size < 1:
             msg = f"page_size must be >= 1, got {page_size}."
             raise ValueError(msg)
-        clauses: list[dict[str, Any]] = []
-        if (st := _statuses(statuses)) is not None:
-            clauses.append({C.FLAT_PREFIX + "status": {"$in": st}})
-        if entity is not None:
-            clauses.append({C.FLAT_PREFIX + "entity": entity})
-        if attribute is not None:
-            clauses.append({C.FLAT_PREFIX + "attribute": attribute})
-        if (kd := _kinds(kinds)) is not None:
-            clauses.append({C.FLAT_PREFIX + "kind": {"$in": kd}})
-        return self._pages(namespace, C.where_and(clauses), page_size)
+        st, kd = _statuses(statuses), _kinds(kinds)
+        records = self._pages(namespace, None, page_size)  # filtered here: see ``namespace_rows``
+        return (
+            r
+            for r in records
+            if (st is None or r.status.value in st)
+            and (entity is None or r.entity == entity)
+            and (attribute is None or r.attribute == attribute)
+            and (kd is None or r.kind in kd)
+        )
 
     def _pages(self, namespace: tuple[str, ...], where: dict[str, Any] | None, size: int) -> Iterator[MemoryRecord]:
         offset = 0
@@ -331,7 +335,7 @@ class RecordAPI:
             view = self._view(C.validate_namespace(namespace))
             if view is None:
                 return 0
-            return len(self._client(lambda: view.get(where={C.SYS_RECORD: True}, include=[]))["ids"])
+            return sum(bool((m or {}).get(C.SYS_RECORD)) for m in self._client(lambda: view.get(include=["metadatas"]))["metadatas"])
         return len(self.list_records(namespace, statuses=statuses))
 
     def search_records(

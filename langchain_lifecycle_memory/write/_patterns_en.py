@@ -206,7 +206,7 @@ def _avoid(m: re.Match[str], concept: str | None, value: str, zh: bool) -> Itera
 
 
 def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """Like / love / enjoy / prefer X (or hate / can't stand X): the slot of X's verb, its lexicon, or likes."""
+    """Like / love / enjoy / prefer X (or hate / can't stand X): the slot of X's verb, its lexicon, prefers or likes."""
     raw = m.group("v").strip()
     value = clean(raw, zh)
     if not acceptable(value, zh) or re.match(r"(?:my|our|his|her|their|when|how)\b", raw, re.IGNORECASE):
@@ -219,6 +219,8 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         attribute, value, cardinality = verb_slot(concept, value, specs)
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None
+    elif m.group("pref") and len(value.split()) <= 3:
+        attribute, cardinality = "prefers", "set"  # a choice: a new one replaces one of its kind (update.py)
     elif re.fullmatch(r"[a-z]+ing(?: [\w'-]+){0,3}", value):
         attribute, cardinality = "hobby", None
     elif len(value.split()) <= 3 and not re.match(r"the\b", raw, re.IGNORECASE):
@@ -367,7 +369,7 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"take (?P<v>[\w-]+(?: \d+ ?mg)?) (?=every|each|daily|before|after|at night|in the morning|twice|"
             r"once|for my)", "takes", priority=70, kind="profile", cardinality="set"),
     en_rule(I_ + r"(?:(?P<neg>hate|dislike|detest|cannot stand|do not like|do not enjoy|am not a fan of)|like|love|"
-            r"enjoy|prefer|adore|am\s+" + ADV + r"(?:into|obsessed with|passionate about|a (?:big |huge )?fan of)) "
+            r"enjoy|(?P<pref>prefer)|adore|am\s+" + ADV + r"(?:into|obsessed with|passionate about|a (?:big |huge )?fan of)) "
             r"(?:(?:to )?(?P<verb>" + EN_VERB + "|" + _EN_ING + r") )?" + V + E_PREP, handler=_like),
     en_rule(I_ + r"(?:(?:code|program|develop|script)|(?:write|build|make|develop|ship)(?: [\w-]+){0,2}? "
             r"(?:apps?|software|code|programs?|games?|websites?|sites|tools?|scripts?|services?|backends?|apis?))"

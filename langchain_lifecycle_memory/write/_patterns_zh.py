@@ -202,7 +202,7 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None
     else:
-        attribute, cardinality = "likes", "set"
+        attribute, cardinality = ("prefers" if m.group("pref") else "likes"), "set"
     if attribute in specs:
         cardinality = None
     yield Candidate(attribute, value, 60, m.start("v"), "preference", cardinality=cardinality, concept=concept)
@@ -352,6 +352,6 @@ ZH_RULES: tuple[Rule, ...] = (
             r"|(?P<change>换成了?|改成了?|用上了?|换用|转用|改|换|开始))?(?:会)?(?:在|会|能)?(?P<verb>" + ZH_VERB
             + r"|开车|走路|打车|骑车|坐|乘|搭)?(?(neg)|(?(change)|(?(verb)|(?!))))(?:的是|着|过)?" + ZV + r"(?P<le>了)?"
             + ZEND, handler=_habit),
-    zh_rule(ZS + r"(?:(?P<neg>不喜欢|不太喜欢|不爱|讨厌|受不了|反感)|喜欢|爱|偏爱|钟爱|热爱|喜爱|迷上了?|爱上了?)"
+    zh_rule(ZS + r"(?:(?P<neg>不喜欢|不太喜欢|不爱|讨厌|受不了|反感)|(?P<pref>更喜欢|更爱|偏爱|偏好)|喜欢|爱|钟爱|热爱|喜爱|迷上了?|爱上了?)"
             r"(?P<verb>使用|" + ZH_VERB + r"|出去)?" + ZV + ZEND, handler=_like),
 )  # fmt: skip

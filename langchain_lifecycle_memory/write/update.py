@@ -25,6 +25,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+import numpy as np
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +44,7 @@ from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoder
 from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._grounding import grounded
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._slot_identity import (
@@ -68,6 +70,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+_SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+_PLAIN = AttributeSpec("_", "", "")
+DEFAULT_ALIKE_THRESHOLD = 0.35
+"""For the bundled encoder, on values alone: two editors (Vim, VS Code: 0.44), two music genres
+(爵士乐, 摇滚乐: 0.48), two seats, two teas are alike; an editor and a drink (0.09-0.22), a genre and
+a pet (0.30) are not. Below it both values stay: keeping a stale choice is the lesser harm.
+(``tests/unit_tests/test_update.py``)."""
 
 
 class UpdateConfig(BaseModel):
@@ -93,6 +102,9 @@ class UpdateConfig(BaseModel):
     and no embedding evidence for other encoders (their scale differs)."""
     slot_judge: Runnable | None = None
     """Optional ``create_slot_judge(model)``: one call per turn for undecided slot names."""
+    alike_threshold: float | None = None
+    """Embedding cosine of two values "of the same kind" in a slot of choices (``AttributeSpec.replaces_alike``);
+    ``None``: the calibrated value for the bundled encoder, and never replacing for other encoders."""
 
 
 class UpdatePlan(BaseModel):
@@ -274,9 +286,17 @@ class _Planner:
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
     ) -> None:
-        """A set-valued slot: the new value joins; members stored as single are marked ``set``."""
+        """A set-valued slot: the new value joins; members stored as single are marked ``set``.
+
+        In a slot of choices (``AttributeSpec.replaces_alike``), a grounded new value replaces the
+        members of its kind: their values close in meaning (``UpdateConfig.alike_threshold``).
+        """
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
+        if not pending and _SPECS.get(slot[1], _PLAIN).replaces_alike and grounded(fact) is None:
+            for old in self._alike(record, [r for r in live if r.status is MemoryStatus.ACTIVE]):
+                self._archive(old, max(record.valid_from, old.valid_from), record.id)
+                live = [r for r in live if r.id != old.id]
         members = []
         for r in live:
             if r.cardinality != "set":
@@ -284,6 +304,17 @@ class _Planner:
                 self._write(r, self.plan.refreshed)
             members.append(r)
         self._slots[slot] = [*members, record]
+
+    def _alike(self, record: MemoryRecord, members: list[MemoryRecord]) -> list[MemoryRecord]:
+        """Members whose value is of the same kind as ``record``'s (none without a calibrated threshold)."""
+        threshold = self.cfg.alike_threshold
+        if threshold is None and isinstance(self.store.embeddings, UniversalSentenceEncoderEmbeddings):
+            threshold = DEFAULT_ALIKE_THRESHOLD
+        if threshold is None or not members or not record.value:
+            return []
+        vectors = np.asarray(self.store.embeddings.embed_documents([record.value, *(str(r.value) for r in members)]))
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
+        return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
 
     def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
         content = _clean(fact.content, self.cfg.redactor) or fact.content

@@ -70,7 +70,9 @@ def test_one_call_per_turn_and_cues_bridge_the_gap(mem_store: Any) -> None:
 def test_without_cues_the_same_question_misses(mem_store: Any) -> None:
     memory = _memory(mem_store)
     memory.add_facts([BALCONY, SEASICK], "u2", at="2025-03-01T09:00:00Z")
-    assert "balcony" not in memory.inject(GARDEN, "u2", now="2025-03-02T10:00:00Z").text
+    found = memory.search(GARDEN, "u2", now="2025-03-02T10:00:00Z")
+    # the balcony may come as the user's general profile, not as the memory that answers the request
+    assert not [d for d in found if "balcony" in d.page_content and not d.metadata.get("profile")]
 
 
 def test_cues_are_archived_and_purged_with_their_fact(mem_store: Any) -> None:

@@ -204,3 +204,36 @@ def test_conflict_judge_may_only_archive(mem_store: ChromaMemoryStore) -> None:
     )
     assert [r.id for r in result.archived] == [old.id]
     assert len(mem_store.list_records(NS)) == 2  # archived, never deleted
+
+
+def _said(text: str, at: str, store: ChromaMemoryStore, user: str = "u-choice") -> None:
+    from langchain_lifecycle_memory.write._rules import extract_rule_facts
+
+    reconcile(store, ("memories", user), extract_rule_facts(text), at=at)
+
+
+def _current(store: ChromaMemoryStore, user: str = "u-choice") -> list[str]:
+    return sorted(str(r.value) for r in store.list_records(("memories", user), statuses="active"))
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "other"),
+    [
+        ("I prefer Vim.", "I prefer Emacs.", "I prefer oolong tea."),
+        ("我更喜欢爵士乐", "我更喜欢摇滚乐", "我更喜欢安卓手机"),
+    ],
+)
+def test_a_preferred_choice_replaces_one_of_its_kind_only(mem_store: ChromaMemoryStore, first: str, then: str, other: str) -> None:
+    _said(first, "2024-01-01", mem_store)
+    _said(other, "2024-01-02", mem_store)
+    before = _current(mem_store)
+    _said(then, "2024-02-01", mem_store)
+    after = _current(mem_store)
+    assert len(before) == 2 and len(after) == 2  # the other kind of thing stays beside the new choice
+    assert len(set(before) - set(after)) == 1
+
+
+def test_liking_two_things_keeps_both(mem_store: ChromaMemoryStore) -> None:
+    _said("I like jazz.", "2024-01-01", mem_store, "u-likes")
+    _said("I like rock music.", "2024-02-01", mem_store, "u-likes")
+    assert len(_current(mem_store, "u-likes")) == 2
