@@ -99,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "sweep": "lifecycle.operations",
 }
 
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:

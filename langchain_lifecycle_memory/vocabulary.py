@@ -304,7 +304,13 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     AttributeSpec("volunteering", "where they volunteer", "做志愿者的地方", "fact", (), cardinality="set"),
     AttributeSpec("likes", "what they like", "喜欢的东西", "preference", (), cardinality="set"),
     AttributeSpec(
-        "prefers", "what they prefer to its alternatives", "更喜欢的东西", "preference", (), cardinality="set", replaces_alike=True
+        "prefers",
+        "what they prefer to its alternatives",
+        "更喜欢的东西",
+        "preference",
+        (),
+        cardinality="set",
+        replaces_alike=True,
     ),
     AttributeSpec("dislikes", "what they dislike", "不喜欢的东西", "preference", (), cardinality="set"),
     AttributeSpec(

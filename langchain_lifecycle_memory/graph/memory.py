@@ -227,7 +227,9 @@ class LifecycleMemory:
         return self.retriever.explain(query, namespace=self.namespace(user_id), **options)
 
     # ------------------------------------------------------------------ inspect
-    def history(self, user_id: Any, entity: str, attribute: str, *, now: datetime | str | None = None) -> list[MemoryRecord]:
+    def history(
+        self, user_id: Any, entity: str, attribute: str, *, now: datetime | str | None = None
+    ) -> list[MemoryRecord]:
         """Every version of a slot, oldest first (as of ``now``: a temporary value past its deadline reads archived)."""
         return self.store.history(self.namespace(user_id), entity, attribute, now=now)
 

@@ -43,12 +43,12 @@ def first_person(text: str) -> str:
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
         match = _EN_SUBJECT.match(sentence)
         if match and match.group("own"):
-            sentence = f"{match.group(1)}My {match.group('verb')}{sentence[match.end():]}"
+            sentence = f"{match.group(1)}My {match.group('verb')}{sentence[match.end() :]}"
         elif match:
             verb = match.group("verb")
             lower = verb.lower()
             base = _IRREGULAR.get(lower) or _base_form(lower)
-            sentence = f"{match.group(1)}I {base}{sentence[match.end():]}"
+            sentence = f"{match.group(1)}I {base}{sentence[match.end() :]}"
         out.append(re.sub(r"^(\s*)用户", r"\1我", sentence))
     return " ".join(p for p in out if p)
 
@@ -152,7 +152,14 @@ class ChromaMemoryStore(ChromaRecordStore):
         kind = str(op.value.get("kind") or "").strip().lower() if op.value else ""
         primary = _primary(facts, text, kind if kind in KINDS else None)
         with writer_lock(self, ns):
-            plan = plan_updates(self, ns, [primary, *[f for f in facts if f is not primary]], at=at, source=source, config=self.update_config)
+            plan = plan_updates(
+                self,
+                ns,
+                [primary, *[f for f in facts if f is not primary]],
+                at=at,
+                source=source,
+                config=self.update_config,
+            )
             apply_plan(self, _keyed(plan, self.get_record(ns, op.key), op.key, dict(op.value or {}), at))
 
 
@@ -176,16 +183,22 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
         rename = {new_id: key}
         for bucket in (plan.added, plan.refreshed, plan.archived, plan.repaired):
             bucket[:] = [
-                r.model_copy(update={k: rename.get(getattr(r, k), getattr(r, k)) for k in ("id", "supersedes", "superseded_by")})
+                r.model_copy(
+                    update={k: rename.get(getattr(r, k), getattr(r, k)) for k in ("id", "supersedes", "superseded_by")}
+                )
                 for r in bucket
                 if r.id != key  # the item's earlier version: it becomes the new one
             ]
         first = plan.added[0]
-        plan.added[0] = first.model_copy(update={"metadata": {**first.metadata, **item}, "created_at": old.created_at if old else first.created_at})
+        plan.added[0] = first.model_copy(
+            update={"metadata": {**first.metadata, **item}, "created_at": old.created_at if old else first.created_at}
+        )
         return plan
     refreshed = next((r for r in plan.refreshed if r.id == key), None)
     if refreshed is not None:
-        plan.refreshed = [r.model_copy(update={"metadata": {**r.metadata, **item}}) if r.id == key else r for r in plan.refreshed]
+        plan.refreshed = [
+            r.model_copy(update={"metadata": {**r.metadata, **item}}) if r.id == key else r for r in plan.refreshed
+        ]
         return plan
     # The item restates a memory already held (refreshed above): it is kept as history of it.
     same = plan.refreshed[0].id if plan.refreshed else None

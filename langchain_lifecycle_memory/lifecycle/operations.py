@@ -395,7 +395,9 @@ def restore(
         current = store.list_records(
             ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, attribute=record.attribute, now=at
         )
-        displaced = [c.transition(MemoryStatus.ARCHIVED, at=at, superseded_by=back.id) for c in current if c.id != back.id]
+        displaced = [
+            c.transition(MemoryStatus.ARCHIVED, at=at, superseded_by=back.id) for c in current if c.id != back.id
+        ]
     store.put_records([*displaced, back])
     return back
 

@@ -335,7 +335,9 @@ def import_records(
                 continue
             earlier = first_line.setdefault((parsed.namespace, parsed.id), number)
             if earlier != number:  # never merge two lines into one memory silently
-                reason = f"duplicate id {parsed.id!r} (first on line {earlier}); not imported: give each memory its own id"
+                reason = (
+                    f"duplicate id {parsed.id!r} (first on line {earlier}); not imported: give each memory its own id"
+                )
                 report.errors.append(ImportIssue(line=number, reason=reason))
                 continue
             batch.append(parsed)

@@ -61,7 +61,9 @@ def save(store: Any, snap: Snapshot) -> None:
     vocab, ids, lengths, names = snap.index.terms()
     arrays = {
         "format": np.array(_FORMAT),
-        "revision": np.array(json.dumps([snap.revision.token, snap.revision.seq, snap.revision.deletions, snap.revision.lineage])),
+        "revision": np.array(
+            json.dumps([snap.revision.token, snap.revision.seq, snap.revision.deletions, snap.revision.lineage])
+        ),
         "ids": np.array(snap.ids, dtype=str),
         "documents": np.array([r.document for r in snap.rows], dtype=str),
         "vectors": snap.vectors,
@@ -97,7 +99,9 @@ def load(store: Any, namespace: tuple[str, ...], revision: Any) -> Snapshot | No
             rows = [parse_row(i, d) for i, d in zip(f["ids"].tolist(), f["documents"].tolist())]
             if any(r is None for r in rows):
                 return None
-            index = LexicalIndex.from_terms(f["vocab"].tolist(), f["term_ids"], f["lengths"], json.loads(str(f["names"])))
+            index = LexicalIndex.from_terms(
+                f["vocab"].tolist(), f["term_ids"], f["lengths"], json.loads(str(f["names"]))
+            )
             vectors = np.asarray(f["vectors"], dtype=np.float32)
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -107,7 +111,9 @@ def load(store: Any, namespace: tuple[str, ...], revision: Any) -> Snapshot | No
     return Snapshot(tuple(namespace), saved, rows, vectors, index, {}, seq)  # type: ignore[arg-type]
 
 
-_HELD: LRUCache[tuple[int, tuple[str, ...]], Snapshot] = LRUCache(HELD_ROWS, getsizeof=lambda s: len(s) + _NAMESPACE_ROWS)
+_HELD: LRUCache[tuple[int, tuple[str, ...]], Snapshot] = LRUCache(
+    HELD_ROWS, getsizeof=lambda s: len(s) + _NAMESPACE_ROWS
+)
 _HELD_LOCK = threading.Lock()
 
 

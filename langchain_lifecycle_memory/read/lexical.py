@@ -184,7 +184,9 @@ class LexicalIndex:
         n = len(lengths)
         self.size = n
         self._doc_terms = ids
-        self._doc_start = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
+        self._doc_start = (
+            np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
+        )
         self._doc_len = lengths
         self._doc_names = list(names)
         self._fresh_terms: dict[int, list[int]] = {}  # slot -> term ids, for slots added since the seal
@@ -208,7 +210,12 @@ class LexicalIndex:
         """``(vocab, term ids text after text, terms per text, names per text)`` of the live texts in order."""
         docs = [self._slot_terms(int(s)) for s in self._order]
         ids = np.fromiter(itertools.chain.from_iterable(docs), dtype=np.int64)
-        return list(self._vocab), ids, np.array([len(d) for d in docs], dtype=np.int64), [self._slot_names(int(s)) for s in self._order]
+        return (
+            list(self._vocab),
+            ids,
+            np.array([len(d) for d in docs], dtype=np.int64),
+            [self._slot_names(int(s)) for s in self._order],
+        )
 
     @classmethod
     def from_terms(cls, vocab: list[str], ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> LexicalIndex:

@@ -285,7 +285,9 @@ class LifecycleRetriever(BaseRetriever):
 
     async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
         """Async :meth:`explain`."""
-        return await asyncio.to_thread(lambda: self.explain(query, include_other_tenants=include_other_tenants, **kwargs))
+        return await asyncio.to_thread(
+            lambda: self.explain(query, include_other_tenants=include_other_tenants, **kwargs)
+        )
 
     # ------------------------------------------------------------------ options
     def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -354,7 +356,9 @@ class LifecycleRetriever(BaseRetriever):
     def _run(self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False) -> RetrievalExplanation:
         q = self._query(query)
         snap = current(self.store, opts.namespace)
-        explanation = scoring.score(self, q, snap, opts, full=full, router=self._router(), episode_encoder=self._episode_encoder())
+        explanation = scoring.score(
+            self, q, snap, opts, full=full, router=self._router(), episode_encoder=self._episode_encoder()
+        )
         if others:
             explanation.candidates += self._other_tenants(opts.namespace, q.vectors[0])
         if self.reranker is not None:
@@ -370,7 +374,9 @@ class LifecycleRetriever(BaseRetriever):
             if tuple(other) != ns:
                 for record, score in self.store.search_records(tuple(other), embedding=vector, k=3):
                     reason = f"namespace {tuple(other)}"
-                    out.append(RetrievalCandidate(record=record, decision="other_tenant", reason=reason, raw={"cosine": score}))
+                    out.append(
+                        RetrievalCandidate(record=record, decision="other_tenant", reason=reason, raw={"cosine": score})
+                    )
         return out
 
     def _rerank(self, explanation: RetrievalExplanation, query: str) -> None:
@@ -406,5 +412,3 @@ def _routing_vocabulary(vocabulary: tuple[AttributeSpec, ...], topic_cards: bool
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,) if isinstance(value, (str, MemoryStatus)) else tuple(value)
-
-

@@ -131,23 +131,15 @@ def is_personal(query: str) -> bool:
 
 _HOW_TO = re.compile(r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?", re.IGNORECASE)
 _POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
-# A question for one fact: a wh-word or an auxiliary first ("What is my dog's name?", "Do I
-# have a car?"), or a Chinese question word; a request for help asks what to do instead
-# (a modal, or asking for a recommendation or a choice).
-_EN_QUESTION = re.compile(r"^\s*(?:what|which|who|whom|whose|when|where|why|how|do|does|did|am|is|are|was|were|have|has|had)\b", re.IGNORECASE)
-_EN_HELP = re.compile(r"\b(?:should|could|can|would|shall|might|may|recommend|suggest|ideas?|advice|worth|help|plan)\b", re.IGNORECASE)
-_ZH_QUESTION = re.compile(r"什么|哪|谁|几|多少|吗|呢|没有")
-_ZH_HELP = re.compile(r"推荐|建议|应该|适合|帮|可以|能|该|值得|安排|计划|怎么办|好[吗呢]")
+_ASKS_NAME = re.compile(r"叫什么|什么名字|名字是|\bname\b|\bcalled\b", re.IGNORECASE)
 
 
-def asks_for_a_fact(query: str) -> bool:
-    """Whether a request asks for one fact ("What is my dog's name?", "我家狗叫什么名字？").
+def asks_for_a_name(query: str) -> bool:
+    """Whether a request asks what someone or something is called ("我家狗叫什么名字？").
 
-    Such a question is answered by that fact or by nothing: the user's other facts do not help.
+    A name is answered by the naming statement or by nothing: the user's other facts do not help.
     """
-    if _EN_QUESTION.match(query):
-        return not _EN_HELP.search(query)
-    return bool(_ZH_QUESTION.search(query)) and not _ZH_HELP.search(query) and not query.isascii()
+    return bool(_ASKS_NAME.search(query))
 
 
 def asks_for_the_user(query: str) -> bool:
@@ -155,11 +147,11 @@ def asks_for_the_user(query: str) -> bool:
 
     A how-to question is about the world ("How do I make an apple pie?", "How long should I
     boil an egg?") unless it names the user's own things ("How should I hang my new
-    posters?"); a question for one fact is answered by that fact alone.
+    posters?"); a question for a name is answered by the name alone.
     """
     if _HOW_TO.match(query):
         return bool(_POSSESSED.search(query))
-    return is_personal(query) and not asks_for_a_fact(query)
+    return is_personal(query) and not asks_for_a_name(query)
 
 
 def value_mentioned(query: str, value: str | None) -> bool:
@@ -286,7 +278,7 @@ def mentioned_attributes(
             if attribute in found:
                 continue
             for is_latin, needle in _names(attribute, specs.get(attribute)):
-                if (_contains_run(stems, needle) if is_latin else needle in text):  # type: ignore[arg-type]
+                if _contains_run(stems, needle) if is_latin else needle in text:  # type: ignore[arg-type]
                     found.add(attribute)
                     break
     return found

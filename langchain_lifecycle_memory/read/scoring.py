@@ -104,7 +104,9 @@ def _cues(emb: Any, q: Query, snap: Snapshot, eligible: np.ndarray) -> dict[int,
     return out
 
 
-def _slot(cfg: Any, q: Query, snap: Snapshot, router: AttributeRouter) -> tuple[np.ndarray, set[str], bool, float, np.ndarray]:
+def _slot(
+    cfg: Any, q: Query, snap: Snapshot, router: AttributeRouter
+) -> tuple[np.ndarray, set[str], bool, float, np.ndarray]:
     """Per-attribute slot score (last cell: no attribute), the people the query is about, and its damping."""
     cal, names = cfg.calibration, snap.attributes
     route = np.full(len(names), -1.0)
@@ -123,7 +125,9 @@ def _slot(cfg: Any, q: Query, snap: Snapshot, router: AttributeRouter) -> tuple[
     return attr_slot, targets, personal, damp, route
 
 
-def _channels(cal: Any, cosine: np.ndarray, in_dense: np.ndarray, coverage: np.ndarray, slot: np.ndarray, damp: float) -> dict[str, np.ndarray]:
+def _channels(
+    cal: Any, cosine: np.ndarray, in_dense: np.ndarray, coverage: np.ndarray, slot: np.ndarray, damp: float
+) -> dict[str, np.ndarray]:
     dense = calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling)
     return {
         "dense": np.where(in_dense, dense, 0.0),
@@ -194,7 +198,9 @@ def score(
         kept = profile
     pool = np.flatnonzero(eligible)
     rrf = _rrf(channels, weights, pool) * factor
-    keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor)
+    keys = _sort_keys(
+        cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor
+    )
     ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
     if not full and cfg.reranker is None:
         ranked = ranked[: opts.k]
@@ -220,7 +226,13 @@ _LASTING = ("preference", "profile", "fact")
 
 
 def _profile(
-    cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, targets: set[str], personal: bool, fused: np.ndarray
+    cfg: Any,
+    snap: Snapshot,
+    opts: RetrievalOptions,
+    eligible: np.ndarray,
+    targets: set[str],
+    personal: bool,
+    fused: np.ndarray,
 ) -> np.ndarray | None:
     """The user's lasting facts to show as general context, when a personal request matched nothing.
 
@@ -293,7 +305,9 @@ def _candidate(p: int, context: tuple[Any, ...]) -> RetrievalCandidate:
     )  # fmt: skip
 
 
-def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]) -> RetrievalCandidate:
+def _explained(
+    p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]
+) -> RetrievalCandidate:
     """A candidate with its raw evidence and verdict (``explain``)."""
     snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile = context
     record = snap.record(p)
@@ -306,7 +320,12 @@ def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cue
     reason = ""
     if not eligible[p]:
         decision, reason = lifecycle_decision(
-            record, statuses=opts.statuses, kinds=opts.kinds, as_of=opts.as_of, now=opts.now, include_expired=opts.include_expired
+            record,
+            statuses=opts.statuses,
+            kinds=opts.kinds,
+            as_of=opts.as_of,
+            now=opts.now,
+            include_expired=opts.include_expired,
         ) or ("below_threshold", "not eligible")
     elif not kept[p]:
         decision, reason = "below_threshold", f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
@@ -319,4 +338,3 @@ def _explained(p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cue
         record=record, decision=decision, reason=reason, raw=evidence, channels={c: float(channels[c][p]) for c in CHANNELS},
         entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of.get(p),
     )  # fmt: skip
-

@@ -146,7 +146,9 @@ class Snapshot:
         self.position = {rid: i for i, rid in enumerate(self.ids)}
         self.attributes = sorted({r.attribute for r in rows if r.attribute})
         attr_pos = {a: i for i, a in enumerate(self.attributes)}
-        self.attribute_code = np.fromiter((attr_pos.get(r.attribute, -1) for r in rows), dtype=np.int64, count=len(rows))  # type: ignore[arg-type]
+        self.attribute_code = np.fromiter(
+            (attr_pos.get(r.attribute, -1) for r in rows), dtype=np.int64, count=len(rows)
+        )  # type: ignore[arg-type]
         self.entities, self.entity_code = _codes([r.entity for r in rows])
         self.other_entities = {e for e in self.entities if is_other_person(e)}
         self.kinds, self.kind_code = _codes([r.kind for r in rows])
@@ -155,9 +157,15 @@ class Snapshot:
         self.needle_code = np.fromiter((needle_pos.get(r.needle, -1) for r in rows), dtype=np.int64, count=len(rows))  # type: ignore[arg-type]
         self._views = self._resolved()
         status_of = {s: i for i, s in enumerate(STATUSES)}
-        self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8)
-        times = np.array([(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64).reshape(-1, 5)
-        self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = (times[:, j].copy() for j in range(5))
+        self.status_code = np.array(
+            [status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8
+        )
+        times = np.array(
+            [(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64
+        ).reshape(-1, 5)
+        self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = (
+            times[:, j].copy() for j in range(5)
+        )
         for i, view in self._views.items():
             self.valid_to[i] = micros(view.valid_to)
         self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
@@ -179,7 +187,9 @@ class Snapshot:
         """The record at ``position`` as readers see it (one current value per single-valued slot)."""
         hit = self._records.get(position)
         if hit is None:
-            hit = self._views.get(position) or MemoryRecord.from_value(self.namespace, json.loads(self.rows[position].document))
+            hit = self._views.get(position) or MemoryRecord.from_value(
+                self.namespace, json.loads(self.rows[position].document)
+            )
             self._records[position] = hit
         return hit
 
@@ -208,16 +218,22 @@ class Snapshot:
     def slot_code(self) -> np.ndarray:
         """Each record's single-valued slot, numbered (-1: none, a set, or pending)."""
         keys = [
-            (r.entity, r.attribute) if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING else None
+            (r.entity, r.attribute)
+            if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING
+            else None
             for r in self.rows
         ]
         numbered: dict[Any, int] = {}
-        return np.fromiter((-1 if k is None else numbered.setdefault(k, len(numbered)) for k in keys), dtype=np.int64, count=len(keys))
+        return np.fromiter(
+            (-1 if k is None else numbered.setdefault(k, len(numbered)) for k in keys), dtype=np.int64, count=len(keys)
+        )
 
     @functools.cached_property
     def rank(self) -> np.ndarray:
         """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
-        order = sorted(range(len(self.rows)), key=lambda i: (self.rows[i].valid_from, self.rows[i].created, self.rows[i].id))
+        order = sorted(
+            range(len(self.rows)), key=lambda i: (self.rows[i].valid_from, self.rows[i].created, self.rows[i].id)
+        )
         out = np.empty(len(order), dtype=np.int64)
         out[order] = np.arange(len(order))
         return out
@@ -286,7 +302,11 @@ class Snapshot:
         kept = [i for i, rid in enumerate(self.ids) if rid not in changed]
         added = sorted(fresh.values(), key=lambda pair: pair[0].order_key)
         merged = [self.rows[i] for i in kept] + [r for r, _ in added]
-        vectors = np.concatenate([self.vectors[kept], unit(np.array([v for _, v in added]).reshape(len(added), -1))]) if added else self.vectors[kept]
+        vectors = (
+            np.concatenate([self.vectors[kept], unit(np.array([v for _, v in added]).reshape(len(added), -1))])
+            if added
+            else self.vectors[kept]
+        )
         order = None  # new records usually come after the others: then they are in order already
         if kept and added and merged[len(kept) - 1].order_key > added[0][0].order_key:
             order = np.array(sorted(range(len(merged)), key=lambda i: merged[i].order_key), dtype=np.int64)
@@ -303,4 +323,6 @@ def build(namespace: tuple[str, ...], rows: Any, cache: dict[str, Any] | None = 
     dims = rows.vectors.shape[1] if rows.vectors.ndim == 2 else 1
     vectors = unit(np.array([v for _, v in parsed])) if parsed else np.zeros((0, dims), dtype=np.float32)
     cache = {} if cache is None else cache
-    return Snapshot(tuple(namespace), rows.revision, records, vectors, LexicalIndex([r.text for r in records], cache=cache), cache)
+    return Snapshot(
+        tuple(namespace), rows.revision, records, vectors, LexicalIndex([r.text for r in records], cache=cache), cache
+    )

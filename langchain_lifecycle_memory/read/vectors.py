@@ -53,7 +53,11 @@ class TextVectors:
     def of(cls, embeddings: Any) -> TextVectors:
         """The shared cache of this embedder (by fingerprint, else by object)."""
         fingerprint = getattr(embeddings, "fingerprint", None)
-        key = json.dumps(fingerprint, sort_keys=True, default=str) if isinstance(fingerprint, dict) else f"id:{id(embeddings)}"
+        key = (
+            json.dumps(fingerprint, sort_keys=True, default=str)
+            if isinstance(fingerprint, dict)
+            else f"id:{id(embeddings)}"
+        )
         with cls._lock:
             hit = cls._shared.get(key)
             if hit is None or (key.startswith("id:") and hit[0] is not embeddings):

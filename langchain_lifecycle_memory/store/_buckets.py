@@ -142,9 +142,7 @@ class Buckets:
             if not create:
                 return None
             config = BUCKET_CONFIGURATION if not name.endswith(".namespaces") else None
-            col = sc(
-                lambda: sc.client.get_or_create_collection(name, embedding_function=None, configuration=config)
-            )
+            col = sc(lambda: sc.client.get_or_create_collection(name, embedding_function=None, configuration=config))
         if len(self._cache) > 4 * self.count + 64:
             self._cache.clear()
         self._cache[key] = col
@@ -181,9 +179,13 @@ class Buckets:
         if not metas:
             return Revision(ABSENT)
         meta = metas[0] or {}
-        return Revision(str(meta.get("rev", "initial")), int(meta.get("seq", 0)), int(meta.get("del", 0)), str(meta.get("line", "")))
+        return Revision(
+            str(meta.get("rev", "initial")), int(meta.get("seq", 0)), int(meta.get("del", 0)), str(meta.get("line", ""))
+        )
 
-    def record_write(self, ns: tuple[str, ...], before: Revision, *, deleted: bool, generation: int | None = None) -> Revision:
+    def record_write(
+        self, ns: tuple[str, ...], before: Revision, *, deleted: bool, generation: int | None = None
+    ) -> Revision:
         """Register ``ns`` with a new revision after a write (``before``: its revision when the write began)."""
         lineage = before.lineage if before.token != ABSENT and before.lineage else uuid.uuid4().hex
         after = Revision(uuid.uuid4().hex, before.seq + 1, before.deletions + (1 if deleted else 0), lineage)

@@ -193,7 +193,6 @@ class StoreClient:
                     self._seen = stamp
                     fcntl.flock(lock, fcntl.LOCK_UN)
 
-
     @contextlib.contextmanager
     def maintenance(self) -> Iterator[Any]:
         """Every process's writers held off and this process's calls too; the client reopened after.

@@ -145,7 +145,10 @@ class ItemReads:
         while True:
             res = self._client(
                 lambda n=fetch: view.query(
-                    query_embeddings=[vector], n_results=n, where={C.SYS_INDEXED: True}, include=["metadatas", "distances"]
+                    query_embeddings=[vector],
+                    n_results=n,
+                    where={C.SYS_INDEXED: True},
+                    include=["metadatas", "distances"],
                 )
             )
             ids, metas, dists = res["ids"][0], res["metadatas"][0], res["distances"][0]
@@ -211,7 +214,9 @@ class ItemReads:
         for ns in namespaces:
             with self._client.session():
                 view = self._view(ns)
-                got = view and self._client(lambda v=view: v.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=["metadatas"]))
+                got = view and self._client(
+                    lambda v=view: v.get(where={C.SYS_EXPIRES: {"$lte": now}}, include=["metadatas"])
+                )
             if got and got["ids"]:
                 self.delete_keys(ns, got["ids"])  # type: ignore[attr-defined]
                 removed += len(got["ids"])
@@ -246,4 +251,3 @@ class ItemReads:
             return True
         self._sweeper.join(timeout)
         return not self._sweeper.is_alive()
-

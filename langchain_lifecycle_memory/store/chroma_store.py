@@ -247,7 +247,9 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         prepared = [(ns, group, self._vectors(group)) for ns, group in by_ns.items()]  # embedded before the lock
         with self._client.writing():
             for ns, group, vectors in prepared:
-                self._buckets.retrying(lambda ns=ns, group=group, vectors=vectors: self._write_namespace(ns, group, vectors, records))
+                self._buckets.retrying(
+                    lambda ns=ns, group=group, vectors=vectors: self._write_namespace(ns, group, vectors, records)
+                )
 
     def _vectors(self, group: list[PutOp]) -> dict[str, list[list[float]]]:
         texts: dict[str, list[str]] = {}
@@ -296,7 +298,11 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             )
         for s in range(0, len(parts), step):
             chunk = parts[s : s + step]
-            sc(lambda chunk=chunk: view.upsert(ids=[p[0] for p in chunk], embeddings=[p[1] for p in chunk], metadatas=[p[2] for p in chunk]))
+            sc(
+                lambda chunk=chunk: view.upsert(
+                    ids=[p[0] for p in chunk], embeddings=[p[1] for p in chunk], metadatas=[p[2] for p in chunk]
+                )
+            )
         if stale:
             sc(lambda: view.delete(ids=stale))
         if doomed or any(_text_changed(texts.get(op.key), op.value) for op in upserts):
@@ -336,7 +342,9 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         for gone in set(previous) - set(meta) - {C.SYS_NS}:
             meta[gone] = None  # Chroma merges metadata on upsert
         vecs = vecs or [[1.0] + [0.0] * (self.dims - 1)]
-        parts = [(C.part_id(op.key, n), v, {C.SYS_PART_OF: op.key, C.SYS_INDEXED: True}) for n, v in enumerate(vecs[1:], 1)]
+        parts = [
+            (C.part_id(op.key, n), v, {C.SYS_PART_OF: op.key, C.SYS_INDEXED: True}) for n, v in enumerate(vecs[1:], 1)
+        ]
         if parts:
             meta[C.SYS_PARTS] = len(parts)
         return op.key, vecs[0], meta, parts, len(parts)

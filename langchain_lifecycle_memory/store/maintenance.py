@@ -177,9 +177,13 @@ def _copy_namespace(
     if source is None or new is None:
         return 0, 0
     got = sc(lambda: source.get(include=["documents", "metadatas"]))
-    rows = [(i, d, dict(m)) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]) if C.SYS_PART_OF not in m]
+    rows = [
+        (i, d, dict(m)) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]) if C.SYS_PART_OF not in m
+    ]
     texts = [
-        store._index_texts(json.loads(d), fields) if store.index_enabled and (fields := json.loads(m.get(C.SYS_FIELDS) or "[]")) else []
+        store._index_texts(json.loads(d), fields)
+        if store.index_enabled and (fields := json.loads(m.get(C.SYS_FIELDS) or "[]"))
+        else []
         for _, d, m in rows
     ]
     flat = [t for item in texts for t in item]
@@ -194,14 +198,27 @@ def _copy_namespace(
         meta[C.SYS_INDEXED] = bool(mine)
         meta[C.SYS_PARTS] = len(mine) - 1 if len(mine) > 1 else None
         main.append((key, mine[0] if mine else [1.0] + [0.0] * (dims - 1), meta, document))
-        extra.extend((C.part_id(key, n), v, {C.SYS_PART_OF: key, C.SYS_INDEXED: True}) for n, v in enumerate(mine[1:], 1))
+        extra.extend(
+            (C.part_id(key, n), v, {C.SYS_PART_OF: key, C.SYS_INDEXED: True}) for n, v in enumerate(mine[1:], 1)
+        )
     step = max(1, int(sc(sc.client.get_max_batch_size)))
     for s in range(0, len(main), step):
         chunk = main[s : s + step]
-        sc(lambda c=chunk: new.upsert(ids=[r[0] for r in c], embeddings=[r[1] for r in c], metadatas=[r[2] for r in c], documents=[r[3] for r in c]))
+        sc(
+            lambda c=chunk: new.upsert(
+                ids=[r[0] for r in c],
+                embeddings=[r[1] for r in c],
+                metadatas=[r[2] for r in c],
+                documents=[r[3] for r in c],
+            )
+        )
     for s in range(0, len(extra), step):
         chunk2 = extra[s : s + step]
-        sc(lambda c=chunk2: new.upsert(ids=[r[0] for r in c], embeddings=[r[1] for r in c], metadatas=[r[2] for r in c]))
+        sc(
+            lambda c=chunk2: new.upsert(
+                ids=[r[0] for r in c], embeddings=[r[1] for r in c], metadatas=[r[2] for r in c]
+            )
+        )
     target.record_write(ns, store._buckets.revision(ns), deleted=True, generation=generation)
     return len(rows), sum(1 for item in texts if item)
 
@@ -226,7 +243,9 @@ def reindex(store: ChromaRecordStore, new_embeddings: Embeddings, *, progress: b
         _drop_generation(store, new_generation)  # leftovers of an earlier interrupted run
         try:
             for n, ns in enumerate(namespaces, 1):
-                copied, indexed = _copy_namespace(store, ns, target, new_generation, new_embeddings, int(fingerprint["dims"]))
+                copied, indexed = _copy_namespace(
+                    store, ns, target, new_generation, new_embeddings, int(fingerprint["dims"])
+                )
                 items, embedded = items + copied, embedded + indexed
                 if progress:
                     logger.info("reindex: %d/%d namespaces", n, len(namespaces))
@@ -263,4 +282,3 @@ def reindex(store: ChromaRecordStore, new_embeddings: Embeddings, *, progress: b
         old_fingerprint=old_fingerprint,
         new_fingerprint=fingerprint,
     )
-

@@ -335,7 +335,10 @@ class RecordAPI:
             view = self._view(C.validate_namespace(namespace))
             if view is None:
                 return 0
-            return sum(bool((m or {}).get(C.SYS_RECORD)) for m in self._client(lambda: view.get(include=["metadatas"]))["metadatas"])
+            return sum(
+                bool((m or {}).get(C.SYS_RECORD))
+                for m in self._client(lambda: view.get(include=["metadatas"]))["metadatas"]
+            )
         return len(self.list_records(namespace, statuses=statuses))
 
     def search_records(
@@ -370,7 +373,9 @@ class RecordAPI:
         if wanted is not None:
             where = {"$and": [where, {C.FLAT_PREFIX + "status": {"$in": wanted}}]}
         n = max(1, min(4 * k + 10, self._client(view.count)))
-        res = self._client(lambda: view.query(query_embeddings=[vector], n_results=n, where=where, include=["documents", "distances"]))
+        res = self._client(
+            lambda: view.query(query_embeddings=[vector], n_results=n, where=where, include=["documents", "distances"])
+        )
         hits = [
             (r, 1.0 - float(dist))
             for doc, dist in zip(res["documents"][0], res["distances"][0])
@@ -379,7 +384,11 @@ class RecordAPI:
             and (at is None or r.is_valid_at(at))
         ]
         view_of = {r.id: r for r in (resolve_at([r for r, _ in hits], at) if at else self._current(namespace, hits))}
-        live = (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED) if at is not None else tuple(MemoryStatus(s) for s in wanted or ())
+        live = (
+            (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
+            if at is not None
+            else tuple(MemoryStatus(s) for s in wanted or ())
+        )
         out = [(view_of[r.id], s) for r, s in hits if r.id in view_of and (not live or view_of[r.id].status in live)]
         return out[:k]
 

@@ -64,7 +64,9 @@ def _about_someone_else(value: str, evidence: str) -> bool:
     """Whether the clause that holds the value speaks of a relative or friend, not of the speaker."""
     at = normalize_value(evidence).find(normalize_value(value))
     clauses = _CLAUSE.split(evidence[: max(at, 0)] + evidence[max(at, 0) :].split("\n")[0]) if at >= 0 else [evidence]
-    clause = next((c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence)
+    clause = next(
+        (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
+    )
     other = _RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)
     if not other:
         return False

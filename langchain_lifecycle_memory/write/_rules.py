@@ -448,8 +448,10 @@ def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float
     """
     if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause):
         return []
-    body = re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause) if zh else " ".join(
-        w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS
+    body = (
+        re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
+        if zh
+        else " ".join(w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS)
     )
     size = len(re.findall(r"[\u3400-\u9fff]", body)) if zh else len(body.split())
     if size < _MIN_SAID:
