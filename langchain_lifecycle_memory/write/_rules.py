@@ -30,6 +30,7 @@ from langchain_lifecycle_memory.write.redaction import Redactor
 __all__ = ["extract_rule_facts"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_SPACE_BY_CJK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])")
 _SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s|$)")
 _QUESTION_EN = re.compile(
     r"^(?:what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|should|would|will|is|are|am|was|"
@@ -94,6 +95,29 @@ class _Subject:
     entity: str
     text: str
     """The sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")."""
+
+
+# A full stop that ends no sentence (a title: "Dr. Okafor") and a comma that separates no clause
+# (digit groups: "$1,450") are hidden from the patterns while they run, and given back in the facts.
+_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Jr|Sr|Capt|Lt|Col|Gen|Sgt|Rev|Fr|No|vs|approx)\.(?=\s)", re.IGNORECASE)
+_DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_HIDDEN = str.maketrans({"\u2024": ".", "\u066c": ","})
+
+
+def _hide_marks(text: str) -> str:
+    return _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))
+
+
+def _shown(fact: Fact) -> Fact:
+    fields = {k: v.translate(_HIDDEN) for k in ("value", "content", "evidence") if isinstance(v := getattr(fact, k, None), str)}
+    return fact.model_copy(update=fields) if fields else fact
+
+
+def _chinese_frame(sentence: str) -> bool:
+    """Whether a sentence is built in Chinese: "我每个月 grocery budget 是 600 dollars" is, and
+    "I'm learning 手语 at the community center" is not (a Chinese word in an English sentence)."""
+    chars = len(_CJK.findall(sentence))
+    return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))
 
 
 def _sentences(text: str) -> Iterator[str]:
@@ -221,12 +245,14 @@ def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, s
     Questions, hypotheticals and requests are skipped; a clause about nobody in particular too.
     The pattern tables run on ``subject.text`` (``benchmarks/enumeration_audit.py`` does the same).
     """
-    for sentence in _sentences(text):
-        zh = bool(_CJK.search(sentence))
+    for sentence in _sentences(_hide_marks(text)):
+        zh = _chinese_frame(sentence)
         if _not_a_statement(sentence, zh):
             continue
         for clause in _clauses(sentence, zh):
             subject = _subject(clause, zh, speaker_entity)
+            if subject is not None and zh:  # "我在 Shopee 做运营" as "我在Shopee做运营": the patterns see the latter
+                subject = _Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
             if subject is not None:
                 yield sentence, clause, subject, zh
 
@@ -433,7 +459,7 @@ def extract_rule_facts(
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen)
         if len(facts) == before and not candidates:
             facts += _said(clause, subject, zh, stamp, seen)
-    return facts
+    return [_shown(f) for f in facts]
 
 
 _MIN_SAID = 4
