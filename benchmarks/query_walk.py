@@ -13,17 +13,17 @@ channels, then fusion and calibration, then the documents.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from _results import write
+
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, MemoryRecord
 
 PACKAGE = "langchain_lifecycle_memory"
 SHARED = {f"{PACKAGE}.schema", f"{PACKAGE}.errors"}
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def walk(retriever: Any, query: str, depth: int) -> list[tuple[str, str]]:
@@ -78,7 +78,7 @@ def back_edges(edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=2, help="calls below the entry point that count (default 2)")
-    parser.add_argument("--json", type=Path, default=RESULTS / "query_walk.json")
+    parser.add_argument("--json", type=Path, help="default: benchmarks/results/query_walk.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = ChromaMemoryStore(tmp)
@@ -116,9 +116,8 @@ def main() -> None:
     print(f"modules: {len(modules)}   returns (calls back into a module that called into the caller): {len(back)}")
     for a, b in back:
         print(f"  {a.removeprefix(PACKAGE + '.')} -> {b.removeprefix(PACKAGE + '.')}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
     result = {"query": query, "depth": args.depth, "modules": short, "returns": [list(e) for e in back]}
-    args.json.write_text(json.dumps(result, indent=2))
+    print("wrote", write("query_walk", result, args.json))
 
 
 if __name__ == "__main__":

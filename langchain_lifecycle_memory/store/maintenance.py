@@ -1,9 +1,8 @@
 """Store maintenance behind ``lifecycle``: compaction and reindex, through Chroma's public API.
 
-* :func:`compact` runs ``chroma vacuum`` (Chroma's own command) on an embedded folder: it
-  prunes Chroma's write-ahead log and rewrites its SQLite file, so deleted rows leave no copy
-  there. The buckets persist their index on every write (``_buckets.BUCKET_CONFIGURATION``),
-  which is what lets the log be pruned at all.
+* :func:`compact` rebuilds every collection of an embedded store from its live rows, in a fresh
+  process, then runs ``chroma vacuum`` (Chroma's own command), which prunes Chroma's write-ahead
+  log and rewrites its SQLite file: deleted and edited text leaves no copy in the folder.
 * :func:`reindex` re-embeds everything into the next *generation* of collections and
   switches by one update of the ``<prefix>.meta`` collection, so an interrupted reindex
   leaves the old generation in use.

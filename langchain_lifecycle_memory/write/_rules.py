@@ -543,6 +543,7 @@ def _facts(
                 operation="retract" if c.operation == "retract" else "assert",
                 cardinality=None if c.attribute in specs else c.cardinality,
                 evidence=clause,
+                switch=c.change,
             )
         )
     return out

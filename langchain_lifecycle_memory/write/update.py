@@ -288,12 +288,13 @@ class _Planner:
     ) -> None:
         """A set-valued slot: the new value joins; members stored as single are marked ``set``.
 
-        In a slot of choices (``AttributeSpec.replaces_alike``), a grounded new value replaces the
+        In a slot of choices (``AttributeSpec.replaces_alike``), or when the words say the value
+        replaced another ("I've switched to X": ``Fact.switch``), a grounded new value replaces the
         members of its kind: their values close in meaning (``UpdateConfig.alike_threshold``).
         """
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
-        if not pending and _SPECS.get(slot[1], _PLAIN).replaces_alike and grounded(fact) is None:
+        if not pending and (fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike) and grounded(fact) is None:
             for old in self._alike(record, [r for r in live if r.status is MemoryStatus.ACTIVE]):
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,18 @@ SCENARIOS = Path(__file__).resolve().parents[2] / ".." / "shared" / "scenarios" 
 NOW = datetime(2024, 3, 15, 10, 0, tzinfo=timezone.utc)
 
 
+def _public_file() -> bool:
+    """Whether the public sample is here; in CI (``LIFECYCLE_MEMORY_REQUIRE_SHARED``) its absence is an error."""
+    if SCENARIOS.exists():
+        return True
+    if os.environ.get("LIFECYCLE_MEMORY_REQUIRE_SHARED"):
+        msg = f"{SCENARIOS} not found (LIFECYCLE_MEMORY_REQUIRE_SHARED is set: CI always has it)"
+        raise FileNotFoundError(msg)
+    return False
+
+
 def _turns() -> list[dict[str, Any]]:
-    if not SCENARIOS.exists():
+    if not _public_file():
         return []
     turns = []
     for line in SCENARIOS.read_text(encoding="utf-8").splitlines():
@@ -36,7 +47,7 @@ def _turns() -> list[dict[str, Any]]:
 
 
 def _probes() -> list[str]:
-    if not SCENARIOS.exists():
+    if not _public_file():
         return []
     return [
         step["query"]

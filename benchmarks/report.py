@@ -1,0 +1,238 @@
+"""Render ``docs/benchmarks.md`` from the result files in ``benchmarks/results/``.
+
+    python benchmarks/report.py            # rewrite docs/benchmarks.md
+    python benchmarks/report.py --check    # exit 1 when docs/benchmarks.md is not what the results render
+
+Every number on that page comes from a JSON file a benchmark wrote; each section names the
+command that wrote it, the machine and the date. To refresh a section, rerun its command, then
+this script. ``tests/unit_tests/test_docs.py`` fails when the page and the results disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+PAGE = ROOT / "docs" / "benchmarks.md"
+
+INTRO = """# Benchmarks
+
+Every table on this page is rendered by `python benchmarks/report.py` from the JSON files that the
+benchmark scripts write to `benchmarks/results/`; each section names the command that produced it,
+the machine and the date. Rerun a command, then `python benchmarks/report.py`, to refresh a section
+(`tests/unit_tests/test_docs.py` checks that this page matches the files). Timings come from a shared
+2-core machine: read them as orders of magnitude and as ratios to the baseline measured in the same
+run, not as absolute promises.
+"""
+
+
+def table(head: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
+    head = list(head)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def provenance(data: dict[str, Any]) -> str:
+    machine = data.get("machine") or {}
+    where = ", ".join(
+        str(x) for x in (machine.get("platform"), f"{machine.get('cpus')} CPUs" if machine.get("cpus") else None) if x
+    )
+    when = str(data.get("date", ""))[:10]
+    return f"Command: `{data.get('command', '?')}` · machine: {where or '?'} · date: {when or '?'}"
+
+
+def pct(part: float, whole: float) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.0f} %)" if whole else "-"
+
+
+# ---------------------------------------------------------------------------- sections
+def scenarios(data: dict[str, Any]) -> str:
+    files = data["files"]
+    rows = [
+        (f"`{name}`", row["probes"], pct(row["gold"]["passed"], row["probes"]), pct(row["rule"]["passed"], row["probes"]))
+        for name, row in files.items()
+    ]
+    out = [
+        "## Scenario probes",
+        "",
+        "Each scenario replays dated turns into a fresh store, then asks probes judged on the injected memory "
+        "block (expected strings present, forbidden ones absent). *Gold facts* replays the facts written with "
+        "each turn (the lifecycle and retrieval alone); *rule extractor* extracts them offline from the turn's "
+        "text (the default without a model). Files under `tests/scenarios/heldout_*` were written before the "
+        "code they measure and are never edited; `tests/unit_tests/test_score_guard.py` fails when a score "
+        "drops below `tests/scenarios/recorded_scores.json`.",
+        "",
+        provenance(data),
+        "",
+        table(("file", "probes", "gold facts", "rule extractor"), rows),
+    ]
+    domains = files.get("heldout_domains.jsonl")
+    if domains:
+        cats = sorted(domains["gold"]["by_category"])
+        rows = [
+            (c, *(f"{domains[x]['by_category'][c][0]}/{domains[x]['by_category'][c][1]}" for x in ("gold", "rule")))
+            for c in cats
+        ]
+        out += ["", "By category, `heldout_domains.jsonl`:", "", table(("category", "gold facts", "rule extractor"), rows)]
+    return "\n".join(out)
+
+
+def locomo(data: dict[str, Any]) -> str:
+    ks = sorted({k for r in data["retrievers"].values() for k in r})
+    head = ["retriever", *(k.replace("recall", "R") for k in ks), *(f"R@10 cat. {c}" for c in "1234")]
+    rows = []
+    for name, by_k in data["retrievers"].items():
+        ten = by_k.get("recall@10", {})
+        rows.append((name, *(f"{by_k[k]['all']:.3f}" for k in ks), *(f"{ten.get(c, 0):.3f}" for c in "1234")))
+    questions = data.get("questions_by_category", {})
+    return "\n".join(
+        [
+            "## LoCoMo evidence recall",
+            "",
+            "Recall@k of the evidence turns of LoCoMo's questions (categories 1-4: single-hop, multi-hop, "
+            "temporal, open-domain) when each conversation's turns are stored as episodes and each question "
+            "is a search. The data is CC BY-NC 4.0 and is not shipped: get `locomo10.json` from "
+            "https://github.com/snap-research/locomo and pass its path (see `docs/operations.md`).",
+            "",
+            provenance(data),
+            "",
+            table(head, rows),
+            "",
+            f"Questions: {sum(questions.get(c, 0) for c in '1234')} ({', '.join(f'{c}: {questions[c]}' for c in '1234' if c in questions)}).",
+        ]
+    )
+
+
+def head_to_head(data: dict[str, Any]) -> str:
+    rows = []
+    for name, s in data["systems"].items():
+        rows.append(
+            (name, pct(s["memory"]["passed"], s["memory"]["total"]), pct(s["answer"]["passed"], s["answer"]["total"]),
+             len(s["errors"]), s["llm_calls"], f"{s['seconds']:.0f}")
+        )  # fmt: skip
+    versions = ", ".join(f"{k} {v}" for k, v in sorted(data.get("versions", {}).items()) if v)
+    return "\n".join(
+        [
+            "## Head to head: this package, LangMem and mem0 on one local model",
+            "",
+            "The same scenarios (`benchmarks/scenarios/head_to_head.jsonl`: supersedes, set-valued facts, "
+            "relatives, retractions, numbers that change, implicit switches; zh, en and mixed) go to each system "
+            "as its documentation says to use it, with the same chat model and embedder. *Memory*: the top 3 "
+            "memories shown (ours: the injected block) contain every expected value and no forbidden one. "
+            "*Answer*: the same model answers with those memories in that system's prompt, judged on the "
+            "expected values. `none` has no memory; `full` puts the whole conversation in the prompt. "
+            "`langmem+shim` runs LangMem with a client-side shim that turns tool calls the small model writes as "
+            "text back into tool calls.",
+            "",
+            f"{provenance(data)} · model: `{data.get('model')}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama.cpp's "
+            "OpenAI-compatible server)",
+            "",
+            f"Versions: {versions}.",
+            "",
+            table(("system", "memory", "answer", "errors", "LLM calls", "seconds"), rows),
+        ]
+    )
+
+
+def perf_guard(data: dict[str, Any]) -> str:
+    def cell(v: Any) -> str:
+        return "-" if v is None else "yes" if v is True else "no" if v is False else str(v)
+
+    rows = [(m["measurement"], cell(m["ours"]), cell(m["langchain-chroma"]), cell(m["bar"]), cell(m["within_bar"])) for m in data["measurements"]]
+    return "\n".join(
+        [
+            "## Performance guard",
+            "",
+            "Embedded store, default configuration, against plain `langchain-chroma` run in the same process "
+            "tree. The bars are guards, not targets. Bulk data uses a cheap deterministic embedder for both "
+            "systems; the warm ratio uses the bundled encoder.",
+            "",
+            provenance(data),
+            "",
+            table(("measurement", "ours", "langchain-chroma", "bar", "within bar"), rows),
+        ]
+    )
+
+
+def query_walk(data: dict[str, Any]) -> str:
+    back = data.get("returns") or []
+    return "\n".join(
+        [
+            "## A search's walk through the package",
+            "",
+            "The package modules one warm search enters, down to "
+            f"{data['depth']} calls below `LifecycleRetriever._get_relevant_documents`, and every call back into "
+            "a module that had called into the caller (a walk that goes back up).",
+            "",
+            provenance(data),
+            "",
+            f"Modules, in order: {' → '.join(f'`{m}`' for m in data['modules'])} ({len(data['modules'])}). "
+            f"Calls back up: {len(back)}.",
+        ]
+    )
+
+
+SECTIONS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    ("scenarios.json", scenarios),
+    ("locomo.json", locomo),
+    ("head_to_head.json", head_to_head),
+    ("perf_guard.json", perf_guard),
+    ("query_walk.json", query_walk),
+]
+
+
+def head_to_head_result() -> dict[str, Any] | None:
+    """``head_to_head.json``, or the per-system files of ``results/h2h/`` merged (one run per system)."""
+    whole = RESULTS / "head_to_head.json"
+    if whole.is_file():
+        return json.loads(whole.read_text(encoding="utf-8"))
+    parts = sorted((RESULTS / "h2h").glob("*.json"))
+    if not parts:
+        return None
+    order = ["ours", "langmem", "langmem+shim", "mem0", "none", "full"]
+    merged: dict[str, Any] = {"systems": {}}
+    for part in parts:
+        data = json.loads(part.read_text(encoding="utf-8"))
+        merged.update({k: v for k, v in data.items() if k not in ("systems", "queries")})
+        merged["systems"].update(data["systems"])
+    merged["systems"] = dict(sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
+    merged["command"] = "python benchmarks/head_to_head.py benchmarks/scenarios/head_to_head.jsonl --base-url URL --systems NAME (one run per system)"
+    return merged
+
+
+def render() -> str:
+    parts = [INTRO.strip()]
+    for name, section in SECTIONS:
+        data = head_to_head_result() if name == "head_to_head.json" else None
+        path = RESULTS / name
+        if data is None and path.is_file():
+            data = json.loads(path.read_text(encoding="utf-8"))
+        if data is not None:
+            parts.append(section(data))
+    return "\n\n".join(parts) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+    page = render()
+    if args.check:
+        same = PAGE.is_file() and PAGE.read_text(encoding="utf-8") == page
+        print("docs/benchmarks.md is up to date" if same else "docs/benchmarks.md differs: run python benchmarks/report.py")
+        return 0 if same else 1
+    PAGE.parent.mkdir(parents=True, exist_ok=True)
+    PAGE.write_text(page, encoding="utf-8")
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
