@@ -56,7 +56,7 @@ def _value_said(value: str, evidence: str) -> bool:
 
 
 _CLAUSE = re.compile(r"[.;!?。；！？，,]")
-_I_EN = re.compile(r"\bI\b")
+_I_EN = re.compile(r"\b(?:I|me)\b")
 _I_ZH = re.compile(r"我(?![的家])")
 
 

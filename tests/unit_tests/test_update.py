@@ -237,3 +237,39 @@ def test_liking_two_things_keeps_both(mem_store: ChromaMemoryStore) -> None:
     _said("I like jazz.", "2024-01-01", mem_store, "u-likes")
     _said("I like rock music.", "2024-02-01", mem_store, "u-likes")
     assert len(_current(mem_store, "u-likes")) == 2
+
+
+def _city(value: str, content: str, evidence: str | None, **kw: Any) -> Fact:
+    return Fact(entity="user", attribute="city", value=value, content=content, kind="profile", evidence=evidence, **kw)
+
+
+@pytest.mark.parametrize(
+    ("fact", "why"),
+    [
+        (_city("Madrid", "The user lives in Madrid.", "My sister Ana just moved to Madrid."), "a relative's move"),
+        (_city("Madrid", "The user lives in Madrid.", "I had a great trip last month."), "a value never said"),
+        (_city("马德里", "用户住在马德里。", "我姐姐刚搬到马德里。"), "a relative's move, zh"),
+    ],
+    ids=["relative", "unsaid", "relative-zh"],
+)
+def test_an_unchecked_extraction_never_archives_the_current_value(mem_store: ChromaMemoryStore, fact: Fact, why: str) -> None:
+    ns = ("memories", "grounding")
+    reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
+    result = reconcile(mem_store, ns, [fact], at="2024-02-01")
+    assert result.archived == [], why
+    current = {r.value: r.status for r in mem_store.list_records(ns)}
+    assert current["Berlin"] is MemoryStatus.ACTIVE and current[fact.value] is MemoryStatus.PENDING, why
+
+
+def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store: ChromaMemoryStore) -> None:
+    ns = ("memories", "grounding-ok")
+    reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
+    moved = _city("Madrid", "The user lives in Madrid.", "My sister helped me move to Madrid.")
+    assert [r.value for r in reconcile(mem_store, ns, [moved], at="2024-02-01").archived] == ["Berlin"]
+
+    def name(value: str, said: str) -> Fact:
+        return Fact(entity="user", attribute="name", value=value, content=f"The user is {value}.", kind="profile", evidence=said)
+
+    reconcile(mem_store, ns, [name("Sam", "My name is Sam.")], at="2024-01-01")
+    assert reconcile(mem_store, ns, [name("Leo", "My son Leo started school.")], at="2024-02-01").archived == []
+    assert [r.value for r in reconcile(mem_store, ns, [name("Samuel", "Call me Samuel.")], at="2024-03-01").archived] == ["Sam"]
