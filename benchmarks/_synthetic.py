@@ -1,8 +1,16 @@
-"""Synthetic zh/en memory sentences for benchmarks (deterministic, no external data)."""
+"""Synthetic zh/en memory sentences and small measuring helpers for benchmarks (deterministic, no external data)."""
 
 from __future__ import annotations
 
+import os
 import random
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
 
 SUBJECTS_EN = ["The user", "My sister", "Our team lead", "My neighbour", "The client", "My father"]
 VERBS_EN = ["likes", "uses", "prefers", "bought", "visited", "recommends", "is learning", "plays"]
@@ -77,3 +85,49 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+DIMS = 64
+_BUCKETS = np.random.default_rng(7).standard_normal((1 << 14, DIMS)).astype(np.float32)
+
+
+class HashEmbeddings:
+    """Deterministic bag-of-hashed-tokens vectors (cheap; the same for every system)."""
+
+    fingerprint = {"provider": "benchmarks._synthetic.HashEmbeddings", "model": "hash64", "dims": DIMS, "version": 1}
+
+    def _one(self, text: str) -> list[float]:
+        low = text.lower()
+        tokens = low.split() + [ch for ch in low if ord(ch) > 0x2E80]
+        rows = [zlib.crc32(t.encode()) & ((1 << 14) - 1) for t in tokens] or [0]
+        v = _BUCKETS[rows].sum(axis=0) + 1e-3
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+
+def rss_mb(pid: int | None = None) -> float:
+    return psutil.Process(pid or os.getpid()).memory_info().rss / 2**20
+
+
+def ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def stats(samples: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(samples, 50), 2), "p95": round(percentile(samples, 95), 2)}
+
+
+def client(workdir: Path, server: str | None) -> Any:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if server:
+        host, port = server.rsplit(":", 1)
+        return chromadb.HttpClient(host=host, port=int(port), settings=settings)
+    return chromadb.PersistentClient(path=str(workdir), settings=settings)

@@ -19,7 +19,7 @@ with its defaults (``similarity_search(k=6)``).
 * warm: 10k records, both systems in one process, the same queries back to back. Bar:
   ours <= 2x ``similarity_search`` at p50 (``as_retriever().invoke`` shown too).
 
-Embeddings: ``HashEmbeddings`` (``scale.py``, cheap and deterministic) for the bulk data of
+Embeddings: ``HashEmbeddings`` (``_synthetic.py``, cheap and deterministic) for the bulk data of
 users / first search / write -> search, for both systems; the real default encoder
 (Universal Sentence Encoder) for the warm ratio, where query embedding is part of what
 both pay (``--warm-embedder hash`` for the stores alone). Bars are guards, not targets.
@@ -45,8 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _synthetic import QUERIES, percentile, sentences
-from scale import HashEmbeddings, client, ms, rss_mb, stats
+from _synthetic import QUERIES, HashEmbeddings, client, ms, percentile, rss_mb, sentences, stats
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NS = ("memories", "big")
@@ -384,7 +383,7 @@ def main() -> None:
         "date": date,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
-        "embeddings": {"bulk": "HashEmbeddings (benchmarks/scale.py, 64-d)", "warm": args.warm_embedder},
+        "embeddings": {"bulk": "HashEmbeddings (benchmarks/_synthetic.py, 64-d)", "warm": args.warm_embedder},
         "sizes": {"users": args.users, "namespace": args.size, "warm": args.warm_size, "reps": args.reps},
         "wall_s": round(time.perf_counter() - started, 1),
         "code": {"at_start": version, "at_end": code_version()},

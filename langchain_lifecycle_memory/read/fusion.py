@@ -59,7 +59,7 @@ class ScoreCalibration(BaseModel):
     """Fixed maps from each channel's raw score to [0, 1] (linear between floor and ceiling).
 
     The defaults were fitted on the public scenarios with the default USE embedder
-    (``benchmarks/retrieval_scenarios.py``); another embedder has another cosine scale,
+    (the public scenarios); another embedder has another cosine scale,
     so recalibrate ``dense_*`` and ``route_*`` when you swap it.
 
     Example:
