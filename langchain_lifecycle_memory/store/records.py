@@ -196,20 +196,23 @@ class RecordAPI:
 
     @synced
     def namespace_rows(self, namespace: tuple[str, ...], since: int | None = None) -> NamespaceRows:
-        """The namespace's record rows with their vectors (only those written at or after ``since``)."""
+        """The namespace's rows with their vectors (only those written at or after ``since``).
+
+        Plain LangGraph items come too: their documents do not parse as records, which is how a
+        reader tells them apart (``read.snapshot.parse_row``). A filter on the namespace alone is
+        quick in Chroma, while any second clause costs a scan of every row of the collection that it
+        matches, so no record filter is asked of Chroma here.
+        """
         ns = C.validate_namespace(namespace)
         revision = self.revision(ns)
         view = None if revision.token == ABSENT else self._view(ns)
         if view is None:
             return NamespaceRows(revision, [], [], np.zeros((0, self.dims), dtype=np.float32))
-        # Filters on the namespace alone are quick in Chroma; a second clause costs a scan of every row
-        # of the collection that it matches, so what it would select is picked out here.
         where = None if since is None else {C.SYS_SEQ: {"$gte": since}}
-        got = self._client(lambda: view.get(where=where, include=["documents", "embeddings", "metadatas"]))
-        keep = [i for i, m in enumerate(got["metadatas"]) if (m or {}).get(C.SYS_RECORD)]
-        vectors = np.asarray(got["embeddings"] if keep else np.zeros((0, self.dims)), dtype=np.float32)
-        vectors = vectors[keep] if keep else vectors
-        return NamespaceRows(revision, [got["ids"][i] for i in keep], [got["documents"][i] for i in keep], vectors)
+        got = self._client(lambda: view.get(where=where, include=["documents", "embeddings"]))
+        docs = [d or "" for d in got["documents"]]
+        vectors = np.asarray(got["embeddings"] if docs else np.zeros((0, self.dims)), dtype=np.float32)
+        return NamespaceRows(revision, list(got["ids"]), docs, vectors.reshape(len(docs), -1))
 
     @synced
     def get_record(self, namespace: tuple[str, ...], record_id: str) -> MemoryRecord | None:
