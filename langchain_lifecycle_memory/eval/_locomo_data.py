@@ -14,24 +14,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "AUDIT_NAME",
-    "CATEGORIES",
-    "TEXT_PARTS",
-    "Conversation",
-    "EvidenceStats",
-    "Question",
-    "Turn",
-    "apply_audit",
-    "check_text_format",
-    "find_audit_file",
-    "index_text",
-    "load_locomo",
-    "normalize_evidence",
-    "parse_session_date",
-    "recall_at_k",
-]
-
 CATEGORIES = ("1", "2", "3", "4")
 TEXT_PARTS = ("date", "prev", "next")
 AUDIT_NAME = "locomo_audit_errors.json"
@@ -83,9 +65,13 @@ class EvidenceStats:
     skipped_malformed: int = 0
     skipped_unknown: int = 0
     questions_without_evidence: int = 0
-    audit_entries: int = 0
     audit_matched: int = 0
     audit_unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def audit_entries(self) -> int:
+        """Audit entries applied (matched or not)."""
+        return self.audit_matched + len(self.audit_unmatched)
 
     def notes(self) -> list[str]:
         """Human-readable lines for the report."""
@@ -201,10 +187,8 @@ def apply_audit(
 ) -> EvidenceStats:
     """Replace evidence with each audit entry's ``correct_evidence``, matched by question text.
 
-    ``question_id`` (``locomo_<conversation index>_qa<n>``) only narrows the search to
-    that conversation; the ``<n>`` is never used. An entry whose question is found in no
-    conversation is listed in ``audit_unmatched``. With ``limited=True`` (only the first
-    conversations were loaded) entries naming a later conversation are ignored.
+    ``question_id`` (``locomo_<conversation index>_qa<n>``) only narrows the search to that conversation
+    (with ``limited=True``, entries naming a conversation not loaded are ignored).
     """
     stats = stats if stats is not None else EvidenceStats()
     for n, entry in enumerate(entries):
@@ -213,14 +197,10 @@ def apply_audit(
             continue
         wanted = _norm_question(str(entry.get("question", "")))
         m = _QID.match(str(entry.get("question_id", "")))
-        pool = conversations
-        if m and limited:
-            if int(m.group(1)) >= len(conversations):
-                continue  # a conversation that was not loaded (--limit-conversations)
-            pool = [conversations[int(m.group(1))]]
-        elif m and int(m.group(1)) < len(conversations):
-            pool = [conversations[int(m.group(1))]]
-        stats.audit_entries += 1
+        index = int(m.group(1)) if m else len(conversations)
+        if m and limited and index >= len(conversations):
+            continue  # a conversation that was not loaded (--limit-conversations)
+        pool = conversations[index : index + 1] or conversations
         hits = [(c, q) for c in pool for q in c.questions if _norm_question(q.question) == wanted]
         if not hits:
             stats.audit_unmatched.append(str(entry.get("question_id") or f"entry #{n}"))
@@ -254,12 +234,10 @@ def check_text_format(fmt: str) -> set[str]:
 
 
 def index_text(turn: Turn, fmt: str = "speaker", previous: Turn | None = None, following: Turn | None = None) -> str:
-    """What is stored (embedded, BM25-indexed and injected) for a turn.
+    """What is stored for a turn: ``speaker`` (``"Caroline: text [image: caption]"``) or ``+``-joined additions.
 
-    ``fmt`` is ``speaker`` (``"Caroline: text [image: caption]"``) or ``+``-joined
-    additions to it: ``date`` prefixes the session date (``"[8 May 2023] ..."``),
-    ``prev`` / ``next`` append the previous / next turn of the same session
-    (``" (after Melanie: ...)"``, ``" (before Melanie: ...)"``).
+    ``date`` prefixes the session date (``"[8 May 2023] ..."``); ``prev`` / ``next`` append the previous /
+    next turn of the same session (``" (after Melanie: ...)"``, ``" (before Melanie: ...)"``).
     """
     parts = check_text_format(fmt)
 

@@ -1,21 +1,11 @@
 """LoCoMo evidence recall: does retrieval bring back the turns a question's answer rests on?
 
-Every turn of a conversation is stored as an ``episode`` record through
-``LifecycleMemory.add_episode`` (user id = the conversation's ``sample_id``, time = its
-session's date, source = its ``dia_id``). For each question of categories 1-4 the
-retrievers return their top ``k`` and recall@k is the share of the question's evidence
-turns among the ``dia_id`` s of those results; reported per category and overall, as the
-mean over questions. Baselines run in the same process on the same embedder and the
-same indexed texts.
-
-Evidence ids: a few are malformed (``"D8:6; D9:17"`` → two ids, ``"D:11:26"`` →
-``D11:26``, ``"D30:05"`` → ``D30:5``); ids that still do not parse or name no turn of the
-conversation are dropped, and a question left without evidence is skipped. The audit
-file's ``correct_evidence`` replaces a question's evidence; entries are matched to
-questions **by normalised question text** (within the conversation the ``question_id``
-names, when it parses), never by position. All counts are reported.
-
-The LoCoMo data is CC BY-NC 4.0: read it from ``shared/``, never copy it.
+Every turn is stored as an ``episode`` (``LifecycleMemory.add_episode``: user id = the conversation's
+``sample_id``, time = its session's date, source = its ``dia_id``). For each question of categories 1-4,
+recall@k is the share of its evidence turns among the top ``k`` results, averaged per category and
+overall; baselines run on the same embedder and texts. Evidence ids are repaired or dropped, and the
+audit file's ``correct_evidence`` is matched by question text (see ``_locomo_data``); all counts are
+reported. The LoCoMo data is CC BY-NC 4.0: read it from ``shared/``, never copy it.
 """
 
 from __future__ import annotations
@@ -34,11 +24,9 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory.eval._locomo_data import (
     CATEGORIES,
-    TEXT_PARTS,
     Conversation,
     EvidenceStats,
     Question,
-    Turn,
     apply_audit,
     check_text_format,
     find_audit_file,
@@ -57,13 +45,8 @@ from langchain_lifecycle_memory.write.update import UpdateConfig
 
 __all__ = [
     "BASELINES",
-    "CATEGORIES",
-    "TEXT_PARTS",
     "CachedEmbeddings",
-    "Conversation",
     "EvidenceStats",
-    "Question",
-    "Turn",
     "apply_audit",
     "evaluate_locomo",
     "find_audit_file",
@@ -79,11 +62,7 @@ BASELINES = ("default", "default-nothreshold", "dense", "bm25", "langgraph-inmem
 
 # ---------------------------------------------------------------------------- retrievers
 class CachedEmbeddings(Embeddings):
-    """Memoises another embedder by text and embeds misses in batches.
-
-    Every retriever of the benchmark embeds the same turns and questions; a sentence
-    encoder is ~10x faster per text in batches, so texts are embedded once, up front.
-    """
+    """Memoises another embedder by text and embeds misses in batches (~10x faster per text)."""
 
     def __init__(self, base: Embeddings, batch_size: int = 128) -> None:
         self.base = base
@@ -100,10 +79,7 @@ class CachedEmbeddings(Embeddings):
         return embedding_fingerprint(self.base)
 
     def warm(self, texts: Iterable[str], *, queries: Iterable[str] = ()) -> None:
-        """Embed every text (and query) not cached yet, in batches.
-
-        Queries are cached apart: an asymmetric encoder (e5) embeds them with another prefix.
-        """
+        """Embed every text and query not cached yet (queries apart: e5 embeds them with another prefix)."""
         for kind, items in (("doc", texts), ("query", queries)):
             missing = list(dict.fromkeys(t for t in items if (kind, t) not in self._cache))
             embed = self.base.embed_documents
@@ -120,8 +96,7 @@ class CachedEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Cached query vector of one text."""
-        self.warm((), queries=[text])
-        return self._cache[("query", text)]
+        return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Cached query vectors."""
@@ -138,10 +113,8 @@ def _bm25(texts: list[str], ids: list[str], times: list[datetime], k: int) -> Re
     import bm25s
     import numpy as np
 
-    try:
-        from langchain_lifecycle_memory.read.lexical import tokenize
-    except ImportError:  # the package's tokeniser moved: plain whitespace
-        tokenize = str.split  # type: ignore[assignment]
+    from langchain_lifecycle_memory.read.lexical import tokenize
+
     corpus = [tokenize(t) or [""] for t in texts]
     index = bm25s.BM25(method="lucene")
     index.index(corpus, show_progress=False)
@@ -242,19 +215,13 @@ def _runners(
     return out
 
 
-_CATS = ("all", *CATEGORIES)
+def _put(by_category: dict[str, list[float]], category: str, value: float) -> None:
+    by_category["all"].append(value)
+    by_category[category].append(value)
 
 
-def _by_category() -> dict[str, list[float]]:
-    return {c: [] for c in _CATS}
-
-
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 4) if values else 0.0
-
-
-def _median(values: list[int]) -> float:
-    return float(statistics.median(values)) if values else 0.0
+def _means(by_category: dict[str, list[float]]) -> dict[str, float]:
+    return {c: round(sum(v) / len(v), 4) if v else 0.0 for c, v in by_category.items()}
 
 
 class _Tally:
@@ -262,50 +229,45 @@ class _Tally:
 
     def __init__(self, names: Sequence[str], ks: Sequence[int], max_tokens: int, turn_only: bool) -> None:
         self.ks, self.max_tokens, self.turn_only = list(ks), max_tokens, turn_only
-        self.recall = {n: {k: _by_category() for k in ks} for n in names}
-        self.shown = {n: _by_category() for n in names}
-        self.tokens: dict[str, list[int]] = {}
-        self.shown_turn_only = {n: _by_category() for n in names}
 
-    def _block(self, key: str, hits: list[Hit], q: Question, now: datetime) -> list[str]:
+        def by_category() -> dict[str, list[float]]:
+            return {c: [] for c in ("all", *CATEGORIES)}
+
+        self.recall = {n: {k: by_category() for k in ks} for n in names}
+        self.shown = {n: by_category() for n in names}
+        self.tokens: dict[str, list[int]] = {}
+        self.shown_turn_only = {n: by_category() for n in names}
+
+    def _inject(self, key: str, hits: list[Hit], q: Question, now: datetime) -> float:
+        """The block's tokens (and without a budget) under ``key``; returns the share of evidence in it."""
         items = [{"id": h[0], "content": h[1], "valid_from": h[2]} for h in hits]
         block = format_memories(items, max_tokens=self.max_tokens, query=q.question, now=now)
         self.tokens.setdefault(key, []).append(block.tokens)
         whole = format_memories(items, max_tokens=10**9, query=q.question, now=now)
         self.tokens.setdefault(f"{key}-unbudgeted", []).append(whole.tokens)
-        return block.included
+        return recall_at_k(q.evidence, block.included, len(block.included))
 
     def add(self, name: str, q: Question, hits: list[Hit], plain: dict[str, str], now: datetime) -> None:
         """Score one question's results (``plain``: each turn's text without context)."""
-        sources = [h[0] for h in hits]
         for k in self.ks:
-            self.recall[name][k]["all"].append(recall_at_k(q.evidence, sources, k))
-            self.recall[name][k][q.category].append(self.recall[name][k]["all"][-1])
-        included = self._block(name, hits, q, now)
-        self.shown[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
-        self.shown[name][q.category].append(self.shown[name]["all"][-1])
+            _put(self.recall[name][k], q.category, recall_at_k(q.evidence, [h[0] for h in hits], k))
+        _put(self.shown[name], q.category, self._inject(name, hits, q, now))
         if self.turn_only:  # what the block would cost if only the turn itself were shown
-            included = self._block(f"{name}-turn-only", [(d, plain.get(d, c), t) for d, c, t in hits], q, now)
-            self.shown_turn_only[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
-            self.shown_turn_only[name][q.category].append(self.shown_turn_only[name]["all"][-1])
+            turns = [(d, plain.get(d, c), t) for d, c, t in hits]
+            _put(self.shown_turn_only[name], q.category, self._inject(f"{name}-turn-only", turns, q, now))
 
     def result(self) -> dict[str, Any]:
         """The metric part of the ``--json`` dict."""
         first = next(iter(self.recall.values()), {})
         out: dict[str, Any] = {
-            "retrievers": {
-                name: {f"recall@{k}": {c: _mean(v) for c, v in by_k[k].items()} for k in self.ks}
-                for name, by_k in self.recall.items()
-            },
-            "median_injected_tokens": {key: _median(v) for key, v in self.tokens.items()},
-            "injected_recall": {n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown.items()},
+            "retrievers": {n: {f"recall@{k}": _means(by_k[k]) for k in self.ks} for n, by_k in self.recall.items()},
+            "median_injected_tokens": {key: float(statistics.median(v)) for key, v in self.tokens.items()},
+            "injected_recall": {n: _means(by_c) for n, by_c in self.shown.items()},
             "questions_by_category": {c: len(v) for c, v in first.get(max(self.ks), {}).items()},
             "max_tokens": self.max_tokens,
         }
         if self.turn_only:
-            out["injected_recall_turn_only"] = {
-                n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown_turn_only.items()
-            }
+            out["injected_recall_turn_only"] = {n: _means(by_c) for n, by_c in self.shown_turn_only.items()}
         return out
 
 
@@ -325,25 +287,13 @@ def evaluate_locomo(
 ) -> dict[str, Any]:
     """Run the benchmark; returns the ``--json`` dict (``retrievers``, ``median_injected_tokens``...).
 
-    Args:
-        path: ``locomo7.json`` (or any file of the same structure).
-        ks: Cut-offs; every retriever is asked once for ``max(ks)`` results.
-        audit: Audit file whose ``correct_evidence`` replaces evidence (``None``: no audit).
-        limit_conversations: Only the first N conversations.
-        text_format: What each episode holds, see :func:`index_text`. The default, the
-            turn with its session date and both neighbours, measured best for every
-            retriever (dense recall@10 0.33 → 0.51, BM25 0.60 → 0.70).
-        retrievers: Which of :data:`BASELINES` to run.
-        variants: Extra ``LifecycleRetriever`` configurations to measure, by name: keyword
-            arguments of ``LifecycleRetriever`` (e.g. ``{"min_score": 0.2, "dense_k": 100}``).
-        embeddings: Shared embedder (default: the offline USE model).
-        max_tokens: Budget for the injected-token measure.
-        progress: Called with a line of progress text.
-        speaker_entity: Store each turn with its speaker as the episode's ``entity``
-            (``LifecycleMemory.add_episode``), so a question naming one speaker prefers
-            that speaker's own turns; ``False`` stores every turn as the user's.
+    Every retriever is asked once for ``max(ks)`` results. ``text_format``: see :func:`index_text` (the
+    default, the turn with its date and both neighbours, measured best: dense recall@10 0.33 → 0.51, BM25
+    0.60 → 0.70). ``variants``: extra ``LifecycleRetriever`` settings to measure, by name.
+    ``max_tokens``: the injected block's budget. ``speaker_entity``: each turn's speaker is its episode's
+    ``entity``, so a question naming one speaker prefers that speaker's turns.
     """
-    check_text_format(text_format)
+    parts = check_text_format(text_format)
     unknown = sorted(set(retrievers) - set(BASELINES))
     if unknown:
         msg = f"Unknown retriever(s) {unknown}; choose from {list(BASELINES)} or pass `variants`."
@@ -362,7 +312,7 @@ def evaluate_locomo(
     cached = CachedEmbeddings(embeddings)
     kmax = max(ks)
     names = [*retrievers, *(variants or {})]
-    tally = _Tally(names, ks, max_tokens, turn_only=bool(check_text_format(text_format) - {"date"}))
+    tally = _Tally(names, ks, max_tokens, turn_only=bool(parts - {"date"}))
     timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
     for conv in conversations:
         t0 = time.perf_counter()

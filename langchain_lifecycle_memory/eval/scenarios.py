@@ -1,25 +1,9 @@
 """Scenario runner: replay ``shared/scenarios/*.jsonl`` files and judge every probe.
 
 A scenario is one JSON object a line (``notebooks/data/scenarios.jsonl`` is a small example): steps of type
-``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A
-probe is judged on the **injected memory block**: every ``expect`` string appears in it
-(case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line
-was injected at all (``MemoryBlock.empty``).
-
-Only the memory lines of the block are searched (each line's date/confidence prefix and
-its JSON-unquoted statement), not the block's fixed instructions, so that an ``expect``
-or ``forbid`` word that happens to occur in the boilerplate ("memory", "date") can
-neither pass nor fail a probe on its own.
-
-Example:
-    .. code-block:: python
-
-        from langchain_lifecycle_memory.eval import run_scenarios
-
-        report = run_scenarios("../shared/scenarios/public.jsonl", extractor="gold")
-        print(report.summary["passed"], report.summary["failed"])
-        for probe in report.failures():
-            print(probe.scenario, probe.step, probe.reasons)
+``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A probe is judged on
+the memory lines of the **injected block** (not its fixed instructions): every ``expect`` string appears
+(case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line was injected.
 """
 
 from __future__ import annotations
@@ -106,35 +90,23 @@ class ScenarioReport:
 
 
 class LifecycleEngine:
-    """Drives ``LifecycleMemory`` (the package, default settings) through a scenario.
-
-    Gold turns go through ``add_facts`` (the facts as extracted, ``ttl_days`` included);
-    rule turns through ``add_messages`` with the default rule extractor; ``llm`` turns through
-    ``add_messages`` with ``llm`` (an extractor from ``create_extractor``, given the store's slots).
-    """
+    """Drives ``LifecycleMemory`` through a scenario: gold facts via ``add_facts``, else ``add_messages``."""
 
     name = "ours"
 
-    def __init__(
-        self,
-        *,
-        extractor: str = "gold",
-        embeddings: Any | None = None,
-        retriever: dict[str, Any] | None = None,
-        cue_model: Any | None = None,
-        llm: Any | None = None,
-        update: Any | None = None,
-    ) -> None:
+    def __init__(self, *, extractor: str = "gold", embeddings: Any = None, llm: Any = None, **options: Any) -> None:
+        """``options``: ``retriever`` (``LifecycleRetriever`` settings), and ``LifecycleMemory``'s (``update``...)."""
+        if extractor == "llm" and llm is None:
+            msg = "extractor='llm' needs llm=llm_extractor(ChatOpenAI(base_url=...)) (or --base-url from a shell)."
+            raise ValueError(msg)
         self.extractor = extractor
         self.store = fresh_store(embeddings)
         # With gold facts nothing is extracted from text: a no-op extractor avoids loading one.
-        chosen: Any = "rule" if extractor == "rule" else RunnableLambda(lambda _: [], name="gold_replay")
-        if extractor == "llm":
-            chosen = _require_llm(llm)
-        chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
-        self.memory = LifecycleMemory(
-            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model, update=update
-        )
+        chosen: Any = RunnableLambda(lambda _: [], name="gold_replay") if extractor == "gold" else "rule"
+        chosen = llm if extractor == "llm" else chosen
+        settings = options.pop("retriever", None)
+        retriever = LifecycleRetriever(store=self.store, **settings) if settings else None
+        self.memory = LifecycleMemory(store=self.store, extractor=chosen, retriever=retriever, **options)
 
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
@@ -149,10 +121,7 @@ class LifecycleEngine:
 
     def probe(self, query: str, user_id: str, *, now: datetime, as_of: datetime | None = None) -> MemoryBlock:
         """``memory.inject`` at ``now`` (and ``as_of``)."""
-        options: dict[str, Any] = {"now": now}
-        if as_of is not None:
-            options["as_of"] = as_of
-        return self.memory.inject(query, user_id, **options)
+        return self.memory.inject(query, user_id, now=now, **({} if as_of is None else {"as_of": as_of}))
 
     def sweep(self, *, now: datetime) -> None:
         """``memory.sweep``."""
@@ -198,15 +167,7 @@ def judge_block(
     forbid: Iterable[str] = (),
     expect_empty: bool = False,
 ) -> list[str]:
-    """Why a probe fails on an injected block (``[]`` means it passes).
-
-    Args:
-        text: The injected block text.
-        empty: ``MemoryBlock.empty``; derived from the text when ``None``.
-        expect: Strings that must appear (case-insensitive) in the memory lines.
-        forbid: Strings that must not appear in them.
-        expect_empty: No memory line may be injected.
-    """
+    """Why a probe fails on an injected block's memory lines (``[]``: it passes); ``empty``: ``MemoryBlock.empty``."""
     lines = memory_lines(text)
     if not lines and text and _OPEN not in text and empty is False:
         lines = [text]  # a block in some other layout: judge it whole
@@ -280,44 +241,21 @@ def run_scenarios(
     llm: Any | None = None,
     update: Any | None = None,
 ) -> ScenarioReport:
-    """Replay every scenario in a fresh store and judge its probes.
+    """Replay every scenario (a path, JSONL text, lines or dicts) in a fresh store and judge its probes.
 
-    Args:
-        path_or_lines: A ``.jsonl`` path, JSONL text, lines, or decoded scenario dicts.
-        extractor: ``"gold"`` replays each turn's ``facts``; ``"rule"`` extracts them from
-            the turn's text with the package's rule extractor.
-        engine: ``"ours"`` (``LifecycleMemory``) or ``"naive"`` (the seed article's
-            append-only, dense-only memory, see ``naive``).
-        embeddings: Embedder shared by every scenario (default: the offline USE model).
-        progress: Called with each scenario before it runs.
-        retriever: ``LifecycleRetriever`` settings for ``"ours"`` (ablations), e.g.
-            ``{"topic_cards": False}``.
-        cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
-        llm: For ``extractor="llm"``: the extractor runnable (``create_extractor(model)``,
-            see :func:`llm_extractor`); both engines use it.
-        update: ``UpdateConfig`` for ``"ours"`` (e.g. with an LLM conflict/slot judge).
-
-    Returns:
-        The verdict on every probe; engine exceptions fail the scenario's remaining
-        probes (with the error as reason) rather than aborting the run.
-
-    Raises:
-        ScenarioFormatError: If the file is malformed (nothing is run then).
+    ``extractor``: ``"gold"`` replays each turn's ``facts``, ``"rule"`` extracts them with the rule
+    extractor, ``"llm"`` with ``llm`` (see :func:`llm_extractor`). ``engine``: ``"ours"`` or ``"naive"``
+    (the seed article's memory). ``retriever`` (``LifecycleRetriever`` settings), ``cue_model`` and
+    ``update`` (``UpdateConfig``) apply to ``"ours"``. An engine exception fails the scenario's
+    remaining probes rather than the run; a malformed file raises ``ScenarioFormatError`` first.
     """
     scenarios = load_scenarios(path_or_lines)
     report = ScenarioReport(engine=engine, extractor=extractor)
+    ours = {"retriever": retriever, "cue_model": cue_model, "update": update}
     for scenario in scenarios:
         if progress is not None:
             progress(scenario)
-        eng = make_engine(
-            engine,
-            extractor=extractor,
-            embeddings=embeddings,
-            retriever=retriever,
-            cue_model=cue_model,
-            llm=llm,
-            update=update,
-        )
+        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, llm=llm, **ours)
         try:
             for i, step, block, error in replay_probes(scenario, eng):
                 report.probes.append(_verdict(scenario, i, step, block, error))
@@ -329,43 +267,22 @@ def run_scenarios(
 
 
 def make_engine(
-    name: str,
-    *,
-    extractor: str = "gold",
-    embeddings: Embeddings | None = None,
-    retriever: dict[str, Any] | None = None,
-    cue_model: Any | None = None,
-    llm: Any | None = None,
-    update: Any | None = None,
+    name: str, *, extractor: str = "gold", embeddings: Embeddings | None = None, llm: Any = None, **ours: Any
 ) -> ScenarioEngine:
-    """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
+    """A fresh engine (fresh store) for one scenario: ``"ours"`` (``ours``: its settings) or ``"naive"``."""
     if extractor not in ("gold", "rule", "llm"):
         msg = f"extractor must be 'gold', 'rule' or 'llm', got {extractor!r}."
         raise ValueError(msg)
+    if name not in ("ours", "naive"):
+        msg = f"engine must be 'ours' or 'naive', got {name!r}."
+        raise ValueError(msg)
     if name == "naive":
         return NaiveEngine(extractor=extractor, embeddings=embeddings, llm=llm)
-    if name == "ours":
-        return LifecycleEngine(
-            extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm, update=update
-        )
-    msg = f"engine must be 'ours' or 'naive', got {name!r}."
-    raise ValueError(msg)
-
-
-def _require_llm(llm: Any | None) -> Any:
-    if llm is None:
-        msg = "extractor='llm' needs llm=llm_extractor(ChatOpenAI(base_url=...)) (or --base-url on the command line)."
-        raise ValueError(msg)
-    return llm
+    return LifecycleEngine(extractor=extractor, embeddings=embeddings, llm=llm, **ours)
 
 
 def llm_extractor(model: Any) -> Any:
-    """``create_extractor(model)`` whose results are memoised per turn (text, time, user).
-
-    Both engines of a comparison then store the *same* extracted facts for a turn (the first
-    engine's, given its store's slots), so the comparison measures the memory, not two samples
-    of the model, and the model is called once per turn.
-    """
+    """``create_extractor(model)`` memoised per turn: both engines of a comparison store the same facts."""
     from langchain_core.messages import BaseMessage
 
     from langchain_lifecycle_memory.write.extraction import WANTS_SLOTS, create_extractor
