@@ -159,9 +159,46 @@ def _one_by_one(scenarios: list[Any], engines: list[str], options: dict[str, Any
     return reports
 
 
+def _cell(summary: dict[str, Any], category: str | None = None) -> str:
+    cell = summary if category is None else summary["by_category"].get(category)
+    return f"{cell['passed']}/{cell['passed'] + cell['failed']}" if cell else "-"
+
+
+def _print_scenarios(reports: list[Any], verbose: bool) -> None:
+    """One row per category, one column per engine (``passed/total``); then the failed probes."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console, summaries = Console(), [r.summary for r in reports]
+    categories = list(dict.fromkeys(c for s in summaries for c in s["by_category"]))
+    table = Table(title=f"Scenario probes passed (extractor: {reports[0].extractor if reports else '?'})")
+    table.add_column("category")
+    for r in reports:
+        table.add_column(r.engine, justify="right")
+    for c in categories:
+        table.add_row(c, *(_cell(s, c) for s in summaries))
+    table.add_section()
+    table.add_row("all", *(_cell(s) for s in summaries), style="bold")
+    console.print(table)
+    for report in [r for r in reports if r.engine == "ours" or verbose or len(reports) == 1]:
+        failures = report.failures()
+        if not failures:
+            console.print(f"[green]{report.engine}: every probe passed.[/green]")
+            continue
+        table = Table(title=f"{report.engine}: {len(failures)} failed probe(s)", show_lines=False)
+        for name in ("scenario", "step", "category", "query", "reasons"):
+            table.add_column(name, overflow="fold")
+        for p in failures[:200]:
+            table.add_row(p.scenario, str(p.step), p.category, p.query, "; ".join(p.reasons))
+        console.print(table)
+        if len(failures) > 200:
+            console.print(f"... and {len(failures) - 200} more (use --json for all).")
+        for error in report.errors:
+            console.print(f"[red]{report.engine} engine error:[/red] {error}")
+
+
 def _scenarios(args: argparse.Namespace) -> int:
     from langchain_lifecycle_memory.eval._runlog import ResultsLog
-    from langchain_lifecycle_memory.eval._tables import print_scenario_failures, print_scenario_summary
     from langchain_lifecycle_memory.eval.scenarios import ScenarioFormatError, load_scenarios, run_scenarios
 
     try:
@@ -188,10 +225,7 @@ def _scenarios(args: argparse.Namespace) -> int:
         snap = s.snapshot()
         hits = f" ({caches[name].hits} answered from --llm-cache)" if name in caches else ""
         print(f"LLM {name} (this process): {snap['calls']} calls{hits}, {snap['errors']} failed, {snap['seconds']} s")
-    print_scenario_summary(reports)
-    for report in reports:
-        if report.engine == "ours" or args.verbose or len(reports) == 1:
-            print_scenario_failures(report)
+    _print_scenarios(reports, args.verbose)
     if args.json_out:
         first, *baselines = reports
         data = {**first.to_dict(), "engine": first.engine, "extractor": first.extractor}
@@ -203,8 +237,57 @@ def _scenarios(args: argparse.Namespace) -> int:
     return 0
 
 
+def _num(value: Any, digits: int = 0) -> str:
+    value = value.get("all") if isinstance(value, dict) else value
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _print_locomo(result: dict[str, Any]) -> None:
+    """Recall@k per category for every retriever, then the injected-token medians."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console, retrievers, ks = Console(), result["retrievers"], result["ks"]
+    names = {"all": "all", "1": "1 multi-hop", "2": "2 temporal", "3": "3 open-dom.", "4": "4 single-hop"}
+    counts = result.get("questions_by_category", {})
+    table = Table(title="LoCoMo evidence recall@k (mean over questions)")
+    table.add_column("retriever")
+    table.add_column("k", justify="right")
+    for c, label in names.items():
+        table.add_column(f"{label} (n={counts[c]})" if c in counts else label, justify="right")
+    for name, metrics in retrievers.items():
+        for k in ks:
+            row = metrics.get(f"recall@{k}", {})
+            table.add_row(name, str(k), *(f"{row[c]:.3f}" if c in row else "-" for c in names))
+        table.add_section()
+    console.print(table)
+    tokens, shown, turn_only = (
+        result.get(key) or {} for key in ("median_injected_tokens", "injected_recall", "injected_recall_turn_only")
+    )
+    columns = {
+        "median tokens": (tokens, "", 0),
+        "unbudgeted": (tokens, "-unbudgeted", 0),
+        "evidence in block": (shown, "", 3),
+    }
+    if turn_only:
+        columns |= {
+            "turn-only tokens": (tokens, "-turn-only", 0),
+            "turn-only unbudgeted": (tokens, "-turn-only-unbudgeted", 0),
+        }
+        columns["turn-only evidence in block"] = (turn_only, "", 3)
+    if tokens:
+        t = Table(title=f"Injected block per question (top {max(ks)}, budget {result.get('max_tokens', '?')} tokens)")
+        t.add_column("retriever")
+        for col in columns:
+            t.add_column(col, justify="right")
+        for name in (n for n in retrievers if n in tokens):
+            t.add_row(name, *(_num(source.get(name + suffix), digits) for source, suffix, digits in columns.values()))
+        console.print(t)
+    for line in result.get("notes", []):
+        console.print(f"- {line}")
+
+
 def _locomo(args: argparse.Namespace) -> int:
-    from langchain_lifecycle_memory.eval._tables import print_locomo
     from langchain_lifecycle_memory.eval.locomo import BASELINES, evaluate_locomo, find_audit_file
 
     if not Path(args.file).is_file():
@@ -240,7 +323,7 @@ def _locomo(args: argparse.Namespace) -> int:
         )
     except (ValueError, KeyError, json.JSONDecodeError) as e:
         return _fail(f"{args.file}: {type(e).__name__}: {e}", 1)
-    print_locomo(result)
+    _print_locomo(result)
     if args.json_out:
         _write_json(args.json_out, result)
     return 0
