@@ -90,8 +90,8 @@ class Settings:
         return Settings(**{f.name: options.get(f.name) or getattr(self, f.name) for f in dataclasses.fields(self)})
 
 
-def _option(name: str, kind: Any, help: str, envvar: str | None = None) -> inspect.Parameter:
-    option = typer.Option(f"--{name}", help=help, envvar=envvar, rich_help_panel="Store and output")
+def _option(name: str, kind: Any, help: str, envvar: str | None = None, panel: str | None = "Store and output") -> Any:
+    option = typer.Option(f"--{name}", help=help, envvar=envvar, rich_help_panel=panel)
     default = False if kind is bool else None
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option])
 
@@ -125,13 +125,9 @@ def main(ctx: typer.Context, trace: bool = False, **options: Any) -> None:
     ctx.obj = Settings().merged(options)
 
 
-_TRACE = typer.Option(
-    "--trace",
-    help="Send this command's runs to LangSmith (its usual environment: LANGSMITH_API_KEY, ...). "
-    "Off by default, whatever LANGSMITH_TRACING says: memories are private.",
-)
-_trace = inspect.Parameter("trace", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, _TRACE])
-app.callback()(_signed(main, [*_COMMON.values(), _trace]))
+_TRACE = "Send this command's runs to LangSmith (its usual environment: LANGSMITH_API_KEY, ...). Off by default, "
+_TRACE += "whatever LANGSMITH_TRACING says: memories are private."
+app.callback()(_signed(main, [*_COMMON.values(), _option("trace", bool, _TRACE, panel=None)]))
 
 
 def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:

@@ -76,16 +76,14 @@ def emit(as_json: bool, data: Any, *views: RenderableType) -> None:
         console.print(Text(view) if isinstance(view, str) else view)
 
 
-def note(message: str) -> None:
-    """One plain line on stderr (when stdout carries data, e.g. ``export -``)."""
-    Console(stderr=True, soft_wrap=True).print(Text(message))
+def note(message: str | Text) -> None:
+    """One line on stderr (when stdout carries data, e.g. ``export -``), printed verbatim, never as markup."""
+    Console(stderr=True, soft_wrap=True).print(Text(message) if isinstance(message, str) else message)
 
 
 def error_line(message: str) -> None:
-    """One red line on stderr (user text is printed verbatim, never as markup)."""
-    text = Text("Error: ", style="bold red")
-    text.append(" ".join(str(message).split()))
-    Console(stderr=True, soft_wrap=True).print(text)
+    """One red line on stderr."""
+    note(Text.assemble(("Error: ", "bold red"), " ".join(str(message).split())))
 
 
 def short(record_id: str | None) -> str:
@@ -93,12 +91,8 @@ def short(record_id: str | None) -> str:
     return (record_id or "")[:8]
 
 
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
-
-
-def _day(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d") if value is not None else ""
+def _when(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    return value.strftime(fmt) if value is not None else ""
 
 
 def _channel(score: float | None) -> str:
@@ -145,7 +139,7 @@ def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
     table = _compact(title, ("id", "status", "kind", "from"), {"slot=value": (1, 10), "content": (2, 16)})
     for r in records:
         slot = Text(f"{_slot(r)}={r.value or ''}") if r.slot else Text("")
-        table.add_row(short(r.id), _status(r), r.kind, _day(r.valid_from), slot, Text(r.content))
+        table.add_row(short(r.id), _status(r), r.kind, _when(r.valid_from, "%Y-%m-%d"), slot, Text(r.content))
     return table
 
 

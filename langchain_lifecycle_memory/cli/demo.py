@@ -167,10 +167,7 @@ class DemoResult(BaseModel):
 
     def score(self) -> dict[str, int]:
         """Rounds passed per engine."""
-        return {
-            "naive": sum(r.naive.verdict.ok for r in self.rounds),
-            "ours": sum(r.ours.verdict.ok for r in self.rounds),
-        }
+        return {engine: sum(getattr(r, engine).verdict.ok for r in self.rounds) for engine in ("naive", "ours")}
 
 
 def memory_lines(block: str) -> list[str]:

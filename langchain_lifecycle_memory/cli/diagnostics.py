@@ -126,16 +126,15 @@ def _find(memory: Any, user_id: str, target: str) -> tuple[MemoryRecord | None, 
         return max(rs, key=lambda r: (r.status is MemoryStatus.ACTIVE, r.valid_from, r.created_at))
 
     wanted = normalize_value(text)
-    exact = [r for r in records if normalize_value(r.content) == wanted]
-    if exact:
-        return newest(exact), "content", None
     by_value = [r for r in records if value_mentioned(text, r.value)]
-    if by_value:
-        longest = max(len(r.value or "") for r in by_value)
-        return newest([r for r in by_value if len(r.value or "") == longest]), "value", None
-    contained = [r for r in records if wanted and (wanted in normalize_value(r.content))]
-    if contained:
-        return newest(contained), "content", None
+    longest = max((len(r.value or "") for r in by_value), default=0)
+    for found_by, matches in (  # its exact text, the longest value it names, text that contains it
+        ("content", [r for r in records if normalize_value(r.content) == wanted]),
+        ("value", [r for r in by_value if len(r.value or "") == longest]),
+        ("content", [r for r in records if wanted and wanted in normalize_value(r.content)]),
+    ):
+        if matches:
+            return newest(matches), found_by, None
     hits = memory.store.search_records(ns, text, k=1, statuses=None, include_expired=True) if text else []
     if hits and hits[0][1] >= MIN_SIMILARITY:
         return hits[0][0], "similarity", round(float(hits[0][1]), 4)

@@ -105,11 +105,8 @@ def search(
 
         memory.retrieval_log = RetrievalLog(log)
     docs = memory.search(query, user, **options)
-    data: dict[str, Any] = {
-        "query": query,
-        "user": user,
-        "results": [{"content": d.page_content, **d.metadata} for d in docs],
-    }
+    results = [{"content": d.page_content, **d.metadata} for d in docs]
+    data: dict[str, Any] = {"query": query, "user": user, "results": results}
     views: list[Any] = [R.docs_table(docs, title=f"{_plural(len(docs))} for {query!r}")]
     if explain:
         data["explanation"] = memory.explain(query, user, **options)
@@ -130,11 +127,8 @@ def list_(
     """USER's memories, oldest first (every status unless --status)."""
     memory = _open(cfg)
     records = memory.store.list_records(_require_user(memory, cfg, user), statuses=status or None, kinds=kind)
-    R.emit(
-        cfg.json,
-        {"user": user, "records": records},
-        R.records_table(records, title=f"{_plural(len(records))} of {user!r}"),
-    )
+    table = R.records_table(records, title=f"{_plural(len(records))} of {user!r}")
+    R.emit(cfg.json, {"user": user, "records": records}, table)
 
 
 @_command("show")
@@ -176,10 +170,8 @@ def history(
         entity, attribute = slot.split(".", 1) if "." in slot else (entity, slot)
     records = memory.history(user, entity, attribute)
     if not records:
-        slots = sorted({f"{r.entity}.{r.attribute}" for r in memory.store.list_records(ns) if r.slot})
-        raise CliError(
-            f"No history for {entity}.{attribute} of user {user!r}. Its slots: {', '.join(slots) or 'none'}."
-        )
+        slots = ", ".join(sorted({f"{r.entity}.{r.attribute}" for r in memory.store.list_records(ns) if r.slot}))
+        raise CliError(f"No history for {entity}.{attribute} of user {user!r}. Its slots: {slots or 'none'}.")
     data = {"user": user, "entity": entity, "attribute": attribute, "versions": records}
     title = f"{entity}.{attribute} of {user!r}"
     if any(r.cardinality == "set" for r in records):

@@ -99,29 +99,19 @@ class EvidenceStats:
 
     def notes(self) -> list[str]:
         """Human-readable lines for the report."""
-        out = [
+        unmatched = f"; unmatched: {', '.join(self.audit_unmatched[:5])}" if self.audit_unmatched else ""
+        audit = f"audit: {self.audit_matched}/{self.audit_entries} entries matched by question text{unmatched}"
+        evidence = (
             f"evidence ids: {self.normalised} normalised, {self.skipped_malformed} malformed skipped, "
             f"{self.skipped_unknown} naming no turn of the conversation skipped; "
-            f"{self.questions_without_evidence} question(s) without evidence skipped",
-        ]
-        if self.audit_entries:
-            out.append(
-                f"audit: {self.audit_matched}/{self.audit_entries} entries matched by question text"
-                + (f"; unmatched: {', '.join(self.audit_unmatched[:5])}" if self.audit_unmatched else "")
-            )
-        else:
-            out.append("audit: none applied")
-        return out
+            f"{self.questions_without_evidence} question(s) without evidence skipped"
+        )
+        return [evidence, audit if self.audit_entries else "audit: none applied"]
 
 
 # ---------------------------------------------------------------------------- parsing
 def parse_session_date(text: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` → an aware UTC datetime.
-
-    Example:
-        >>> parse_session_date("1:56 pm on 8 May, 2023").isoformat()
-        '2023-05-08T13:56:00+00:00'
-    """
+    """``"1:56 pm on 8 May, 2023"`` → an aware UTC datetime."""
     m = _DATE.match(text)
     if not m:
         msg = f"Cannot parse the session date {text!r}; expected e.g. '1:56 pm on 8 May, 2023'."
@@ -280,12 +270,7 @@ def index_text(turn: Turn, fmt: str = "speaker", previous: Turn | None = None, f
 
 
 def recall_at_k(evidence: Sequence[str], sources: Sequence[str], k: int) -> float:
-    """Share of ``evidence`` among the first ``k`` ``sources``.
-
-    Example:
-        >>> recall_at_k(["D1:3", "D2:1"], ["D1:3", "D9:9", "D2:1"], 2)
-        0.5
-    """
+    """Share of ``evidence`` among the first ``k`` ``sources``."""
     wanted = set(evidence)
     if not wanted:
         msg = "recall needs at least one evidence id."

@@ -232,6 +232,7 @@ class LifecycleEngine:
         settings = options.pop("retriever", None)
         retriever = LifecycleRetriever(store=self.store, **settings) if settings else None
         self.memory = LifecycleMemory(store=self.store, extractor=chosen, retriever=retriever, **options)
+        self.sweep, self.forget, self.purge = self.memory.sweep, self.memory.forget, self.memory.purge  # as they are
 
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
@@ -247,18 +248,6 @@ class LifecycleEngine:
     def probe(self, query: str, user_id: str, *, now: datetime, as_of: datetime | None = None) -> MemoryBlock:
         """``memory.inject`` at ``now`` (and ``as_of``)."""
         return self.memory.inject(query, user_id, now=now, **({} if as_of is None else {"as_of": as_of}))
-
-    def sweep(self, *, now: datetime) -> None:
-        """``memory.sweep``."""
-        self.memory.sweep(now=now)
-
-    def forget(self, user_id: str, *, now: datetime, **target: Any) -> None:
-        """``memory.forget`` by query or slot."""
-        self.memory.forget(user_id, now=now, **target)
-
-    def purge(self, user_id: str) -> None:
-        """``memory.purge``."""
-        self.memory.purge(user_id)
 
     def close(self) -> None:
         """Drop the scenario's collections."""
@@ -319,16 +308,13 @@ def replay_probes(
         at = step["at"] or ((clock + _TICK) if clock is not None else utcnow())
         clock = at if clock is None else max(clock, at)
         kind = step["type"]
-        if error is not None:
-            if kind == "probe":
-                out.append((i, step, None, error))
-            continue
         try:
-            if kind == "turn":
+            if error is not None:  # an earlier step failed: the probes after it fail with its error
+                pass
+            elif kind == "turn":
                 engine.turn(step["user_id"], at, step.get("user"), step.get("assistant"), step["facts"])
             elif kind == "probe":
-                block = engine.probe(step["query"], step["user_id"], now=at, as_of=step["as_of"])
-                out.append((i, step, block, None))
+                out.append((i, step, engine.probe(step["query"], step["user_id"], now=at, as_of=step["as_of"]), None))
             elif kind == "sweep":
                 engine.sweep(now=at)
             elif kind == "forget":
@@ -338,8 +324,8 @@ def replay_probes(
                 engine.purge(step["user_id"])
         except Exception as e:
             error = f"engine error at step {i} ({kind}): {type(e).__name__}: {e}"
-            if kind == "probe":
-                out.append((i, step, None, error))
+        if error is not None and kind == "probe":
+            out.append((i, step, None, error))
     return out
 
 
