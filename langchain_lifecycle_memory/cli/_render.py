@@ -23,31 +23,7 @@ from rich.text import Text
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-__all__ = [
-    "doctor_view",
-    "docs_table",
-    "emit",
-    "error_line",
-    "explain_table",
-    "forget_table",
-    "history_table",
-    "import_view",
-    "jsonable",
-    "kv_table",
-    "print_json",
-    "purge_view",
-    "record_table",
-    "records_table",
-    "reindex_view",
-    "short",
-    "stats_view",
-    "sweep_view",
-    "update_table",
-]
-
 _STATUS_STYLE = {"active": "green", "pending": "yellow", "archived": "dim"}
-
-
 FLOAT_DIGITS = 4
 """``--json`` rounds floats to this many decimals (0.72, not 0.7200000000000001)."""
 
@@ -100,16 +76,14 @@ def emit(as_json: bool, data: Any, *views: RenderableType) -> None:
         console.print(Text(view) if isinstance(view, str) else view)
 
 
-def note(message: str) -> None:
-    """One plain line on stderr (when stdout carries data, e.g. ``export -``)."""
-    Console(stderr=True, soft_wrap=True).print(Text(message))
+def note(message: str | Text) -> None:
+    """One line on stderr (when stdout carries data, e.g. ``export -``), printed verbatim, never as markup."""
+    Console(stderr=True, soft_wrap=True).print(Text(message) if isinstance(message, str) else message)
 
 
 def error_line(message: str) -> None:
-    """One red line on stderr (user text is printed verbatim, never as markup)."""
-    text = Text("Error: ", style="bold red")
-    text.append(" ".join(str(message).split()))
-    Console(stderr=True, soft_wrap=True).print(text)
+    """One red line on stderr."""
+    note(Text.assemble(("Error: ", "bold red"), " ".join(str(message).split())))
 
 
 def short(record_id: str | None) -> str:
@@ -117,12 +91,8 @@ def short(record_id: str | None) -> str:
     return (record_id or "")[:8]
 
 
-def _when(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
-
-
-def _day(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d") if value is not None else ""
+def _when(value: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    return value.strftime(fmt) if value is not None else ""
 
 
 def _channel(score: float | None) -> str:
@@ -133,81 +103,74 @@ def _channel(score: float | None) -> str:
 CHANNEL_NOTE = "– : the channel did not match this memory (scores are calibrated; below its floor reads –)."
 
 
-def _status(record: MemoryRecord) -> Text:
-    return Text(record.status.value, style=_STATUS_STYLE.get(record.status.value, ""))
+def _status(record: MemoryRecord, *, restored: bool = False) -> Text:
+    text = Text(record.status.value, style=_STATUS_STYLE.get(record.status.value, ""))
+    marks = record.metadata.get("restored") if restored and isinstance(record.metadata, dict) else None
+    return Text.assemble(text, f" (restored {str(marks[-1].get('at', ''))[:10]})") if marks else text
 
 
 def _slot(record: MemoryRecord) -> str:
     return f"{record.entity}.{record.attribute}" if record.slot else ""
 
 
-def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
-    """One row per record: id, status, kind, valid from, slot=value, content (fits 80 columns).
+def _table(title: str, columns: Iterable[str], rows: Iterable[Sequence[Any]]) -> Table:
+    """A table with its title on the left and folding columns."""
+    table = Table(title=title, title_justify="left")
+    for name in columns:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
-    ``show`` has every field (confidence, source...), ``history`` the validity intervals.
-    """
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for name in ("id", "status", "kind", "from"):
+
+def _compact(title: str, tight: Sequence[str], loose: Mapping[str, tuple[int | None, int]], **options: Any) -> Table:
+    """The narrow style (fits 80 columns): ``tight`` columns never wrap, ``loose`` ones fold (ratio, min width)."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, **options)
+    table.collapse_padding, table.caption_justify = True, "left"
+    for name in tight:
         table.add_column(name, no_wrap=True)
-    table.add_column("slot=value", overflow="fold", ratio=1, min_width=10)
-    table.add_column("content", overflow="fold", ratio=2, min_width=16)
+    for name, (ratio, width) in loose.items():
+        table.add_column(name, overflow="fold", ratio=ratio, min_width=width)
+    return table
+
+
+def records_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
+    """One row per record: id, status, kind, valid from, slot=value, content (``show`` has every field)."""
+    table = _compact(title, ("id", "status", "kind", "from"), {"slot=value": (1, 10), "content": (2, 16)})
     for r in records:
         slot = Text(f"{_slot(r)}={r.value or ''}") if r.slot else Text("")
-        table.add_row(short(r.id), _status(r), r.kind, _day(r.valid_from), slot, Text(r.content))
+        table.add_row(short(r.id), _status(r), r.kind, _when(r.valid_from, "%Y-%m-%d"), slot, Text(r.content))
     return table
 
 
 def record_table(record: MemoryRecord) -> Table:
     """Every field of one record."""
-    table = Table(title=f"memory {record.id}", title_justify="left", show_header=False)
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
-    for key, value in jsonable(record).items():
-        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value or "")
-        table.add_row(key, _status(record) if key == "status" else Text(shown))
-    return table
+    pairs = [(k, v if isinstance(v, (dict, list)) else str(v or "")) for k, v in jsonable(record).items()]
+    return kv_table(f"memory {record.id}", [(k, _status(record) if k == "status" else v) for k, v in pairs])
 
 
 def history_table(records: Sequence[MemoryRecord], *, title: str) -> Table:
     """Versions of a slot, oldest first, with the links between them."""
-    table = Table(title=title, title_justify="left")
-    for name in ("id", "status", "value", "valid from", "valid to", "superseded by", "content"):
-        table.add_column(name, overflow="fold")
-    for r in records:
-        restored = r.metadata.get("restored") if isinstance(r.metadata, dict) else None
-        status = _status(r)
-        if restored:
-            status = Text.assemble(status, f" (restored {str(restored[-1].get('at', ''))[:10]})")
-        table.add_row(
-            short(r.id),
-            status,
-            Text(r.value or ""),
-            _when(r.valid_from),
-            _when(r.valid_to),
-            short(r.superseded_by),
-            Text(r.content),
-        )
-    return table
+    columns = ("id", "status", "value", "valid from", "valid to", "superseded by", "content")
+    rows = [
+        (short(r.id), _status(r, restored=True), Text(r.value or ""), _when(r.valid_from), _when(r.valid_to))
+        + (short(r.superseded_by), Text(r.content))
+        for r in records
+    ]
+    return _table(title, columns, rows)
 
 
 def update_table(result: Any) -> Table:
     """What an update step did: added / refreshed / archived records."""
-    table = Table(title=result.summary(), title_justify="left")
-    for name in ("action", "id", "status", "slot", "value", "content"):
-        table.add_column(name, overflow="fold")
-    for action, records in (("added", result.added), ("refreshed", result.refreshed), ("archived", result.archived)):
-        for r in records:
-            table.add_row(action, short(r.id), _status(r), _slot(r), Text(r.value or ""), Text(r.content))
-    return table
+    done = (("added", result.added), ("refreshed", result.refreshed), ("archived", result.archived))
+    rows = [(a, short(r.id), _status(r), _slot(r), Text(r.value or ""), Text(r.content)) for a, rs in done for r in rs]
+    return _table(result.summary(), ("action", "id", "status", "slot", "value", "content"), rows)
 
 
 def docs_table(docs: Sequence[Any], *, title: str) -> Table:
     """Retrieved documents with their fused and per-channel scores."""
-    table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE if docs else None, caption_justify="left")
-    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
-    for name in ("#", "id", "score", "dense", "lexical", "slot", "valid from"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("content", overflow="fold", min_width=16)
+    columns = ("#", "id", "score", "dense", "lexical", "slot", "valid from")
+    table = _compact(title, columns, {"content": (None, 16)}, caption=CHANNEL_NOTE if docs else None)
     for rank, d in enumerate(docs):
         scores = d.metadata.get("scores") or {}
         table.add_row(
@@ -224,13 +187,9 @@ def docs_table(docs: Sequence[Any], *, title: str) -> Table:
 def explain_table(explanation: Any) -> Table:
     """Every candidate of a retrieval with its decision and the reason."""
     title = f"why: {explanation.query!r} (min_score {explanation.min_score:.2f}, k {explanation.k})"
-    table = Table(title=title, title_justify="left", caption=CHANNEL_NOTE, caption_justify="left")
-    table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
-    for name in ("decision", "fused", "dense", "lex", "slot", "id"):  # kept ones come first, in rank order
-        table.add_column(name, no_wrap=True)
-    table.add_column("content", overflow="fold", ratio=1, min_width=12)
-    table.add_column("reason", overflow="fold", ratio=1, min_width=10)
-    order = sorted(explanation.candidates, key=lambda c: (c.decision != "kept", c.rank or 0, -c.fused))
+    columns = ("decision", "fused", "dense", "lex", "slot", "id")
+    table = _compact(title, columns, {"content": (1, 12), "reason": (1, 10)}, caption=CHANNEL_NOTE)
+    order = sorted(explanation.candidates, key=lambda c: (c.decision != "kept", c.rank or 0, -c.fused))  # kept first
     for c in order:
         style = "green" if c.decision == "kept" else "dim"
         table.add_row(
@@ -246,22 +205,12 @@ def explain_table(explanation: Any) -> Table:
 
 def forget_table(matches: Sequence[Any], *, title: str) -> Table:
     """Records a forget would archive (or did), and why each matched."""
-    table = Table(title=title, title_justify="left")
-    for name in ("id", "matched by", "score", "status", "slot", "content"):
-        table.add_column(name, overflow="fold")
+    rows = []
     for m in matches:
-        record = m.record if hasattr(m, "record") else m
-        reason = getattr(m, "reason", "")
-        score = getattr(m, "score", None)
-        table.add_row(
-            short(record.id),
-            reason,
-            "" if score is None else f"{score:.3f}",
-            _status(record),
-            _slot(record),
-            Text(record.content),
-        )
-    return table
+        r, score = (m.record if hasattr(m, "record") else m), getattr(m, "score", None)
+        score_text = "" if score is None else f"{score:.3f}"
+        rows.append((short(r.id), getattr(m, "reason", ""), score_text, _status(r), _slot(r), Text(r.content)))
+    return _table(title, ("id", "matched by", "score", "status", "slot", "content"), rows)
 
 
 def kv_table(title: str, pairs: Iterable[tuple[str, Any]]) -> Table:
@@ -271,7 +220,7 @@ def kv_table(title: str, pairs: Iterable[tuple[str, Any]]) -> Table:
     table.add_column("value", overflow="fold")
     for key, value in pairs:
         shown = json.dumps(jsonable(value), ensure_ascii=False) if isinstance(value, (dict, list, tuple)) else value
-        table.add_row(key, Text(str(shown)))
+        table.add_row(key, value if isinstance(value, Text) else Text(str(shown)))
     return table
 
 
@@ -280,20 +229,15 @@ def sweep_view(report: Any, records: Mapping[str, MemoryRecord] | None = None) -
     dry = " (dry run)" if report.dry_run else ""
     verb = ("would archive", "would delete") if report.dry_run else ("archived", "deleted")
     pairs = [("now", _timestamp(report.now)), ("namespaces scanned", report.scanned_namespaces)]
-    counts = kv_table(
-        "sweep" + dry,
-        [*pairs, (verb[0], report.archived), (verb[1], report.deleted), ("repaired", report.repaired)],
-    )
-    table = Table(title=f"memories {verb[0]} / {verb[1].split()[-1]}", title_justify="left")
-    for name in ("action", "user", "id", "kind", "content"):
-        table.add_column(name, overflow="fold")
+    pairs += [(verb[0], report.archived), (verb[1], report.deleted), ("repaired", report.repaired)]
+    rows = []
     for ns in report.namespaces:
-        for action, ids in ((verb[0], ns.archived), (verb[1], ns.deleted)):
-            for record_id in ids:
-                r = (records or {}).get(record_id)
-                user = Text(ns.namespace[-1] if ns.namespace else "")
-                table.add_row(action, user, short(record_id), r.kind if r else "", Text(r.content if r else ""))
-    return Group(counts, table) if table.row_count else Group(counts)
+        user = Text(ns.namespace[-1] if ns.namespace else "")
+        for action, record_id in [*((verb[0], i) for i in ns.archived), *((verb[1], i) for i in ns.deleted)]:
+            r = (records or {}).get(record_id)
+            rows.append((action, user, short(record_id), r.kind if r else "", Text(r.content if r else "")))
+    table = _table(f"memories {verb[0]} / {verb[1].split()[-1]}", ("action", "user", "id", "kind", "content"), rows)
+    return Group(kv_table("sweep" + dry, pairs), *([table] if rows else []))
 
 
 def purge_view(user: str, report: Any) -> Table:
@@ -343,19 +287,12 @@ def stats_view(data: Mapping[str, Any]) -> Group:
 
 def stats_table(rows: Sequence[Mapping[str, Any]], *, title: str) -> Table:
     """Per-user record counts by status and kind."""
-    table = Table(title=title, title_justify="left")
-    for name in ("user", "total", "active", "pending", "archived", "by kind"):
-        table.add_column(name, overflow="fold")
+    cells = []
     for row in rows:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(row["by_kind"].items()))
-        st = row["by_status"]
-        table.add_row(
-            Text(row["user"]),
-            str(row["total"]),
-            *(str(st.get(s, 0)) for s in ("active", "pending", "archived")),
-            kinds,
-        )
-    return table
+        counts = [str(row["by_status"].get(s, 0)) for s in ("active", "pending", "archived")]
+        cells.append((Text(row["user"]), str(row["total"]), *counts, kinds))
+    return _table(title, ("user", "total", "active", "pending", "archived", "by kind"), cells)
 
 
 # ---------------------------------------------------------------------- doctor
@@ -368,22 +305,12 @@ def doctor_view(report: Any) -> RenderableType:
     checklist.add_column("finding", overflow="fold")
     for f in report.findings:
         checklist.add_row(Text("✓", style="green") if f.ok else Text("✗", style="red"), f.step, Text(f.message))
-    parts: list[RenderableType] = [checklist]
-    if report.checks:
-        queries = Table(title="queries", title_justify="left")
-        for name in ("origin", "query", "decision", "rank", "fused", "dense", "lexical", "slot", "injected"):
-            queries.add_column(name, overflow="fold")
-        for c in report.checks:
-            lines = "\n".join(f"• {line}" for line in c.injected_lines) or "(nothing)"
-            mark = "✓ " if c.injected else "✗ "
-            queries.add_row(
-                c.origin,
-                Text(c.query),
-                c.decision or "-",
-                "" if c.rank is None else str(c.rank),
-                "" if c.fused is None else f"{c.fused:.3f}",
-                *(f"{c.channels.get(ch, 0.0):.2f}" for ch in ("dense", "lexical", "slot")),
-                Text(mark + lines, style="green" if c.injected else ""),
-            )
-        parts.append(queries)
-    return Group(*parts)
+    rows = []
+    for c in report.checks:
+        lines = "\n".join(f"• {line}" for line in c.injected_lines) or "(nothing)"
+        scores = ["" if c.rank is None else str(c.rank), "" if c.fused is None else f"{c.fused:.3f}"]
+        scores += [f"{c.channels.get(ch, 0.0):.2f}" for ch in ("dense", "lexical", "slot")]
+        injected = Text(("✓ " if c.injected else "✗ ") + lines, style="green" if c.injected else "")
+        rows.append((c.origin, Text(c.query), c.decision or "-", *scores, injected))
+    columns = ("origin", "query", "decision", "rank", "fused", "dense", "lexical", "slot", "injected")
+    return Group(checklist, *([_table("queries", columns, rows)] if rows else []))

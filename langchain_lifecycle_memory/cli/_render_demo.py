@@ -61,11 +61,9 @@ _DEMO_LABELS: dict[str, dict[str, str]] = {
 
 
 def _verdict_text(verdict: Any) -> Text:
+    details = ": " + "; ".join(verdict.details) if verdict.details else ""
     mark, style = ("✓", "bold green") if verdict.ok else ("✗", "bold red")
-    text = f"{mark} {verdict.label}"
-    if verdict.details:
-        text += ": " + "; ".join(verdict.details)
-    return Text(text, style=style)
+    return Text(f"{mark} {verdict.label}{details}", style=style)
 
 
 def _engine_cells(view: Any, show_block: bool, said: bool, labels: Mapping[str, str]) -> list[Text]:
@@ -107,23 +105,16 @@ def demo_view(result: Any) -> list[RenderableType]:
         table.add_column("", style="bold", ratio=1)
         table.add_column(labels["naive"].format(min_score=result.naive_min_score), ratio=5, overflow="fold")
         table.add_column(labels["ours"], ratio=5, overflow="fold")
-        naive = _engine_cells(rnd.naive, rnd.show_block, bool(rnd.said), labels)
-        ours = _engine_cells(rnd.ours, rnd.show_block, bool(rnd.said), labels)
-        rows = ("written", "retrieved", "injected", "verdict")
-        for i, name in enumerate(rows):
-            if name == "written" and not rnd.said:
-                continue
-            table.add_row(labels[name], naive[i], ours[i])
+        cells = [_engine_cells(view, rnd.show_block, bool(rnd.said), labels) for view in (rnd.naive, rnd.ours)]
+        for name, naive, ours in zip(("written", "retrieved", "injected", "verdict"), *cells, strict=True):
+            if name != "written" or rnd.said:
+                table.add_row(labels[name], naive, ours)
         parts.append(Panel(Group(head, table), title=Text(rnd.title), title_align="left"))
     parts.append(history_table(result.history, title=labels["history"]))
-    summary = Table(title=labels["summary"], title_justify="left")
-    summary.add_column(labels["round"])
-    summary.add_column("naive")
-    summary.add_column("lifecycle-memory")
+    summary = Table(labels["round"], "naive", "lifecycle-memory", title=labels["summary"], title_justify="left")
     for rnd in result.rounds:
         summary.add_row(Text(rnd.title), _verdict_text(rnd.naive.verdict), _verdict_text(rnd.ours.verdict))
-    score = result.score()
-    total = len(result.rounds)
+    score, total = result.score(), len(result.rounds)
     summary.add_row("", f"{score['naive']}/{total}", f"{score['ours']}/{total}")
     parts.append(summary)
     footer = labels["seconds"].format(seconds=result.seconds)

@@ -1,27 +1,17 @@
 """The seed article's demo, replayed twice: its naive memory engine next to this package.
 
-The article writes "我喜欢使用 Vim 编辑器", asks a paraphrase ("我适合用什么工具写 Python？"),
-switches to VS Code, and prints the prompt block it would inject. Its engine is
-append-only, dense-only and uses a fixed ``min_score``; ``naive`` rebuilds it on the
-same store and embedder. Here both engines hear the same conversation (extracted by the
-same rule extractor) and answer the same queries, and every cell of the comparison is
-computed from what each engine actually retrieved and injected: if the naive engine
-passes a round, the result says so.
-
-Before the four rounds, both engines also learn three unrelated facts from "other
-conversations" (city, pet, allergy): a memory store is never about one topic, and
-unrelated memories are what a low threshold lets into a prompt. A fifth query
-("今天天气怎么样？") shows the "nothing known" path.
+The article writes "我喜欢使用 Vim 编辑器", asks a paraphrase, switches to VS Code and prints the prompt
+block it would inject; its engine (``naive``) is append-only, dense-only, with a fixed ``min_score``. Both
+engines hear the same conversation (the same rule extractor), after three unrelated background facts, and
+every verdict is computed from what each actually injected. A fifth query shows the "nothing known" path.
 
 Example:
     .. code-block:: python
 
         from langchain_lifecycle_memory.cli.demo import run_demo
 
-        result = run_demo("zh")
-        r3 = result.rounds[2]
-        print(r3.naive.lines)  # both editors
-        print(r3.ours.lines)   # VS Code only
+        r3 = run_demo("zh").rounds[2]
+        print(r3.naive.lines, r3.ours.lines)  # both editors; VS Code only
 """
 
 from __future__ import annotations
@@ -43,6 +33,8 @@ __all__ = ["DemoResult", "DemoRound", "EngineView", "Verdict", "memory_lines", "
 
 Lang = Literal["zh", "en"]
 DEMO_PREFIX_NAIVE = "lifecycle_demo_naive"
+TOPIC = ("Vim", "VS Code")
+"""Values that make an injected line on-topic for the editor rounds."""
 
 
 class _RoundSpec(BaseModel):
@@ -57,114 +49,60 @@ class _RoundSpec(BaseModel):
     show_block: bool = False
 
 
-class _Script(BaseModel):
-    user_id: str
-    background: tuple[tuple[str, str], ...]
-    rounds: tuple[_RoundSpec, ...]
-    topic: tuple[str, ...]
-    """Values that make an injected line on-topic for the editor rounds."""
-
-
-_SCRIPTS: dict[str, _Script] = {
-    "zh": _Script(
-        user_id="demo-zh",
-        background=(
-            ("我住在杭州", "2023-12-20T09:00:00Z"),
-            ("我养了一只猫，叫咪咪", "2023-12-20T09:01:00Z"),
-            ("我对花生过敏", "2023-12-20T09:02:00Z"),
+_ROUNDS: tuple[dict[str, Any], ...] = (  # what the rounds are, in either language
+    {"at": "2024-01-01T10:05:00Z", "said_at": "2024-01-01T10:00:00Z", "expect": ("Vim",)},
+    {"at": "2024-01-04T09:00:00Z", "expect": ("Vim",)},
+    {"at": "2024-03-01T10:05:00Z", "said_at": "2024-03-01T10:00:00Z", "expect": ("VS Code",), "forbid": ("Vim",)},
+    {"at": "2024-03-01T10:10:00Z", "expect": ("VS Code",), "forbid": ("Vim",), "show_block": True},
+    {"at": "2024-03-02T08:00:00Z", "expect_empty": True, "show_block": True},
+)
+_BACKGROUND_AT = ("2023-12-20T09:00:00Z", "2023-12-20T09:01:00Z", "2023-12-20T09:02:00Z")
+_WORDS: dict[str, dict[str, tuple[str | None, ...]]] = {
+    "zh": {
+        "background": ("我住在杭州", "我养了一只猫，叫咪咪", "我对花生过敏"),
+        "title": (
+            "第 1 轮：写入偏好，用几乎相同的话检索",
+            "第 2 轮：几天后换一种问法（语义鸿沟）",
+            "第 3 轮：用户改用 VS Code（记忆冲突）",
+            "第 4 轮：实际注入 Prompt 的记忆块（上下文污染）",
+            "附加：无关问题，应当“什么都不知道”",
         ),
-        rounds=(
-            _RoundSpec(
-                title="第 1 轮：写入偏好，用几乎相同的话检索",
-                said="我喜欢使用 Vim 编辑器",
-                said_at="2024-01-01T10:00:00Z",
-                query="用户的编辑器偏好是什么？",
-                at="2024-01-01T10:05:00Z",
-                expect=("Vim",),
-            ),
-            _RoundSpec(
-                title="第 2 轮：几天后换一种问法（语义鸿沟）",
-                query="我适合用什么工具写 Python？",
-                at="2024-01-04T09:00:00Z",
-                expect=("Vim",),
-            ),
-            _RoundSpec(
-                title="第 3 轮：用户改用 VS Code（记忆冲突）",
-                said="我现在改用 VS Code 了",
-                said_at="2024-03-01T10:00:00Z",
-                query="用户的编辑器偏好是什么？",
-                at="2024-03-01T10:05:00Z",
-                expect=("VS Code",),
-                forbid=("Vim",),
-            ),
-            _RoundSpec(
-                title="第 4 轮：实际注入 Prompt 的记忆块（上下文污染）",
-                query="用户喜欢什么编辑器",
-                at="2024-03-01T10:10:00Z",
-                expect=("VS Code",),
-                forbid=("Vim",),
-                show_block=True,
-            ),
-            _RoundSpec(
-                title="附加：无关问题，应当“什么都不知道”",
-                query="今天天气怎么样？",
-                at="2024-03-02T08:00:00Z",
-                expect_empty=True,
-                show_block=True,
-            ),
+        "query": (
+            "用户的编辑器偏好是什么？",
+            "我适合用什么工具写 Python？",
+            "用户的编辑器偏好是什么？",
+            "用户喜欢什么编辑器",
+            "今天天气怎么样？",
         ),
-        topic=("Vim", "VS Code"),
-    ),
-    "en": _Script(
-        user_id="demo-en",
-        background=(
-            ("I live in Berlin", "2023-12-20T09:00:00Z"),
-            ("I have a cat named Miso", "2023-12-20T09:01:00Z"),
-            ("I'm allergic to peanuts", "2023-12-20T09:02:00Z"),
+        "said": ("我喜欢使用 Vim 编辑器", None, "我现在改用 VS Code 了", None, None),
+    },
+    "en": {
+        "background": ("I live in Berlin", "I have a cat named Miso", "I'm allergic to peanuts"),
+        "title": (
+            "Round 1: store a preference, query with almost the same words",
+            "Round 2: a few days later, a paraphrase (semantic gap)",
+            "Round 3: the user switches to VS Code (conflict)",
+            "Round 4: the block actually injected into the prompt (pollution)",
+            "Extra: an unrelated question should know nothing",
         ),
-        rounds=(
-            _RoundSpec(
-                title="Round 1: store a preference, query with almost the same words",
-                said="I like using the Vim editor",
-                said_at="2024-01-01T10:00:00Z",
-                query="What is the user's editor preference?",
-                at="2024-01-01T10:05:00Z",
-                expect=("Vim",),
-            ),
-            _RoundSpec(
-                title="Round 2: a few days later, a paraphrase (semantic gap)",
-                query="What tool should I use to write Python?",
-                at="2024-01-04T09:00:00Z",
-                expect=("Vim",),
-            ),
-            _RoundSpec(
-                title="Round 3: the user switches to VS Code (conflict)",
-                said="I've switched to VS Code now",
-                said_at="2024-03-01T10:00:00Z",
-                query="What is the user's editor preference?",
-                at="2024-03-01T10:05:00Z",
-                expect=("VS Code",),
-                forbid=("Vim",),
-            ),
-            _RoundSpec(
-                title="Round 4: the block actually injected into the prompt (pollution)",
-                query="What editor does the user like?",
-                at="2024-03-01T10:10:00Z",
-                expect=("VS Code",),
-                forbid=("Vim",),
-                show_block=True,
-            ),
-            _RoundSpec(
-                title="Extra: an unrelated question should know nothing",
-                query="What's the weather like today?",
-                at="2024-03-02T08:00:00Z",
-                expect_empty=True,
-                show_block=True,
-            ),
+        "query": (
+            "What is the user's editor preference?",
+            "What tool should I use to write Python?",
+            "What is the user's editor preference?",
+            "What editor does the user like?",
+            "What's the weather like today?",
         ),
-        topic=("Vim", "VS Code"),
-    ),
+        "said": ("I like using the Vim editor", None, "I've switched to VS Code now", None, None),
+    },
 }
+
+
+def _rounds(lang: str) -> list[_RoundSpec]:
+    words = _WORDS[lang]
+    return [
+        _RoundSpec(title=title, query=query, said=said, **shape)
+        for title, query, said, shape in zip(words["title"], words["query"], words["said"], _ROUNDS, strict=True)
+    ]
 
 
 class Verdict(BaseModel):
@@ -182,17 +120,15 @@ class EngineView(BaseModel):
 
     engine: Literal["naive", "ours"]
     written: list[str] = Field(default_factory=list)
-    """Statements stored by this round's message."""
     archived: list[str] = Field(default_factory=list)
-    """Statements archived by this round's message (the naive engine never archives)."""
+    """What this round's message stored and archived (the naive engine never archives)."""
     retrieved: list[tuple[str, float]] = Field(default_factory=list)
     """Returned memories with their score (naive: cosine; ours: calibrated fused score)."""
     held_back: list[tuple[str, str]] = Field(default_factory=list)
     """Near misses and why: ``(statement, reason)``."""
     block: str
-    """The injected prompt block, verbatim."""
     lines: list[str] = Field(default_factory=list)
-    """The statements the block carries."""
+    """The injected block, verbatim, and the statements it carries."""
     empty: bool
     verdict: Verdict
 
@@ -231,10 +167,7 @@ class DemoResult(BaseModel):
 
     def score(self) -> dict[str, int]:
         """Rounds passed per engine."""
-        return {
-            "naive": sum(r.naive.verdict.ok for r in self.rounds),
-            "ours": sum(r.ours.verdict.ok for r in self.rounds),
-        }
+        return {engine: sum(getattr(r, engine).verdict.ok for r in self.rounds) for engine in ("naive", "ours")}
 
 
 def memory_lines(block: str) -> list[str]:
@@ -271,42 +204,38 @@ def judge(lines: Sequence[str], spec: _RoundSpec, topic: Sequence[str]) -> Verdi
         if not lines:
             return Verdict(ok=True, label="nothing known")
         return Verdict(ok=False, label="polluted", details=[f"{len(lines)} unrelated line(s) injected"])
-    details: list[str] = []
     missing = [v for v in spec.expect if not any(_mentions(line, v) for line in lines)]
     stale = [v for v in spec.forbid if any(_mentions(line, v) for line in lines if not _mentions(line, spec.expect[0]))]
     unrelated = [line for line in lines if not any(_mentions(line, v) for v in topic)]
-    if missing:
-        details.append("missing " + ", ".join(repr(v) for v in missing))
-    if stale:
-        details.append("stale " + ", ".join(repr(v) for v in stale) + " injected too")
-    if unrelated:
-        details.append(f"{len(unrelated)} unrelated line(s)")
-    if missing:
-        label = "miss"
-    elif stale:
-        label = "conflict"
-    elif unrelated:
-        label = "polluted"
-    else:
-        label = "hit"
+    details = ["missing " + ", ".join(repr(v) for v in missing)] if missing else []
+    details += ["stale " + ", ".join(repr(v) for v in stale) + " injected too"] if stale else []
+    details += [f"{len(unrelated)} unrelated line(s)"] if unrelated else []
+    label = "miss" if missing else "conflict" if stale else "polluted" if unrelated else "hit"
     return Verdict(ok=not details, label=label, details=details)
 
 
-def _naive_view(naive: Any, spec: _RoundSpec, user: str, now: datetime, written: list[str]) -> dict[str, Any]:
-    hits = naive.store.search(naive.namespace(user), query=spec.query, limit=naive.k)
-    kept = [(h.value["content"], float(h.score)) for h in hits if h.score is not None and h.score >= naive.min_score]
-    below = [
-        (h.value["content"], f"cosine {h.score:.3f} < min_score {naive.min_score}")
-        for h in hits
-        if h.score is not None and h.score < naive.min_score
-    ][:1]
+def _day(value: datetime | None) -> str:
+    return value.date().isoformat() if value is not None else "?"
+
+
+def _view(block: Any, spec: _RoundSpec, **data: Any) -> EngineView:
+    lines = memory_lines(block.text)
+    return EngineView(**data, block=block.text, lines=lines, empty=block.empty, verdict=judge(lines, spec, TOPIC))
+
+
+def _naive_view(naive: Any, spec: _RoundSpec, user: str, now: datetime, written: list[str]) -> EngineView:
+    hits = [
+        h for h in naive.store.search(naive.namespace(user), query=spec.query, limit=naive.k) if h.score is not None
+    ]
+    kept = [(h.value["content"], float(h.score)) for h in hits if h.score >= naive.min_score]
+    misses = [h for h in hits if h.score < naive.min_score][:1]
+    below = [(h.value["content"], f"cosine {h.score:.3f} < min_score {naive.min_score}") for h in misses]
     block = naive.inject(spec.query, user, now=now)
-    return {"engine": "naive", "written": written, "retrieved": kept, "held_back": below, "block": block}
+    return _view(block, spec, engine="naive", written=written, retrieved=kept, held_back=below)
 
 
-def _ours_view(memory: Any, spec: _RoundSpec, user: str, now: datetime, result: Any) -> dict[str, Any]:
+def _ours_view(memory: Any, spec: _RoundSpec, user: str, now: datetime, result: Any) -> EngineView:
     explanation = memory.explain(spec.query, user, now=now)
-    kept = [(c.record.content, round(c.fused, 4)) for c in explanation.kept()]
     by_id = {c.record.id: c.record for c in explanation.candidates}
     held = []
     for c in explanation.by_decision("archived"):
@@ -315,48 +244,26 @@ def _ours_view(memory: Any, spec: _RoundSpec, user: str, now: datetime, result: 
         successor = by_id.get(c.record.superseded_by or "")
         why = f"superseded by {successor.value or successor.content!r}" if successor is not None else c.reason
         held.append((c.record.content, f"archived {_day(c.record.valid_to)}, {why}"))
-    block = memory.inject(spec.query, user, now=now)
-    written = [r.content for r in (result.added if result is not None else [])]
-    written += [f"{r.content} (refreshed)" for r in (result.refreshed if result is not None else [])]
-    archived = [r.content for r in (result.archived if result is not None else [])]
-    return {
-        "engine": "ours",
-        "written": written,
-        "archived": archived,
-        "retrieved": kept,
-        "held_back": held,
-        "block": block,
-    }
-
-
-def _day(value: datetime | None) -> str:
-    return value.date().isoformat() if value is not None else "?"
-
-
-def _view(data: dict[str, Any], spec: _RoundSpec, topic: Sequence[str]) -> EngineView:
-    block = data.pop("block")
-    lines = memory_lines(block.text)
-    return EngineView(**data, block=block.text, lines=lines, empty=block.empty, verdict=judge(lines, spec, topic))
+    added, refreshed, archived = (result.added, result.refreshed, result.archived) if result else ([], [], [])
+    return _view(
+        memory.inject(spec.query, user, now=now),
+        spec,
+        engine="ours",
+        written=[r.content for r in added] + [f"{r.content} (refreshed)" for r in refreshed],
+        archived=[r.content for r in archived],
+        retrieved=[(c.record.content, round(c.fused, 4)) for c in explanation.kept()],
+        held_back=held,
+    )
 
 
 def run_demo(lang: Lang = "zh", path: str | Path | None = None, *, embeddings: Any | None = None) -> DemoResult:
     """Replay the seed article's rounds on the naive engine and on ``LifecycleMemory``.
 
-    Args:
-        lang: ``"zh"`` (the article's own words) or ``"en"`` (the English mirror).
-        path: Folder for an embedded Chroma that is kept afterwards (inspect it with
-            ``lifecycle-memory --path DIR history --user demo-zh editor``); the demo user
-            is reset there first. Default: a temporary folder, removed at the end.
-        embeddings: Embedder for both engines (default: the offline USE model).
-
-    Returns:
-        Both engines' writes, retrievals, injected blocks and verdicts per round, and the
-        history of the editor slot.
-
-    Raises:
-        ValueError: If ``lang`` is not ``"zh"`` or ``"en"``.
+    ``lang``: ``"zh"`` (the article's words) or ``"en"``. ``path``: a folder kept afterwards (explore it
+    with ``lifecycle-memory --path DIR history --user demo-zh editor``; the demo user is reset there first);
+    default: a temporary folder. ``embeddings``: for both engines (default: the offline USE model).
     """
-    if lang not in _SCRIPTS:
+    if lang not in _WORDS:
         msg = f"lang must be 'zh' or 'en', got {lang!r}."
         raise ValueError(msg)
     if path is None:
@@ -373,9 +280,7 @@ def _run(lang: Lang, folder: Path, shown_path: str | None, embeddings: Any | Non
     from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
     from langchain_lifecycle_memory.write.extraction import create_rule_extractor
 
-    started = time.perf_counter()
-    script = _SCRIPTS[lang]
-    user = script.user_id
+    started, user = time.perf_counter(), f"demo-{lang}"
     store = ChromaMemoryStore(folder, embeddings=embeddings)
     naive_store = ChromaMemoryStore(
         client=store.client,
@@ -383,8 +288,7 @@ def _run(lang: Lang, folder: Path, shown_path: str | None, embeddings: Any | Non
         collection_prefix=DEMO_PREFIX_NAIVE,
         index={"fields": ["content"]},
     )
-    memory = LifecycleMemory(store)
-    naive = NaiveMemory(naive_store)
+    memory, naive = LifecycleMemory(store), NaiveMemory(naive_store)
     store.purge(memory.namespace(user))
     naive_store.purge(naive.namespace(user))
     extractor = create_rule_extractor()
@@ -396,35 +300,24 @@ def _run(lang: Lang, folder: Path, shown_path: str | None, embeddings: Any | Non
         naive.add(statements, user, at=when)  # type: ignore[arg-type]
         return memory.add_messages([("user", text)], user, at=when), statements
 
-    for text, at in script.background:
+    background = [str(text) for text in _WORDS[lang]["background"]]
+    for text, at in zip(background, _BACKGROUND_AT, strict=True):
         tell(text, at)
     rounds: list[DemoRound] = []
-    for number, spec in enumerate(script.rounds, start=1):
+    for number, spec in enumerate(_rounds(lang), start=1):
         result, statements = tell(spec.said, spec.said_at or spec.at) if spec.said else (None, [])
         now = ensure_aware(spec.at)
         assert now is not None
-        naive_view = _view(_naive_view(naive, spec, user, now, statements), spec, script.topic)
-        ours_view = _view(_ours_view(memory, spec, user, now, result), spec, script.topic)
-        rounds.append(
-            DemoRound(
-                number=number,
-                title=spec.title,
-                said=spec.said,
-                query=spec.query,
-                at=now,
-                expect=list(spec.expect),
-                forbid=list(spec.forbid),
-                expect_empty=spec.expect_empty,
-                show_block=spec.show_block,
-                naive=naive_view,
-                ours=ours_view,
-            )
-        )
+        views = {
+            "naive": _naive_view(naive, spec, user, now, statements),
+            "ours": _ours_view(memory, spec, user, now, result),
+        }
+        rounds.append(DemoRound(number=number, at=now, **views, **spec.model_dump(exclude={"at", "said_at"})))
     return DemoResult(
         lang=lang,
         user_id=user,
         path=shown_path,
-        background=[text for text, _ in script.background],
+        background=background,
         rounds=rounds,
         history=memory.history(user, "user", "editor"),
         naive_k=naive.k,

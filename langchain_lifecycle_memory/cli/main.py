@@ -1,16 +1,9 @@
-"""``lifecycle-memory``: manage long-term memories from a shell (typer + rich).
-
-Start with ``lifecycle-memory demo``. The store options (``--path`` or ``--host``/``--port``,
-``--embedder``) and ``--json`` may come before the command name or after it. With
-``--json`` stdout carries one JSON document and nothing else (errors too:
-``{"error": ..., "exit_code": ...}``); messages go to stderr.
-
-Exit codes: 0 ok; 1 user error or not found; 2 bad usage; 3 store unreachable.
-"""
+"""The ``lifecycle-memory`` commands; with ``--json`` stdout carries one JSON document (errors too)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -51,7 +44,7 @@ __all__ = ["CliError", "app", "make_embeddings", "run"]
 
 
 # ---------------------------------------------------------------------- commands
-@_command("demo", common=("path", "embedder", "json_output", "debug"))
+@_command("demo", common=("path", "embedder", "json", "debug"))
 def demo(
     cfg: Settings, lang: Annotated[Literal["zh", "en"], typer.Option(help="The article's words or English.")] = "zh"
 ) -> None:
@@ -112,11 +105,8 @@ def search(
 
         memory.retrieval_log = RetrievalLog(log)
     docs = memory.search(query, user, **options)
-    data: dict[str, Any] = {
-        "query": query,
-        "user": user,
-        "results": [{"content": d.page_content, **d.metadata} for d in docs],
-    }
+    results = [{"content": d.page_content, **d.metadata} for d in docs]
+    data: dict[str, Any] = {"query": query, "user": user, "results": results}
     views: list[Any] = [R.docs_table(docs, title=f"{_plural(len(docs))} for {query!r}")]
     if explain:
         data["explanation"] = memory.explain(query, user, **options)
@@ -137,11 +127,8 @@ def list_(
     """USER's memories, oldest first (every status unless --status)."""
     memory = _open(cfg)
     records = memory.store.list_records(_require_user(memory, cfg, user), statuses=status or None, kinds=kind)
-    R.emit(
-        cfg.json,
-        {"user": user, "records": records},
-        R.records_table(records, title=f"{_plural(len(records))} of {user!r}"),
-    )
+    table = R.records_table(records, title=f"{_plural(len(records))} of {user!r}")
+    R.emit(cfg.json, {"user": user, "records": records}, table)
 
 
 @_command("show")
@@ -164,10 +151,11 @@ def show(cfg: Settings, record_id: IdArg, user: AnyUserOpt = None) -> None:
 def history(
     cfg: Settings,
     slot: Annotated[str, typer.Argument(help="ATTRIBUTE (editor), ENTITY.ATTRIBUTE, ENTITY ATTRIBUTE, or an id.")],
-    user: UserOpt,
     attribute_arg: Annotated[
         str | None, typer.Argument(metavar="[ATTRIBUTE]", help="With ENTITY first: `history -u alice user editor`.")
     ] = None,
+    *,
+    user: UserOpt,
     entity: Annotated[str, typer.Option(help="The slot's entity.")] = "user",
 ) -> None:
     """Every version of a slot, oldest first: archived ones with when and by what they were superseded."""
@@ -182,10 +170,8 @@ def history(
         entity, attribute = slot.split(".", 1) if "." in slot else (entity, slot)
     records = memory.history(user, entity, attribute)
     if not records:
-        slots = sorted({f"{r.entity}.{r.attribute}" for r in memory.store.list_records(ns) if r.slot})
-        raise CliError(
-            f"No history for {entity}.{attribute} of user {user!r}. Its slots: {', '.join(slots) or 'none'}."
-        )
+        slots = ", ".join(sorted({f"{r.entity}.{r.attribute}" for r in memory.store.list_records(ns) if r.slot}))
+        raise CliError(f"No history for {entity}.{attribute} of user {user!r}. Its slots: {slots or 'none'}.")
     data = {"user": user, "entity": entity, "attribute": attribute, "versions": records}
     title = f"{entity}.{attribute} of {user!r}"
     if any(r.cardinality == "set" for r in records):
@@ -207,14 +193,10 @@ def edit(
 ) -> None:
     """Change a memory's content, value, confidence or kind.
 
-    A new --value on a slot record is a new fact, not a fix of the old one: it goes through
-    the update step (the facade's add_facts), which archives the old version (valid_to,
-    superseded_by) and adds the new one, so `history` and as-of questions stay right.
-    Anything else (a typo in the text, the confidence, the kind) rewrites the record in
-    place: nothing in the world changed, so no new version is made. A pending record whose
-    confidence is raised past the bar becomes active.
+    A new --value on a slot record is a new version (the old one archived, as `history` shows); anything
+    else rewrites the record in place (a pending one whose confidence passes the bar becomes active).
     """
-    from langchain_lifecycle_memory.schema import Fact, MemorySource, normalize_value
+    from langchain_lifecycle_memory.schema import normalize_value
 
     if content is None and value is None and confidence is None and kind is None:
         raise typer.BadParameter("give at least one of --content, --value, --confidence, --kind.", param_hint="edit")
@@ -238,21 +220,9 @@ def edit(
             f"(`lifecycle-memory history {record.id[:8]} --user {user}`)."
         )
     if value is not None and normalize_value(value) != normalize_value(record.value):
-        if not record.slot:
-            raise CliError(
-                f"Memory {record.id[:8]} has no slot (entity/attribute), hence no value: fix its text with --content."
-            )
-        if content is None and not (record.value and record.value in record.content):
-            raise CliError(f"Cannot derive the new statement from {record.content!r}: pass --content too.")
-        fact = Fact(
-            entity=record.entity,
-            attribute=record.attribute,
-            value=value,
-            kind=kind or record.kind,
-            content=content or record.content.replace(record.value or "", value),
-            confidence=record.confidence if confidence is None else confidence,
+        result = _new_version(
+            memory, record, user, when, value=value, content=content, kind=kind, confidence=confidence
         )
-        result = memory.add_facts([fact], user, at=when, source=MemorySource(extractor="manual"))
         R.emit(cfg.json, {"user": user, **R.jsonable(result)}, R.update_table(result))
         return
     changes: dict[str, Any] = {"updated_at": when}
@@ -268,6 +238,27 @@ def edit(
         updated = updated.transition(MemoryStatus.ACTIVE, at=when)
     memory.store.put_record(updated)
     R.emit(cfg.json, {"user": user, "updated": updated}, R.record_table(updated))
+
+
+def _new_version(memory: Any, record: MemoryRecord, user: str, when: Any, **new: Any) -> Any:
+    """A new --value: a new fact through the update step, which archives the old version."""
+    from langchain_lifecycle_memory.schema import Fact, MemorySource
+
+    if not record.slot:
+        raise CliError(
+            f"Memory {record.id[:8]} has no slot (entity/attribute), hence no value: fix its text with --content."
+        )
+    if new["content"] is None and not (record.value and record.value in record.content):
+        raise CliError(f"Cannot derive the new statement from {record.content!r}: pass --content too.")
+    fact = Fact(
+        entity=record.entity,
+        attribute=record.attribute,
+        value=new["value"],
+        kind=new["kind"] or record.kind,
+        content=new["content"] or record.content.replace(record.value or "", new["value"]),
+        confidence=record.confidence if new["confidence"] is None else new["confidence"],
+    )
+    return memory.add_facts([fact], user, at=when, source=MemorySource(extractor="manual"))
 
 
 @_command("forget")
@@ -366,7 +357,7 @@ def sweep(
     R.emit(cfg.json, report, R.sweep_view(report, records))
 
 
-@_command("reindex", common=("path", "host", "port", "json_output", "debug"))
+@_command("reindex", common=("path", "host", "port", "json", "debug"))
 def reindex(cfg: Settings, embedder: Annotated[str, typer.Option(help=f"The new embedder: {EMBEDDERS}.")]) -> None:
     """Re-embed every memory with another embedder and switch to it atomically (version drift)."""
     from langchain_lifecycle_memory.lifecycle import operations as lifecycle
@@ -394,8 +385,6 @@ def export(
 
     Give --user ID for one user or --all-users for everyone (a backup); nothing is exported without either.
     """
-    import sys
-
     from langchain_lifecycle_memory.lifecycle.portability import export_records
 
     if str(file) != "-" and file.is_dir():
@@ -426,8 +415,6 @@ def import_(
     if str(file) != "-" and not file.is_file():
         raise CliError(f"No such file: {file}.")
     memory = _open(cfg, create=True)
-    import sys
-
     source: Any = sys.stdin if str(file) == "-" else file
     report = import_records(memory.store, source, namespace=memory.namespace(user) if user else None)
     R.emit(cfg.json, report, R.import_view(report))
@@ -451,14 +438,8 @@ def stats(
     rows = []
     for name in [user] if user is not None else _users(memory):
         records = memory.list(name)
-        rows.append(
-            {
-                "user": name,
-                "total": len(records),
-                "by_status": dict(Counter(r.status.value for r in records)),
-                "by_kind": dict(Counter(r.kind for r in records)),
-            }
-        )
+        by_status, by_kind = Counter(r.status.value for r in records), Counter(r.kind for r in records)
+        rows.append({"user": name, "total": len(records), "by_status": dict(by_status), "by_kind": dict(by_kind)})
     data: dict[str, Any] = {"store": cfg.where(), "fingerprint": memory.store.fingerprint, "users": rows}
     if log is not None:
         from langchain_lifecycle_memory.lifecycle.observability import retrieval_stats

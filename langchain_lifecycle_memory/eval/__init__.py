@@ -1,10 +1,6 @@
 """Evaluation: the scenario runner (ours vs the naive baseline) and LoCoMo evidence recall.
 
-Run from a shell::
-
-    python -m langchain_lifecycle_memory.eval scenarios ../shared/scenarios/public.jsonl --extractor gold
-    python -m langchain_lifecycle_memory.eval locomo ../shared/data/locomo/locomo7.json --k 5 10
-
+From a shell: ``python -m langchain_lifecycle_memory.eval {scenarios,locomo} FILE ...`` (see ``__main__``).
 Nothing else in the package imports this subpackage; it uses the public API only.
 """
 

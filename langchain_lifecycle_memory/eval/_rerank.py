@@ -1,8 +1,7 @@
 """An LLM relevance filter for ``LifecycleRetriever(reranker=...)``, to measure the hook (``--rerank-llm``).
 
-One call per retrieval: the kept memories are numbered, the model answers the numbers of those that
-help answer the question (best first) or ``none``. A reply without a usable answer keeps every memory
-in its order: a failing reranker never loses what retrieval found.
+One call per retrieval names the memories that help (best first) or ``none``; a reply without a usable
+answer keeps every memory in its order, so a failing reranker never loses what retrieval found.
 """
 
 from __future__ import annotations
@@ -41,14 +40,9 @@ class LLMRelevanceFilter(BaseDocumentCompressor):
             [SystemMessage(_PROMPT), HumanMessage(f"Question: {query}\n\nMemories:\n{listing}")],
             config={"callbacks": callbacks} if callbacks else None,
         )
-        return _pick(documents, reply.text if hasattr(reply, "text") else str(reply))
-
-
-def _pick(documents: Sequence[Document], text: str) -> list[Document]:
-    if re.fullmatch(r"\W*none\W*", text.strip(), re.IGNORECASE):
-        return []
-    order = [int(n) - 1 for n in re.findall(r"\d+", text)]
-    chosen = list(dict.fromkeys(i for i in order if 0 <= i < len(documents)))
-    if not chosen:
-        return list(documents)
-    return [documents[i] for i in chosen]
+        text = reply.text if hasattr(reply, "text") else str(reply)
+        if re.fullmatch(r"\W*none\W*", text.strip(), re.IGNORECASE):
+            return []
+        order = [int(n) - 1 for n in re.findall(r"\d+", text)]
+        chosen = list(dict.fromkeys(i for i in order if 0 <= i < len(documents)))
+        return [documents[i] for i in chosen] if chosen else list(documents)

@@ -1,9 +1,7 @@
 """LangSmith-style evaluation of scenario files: examples, a target, and evaluators.
 
-Each probe of a scenario file becomes one example; the target replays the scenario up to
-that probe in a fresh store and returns the injected block; the evaluators judge it with
-the same rules as the CLI runner (``judge_block``). Evaluators use the modern
-``(outputs, reference_outputs) -> {"key", "score", "comment"}`` signature.
+One example per probe; the target replays the scenario up to it and returns the injected block, which
+the ``(outputs, reference_outputs)`` evaluators judge with the runner's rules (``judge_block``).
 
 Example:
     .. code-block:: python
@@ -43,40 +41,23 @@ __all__ = [
 
 
 def scenario_examples(source: str | os.PathLike[str] | Iterable[Any]) -> list[dict[str, Any]]:
-    """One LangSmith example per probe: ``{"inputs", "outputs", "metadata"}``.
-
-    ``inputs`` holds the whole scenario and the probe's step index (the target replays
-    the steps before it); ``outputs`` holds ``expect``, ``forbid`` and ``expect_empty``.
-    Upload with ``client.create_examples(dataset_id=..., examples=scenario_examples(path))``.
-    """
-    examples = []
-    for s in load_scenarios(source):
-        for i, step in enumerate(s.steps):
-            if step["type"] != "probe":
-                continue
-            examples.append(
-                {
-                    "inputs": {"scenario": s.raw, "step": i},
-                    "outputs": {k: step[k] for k in ("expect", "forbid", "expect_empty")},
-                    "metadata": {"scenario": s.id, "category": s.category, "query": step["query"]},
-                }
-            )
-    return examples
+    """One LangSmith example per probe: ``inputs`` the scenario and the probe's step, ``outputs`` its checks."""
+    return [
+        {
+            "inputs": {"scenario": s.raw, "step": i},
+            "outputs": {k: step[k] for k in ("expect", "forbid", "expect_empty")},
+            "metadata": {"scenario": s.id, "category": s.category, "query": step["query"]},
+        }
+        for s in load_scenarios(source)
+        for i, step in enumerate(s.steps)
+        if step["type"] == "probe"
+    ]
 
 
 def scenario_target(
     *, extractor: Extractor = "gold", engine: EngineName = "ours", embeddings: Any | None = None
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A ``langsmith.evaluate`` target: replay up to the probe, return the injected block.
-
-    Example:
-        .. code-block:: python
-
-            from langsmith import evaluate
-            from langchain_lifecycle_memory.eval import scenario_target, probe_evaluator
-
-            evaluate(scenario_target(), data="lifecycle-scenarios", evaluators=[probe_evaluator])
-    """
+    """A ``langsmith.evaluate`` target: replay up to the probe, return the injected block."""
 
     def target(inputs: dict[str, Any]) -> dict[str, Any]:
         scenario = load_scenarios([inputs["scenario"]])[0]
@@ -97,40 +78,31 @@ def scenario_target(
     return target
 
 
-def _outputs(outputs: Mapping[str, Any]) -> tuple[str, bool | None]:
-    return str(outputs.get("injected") or ""), outputs.get("empty")
+def _judge(key: str, outputs: Mapping[str, Any], reference: Mapping[str, Any], *checks: str) -> dict[str, Any]:
+    """``judge_block`` on a target's outputs with the reference's ``checks``, as a LangSmith score."""
+    options: dict[str, Any] = {c: reference.get(c) or [] for c in checks if c != "expect_empty"}
+    if "expect_empty" in checks:
+        options["expect_empty"] = bool(reference.get("expect_empty"))
+    reasons = [outputs["error"]] if key == "probe_passed" and outputs.get("error") else []
+    reasons += judge_block(str(outputs.get("injected") or ""), empty=outputs.get("empty"), **options)
+    return {"key": key, "score": int(not reasons), "comment": "; ".join(reasons)}
 
 
 def expect_evaluator(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
     """Score 1 when every ``expect`` string is in the injected memory lines."""
-    text, empty = _outputs(outputs)
-    reasons = judge_block(text, empty=empty, expect=reference_outputs.get("expect") or [])
-    return {"key": "expect", "score": int(not reasons), "comment": "; ".join(reasons)}
+    return _judge("expect", outputs, reference_outputs, "expect")
 
 
 def forbid_evaluator(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
     """Score 1 when no ``forbid`` string is in the injected memory lines."""
-    text, empty = _outputs(outputs)
-    reasons = judge_block(text, empty=empty, forbid=reference_outputs.get("forbid") or [])
-    return {"key": "forbid", "score": int(not reasons), "comment": "; ".join(reasons)}
+    return _judge("forbid", outputs, reference_outputs, "forbid")
 
 
 def empty_evaluator(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
     """Score 1 unless ``expect_empty`` is set and some memory line was injected."""
-    text, empty = _outputs(outputs)
-    reasons = judge_block(text, empty=empty, expect_empty=bool(reference_outputs.get("expect_empty")))
-    return {"key": "expect_empty", "score": int(not reasons), "comment": "; ".join(reasons)}
+    return _judge("expect_empty", outputs, reference_outputs, "expect_empty")
 
 
 def probe_evaluator(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> dict[str, Any]:
     """The runner's verdict: expect, forbid and expect_empty together."""
-    text, empty = _outputs(outputs)
-    reasons = [outputs["error"]] if outputs.get("error") else []
-    reasons += judge_block(
-        text,
-        empty=empty,
-        expect=reference_outputs.get("expect") or [],
-        forbid=reference_outputs.get("forbid") or [],
-        expect_empty=bool(reference_outputs.get("expect_empty")),
-    )
-    return {"key": "probe_passed", "score": int(not reasons), "comment": "; ".join(reasons)}
+    return _judge("probe_passed", outputs, reference_outputs, "expect", "forbid", "expect_empty")

@@ -1,52 +1,35 @@
 """LoCoMo evidence recall: does retrieval bring back the turns a question's answer rests on?
 
-Every turn of a conversation is stored as an ``episode`` record through
-``LifecycleMemory.add_episode`` (user id = the conversation's ``sample_id``, time = its
-session's date, source = its ``dia_id``). For each question of categories 1-4 the
-retrievers return their top ``k`` and recall@k is the share of the question's evidence
-turns among the ``dia_id`` s of those results; reported per category and overall, as the
-mean over questions. Baselines run in the same process on the same embedder and the
-same indexed texts.
-
-Evidence ids: a few are malformed (``"D8:6; D9:17"`` → two ids, ``"D:11:26"`` →
-``D11:26``, ``"D30:05"`` → ``D30:5``); ids that still do not parse or name no turn of the
-conversation are dropped, and a question left without evidence is skipped. The audit
-file's ``correct_evidence`` replaces a question's evidence; entries are matched to
-questions **by normalised question text** (within the conversation the ``question_id``
-names, when it parses), never by position. All counts are reported.
-
+Every turn is stored as an ``episode`` (``LifecycleMemory.add_episode``: user id = the conversation's
+``sample_id``, time = its session's date, source = its ``dia_id``). For each question of categories 1-4,
+recall@k is the share of its evidence turns among the top ``k`` results, averaged per category and
+overall; baselines run on the same embedder and texts. Malformed evidence ids are repaired or dropped,
+and the audit file's ``correct_evidence`` is matched by question text; all counts are reported.
 The LoCoMo data is CC BY-NC 4.0: read it from ``shared/``, never copy it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableLambda
 
-from langchain_lifecycle_memory.eval._locomo_data import (
-    CATEGORIES,
-    TEXT_PARTS,
-    Conversation,
-    EvidenceStats,
-    Question,
-    Turn,
-    apply_audit,
-    check_text_format,
-    find_audit_file,
-    index_text,
-    load_locomo,
-    normalize_evidence,
-    parse_session_date,
-    recall_at_k,
+from langchain_lifecycle_memory.eval._baselines import (
+    CachedEmbeddings,
+    Hit,
+    Retriever,
+    bm25_retriever,
+    inmemory_retriever,
 )
 from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.graph.naive import drop_store, fresh_store
@@ -55,149 +38,260 @@ from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.write.update import UpdateConfig
 
-__all__ = [
-    "BASELINES",
-    "CATEGORIES",
-    "TEXT_PARTS",
-    "CachedEmbeddings",
-    "Conversation",
-    "EvidenceStats",
-    "Question",
-    "Turn",
-    "apply_audit",
-    "evaluate_locomo",
-    "find_audit_file",
-    "index_text",
-    "load_locomo",
-    "normalize_evidence",
-    "parse_session_date",
-    "recall_at_k",
-]
-
-BASELINES = ("default", "default-nothreshold", "dense", "bm25", "langgraph-inmemory")
-
-
-# ---------------------------------------------------------------------------- retrievers
-class CachedEmbeddings(Embeddings):
-    """Memoises another embedder by text and embeds misses in batches.
-
-    Every retriever of the benchmark embeds the same turns and questions; a sentence
-    encoder is ~10x faster per text in batches, so texts are embedded once, up front.
-    """
-
-    def __init__(self, base: Embeddings, batch_size: int = 128) -> None:
-        self.base = base
-        self.batch_size = batch_size
-        self._cache: dict[tuple[str, str], list[float]] = {}
-        self.model_name = getattr(base, "model_name", None)
-        self.dims = getattr(base, "dims", None)
-
-    @property
-    def fingerprint(self) -> dict[str, Any]:
-        """The wrapped embedder's fingerprint (the vectors are its own)."""
-        from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
-
-        return embedding_fingerprint(self.base)
-
-    def warm(self, texts: Iterable[str], *, queries: Iterable[str] = ()) -> None:
-        """Embed every text (and query) not cached yet, in batches.
-
-        Queries are cached apart: an asymmetric encoder (e5) embeds them with another prefix.
-        """
-        for kind, items in (("doc", texts), ("query", queries)):
-            missing = list(dict.fromkeys(t for t in items if (kind, t) not in self._cache))
-            embed = self.base.embed_documents
-            if kind == "query":
-                embed = getattr(self.base, "embed_queries", None) or (lambda b: [self.base.embed_query(t) for t in b])
-            for i in range(0, len(missing), self.batch_size):
-                chunk = missing[i : i + self.batch_size]
-                self._cache.update(zip([(kind, t) for t in chunk], embed(chunk), strict=True))
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Cached vectors (misses are embedded first)."""
-        self.warm(texts)
-        return [self._cache[("doc", t)] for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        """Cached query vector of one text."""
-        self.warm((), queries=[text])
-        return self._cache[("query", text)]
-
-    def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """Cached query vectors."""
-        self.warm((), queries=texts)
-        return [self._cache[("query", t)] for t in texts]
-
-
-Hit = tuple[str, str, datetime | None]
-"""``(dia_id, indexed text, time)`` of one result."""
-Retriever = Callable[[str], list[Hit]]
-
-
-def _bm25(texts: list[str], ids: list[str], times: list[datetime], k: int) -> Retriever:
-    import bm25s
-    import numpy as np
-
-    try:
-        from langchain_lifecycle_memory.read.lexical import tokenize
-    except ImportError:  # the package's tokeniser moved: plain whitespace
-        tokenize = str.split  # type: ignore[assignment]
-    corpus = [tokenize(t) or [""] for t in texts]
-    index = bm25s.BM25(method="lucene")
-    index.index(corpus, show_progress=False)
-    vocab = {tok for doc in corpus for tok in doc}
-
-    def run(query: str) -> list[Hit]:
-        tokens = [t for t in dict.fromkeys(tokenize(query)) if t in vocab]
-        if not tokens:
-            return []
-        scores = np.asarray(index.get_scores(tokens))
-        top = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
-        return [(ids[i], texts[i], times[i]) for i in top]
-
-    return run
-
-
-def _inmemory(embeddings: Embeddings, sample_id: str, texts: list[str], ids: list[str], k: int) -> Retriever:
-    from langgraph.store.memory import InMemoryStore
-
-    dims = len(embeddings.embed_query("dimension probe"))
-    store = InMemoryStore(index={"dims": dims, "embed": embeddings, "fields": ["text"]})
-    ns = ("locomo", sample_id)
-    # One put at a time: InMemoryStore.batch fails on two equal texts in one batch
-    # (langgraph: "Number of embeddings does not match number of indices"); vectors are cached.
-    for dia, text in zip(ids, texts, strict=True):
-        store.put(ns, dia, {"text": text})
-
-    def run(query: str) -> list[Hit]:
-        return [(item.key, item.value["text"], None) for item in store.search(ns, query=query, limit=k)]
-
-    return run
+CATEGORIES = ("1", "2", "3", "4")
+TEXT_PARTS = ("date", "prev", "next")
+AUDIT_NAME = "locomo_audit_errors.json"
+_DATE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
+_EVIDENCE = re.compile(r"^D:?(\d+):(\d+)$")
+_QID = re.compile(r"locomo_(\d+)_qa")
 
 
 @dataclass
-class _Ingested:
-    """One conversation stored through the facade, plus what the baselines index."""
+class Turn:
+    """One utterance of a conversation."""
 
-    conv: Conversation
-    memory: LifecycleMemory
-    texts: list[str]
-    ids: list[str]
-    times: list[datetime]
-    by_record: dict[str, str]
-
-    def hits(self, docs: Sequence[Any]) -> list[Hit]:
-        """Retriever ``Document`` s → ``(dia_id, text, time)`` via their source or record id."""
-        out = []
-        for d in docs:
-            source = d.metadata.get("source")
-            msg_ids = source.get("message_ids") if isinstance(source, dict) else None
-            dia = msg_ids[0] if msg_ids else self.by_record.get(str(d.metadata.get("id")), "?")
-            out.append((dia, d.page_content, datetime.fromisoformat(d.metadata["valid_from"])))
-        return out
+    dia_id: str
+    speaker: str
+    text: str
+    at: datetime
+    session: int
+    caption: str | None = None
 
 
-def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str, speaker: bool = True) -> _Ingested:
+@dataclass
+class Question:
+    """One question of categories 1-4 with its (normalised) evidence turn ids."""
+
+    question: str
+    category: str
+    evidence: list[str]
+
+
+@dataclass
+class Conversation:
+    """A conversation's turns (in order) and questions."""
+
+    sample_id: str
+    turns: list[Turn]
+    questions: list[Question]
+
+    @property
+    def asked_at(self) -> datetime:
+        """When the questions are asked: a day after the last session."""
+        return max(t.at for t in self.turns) + timedelta(days=1)
+
+
+@dataclass
+class EvidenceStats:
+    """What normalisation and the audit did to the evidence ids."""
+
+    normalised: int = 0
+    skipped_malformed: int = 0
+    skipped_unknown: int = 0
+    questions_without_evidence: int = 0
+    audit_matched: int = 0
+    audit_unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def audit_entries(self) -> int:
+        """Audit entries applied (matched or not)."""
+        return self.audit_matched + len(self.audit_unmatched)
+
+    def notes(self) -> list[str]:
+        """Human-readable lines for the report."""
+        unmatched = f"; unmatched: {', '.join(self.audit_unmatched[:5])}" if self.audit_unmatched else ""
+        audit = f"audit: {self.audit_matched}/{self.audit_entries} entries matched by question text{unmatched}"
+        evidence = (
+            f"evidence ids: {self.normalised} normalised, {self.skipped_malformed} malformed skipped, "
+            f"{self.skipped_unknown} naming no turn of the conversation skipped; "
+            f"{self.questions_without_evidence} question(s) without evidence skipped"
+        )
+        return [evidence, audit if self.audit_entries else "audit: none applied"]
+
+
+# ---------------------------------------------------------------------------- parsing
+def parse_session_date(text: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` → an aware UTC datetime."""
+    m = _DATE.match(text)
+    if not m:
+        msg = f"Cannot parse the session date {text!r}; expected e.g. '1:56 pm on 8 May, 2023'."
+        raise ValueError(msg)
+    hour, minute, ampm, day, month, year = m.groups()
+    clock = datetime.strptime(f"{int(hour)}:{minute} {ampm.upper()}", "%I:%M %p")
+    date = datetime.strptime(f"{day} {month[:3].title()} {year}", "%d %b %Y")
+    return date.replace(hour=clock.hour, minute=clock.minute, tzinfo=timezone.utc)
+
+
+def normalize_evidence(ids: Iterable[str]) -> tuple[list[str], int, int]:
+    """Split and repair evidence ids: ``(ids, how many were repaired, how many skipped)``.
+
+    Example:
+        >>> normalize_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D", "D1:3"])
+        (['D8:6', 'D9:17', 'D11:26', 'D30:5', 'D1:3'], 3, 1)
+    """
+    out: list[str] = []
+    repaired = skipped = 0
+    for raw in ids:
+        parts = [p for p in re.split(r"[;,\s]+", str(raw).strip()) if p]
+        if not parts:
+            skipped += 1
+            continue
+        changed = len(parts) > 1
+        for part in parts:
+            m = _EVIDENCE.match(part)
+            if not m:
+                skipped += 1
+                continue
+            fixed = f"D{int(m.group(1))}:{int(m.group(2))}"
+            changed = changed or fixed != part
+            if fixed not in out:
+                out.append(fixed)
+        repaired += int(changed)
+    return out, repaired, skipped
+
+
+def _norm_question(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+def _sessions(conv: dict[str, Any]) -> list[tuple[int, list[dict[str, Any]], datetime]]:
+    out = []
+    for key, value in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(value, list) and value:
+            out.append((int(m.group(1)), value, parse_session_date(conv[f"{key}_date_time"])))
+    return sorted(out, key=lambda s: s[0])
+
+
+def load_locomo(
+    path: str | Path, *, stats: EvidenceStats | None = None, limit: int | None = None
+) -> list[Conversation]:
+    """Read a LoCoMo file (the first ``limit`` conversations): turns in session order, questions of categories 1-4."""
+    stats = stats if stats is not None else EvidenceStats()
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    conversations = []
+    for sample in data[:limit]:
+        turns = [
+            Turn(t["dia_id"], t.get("speaker", ""), t.get("text", ""), at, n, t.get("blip_caption"))
+            for n, session, at in _sessions(sample["conversation"])
+            for t in session
+        ]
+        known = {t.dia_id for t in turns}
+        questions = []
+        for qa in sample.get("qa", []):
+            category = str(qa.get("category"))
+            if category not in CATEGORIES:
+                continue
+            ids, repaired, skipped = normalize_evidence(qa.get("evidence") or [])
+            stats.normalised += repaired
+            stats.skipped_malformed += skipped
+            stats.skipped_unknown += sum(e not in known for e in ids)
+            questions.append(Question(qa["question"], category, [e for e in ids if e in known]))
+        conversations.append(Conversation(str(sample.get("sample_id")), turns, questions))
+    return conversations
+
+
+def apply_audit(
+    conversations: Sequence[Conversation],
+    entries: Iterable[dict[str, Any]],
+    stats: EvidenceStats | None = None,
+    *,
+    limited: bool = False,
+) -> EvidenceStats:
+    """Replace evidence with each audit entry's ``correct_evidence``, matched by question text.
+
+    ``question_id`` (``locomo_<conversation index>_qa<n>``) only narrows the search to that conversation
+    (with ``limited=True``, entries naming a conversation not loaded are ignored).
+    """
+    stats = stats if stats is not None else EvidenceStats()
+    for n, entry in enumerate(entries):
+        correct = entry.get("correct_evidence")
+        if correct is None:
+            continue
+        wanted = _norm_question(str(entry.get("question", "")))
+        m = _QID.match(str(entry.get("question_id", "")))
+        index = int(m.group(1)) if m else len(conversations)
+        if m and limited and index >= len(conversations):
+            continue  # a conversation that was not loaded (--limit-conversations)
+        pool = conversations[index : index + 1] or conversations
+        hits = [(c, q) for c in pool for q in c.questions if _norm_question(q.question) == wanted]
+        if not hits:
+            stats.audit_unmatched.append(str(entry.get("question_id") or f"entry #{n}"))
+            continue
+        stats.audit_matched += 1
+        for conv, q in hits:
+            ids, repaired, skipped = normalize_evidence(correct)
+            known = {t.dia_id for t in conv.turns}
+            stats.normalised += repaired
+            stats.skipped_malformed += skipped
+            q.evidence = [e for e in ids if e in known]
+    return stats
+
+
+def find_audit_file(data_file: str | Path | None = None) -> Path | None:
+    """The audit file next to the data, or under ``../shared/data/locomo/`` from the cwd or the repo root."""
+    candidates = [] if data_file is None else [Path(data_file).parent / AUDIT_NAME]
+    rel = Path("..") / "shared" / "data" / "locomo" / AUDIT_NAME
+    candidates += [Path.cwd() / rel, Path(__file__).resolve().parents[2] / rel]
+    return next((p for p in candidates if p.is_file()), None)
+
+
+# ---------------------------------------------------------------------------- indexing
+def check_text_format(fmt: str) -> set[str]:
+    """The additions a text format asks for; raises ``ValueError`` for an unknown one."""
+    parts = set(fmt.split("+")) - {"speaker"}
+    if not fmt or not parts <= set(TEXT_PARTS):
+        msg = f"text format must be 'speaker' or a '+'-join of {TEXT_PARTS}, got {fmt!r}."
+        raise ValueError(msg)
+    return parts
+
+
+def index_text(turn: Turn, fmt: str = "speaker", previous: Turn | None = None, following: Turn | None = None) -> str:
+    """What is stored for a turn: ``speaker`` (``"Caroline: text [image: caption]"``) or ``+``-joined additions.
+
+    ``date`` prefixes the session date (``"[8 May 2023] ..."``); ``prev`` / ``next`` append the previous /
+    next turn of the same session (``" (after Melanie: ...)"``, ``" (before Melanie: ...)"``).
+    """
+    parts = check_text_format(fmt)
+
+    def line(t: Turn) -> str:
+        caption = f" [image: {t.caption}]" if t.caption else ""
+        return f"{t.speaker}: {t.text}{caption}".strip()
+
+    text = line(turn)
+    if "date" in parts:
+        text = f"[{turn.at.day} {turn.at:%B %Y}] {text}"
+    if "prev" in parts and previous is not None and previous.session == turn.session:
+        text += f" (after {line(previous)})"
+    if "next" in parts and following is not None and following.session == turn.session:
+        text += f" (before {line(following)})"
+    return text
+
+
+def recall_at_k(evidence: Sequence[str], sources: Sequence[str], k: int) -> float:
+    """Share of ``evidence`` among the first ``k`` ``sources``."""
+    wanted = set(evidence)
+    if not wanted:
+        msg = "recall needs at least one evidence id."
+        raise ValueError(msg)
+    return len(wanted & set(sources[:k])) / len(wanted)
+
+
+# ---------------------------------------------------------------------------- retrievers
+BASELINES = ("default", "default-nothreshold", "dense", "bm25", "langgraph-inmemory")
+
+
+def _ingest(
+    conv: Conversation,
+    embeddings: CachedEmbeddings,
+    text_format: str,
+    speaker: bool,
+    names: Sequence[str],
+    variants: dict[str, dict[str, Any]],
+    k: int,
+) -> tuple[LifecycleMemory, dict[str, Retriever]]:
+    """One conversation stored through the facade; the retrievers in ``names`` (and the variants) over it."""
     # The questions are about months-old turns: episodes must not expire (default TTL 30 days).
     update = UpdateConfig(policy=RetentionPolicy(ttl={"episode": None}))
     memory = LifecycleMemory(
@@ -210,51 +304,46 @@ def _ingest(conv: Conversation, embeddings: CachedEmbeddings, text_format: str, 
     memory.retriever.embed_episodes(texts)
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
-        record = memory.add_episode(
-            text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=turn.speaker if speaker else None
-        )
+        entity = turn.speaker if speaker else None
+        record = memory.add_episode(text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=entity)
         by_record[record.id] = turn.dia_id
-    return _Ingested(conv, memory, texts, [t.dia_id for t in conv.turns], [t.at for t in conv.turns], by_record)
 
+    def hits(docs: Sequence[Any]) -> list[Hit]:  # the dia_id from the episode's source, else by its record id
+        out = []
+        for d in docs:
+            source = d.metadata.get("source")
+            msg_ids = source.get("message_ids") if isinstance(source, dict) else None
+            dia = msg_ids[0] if msg_ids else by_record.get(str(d.metadata.get("id")), "?")
+            out.append((dia, d.page_content, datetime.fromisoformat(d.metadata["valid_from"])))
+        return out
 
-def _runners(
-    data: _Ingested, names: Sequence[str], variants: dict[str, dict[str, Any]], embeddings: Embeddings, k: int
-) -> dict[str, Retriever]:
-    memory, user, now = data.memory, data.conv.sample_id, data.conv.asked_at
-    store, ns = memory.store, memory.namespace(user)
-    out: dict[str, Retriever] = {}
-    if "default" in names:
-        out["default"] = lambda q: data.hits(memory.search(q, user, k=k, now=now))
-    if "default-nothreshold" in names:
-        out["default-nothreshold"] = lambda q: data.hits(memory.search(q, user, k=k, now=now, min_score=0.0))
-    if "dense" in names:
-        out["dense"] = lambda q: [
-            (data.by_record.get(r.id, "?"), r.content, r.valid_from)
-            for r, _ in store.search_records(ns, q, k=k, now=now)
-        ]
+    user, now, ns = conv.sample_id, conv.asked_at, memory.namespace(conv.sample_id)
+    runners: dict[str, Retriever] = {
+        "default": lambda q: hits(memory.search(q, user, k=k, now=now)),
+        "default-nothreshold": lambda q: hits(memory.search(q, user, k=k, now=now, min_score=0.0)),
+        "dense": lambda q: [
+            (by_record.get(r.id, "?"), r.content, r.valid_from)
+            for r, _ in memory.store.search_records(ns, q, k=k, now=now)
+        ],
+    }
     if "bm25" in names:
-        out["bm25"] = _bm25(data.texts, data.ids, data.times, k)
+        runners["bm25"] = bm25_retriever(texts, conv.turns, k)
     if "langgraph-inmemory" in names:
-        out["langgraph-inmemory"] = _inmemory(embeddings, user, data.texts, data.ids, k)
+        runners["langgraph-inmemory"] = inmemory_retriever(embeddings, user, texts, conv.turns, k)
+    runners = {name: run for name, run in runners.items() if name in names}
     for name, options in variants.items():
-        retriever = LifecycleRetriever(store=store, namespace_template=memory.namespace_template, **options)
-        out[name] = lambda q, r=retriever: data.hits(r.invoke(q, user_id=user, k=k, now=now))
-    return out
+        retriever = LifecycleRetriever(store=memory.store, namespace_template=memory.namespace_template, **options)
+        runners[name] = lambda q, r=retriever: hits(r.invoke(q, user_id=user, k=k, now=now))
+    return memory, runners
 
 
-_CATS = ("all", *CATEGORIES)
+def _put(by_category: dict[str, list[float]], category: str, value: float) -> None:
+    by_category["all"].append(value)
+    by_category[category].append(value)
 
 
-def _by_category() -> dict[str, list[float]]:
-    return {c: [] for c in _CATS}
-
-
-def _mean(values: list[float]) -> float:
-    return round(sum(values) / len(values), 4) if values else 0.0
-
-
-def _median(values: list[int]) -> float:
-    return float(statistics.median(values)) if values else 0.0
+def _means(by_category: dict[str, list[float]]) -> dict[str, float]:
+    return {c: round(sum(v) / len(v), 4) if v else 0.0 for c, v in by_category.items()}
 
 
 class _Tally:
@@ -262,50 +351,45 @@ class _Tally:
 
     def __init__(self, names: Sequence[str], ks: Sequence[int], max_tokens: int, turn_only: bool) -> None:
         self.ks, self.max_tokens, self.turn_only = list(ks), max_tokens, turn_only
-        self.recall = {n: {k: _by_category() for k in ks} for n in names}
-        self.shown = {n: _by_category() for n in names}
-        self.tokens: dict[str, list[int]] = {}
-        self.shown_turn_only = {n: _by_category() for n in names}
 
-    def _block(self, key: str, hits: list[Hit], q: Question, now: datetime) -> list[str]:
+        def by_category() -> dict[str, list[float]]:
+            return {c: [] for c in ("all", *CATEGORIES)}
+
+        self.recall = {n: {k: by_category() for k in ks} for n in names}
+        self.shown = {n: by_category() for n in names}
+        self.tokens: dict[str, list[int]] = {}
+        self.shown_turn_only = {n: by_category() for n in names}
+
+    def _inject(self, key: str, hits: list[Hit], q: Question, now: datetime) -> float:
+        """The block's tokens (and without a budget) under ``key``; returns the share of evidence in it."""
         items = [{"id": h[0], "content": h[1], "valid_from": h[2]} for h in hits]
         block = format_memories(items, max_tokens=self.max_tokens, query=q.question, now=now)
         self.tokens.setdefault(key, []).append(block.tokens)
         whole = format_memories(items, max_tokens=10**9, query=q.question, now=now)
         self.tokens.setdefault(f"{key}-unbudgeted", []).append(whole.tokens)
-        return block.included
+        return recall_at_k(q.evidence, block.included, len(block.included))
 
     def add(self, name: str, q: Question, hits: list[Hit], plain: dict[str, str], now: datetime) -> None:
         """Score one question's results (``plain``: each turn's text without context)."""
-        sources = [h[0] for h in hits]
         for k in self.ks:
-            self.recall[name][k]["all"].append(recall_at_k(q.evidence, sources, k))
-            self.recall[name][k][q.category].append(self.recall[name][k]["all"][-1])
-        included = self._block(name, hits, q, now)
-        self.shown[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
-        self.shown[name][q.category].append(self.shown[name]["all"][-1])
+            _put(self.recall[name][k], q.category, recall_at_k(q.evidence, [h[0] for h in hits], k))
+        _put(self.shown[name], q.category, self._inject(name, hits, q, now))
         if self.turn_only:  # what the block would cost if only the turn itself were shown
-            included = self._block(f"{name}-turn-only", [(d, plain.get(d, c), t) for d, c, t in hits], q, now)
-            self.shown_turn_only[name]["all"].append(recall_at_k(q.evidence, included, len(included)))
-            self.shown_turn_only[name][q.category].append(self.shown_turn_only[name]["all"][-1])
+            turns = [(d, plain.get(d, c), t) for d, c, t in hits]
+            _put(self.shown_turn_only[name], q.category, self._inject(f"{name}-turn-only", turns, q, now))
 
     def result(self) -> dict[str, Any]:
         """The metric part of the ``--json`` dict."""
         first = next(iter(self.recall.values()), {})
         out: dict[str, Any] = {
-            "retrievers": {
-                name: {f"recall@{k}": {c: _mean(v) for c, v in by_k[k].items()} for k in self.ks}
-                for name, by_k in self.recall.items()
-            },
-            "median_injected_tokens": {key: _median(v) for key, v in self.tokens.items()},
-            "injected_recall": {n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown.items()},
+            "retrievers": {n: {f"recall@{k}": _means(by_k[k]) for k in self.ks} for n, by_k in self.recall.items()},
+            "median_injected_tokens": {key: float(statistics.median(v)) for key, v in self.tokens.items()},
+            "injected_recall": {n: _means(by_c) for n, by_c in self.shown.items()},
             "questions_by_category": {c: len(v) for c, v in first.get(max(self.ks), {}).items()},
             "max_tokens": self.max_tokens,
         }
         if self.turn_only:
-            out["injected_recall_turn_only"] = {
-                n: {c: _mean(v) for c, v in by_c.items()} for n, by_c in self.shown_turn_only.items()
-            }
+            out["injected_recall_turn_only"] = {n: _means(by_c) for n, by_c in self.shown_turn_only.items()}
         return out
 
 
@@ -325,25 +409,13 @@ def evaluate_locomo(
 ) -> dict[str, Any]:
     """Run the benchmark; returns the ``--json`` dict (``retrievers``, ``median_injected_tokens``...).
 
-    Args:
-        path: ``locomo7.json`` (or any file of the same structure).
-        ks: Cut-offs; every retriever is asked once for ``max(ks)`` results.
-        audit: Audit file whose ``correct_evidence`` replaces evidence (``None``: no audit).
-        limit_conversations: Only the first N conversations.
-        text_format: What each episode holds, see :func:`index_text`. The default, the
-            turn with its session date and both neighbours, measured best for every
-            retriever (dense recall@10 0.33 → 0.51, BM25 0.60 → 0.70).
-        retrievers: Which of :data:`BASELINES` to run.
-        variants: Extra ``LifecycleRetriever`` configurations to measure, by name: keyword
-            arguments of ``LifecycleRetriever`` (e.g. ``{"min_score": 0.2, "dense_k": 100}``).
-        embeddings: Shared embedder (default: the offline USE model).
-        max_tokens: Budget for the injected-token measure.
-        progress: Called with a line of progress text.
-        speaker_entity: Store each turn with its speaker as the episode's ``entity``
-            (``LifecycleMemory.add_episode``), so a question naming one speaker prefers
-            that speaker's own turns; ``False`` stores every turn as the user's.
+    Every retriever is asked once for ``max(ks)`` results. ``text_format``: see :func:`index_text` (the
+    default, the turn with its date and both neighbours, measured best: dense recall@10 0.33 → 0.51, BM25
+    0.60 → 0.70). ``variants``: extra ``LifecycleRetriever`` settings to measure, by name.
+    ``max_tokens``: the injected block's budget. ``speaker_entity``: each turn's speaker is its episode's
+    ``entity``, so a question naming one speaker prefers that speaker's turns.
     """
-    check_text_format(text_format)
+    parts = check_text_format(text_format)
     unknown = sorted(set(retrievers) - set(BASELINES))
     if unknown:
         msg = f"Unknown retriever(s) {unknown}; choose from {list(BASELINES)} or pass `variants`."
@@ -362,12 +434,11 @@ def evaluate_locomo(
     cached = CachedEmbeddings(embeddings)
     kmax = max(ks)
     names = [*retrievers, *(variants or {})]
-    tally = _Tally(names, ks, max_tokens, turn_only=bool(check_text_format(text_format) - {"date"}))
+    tally = _Tally(names, ks, max_tokens, turn_only=bool(parts - {"date"}))
     timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
     for conv in conversations:
         t0 = time.perf_counter()
-        data = _ingest(conv, cached, text_format, speaker_entity)
-        runners = _runners(data, names, variants or {}, cached, kmax)
+        memory, runners = _ingest(conv, cached, text_format, speaker_entity, retrievers, variants or {}, kmax)
         timings["ingest"] += time.perf_counter() - t0
         questions = [q for q in conv.questions if q.evidence]
         plain = {t.dia_id: index_text(t) for t in conv.turns}
@@ -376,7 +447,7 @@ def evaluate_locomo(
             for q in questions:
                 tally.add(name, q, run(q.question), plain, conv.asked_at)
             timings[name] += time.perf_counter() - t1
-        drop_store(data.memory.store)
+        drop_store(memory.store)
         if progress is not None:
             progress(f"{conv.sample_id}: {len(conv.turns)} turns, {len(questions)} questions")
     return {

@@ -1,45 +1,29 @@
 """Scenario runner: replay ``shared/scenarios/*.jsonl`` files and judge every probe.
 
 A scenario is one JSON object a line (``notebooks/data/scenarios.jsonl`` is a small example): steps of type
-``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A
-probe is judged on the **injected memory block**: every ``expect`` string appears in it
-(case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line
-was injected at all (``MemoryBlock.empty``).
-
-Only the memory lines of the block are searched (each line's date/confidence prefix and
-its JSON-unquoted statement), not the block's fixed instructions, so that an ``expect``
-or ``forbid`` word that happens to occur in the boilerplate ("memory", "date") can
-neither pass nor fail a probe on its own.
-
-Example:
-    .. code-block:: python
-
-        from langchain_lifecycle_memory.eval import run_scenarios
-
-        report = run_scenarios("../shared/scenarios/public.jsonl", extractor="gold")
-        print(report.summary["passed"], report.summary["failed"])
-        for probe in report.failures():
-            print(probe.scenario, probe.step, probe.reasons)
+``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A probe is judged on
+the memory lines of the **injected block** (not its fixed instructions): every ``expect`` string appears
+(case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line was injected.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables import RunnableLambda
 
-from langchain_lifecycle_memory.eval._scenario_format import Scenario, ScenarioFormatError, load_scenarios
 from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.graph.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
 from langchain_lifecycle_memory.read.injection import MemoryBlock
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
-from langchain_lifecycle_memory.schema import utcnow
+from langchain_lifecycle_memory.schema import Fact, ensure_aware, utcnow
 
 __all__ = [
     "ProbeResult",
@@ -57,6 +41,131 @@ Extractor = Literal["gold", "rule", "llm"]
 EngineName = Literal["ours", "naive"]
 _TICK = timedelta(seconds=1)
 _OPEN, _CLOSE = "<memories>", "</memories>"
+
+
+# ---------------------------------------------------------------------------- the file format
+STEP_TYPES = ("turn", "probe", "sweep", "forget", "purge")
+
+
+class ScenarioFormatError(ValueError):
+    """A scenario file that does not follow the format; the message names the line."""
+
+
+@dataclass
+class Scenario:
+    """One parsed scenario (a line of the file)."""
+
+    id: str
+    category: str
+    user_id: str | None
+    steps: list[dict[str, Any]]
+    line: int
+    lang: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _fail(line: int, sid: str | None, msg: str) -> ScenarioFormatError:
+    where = f"line {line}" + (f" (scenario {sid!r})" if sid else "")
+    return ScenarioFormatError(f"{where}: {msg}")
+
+
+def _strings(value: Any, name: str, line: int, sid: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(line, sid, f"`{name}` must be a list of strings, got {value!r}.")
+    return list(value)
+
+
+def _time(value: Any, name: str, line: int, sid: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return ensure_aware(value)
+    except (TypeError, ValueError) as e:
+        raise _fail(line, sid, f"`{name}`: {e}") from e
+
+
+def _check_step(step: Any, i: int, scenario_user: str | None, line: int, sid: str) -> dict[str, Any]:
+    if not isinstance(step, dict):
+        raise _fail(line, sid, f"step {i} must be an object, got {type(step).__name__}.")
+    kind = step.get("type")
+    if kind not in STEP_TYPES:
+        raise _fail(line, sid, f"step {i} has unknown type {kind!r}; expected one of {list(STEP_TYPES)}.")
+    out = dict(step)
+    out["at"] = _time(step.get("at"), f"steps[{i}].at", line, sid)
+    user = step.get("user_id", scenario_user)
+    if user is None:
+        raise _fail(line, sid, f"step {i} ({kind}) has no user_id and the scenario sets none; add `user_id`.")
+    out["user_id"] = str(user)
+    if kind == "turn":
+        facts = step.get("facts") or []
+        if not isinstance(facts, list):
+            raise _fail(line, sid, f"steps[{i}].facts must be a list of fact objects.")
+        for j, fact in enumerate(facts):
+            try:
+                Fact.model_validate(fact)
+            except Exception as e:
+                raise _fail(line, sid, f"steps[{i}].facts[{j}] is not a valid fact: {e}") from e
+        if not facts and not isinstance(step.get("user"), str):
+            raise _fail(line, sid, f"turn step {i} needs `user` text or gold `facts`.")
+        out["facts"] = facts
+    elif kind == "probe":
+        query = step.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise _fail(line, sid, f"probe step {i} needs a non-empty `query` string.")
+        out["expect"] = _strings(step.get("expect"), f"steps[{i}].expect", line, sid)
+        out["forbid"] = _strings(step.get("forbid"), f"steps[{i}].forbid", line, sid)
+        out["expect_empty"] = bool(step.get("expect_empty", False))
+        out["as_of"] = _time(step.get("as_of"), f"steps[{i}].as_of", line, sid)
+    elif kind == "forget":
+        target = {k: step.get(k) for k in ("query", "entity", "attribute") if step.get(k) is not None}
+        if not target:
+            raise _fail(line, sid, f"forget step {i} needs `query`, or `entity`/`attribute`.")
+    return out
+
+
+def _parse_scenario(obj: Any, line: int) -> Scenario:
+    if not isinstance(obj, dict):
+        raise _fail(line, None, f"a scenario must be a JSON object, got {type(obj).__name__}.")
+    sid = str(obj.get("id") or f"line{line}")
+    steps = obj.get("steps")
+    if not isinstance(steps, list):
+        raise _fail(line, sid, "missing `steps` (a list of step objects).")
+    user = None if obj.get("user_id") is None else str(obj["user_id"])
+    checked = [_check_step(s, i, user, line, sid) for i, s in enumerate(steps)]
+    category = str(obj.get("category") or "uncategorized")
+    return Scenario(sid, category, user, checked, line, obj.get("lang"), obj)
+
+
+def load_scenarios(source: str | os.PathLike[str] | Iterable[Any]) -> list[Scenario]:
+    """Parse and validate a scenario file, JSONL text, lines, decoded dicts (or ``Scenario`` s).
+
+    A malformed line raises ``ScenarioFormatError`` naming the line; a missing file ``FileNotFoundError``.
+    """
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        path = Path(source)
+        if not path.is_file():
+            msg = f"Scenario file {str(path)!r} not found; pass a .jsonl path (one scenario a line)."
+            raise FileNotFoundError(msg)
+        source = path.read_text(encoding="utf-8")
+    out: list[Scenario] = []
+    for n, item in enumerate(source.splitlines() if isinstance(source, str) else source, start=1):
+        if isinstance(item, (str, bytes)):
+            text = item.decode() if isinstance(item, bytes) else item
+            if not text.strip() or text.lstrip().startswith("//"):
+                continue
+            try:
+                item = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise _fail(n, None, f"invalid JSON ({e.msg} at column {e.colno}).") from e
+        out.append(item if isinstance(item, Scenario) else _parse_scenario(item, n))
+    return out
+
+
+# ---------------------------------------------------------------------------- results
 
 
 @dataclass
@@ -106,35 +215,24 @@ class ScenarioReport:
 
 
 class LifecycleEngine:
-    """Drives ``LifecycleMemory`` (the package, default settings) through a scenario.
-
-    Gold turns go through ``add_facts`` (the facts as extracted, ``ttl_days`` included);
-    rule turns through ``add_messages`` with the default rule extractor; ``llm`` turns through
-    ``add_messages`` with ``llm`` (an extractor from ``create_extractor``, given the store's slots).
-    """
+    """Drives ``LifecycleMemory`` through a scenario: gold facts via ``add_facts``, else ``add_messages``."""
 
     name = "ours"
 
-    def __init__(
-        self,
-        *,
-        extractor: str = "gold",
-        embeddings: Any | None = None,
-        retriever: dict[str, Any] | None = None,
-        cue_model: Any | None = None,
-        llm: Any | None = None,
-        update: Any | None = None,
-    ) -> None:
+    def __init__(self, *, extractor: str = "gold", embeddings: Any = None, llm: Any = None, **options: Any) -> None:
+        """``options``: ``retriever`` (``LifecycleRetriever`` settings), and ``LifecycleMemory``'s (``update``...)."""
+        if extractor == "llm" and llm is None:
+            msg = "extractor='llm' needs llm=llm_extractor(ChatOpenAI(base_url=...)) (or --base-url from a shell)."
+            raise ValueError(msg)
         self.extractor = extractor
         self.store = fresh_store(embeddings)
         # With gold facts nothing is extracted from text: a no-op extractor avoids loading one.
-        chosen: Any = "rule" if extractor == "rule" else RunnableLambda(lambda _: [], name="gold_replay")
-        if extractor == "llm":
-            chosen = _require_llm(llm)
-        chosen_retriever = LifecycleRetriever(store=self.store, **retriever) if retriever else None
-        self.memory = LifecycleMemory(
-            store=self.store, extractor=chosen, retriever=chosen_retriever, cue_model=cue_model, update=update
-        )
+        chosen: Any = RunnableLambda(lambda _: [], name="gold_replay") if extractor == "gold" else "rule"
+        chosen = llm if extractor == "llm" else chosen
+        settings = options.pop("retriever", None)
+        retriever = LifecycleRetriever(store=self.store, **settings) if settings else None
+        self.memory = LifecycleMemory(store=self.store, extractor=chosen, retriever=retriever, **options)
+        self.sweep, self.forget, self.purge = self.memory.sweep, self.memory.forget, self.memory.purge  # as they are
 
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
@@ -149,22 +247,7 @@ class LifecycleEngine:
 
     def probe(self, query: str, user_id: str, *, now: datetime, as_of: datetime | None = None) -> MemoryBlock:
         """``memory.inject`` at ``now`` (and ``as_of``)."""
-        options: dict[str, Any] = {"now": now}
-        if as_of is not None:
-            options["as_of"] = as_of
-        return self.memory.inject(query, user_id, **options)
-
-    def sweep(self, *, now: datetime) -> None:
-        """``memory.sweep``."""
-        self.memory.sweep(now=now)
-
-    def forget(self, user_id: str, *, now: datetime, **target: Any) -> None:
-        """``memory.forget`` by query or slot."""
-        self.memory.forget(user_id, now=now, **target)
-
-    def purge(self, user_id: str) -> None:
-        """``memory.purge``."""
-        self.memory.purge(user_id)
+        return self.memory.inject(query, user_id, now=now, **({} if as_of is None else {"as_of": as_of}))
 
     def close(self) -> None:
         """Drop the scenario's collections."""
@@ -198,15 +281,7 @@ def judge_block(
     forbid: Iterable[str] = (),
     expect_empty: bool = False,
 ) -> list[str]:
-    """Why a probe fails on an injected block (``[]`` means it passes).
-
-    Args:
-        text: The injected block text.
-        empty: ``MemoryBlock.empty``; derived from the text when ``None``.
-        expect: Strings that must appear (case-insensitive) in the memory lines.
-        forbid: Strings that must not appear in them.
-        expect_empty: No memory line may be injected.
-    """
+    """Why a probe fails on an injected block's memory lines (``[]``: it passes); ``empty``: ``MemoryBlock.empty``."""
     lines = memory_lines(text)
     if not lines and text and _OPEN not in text and empty is False:
         lines = [text]  # a block in some other layout: judge it whole
@@ -233,16 +308,13 @@ def replay_probes(
         at = step["at"] or ((clock + _TICK) if clock is not None else utcnow())
         clock = at if clock is None else max(clock, at)
         kind = step["type"]
-        if error is not None:
-            if kind == "probe":
-                out.append((i, step, None, error))
-            continue
         try:
-            if kind == "turn":
+            if error is not None:  # an earlier step failed: the probes after it fail with its error
+                pass
+            elif kind == "turn":
                 engine.turn(step["user_id"], at, step.get("user"), step.get("assistant"), step["facts"])
             elif kind == "probe":
-                block = engine.probe(step["query"], step["user_id"], now=at, as_of=step["as_of"])
-                out.append((i, step, block, None))
+                out.append((i, step, engine.probe(step["query"], step["user_id"], now=at, as_of=step["as_of"]), None))
             elif kind == "sweep":
                 engine.sweep(now=at)
             elif kind == "forget":
@@ -252,8 +324,8 @@ def replay_probes(
                 engine.purge(step["user_id"])
         except Exception as e:
             error = f"engine error at step {i} ({kind}): {type(e).__name__}: {e}"
-            if kind == "probe":
-                out.append((i, step, None, error))
+        if error is not None and kind == "probe":
+            out.append((i, step, None, error))
     return out
 
 
@@ -274,50 +346,24 @@ def run_scenarios(
     extractor: Extractor = "gold",
     engine: EngineName = "ours",
     embeddings: Any | None = None,
-    progress: Callable[[Scenario], None] | None = None,
     retriever: dict[str, Any] | None = None,
     cue_model: Any | None = None,
     llm: Any | None = None,
     update: Any | None = None,
 ) -> ScenarioReport:
-    """Replay every scenario in a fresh store and judge its probes.
+    """Replay every scenario (a path, JSONL text, lines or dicts) in a fresh store and judge its probes.
 
-    Args:
-        path_or_lines: A ``.jsonl`` path, JSONL text, lines, or decoded scenario dicts.
-        extractor: ``"gold"`` replays each turn's ``facts``; ``"rule"`` extracts them from
-            the turn's text with the package's rule extractor.
-        engine: ``"ours"`` (``LifecycleMemory``) or ``"naive"`` (the seed article's
-            append-only, dense-only memory, see ``naive``).
-        embeddings: Embedder shared by every scenario (default: the offline USE model).
-        progress: Called with each scenario before it runs.
-        retriever: ``LifecycleRetriever`` settings for ``"ours"`` (ablations), e.g.
-            ``{"topic_cards": False}``.
-        cue_model: Chat model for write-time cues (``cues``) in ``"ours"``.
-        llm: For ``extractor="llm"``: the extractor runnable (``create_extractor(model)``,
-            see :func:`llm_extractor`); both engines use it.
-        update: ``UpdateConfig`` for ``"ours"`` (e.g. with an LLM conflict/slot judge).
-
-    Returns:
-        The verdict on every probe; engine exceptions fail the scenario's remaining
-        probes (with the error as reason) rather than aborting the run.
-
-    Raises:
-        ScenarioFormatError: If the file is malformed (nothing is run then).
+    ``extractor``: ``"gold"`` replays each turn's ``facts``, ``"rule"`` extracts them with the rule
+    extractor, ``"llm"`` with ``llm`` (see :func:`llm_extractor`). ``engine``: ``"ours"`` or ``"naive"``
+    (the seed article's memory). ``retriever`` (``LifecycleRetriever`` settings), ``cue_model`` and
+    ``update`` (``UpdateConfig``) apply to ``"ours"``. An engine exception fails the scenario's
+    remaining probes rather than the run; a malformed file raises ``ScenarioFormatError`` first.
     """
     scenarios = load_scenarios(path_or_lines)
     report = ScenarioReport(engine=engine, extractor=extractor)
+    ours = {"retriever": retriever, "cue_model": cue_model, "update": update}
     for scenario in scenarios:
-        if progress is not None:
-            progress(scenario)
-        eng = make_engine(
-            engine,
-            extractor=extractor,
-            embeddings=embeddings,
-            retriever=retriever,
-            cue_model=cue_model,
-            llm=llm,
-            update=update,
-        )
+        eng = make_engine(engine, extractor=extractor, embeddings=embeddings, llm=llm, **ours)
         try:
             for i, step, block, error in replay_probes(scenario, eng):
                 report.probes.append(_verdict(scenario, i, step, block, error))
@@ -329,43 +375,22 @@ def run_scenarios(
 
 
 def make_engine(
-    name: str,
-    *,
-    extractor: str = "gold",
-    embeddings: Embeddings | None = None,
-    retriever: dict[str, Any] | None = None,
-    cue_model: Any | None = None,
-    llm: Any | None = None,
-    update: Any | None = None,
+    name: str, *, extractor: str = "gold", embeddings: Embeddings | None = None, llm: Any = None, **ours: Any
 ) -> ScenarioEngine:
-    """A fresh engine (fresh store) for one scenario: ``"ours"`` or ``"naive"``."""
+    """A fresh engine (fresh store) for one scenario: ``"ours"`` (``ours``: its settings) or ``"naive"``."""
     if extractor not in ("gold", "rule", "llm"):
         msg = f"extractor must be 'gold', 'rule' or 'llm', got {extractor!r}."
         raise ValueError(msg)
+    if name not in ("ours", "naive"):
+        msg = f"engine must be 'ours' or 'naive', got {name!r}."
+        raise ValueError(msg)
     if name == "naive":
         return NaiveEngine(extractor=extractor, embeddings=embeddings, llm=llm)
-    if name == "ours":
-        return LifecycleEngine(
-            extractor=extractor, embeddings=embeddings, retriever=retriever, cue_model=cue_model, llm=llm, update=update
-        )
-    msg = f"engine must be 'ours' or 'naive', got {name!r}."
-    raise ValueError(msg)
-
-
-def _require_llm(llm: Any | None) -> Any:
-    if llm is None:
-        msg = "extractor='llm' needs llm=llm_extractor(ChatOpenAI(base_url=...)) (or --base-url on the command line)."
-        raise ValueError(msg)
-    return llm
+    return LifecycleEngine(extractor=extractor, embeddings=embeddings, llm=llm, **ours)
 
 
 def llm_extractor(model: Any) -> Any:
-    """``create_extractor(model)`` whose results are memoised per turn (text, time, user).
-
-    Both engines of a comparison then store the *same* extracted facts for a turn (the first
-    engine's, given its store's slots), so the comparison measures the memory, not two samples
-    of the model, and the model is called once per turn.
-    """
+    """``create_extractor(model)`` memoised per turn: both engines of a comparison store the same facts."""
     from langchain_core.messages import BaseMessage
 
     from langchain_lifecycle_memory.write.extraction import WANTS_SLOTS, create_extractor
