@@ -15,11 +15,12 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
+from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
+from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 from langchain_lifecycle_memory.read.cues import attach_cues
 from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
-from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 from langchain_lifecycle_memory.store.repair import writer_lock
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, apply_plan, plan_updates, reconcile
@@ -244,24 +245,16 @@ class LifecycleMemory:
     # ------------------------------------------------------------------ forget & manage
     def forget(self, user_id: Any, **target: Any) -> list[MemoryRecord]:
         """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``."""
-        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
-
         return lifecycle.forget(self.store, self.namespace(user_id), **target)
 
     def restore(self, user_id: Any, record_id: str) -> MemoryRecord:
         """Return a mistakenly archived record (a forget, a wrong supersede) to active; logged in its history."""
-        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
-
         return lifecycle.restore(self.store, self.namespace(user_id), record_id)
 
     def purge(self, user_id: Any) -> Any:
         """Hard-delete everything of ``user_id``: records, history and retrieval-log lines."""
-        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
-
         return lifecycle.purge(self.store, self.namespace(user_id), log=self.retrieval_log)
 
     def sweep(self, *, now: datetime | str | None = None) -> Any:
         """Archive expired records and delete old archived ones (retention policy)."""
-        from langchain_lifecycle_memory.lifecycle import operations as lifecycle
-
         return lifecycle.sweep(self.store, now=ensure_aware(now), policy=self.update_config.policy)

@@ -140,7 +140,7 @@ def create_memory_writer(
     config_ = update or UpdateConfig()
     template = tuple(namespace_template)
 
-    def extract(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def extract_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         turn = last_turn(state["messages"])
         if not turn:
             return {"memory_facts": [], "memory_error": None}
@@ -152,7 +152,7 @@ def create_memory_writer(
         facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
-    def update_(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def update_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         ns = namespace_for(user_id_from_config(config, runtime.context), template)
         at = _now(config)
         turn = last_turn(state["messages"])
@@ -171,7 +171,7 @@ def create_memory_writer(
             attach_cues(cue_model, plan.added, num_cues)
         return {"memory_plan": plan}
 
-    def store_(state: MemoryWriterState, runtime: Runtime) -> dict[str, Any]:
+    def store_memories(state: MemoryWriterState, runtime: Runtime) -> dict[str, Any]:
         plan = state.get("memory_plan")
         if plan is None or plan.empty:
             return {"memory_result": UpdateResult()}
@@ -181,13 +181,8 @@ def create_memory_writer(
         return {"memory_result": apply_plan(target, plan)}
 
     builder = StateGraph(MemoryWriterState, input_schema=MessagesState, output_schema=MemoryWriterState)
-    builder.add_node("extract_memories", extract)
-    builder.add_node("update_memories", update_)
-    builder.add_node("store_memories", store_)
-    builder.add_edge(START, "extract_memories")
-    builder.add_edge("extract_memories", "update_memories")
-    builder.add_edge("update_memories", "store_memories")
-    builder.add_edge("store_memories", END)
+    builder.add_sequence([extract_memories, update_memories, store_memories])
+    builder.add_edge(START, "extract_memories").add_edge("store_memories", END)
     return builder.compile(name=name)
 
 
@@ -227,7 +222,7 @@ def create_memory_reader(
     """
     template = tuple(namespace_template)
 
-    def retrieve(state: MemoryReaderState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+    def retrieve_memories(state: MemoryReaderState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
         human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
         if not human:
             return {"memory_documents": []}
@@ -238,7 +233,7 @@ def create_memory_reader(
         docs, explanation = r.recall(query, _traced(config, user, ns), namespace=ns, now=_now(config))
         return {"memory_documents": docs, "memory_expired": explanation.expired_matches}
 
-    def inject(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
+    def inject_memories(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
         human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
         query = str(human[-1].content) if human else None
         block = format_memories(
@@ -254,11 +249,8 @@ def create_memory_reader(
         return {"memory_block": block.text, "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *messages]}
 
     builder = StateGraph(MemoryReaderState)
-    builder.add_node("retrieve_memories", retrieve)
-    builder.add_node("inject_memories", inject)
-    builder.add_edge(START, "retrieve_memories")
-    builder.add_edge("retrieve_memories", "inject_memories")
-    builder.add_edge("inject_memories", END)
+    builder.add_sequence([retrieve_memories, inject_memories])
+    builder.add_edge(START, "retrieve_memories").add_edge("inject_memories", END)
     return builder.compile(name=name)
 
 
@@ -301,11 +293,7 @@ def create_memory_agent(
 
     agent = create_agent(model, list(tools), middleware=[with_memories], state_schema=MemoryAgentState, name="agent")
     builder = StateGraph(MemoryAgentState)
-    builder.add_node("recall", create_memory_reader(store, as_message=False))
-    builder.add_node("agent", agent)
-    builder.add_node("remember", create_memory_writer(store, extractor=extractor))
-    builder.add_edge(START, "recall")
-    builder.add_edge("recall", "agent")
-    builder.add_edge("agent", "remember")
-    builder.add_edge("remember", END)
+    recall, remember = create_memory_reader(store, as_message=False), create_memory_writer(store, extractor=extractor)
+    builder.add_sequence([("recall", recall), ("agent", agent), ("remember", remember)])
+    builder.add_edge(START, "recall").add_edge("remember", END)
     return builder.compile(checkpointer=checkpointer, store=store, name=name)

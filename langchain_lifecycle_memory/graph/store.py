@@ -136,29 +136,24 @@ class ChromaMemoryStore(ChromaRecordStore):
         for op in ops:
             self._validate_op(op)
         results: list[Result] = [None] * len(ops)
-        items = [(i, op) for i, op in enumerate(ops) if _is_memory_item(op)]
-        for _, op in items:
-            self._ingest(op)
-        rest = [(i, op) for i, op in enumerate(ops) if not any(i == j for j, _ in items)]
-        for (i, _), result in zip(rest, super().batch([op for _, op in rest])):
+        rest = [i for i, op in enumerate(ops) if not _is_memory_item(op)]
+        for op in ops:
+            if _is_memory_item(op):
+                self._ingest(op)  # type: ignore[arg-type]
+        for i, result in zip(rest, super().batch([ops[i] for i in rest])):
             results[i] = result
         return results
 
     def _ingest(self, op: PutOp) -> None:
         """One item through extract → update; the record it becomes keeps the item's key."""
         ns, text, at = tuple(op.namespace), str(item_text(op.value)), utcnow()
-        source = MemorySource(extractor="item")
         facts, _ = extract_safely(self.extractor, as_messages([("user", first_person(text))]), at)
         kind = str(op.value.get("kind") or "").strip().lower() if op.value else ""
         primary = _primary(facts, text, kind if kind in KINDS else None)
+        facts = [primary, *[f for f in facts if f is not primary]]
         with writer_lock(self, ns):
             plan = plan_updates(
-                self,
-                ns,
-                [primary, *[f for f in facts if f is not primary]],
-                at=at,
-                source=source,
-                config=self.update_config,
+                self, ns, facts, at=at, source=MemorySource(extractor="item"), config=self.update_config
             )
             apply_plan(self, _keyed(plan, self.get_record(ns, op.key), op.key, dict(op.value or {}), at))
 
@@ -179,8 +174,7 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
     """The plan with the primary fact's record renamed to the item's key and carrying the item."""
     item = {"item": value}
     if plan.added:
-        new_id = plan.added[0].id
-        rename = {new_id: key}
+        rename = {plan.added[0].id: key}
         for bucket in (plan.added, plan.refreshed, plan.archived, plan.repaired):
             bucket[:] = [
                 r.model_copy(
@@ -194,15 +188,14 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
             update={"metadata": {**first.metadata, **item}, "created_at": old.created_at if old else first.created_at}
         )
         return plan
-    refreshed = next((r for r in plan.refreshed if r.id == key), None)
-    if refreshed is not None:
+    if any(r.id == key for r in plan.refreshed):
         plan.refreshed = [
             r.model_copy(update={"metadata": {**r.metadata, **item}}) if r.id == key else r for r in plan.refreshed
         ]
         return plan
     # The item restates a memory already held (refreshed above): it is kept as history of it.
     same = plan.refreshed[0].id if plan.refreshed else None
-    content = C.dumps_value(value) if item_text(value) is None else str(item_text(value))
+    content = item_text(value) or C.dumps_value(value)
     plan.added.append(
         MemoryRecord(
             id=key, namespace=plan.namespace, content=content, status=MemoryStatus.ARCHIVED, superseded_by=same,

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_Entry = TypeVar("_Entry", "LoggedHit", "LoggedDrop")
 
 
 class LoggedHit(BaseModel):
@@ -76,40 +77,23 @@ class RetrievalEvent(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
-def _id_of(item: Any) -> str:
-    return str(getattr(item, "id", item))
-
-
-def _hits(returned: Iterable[Any]) -> list[LoggedHit]:
-    hits = []
-    for item in returned:
-        if isinstance(item, LoggedHit):
-            hits.append(item)
-        elif isinstance(item, Mapping):
-            hits.append(LoggedHit(id=str(item["id"]), score=item.get("score")))
-        elif isinstance(item, (tuple, list)):
-            hits.append(LoggedHit(id=_id_of(item[0]), score=None if len(item) < 2 else item[1]))
+def _entries(model: type[_Entry], items: Iterable[Any]) -> list[_Entry]:
+    """Log entries from models, ``{"id", ...}`` dicts, ``(id_or_record, [reason,] score)`` or objects with ``id``."""
+    fields = [name for name in model.model_fields if name != "id"]  # (score) or (reason, score)
+    out = []
+    for item in items:
+        if isinstance(item, model):
+            out.append(item)
+            continue
+        if isinstance(item, Mapping):
+            key, rest = str(item["id"]), [item[f] if f == "reason" else item.get(f) for f in fields]
+        elif isinstance(item, (tuple, list)) or model is LoggedDrop:
+            key, *rest = item
         else:
-            hits.append(LoggedHit(id=_id_of(item), score=getattr(item, "score", None)))
-    return hits
-
-
-def _drops(dropped: Iterable[Any]) -> list[LoggedDrop]:
-    drops = []
-    for item in dropped:
-        if isinstance(item, LoggedDrop):
-            drops.append(item)
-        elif isinstance(item, Mapping):
-            drops.append(LoggedDrop(id=str(item["id"]), reason=str(item["reason"]), score=item.get("score")))
-        else:
-            seq = list(item)
-            drops.append(LoggedDrop(id=_id_of(seq[0]), reason=str(seq[1]), score=seq[2] if len(seq) > 2 else None))
-    return drops
-
-
-def _has_prefix(namespace: Sequence[str], prefix: Sequence[str]) -> bool:
-    """Label for label and literally: a user's label is never a pattern."""
-    return tuple(namespace[: len(prefix)]) == tuple(prefix)
+            key, rest = item, [getattr(item, "score", None)]
+        data = {f: str(v) if f == "reason" else v for f, v in zip(fields, rest)}
+        out.append(model(id=str(getattr(key, "id", key)), **data))
+    return out
 
 
 class RetrievalLog:
@@ -218,8 +202,8 @@ class RetrievalLog:
             time=ensure_aware(at) or utcnow(),
             namespace=tuple(namespace),
             query=text,
-            returned=_hits(returned),
-            dropped=_drops(dropped),
+            returned=_entries(LoggedHit, returned),
+            dropped=_entries(LoggedDrop, dropped),
             tokens=int(tokens),
             extra=dict(extra),
         )
@@ -274,7 +258,8 @@ class RetrievalLog:
                 for line in lines:
                     try:
                         ns = json.loads(line).get("namespace")
-                        drop = isinstance(ns, list) and _has_prefix([str(x) for x in ns], prefix)
+                        # label for label and literally: a user's label is never a pattern
+                        drop = isinstance(ns, list) and tuple(str(x) for x in ns[: len(prefix)]) == prefix
                     except (json.JSONDecodeError, AttributeError):
                         drop = marker in line
                     if drop:
@@ -366,7 +351,7 @@ def retrieval_stats(
     groups: dict[str, list[RetrievalEvent]] = {}
     everything: list[RetrievalEvent] = []
     for event in log.events():
-        if not _has_prefix(event.namespace, prefix):
+        if event.namespace[: len(prefix)] != prefix:
             continue
         groups.setdefault("/".join(event.namespace), []).append(event)
         everything.append(event)

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.read.routing import attribute_mentioned, value_mentioned
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
-from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.store.maintenance import CompactReport, ReindexReport, compact, reindex
 from langchain_lifecycle_memory.store.repair import doubled_slots, repair_namespace
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
@@ -108,10 +108,6 @@ class SweepReport(BaseModel):
         return sum(len(n.repaired) for n in self.namespaces)
 
 
-def _where_or(clauses: list[dict[str, Any]]) -> dict[str, Any]:
-    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
-
-
 def sweep_where(policy: RetentionPolicy, now: datetime) -> dict[str, Any]:
     """The Chroma ``where`` that finds every record a sweep at ``now`` might touch.
 
@@ -130,25 +126,19 @@ def sweep_where(policy: RetentionPolicy, now: datetime) -> dict[str, Any]:
         for name, ttl in policy.ttl.items():
             if ttl is not None:
                 by_ttl.setdefault(ttl.total_seconds(), []).append(name)
-        for seconds, kinds in sorted(by_ttl.items()):
-            # Kinds are matched case-insensitively by the policy; cover the usual spellings.
+        # Kinds are matched case-insensitively by the policy; cover the usual spellings.
+        groups = [("$in", kinds, seconds) for seconds, kinds in sorted(by_ttl.items())]
+        if policy.default_ttl is not None:
+            groups.append(("$nin", list(policy.ttl), policy.default_ttl.total_seconds()))
+        for op, kinds, seconds in groups:
             spellings = sorted({k for name in kinds for k in (name, name.capitalize(), name.upper())})
             due = {C.TIME_PREFIX + "valid_from": {"$lte": at - seconds}}
-            clauses.append({"$and": [due, live, {kind: {"$in": spellings}}]})
-        if policy.default_ttl is not None:
-            known = sorted({k for name in policy.ttl for k in (name, name.capitalize(), name.upper())})
-            due = {C.TIME_PREFIX + "valid_from": {"$lte": at - policy.default_ttl.total_seconds()}}
-            clauses.append({"$and": [due, live, {kind: {"$nin": known}}]})
+            clauses.append({"$and": [due, live, {kind: {op: spellings}}]})
     if policy.archived_retention is not None:
         cutoff = at - policy.archived_retention.total_seconds()
         archived = {status: MemoryStatus.ARCHIVED.value}
         clauses.append({"$and": [{C.TIME_PREFIX + "updated_at": {"$lte": cutoff}}, archived]})
-    return _where_or(clauses)
-
-
-def _archive(record: MemoryRecord, since: datetime, now: datetime) -> MemoryRecord:
-    valid_to = record.valid_to if record.valid_to is not None and record.valid_to <= since else since
-    return record.transition(MemoryStatus.ARCHIVED, at=now, valid_to=valid_to)
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
 def sweep(
@@ -165,19 +155,9 @@ def sweep(
     Expired ``active``/``pending`` records become ``archived`` with ``valid_to`` = their
     deadline and ``updated_at`` = ``now``; archived records older than
     ``policy.archived_retention`` are deleted. Running it twice changes nothing the
-    second time.
-
-    Args:
-        store: The memory store.
-        now: Sweep time (default: the current time). Replays pass the conversation's date.
-        policy: Retention policy; default :class:`RetentionPolicy()`.
-        namespace_prefix: Only namespaces under this prefix, e.g. ``("memories", "u1")``.
-        dry_run: Report what would happen without writing.
-        repair: Also repair slots left with two active records (a crash between an update's
-            two writes, racing writers): one metadata read of the active records per namespace.
-
-    Returns:
-        A :class:`SweepReport` with the ids per namespace.
+    second time. ``now`` defaults to the current time (replays pass the conversation's
+    date); ``repair`` also repairs slots left with two active records (a crash between an
+    update's two writes, racing writers): one metadata read of the active records per namespace.
 
     Example:
         .. code-block:: python
@@ -197,21 +177,20 @@ def sweep(
         if repair and (doubled := doubled_slots(store, ns)):
             repaired = [r.id for r in repair_namespace(store, ns, slots=doubled, at=at, dry_run=dry_run)]
         candidates = store.find_records(ns, where)
-        plan = policy.sweep_plan(candidates, at) if candidates else None
-        if plan is None or plan.empty:
-            if repaired:
-                report.namespaces.append(NamespaceSweep(namespace=ns, repaired=repaired))
-            continue
+        plan = policy.sweep_plan(candidates, at)
         by_id = {r.id: r for r in candidates}
-        archived = [_archive(by_id[a.id], a.since, at) for a in plan.archive]
-        if not dry_run:
-            if archived:
-                store.put_records(archived)
-            if plan.delete_ids:
-                store.delete_records(ns, plan.delete_ids)
-        report.namespaces.append(
-            NamespaceSweep(namespace=ns, archived=plan.archive_ids, deleted=plan.delete_ids, repaired=repaired)
-        )
+        archived = [
+            by_id[a.id].transition(MemoryStatus.ARCHIVED, at=at, valid_to=min(by_id[a.id].valid_to or a.since, a.since))
+            for a in plan.archive
+        ]
+        if archived and not dry_run:
+            store.put_records(archived)
+        if plan.delete_ids and not dry_run:
+            store.delete_records(ns, plan.delete_ids)
+        if repaired or not plan.empty:
+            report.namespaces.append(
+                NamespaceSweep(namespace=ns, archived=plan.archive_ids, deleted=plan.delete_ids, repaired=repaired)
+            )
     return report
 
 
@@ -321,20 +300,12 @@ def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
 
 
 def forget(
-    store: ChromaMemoryStore,
-    namespace: Sequence[str],
-    *,
-    record_id: str | None = None,
-    entity: str | None = None,
-    attribute: str | None = None,
-    query: str | None = None,
-    now: datetime | str | None = None,
-    min_score: float = 0.5,
-    k: int = 20,
+    store: ChromaMemoryStore, namespace: Sequence[str], *, now: datetime | str | None = None, **selectors: Any
 ) -> list[MemoryRecord]:
     """Archive (never delete) the live records the user asks to forget; returns them archived.
 
-    Selectors as in :func:`preview_forget`. Archived records leave retrieval at once,
+    Selectors (``record_id``, ``entity``/``attribute``, ``query``, ``min_score``, ``k``) as in
+    :func:`preview_forget`. Archived records leave retrieval at once,
     keep their history for ``as_of`` questions, and are hard-deleted by :func:`sweep`
     after the retention window (use :func:`purge` to delete now).
 
@@ -345,18 +316,9 @@ def forget(
             forget(store, ("memories", "u1"), query="忘掉我喝黑咖啡的习惯")
     """
     at = ensure_aware(now) or utcnow()
-    matches = preview_forget(
-        store,
-        namespace,
-        record_id=record_id,
-        entity=entity,
-        attribute=attribute,
-        query=query,
-        min_score=min_score,
-        k=k,
-        now=at,
-    )
-    archived = [m.record.transition(MemoryStatus.ARCHIVED, at=at) for m in matches]
+    archived = [
+        m.record.transition(MemoryStatus.ARCHIVED, at=at) for m in preview_forget(store, namespace, now=at, **selectors)
+    ]
     if archived:
         store.put_records(archived)
     return archived
@@ -428,14 +390,11 @@ def purge(
     :func:`compact` runs ``chroma vacuum``. With a Chroma server the report says compaction
     is the server operator's job.
 
-    Args:
-        store: The memory store.
-        namespace_prefix: The tenant, e.g. ``("memories", "u1")`` (not empty: purging
-            everything is ``store.client.reset()``'s job).
-        log: The :class:`~langchain_lifecycle_memory.lifecycle.observability.RetrievalLog` (or its
-            path) whose lines about this tenant must go too.
-        compact_files: Compact the embedded directory (turn off to batch several purges,
-            then call :func:`compact` once).
+    ``namespace_prefix`` is the tenant, never empty (purging everything is
+    ``store.client.reset()``'s job); ``log`` the
+    :class:`~langchain_lifecycle_memory.lifecycle.observability.RetrievalLog` (or its path) whose
+    lines about the tenant go too; ``compact_files=False`` batches several purges before one
+    :func:`compact`.
 
     Example:
         .. code-block:: python

@@ -57,19 +57,14 @@ class ImportReport(BaseModel):
 
 
 @contextlib.contextmanager
-def _open(target: PathOrFile, mode: str) -> Iterator[IO[str]]:
-    if isinstance(target, (str, os.PathLike)):
-        path = Path(target)
-        if "w" in mode:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        if "b" in mode:
-            with open(path, mode) as f:
-                yield f
-        else:
-            with open(path, mode, encoding="utf-8", newline="\n") as f:
-                yield f
-    else:
+def _open(target: PathOrFile, mode: str) -> Iterator[IO[Any]]:
+    if not isinstance(target, (str, os.PathLike)):
         yield target
+        return
+    if mode == "w":
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    with open(target, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": "\n"})) as f:
+        yield f
 
 
 def record_line(record: MemoryRecord) -> str:
@@ -122,14 +117,6 @@ def export_records(
     return count
 
 
-def _reason(error: ValidationError) -> str:
-    parts = []
-    for e in error.errors(include_url=False):
-        loc = ".".join(str(x) for x in e["loc"]) or "record"
-        parts.append(f"{loc}: {e['msg']}")
-    return "; ".join(parts)
-
-
 def _lines(source: IO[Any]) -> Iterator[tuple[int, str | None, str | None]]:
     """``(number, text, problem)`` per line; only a line feed ends a line, bad UTF-8 is one bad line."""
     raw = getattr(source, "buffer", source)
@@ -164,7 +151,8 @@ def _parse(text: str, target: tuple[str, ...] | None) -> MemoryRecord | str:
         record_line(record).encode("utf-8")
         C.dumps_value(record.to_value())  # the size a store accepts
     except ValidationError as e:
-        return _reason(e)
+        issues = e.errors(include_url=False)
+        return "; ".join(f"{'.'.join(map(str, i['loc'])) or 'record'}: {i['msg']}" for i in issues)
     except UnicodeEncodeError as e:
         where = _surrogate_path(record.model_dump(mode="json")) or "a field"
         return f"{where}: lone surrogate U+{ord(e.object[e.start]):04X} is not valid Unicode text; fix the text"
@@ -277,19 +265,9 @@ def import_records(
     a record the store archived stays archived, and an old active version of a slot that
     has a newer one is imported as archived, linked to its successor (``report.archived``).
 
-    Args:
-        store: The target store (records are embedded with its embedder).
-        path_or_file: A path or an open file (binary or text).
-        namespace: Put every record into this namespace instead of the one in the file
-            (e.g. restoring a user's export under a new user id).
-        batch_size: Records per write.
-
-    Example:
-        .. code-block:: python
-
-            report = import_records(store, "backup.jsonl")
-            for issue in report.errors:
-                print(f"line {issue.line}: {issue.reason}")
+    ``path_or_file`` is a path or an open file (binary or text); ``namespace`` puts every
+    record there instead of the file's (a user's export restored under a new user id).
+    Records are embedded with the target store's embedder.
     """
     target = C.validate_namespace(tuple(namespace)) if namespace is not None else None
     report = ImportReport()

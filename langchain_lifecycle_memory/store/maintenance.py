@@ -145,11 +145,10 @@ for name in json.loads(sys.argv[2]):
     new = client.create_collection(name, embedding_function=None, configuration=config, metadata=metadata)
     step = client.get_max_batch_size()
     for with_text in (True, False):
-        part = [r for r in rows if (r[3] is not None) == with_text]
+        part = [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text]
         for s in range(0, len(part), step):
-            chunk = part[s : s + step]
-            text = {"documents": [r[3] for r in chunk]} if with_text else {}
-            new.add(ids=[r[0] for r in chunk], embeddings=[r[1] for r in chunk], metadatas=[r[2] for r in chunk], **text)
+            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*part[s : s + step]))
+            new.add(**{k: list(v) for k, v in columns})
     if len(folders) == 1:  # the deleted collection's index files, which Chroma leaves behind
         shutil.rmtree(os.path.join(root, folders[0]), ignore_errors=True)
 """
@@ -179,45 +178,28 @@ def _copy_namespace(
     rows = [
         (i, d, dict(m)) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"]) if C.SYS_PART_OF not in m
     ]
-    texts = [
-        store._index_texts(json.loads(d), fields)
-        if store.index_enabled and (fields := json.loads(m.get(C.SYS_FIELDS) or "[]"))
-        else []
-        for _, d, m in rows
-    ]
+    fields = [json.loads(m.get(C.SYS_FIELDS) or "[]") if store.index_enabled else [] for _, _, m in rows]
+    texts = [store._index_texts(json.loads(d), f) if f else [] for (_, d, _), f in zip(rows, fields)]
     flat = [t for item in texts for t in item]
     vectors = [list(map(float, v)) for v in embeddings.embed_documents(flat)] if flat else []
     if len(vectors) != len(flat) or any(len(v) != dims for v in vectors):
         msg = f"The new embedder returned vectors of the wrong size (expected {len(flat)} x {dims})."
         raise ReindexError(msg)
-    main: list[tuple[str, list[float], dict[str, Any], str]] = []
-    extra: list[tuple[str, list[float], dict[str, Any]]] = []
+    main: list[tuple[Any, ...]] = []  # (id, vector, metadata, document)
+    extra: list[tuple[Any, ...]] = []  # (id, vector, metadata): an item's further texts, no document
     for (key, document, meta), item in zip(rows, texts):
         mine, vectors = vectors[: len(item)], vectors[len(item) :]
         meta[C.SYS_INDEXED] = bool(mine)
         meta[C.SYS_PARTS] = len(mine) - 1 if len(mine) > 1 else None
         main.append((key, mine[0] if mine else [1.0] + [0.0] * (dims - 1), meta, document))
-        extra.extend(
-            (C.part_id(key, n), v, {C.SYS_PART_OF: key, C.SYS_INDEXED: True}) for n, v in enumerate(mine[1:], 1)
-        )
+        for n, v in enumerate(mine[1:], 1):
+            extra.append((C.part_id(key, n), v, {C.SYS_PART_OF: key, C.SYS_INDEXED: True}))
     step = max(1, int(sc(sc.client.get_max_batch_size)))
-    for s in range(0, len(main), step):
-        chunk = main[s : s + step]
-        sc(
-            lambda c=chunk: new.upsert(
-                ids=[r[0] for r in c],
-                embeddings=[r[1] for r in c],
-                metadatas=[r[2] for r in c],
-                documents=[r[3] for r in c],
-            )
-        )
-    for s in range(0, len(extra), step):
-        chunk2 = extra[s : s + step]
-        sc(
-            lambda c=chunk2: new.upsert(
-                ids=[r[0] for r in c], embeddings=[r[1] for r in c], metadatas=[r[2] for r in c]
-            )
-        )
+    for batch in (main, extra):
+        for start in range(0, len(batch), step):
+            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*batch[start : start + step]))
+            chunk = {k: list(v) for k, v in columns}
+            sc(lambda c=chunk: new.upsert(**c))
     target.record_write(ns, store._buckets.revision(ns), deleted=True, generation=generation)
     return len(rows), sum(1 for item in texts if item)
 

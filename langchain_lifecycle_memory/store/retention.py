@@ -43,17 +43,14 @@ _TIMEDELTA: TypeAdapter[timedelta] = TypeAdapter(timedelta)
 def _as_ttl(value: Any, field: str) -> timedelta | None:
     if value is None:
         return None
-    if isinstance(value, bool):
-        msg = f"`{field}` must be a timedelta, a number of days or None, got {value!r}."
-        raise TypeError(msg)
     # Pydantic reads a bare number as *seconds*; for retention a number of days is what
     # anyone writing `{"event": 7}` means.
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         value = timedelta(days=value)
-    if isinstance(value, str):
+    elif isinstance(value, str):
         value = _TIMEDELTA.validate_python(value)  # ISO 8601 durations such as "P7D"
     if not isinstance(value, timedelta):
-        msg = f"`{field}` must be a timedelta, a number of days or None, got {type(value).__name__}."
+        msg = f"`{field}` must be a timedelta, a number of days or None, got {value!r}."
         raise TypeError(msg)
     if value <= timedelta(0):
         msg = f"`{field}` must be positive, got {value}; use None to keep records forever."
@@ -151,12 +148,7 @@ class RetentionPolicy(BaseModel):
         return _as_ttl(v, "default_ttl / archived_retention")
 
     def ttl_for(self, kind: str) -> timedelta | None:
-        """The default lifetime of ``kind`` (case-insensitive); unknown kinds get :attr:`default_ttl`.
-
-        Example:
-            >>> RetentionPolicy().ttl_for("Event").days
-            90
-        """
+        """The default lifetime of ``kind`` (case-insensitive); unknown kinds get :attr:`default_ttl`."""
         name = kind.strip().lower()
         return self.ttl[name] if name in self.ttl else self.default_ttl
 
@@ -177,11 +169,6 @@ class RetentionPolicy(BaseModel):
             ttl_days: The extraction's lifetime hint (e.g. 7 for "this week"); beats the
                 kind's default, even a ``None`` (never) default.
             explicit: A deadline set by the caller; wins over everything.
-
-        Example:
-            >>> from datetime import datetime
-            >>> RetentionPolicy().expires_at_for("preference", datetime(2024, 1, 1), ttl_days=7)
-            datetime.datetime(2024, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
         """
         if explicit is not None:
             return ensure_aware(explicit)
@@ -204,13 +191,7 @@ class RetentionPolicy(BaseModel):
         return self.expires_at_for(record.kind, record.valid_from)
 
     def stamp(self, record: MemoryRecord, *, ttl_days: float | None = None) -> MemoryRecord:
-        """A copy of ``record`` with ``expires_at`` filled in, unless it already has one.
-
-        Example:
-            >>> r = MemoryRecord(namespace=("memories", "u1"), content="x", kind="event")
-            >>> RetentionPolicy().stamp(r).expires_at - r.valid_from
-            datetime.timedelta(days=90)
-        """
+        """A copy of ``record`` with ``expires_at`` filled in, unless it already has one."""
         if record.expires_at is not None:
             return record
         deadline = self.expires_at_for(record.kind, record.valid_from, ttl_days=ttl_days)
@@ -232,16 +213,6 @@ class RetentionPolicy(BaseModel):
         Active and pending records whose deadline is ``<= now`` go to ``archive``; archived
         records archived for at least :attr:`archived_retention` go to ``delete``. Input
         order is kept.
-
-        Example:
-            >>> from datetime import datetime, timezone
-            >>> r = MemoryRecord(
-            ...     namespace=("memories", "u1"), content="craving Thai food", kind="preference",
-            ...     valid_from=datetime(2024, 4, 8, tzinfo=timezone.utc),
-            ...     expires_at=datetime(2024, 4, 15, tzinfo=timezone.utc),
-            ... )
-            >>> RetentionPolicy().sweep_plan([r], datetime(2024, 10, 1)).archive_ids == [r.id]
-            True
         """
         at = ensure_aware(now)
         if at is None:
@@ -251,10 +222,8 @@ class RetentionPolicy(BaseModel):
         delete: list[SweepAction] = []
         for record in records:
             if record.status is MemoryStatus.ARCHIVED:
-                if self.archived_retention is None:
-                    continue
                 since = self.archived_since(record)
-                if since + self.archived_retention <= at:
+                if self.archived_retention is not None and since + self.archived_retention <= at:
                     delete.append(SweepAction(id=record.id, action="delete", reason="archived_retention", since=since))
                 continue
             deadline = self.effective_expiry(record)
