@@ -26,9 +26,9 @@ from pathlib import Path
 import chromadb
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.lifecycle.operations import sweep
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 
 START = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -23,7 +23,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="LoCoMo JSON (locomo10.json, or a subset in its format)")
     parser.add_argument("--retrievers", nargs="+", default=["default", "dense", "bm25"], choices=list(BASELINES))
-    parser.add_argument("--audit", type=Path, help="evidence corrections (default: locomo_audit_errors.json beside the data)")
+    parser.add_argument(
+        "--audit", type=Path, help="evidence corrections (default: locomo_audit_errors.json beside the data)"
+    )
     parser.add_argument("--limit-conversations", type=int)
     parser.add_argument("--json", type=Path, help="default: benchmarks/results/locomo.json")
     args = parser.parse_args()

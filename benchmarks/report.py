@@ -56,7 +56,12 @@ def pct(part: float, whole: float) -> str:
 def scenarios(data: dict[str, Any]) -> str:
     files = data["files"]
     rows = [
-        (f"`{name}`", row["probes"], pct(row["gold"]["passed"], row["probes"]), pct(row["rule"]["passed"], row["probes"]))
+        (
+            f"`{name}`",
+            row["probes"],
+            pct(row["gold"]["passed"], row["probes"]),
+            pct(row["rule"]["passed"], row["probes"]),
+        )
         for name, row in files.items()
     ]
     out = [
@@ -80,7 +85,12 @@ def scenarios(data: dict[str, Any]) -> str:
             (c, *(f"{domains[x]['by_category'][c][0]}/{domains[x]['by_category'][c][1]}" for x in ("gold", "rule")))
             for c in cats
         ]
-        out += ["", "By category, `heldout_domains.jsonl`:", "", table(("category", "gold facts", "rule extractor"), rows)]
+        out += [
+            "",
+            "By category, `heldout_domains.jsonl`:",
+            "",
+            table(("category", "gold facts", "rule extractor"), rows),
+        ]
     return "\n".join(out)
 
 
@@ -105,7 +115,8 @@ def locomo(data: dict[str, Any]) -> str:
             "",
             table(head, rows),
             "",
-            f"Questions: {sum(questions.get(c, 0) for c in '1234')} ({', '.join(f'{c}: {questions[c]}' for c in '1234' if c in questions)}).",
+            f"Questions: {sum(questions.get(c, 0) for c in '1234')} "
+            f"({', '.join(f'{c}: {questions[c]}' for c in '1234' if c in questions)}).",
         ]
     )
 
@@ -145,7 +156,10 @@ def perf_guard(data: dict[str, Any]) -> str:
     def cell(v: Any) -> str:
         return "-" if v is None else "yes" if v is True else "no" if v is False else str(v)
 
-    rows = [(m["measurement"], cell(m["ours"]), cell(m["langchain-chroma"]), cell(m["bar"]), cell(m["within_bar"])) for m in data["measurements"]]
+    rows = [
+        (m["measurement"], cell(m["ours"]), cell(m["langchain-chroma"]), cell(m["bar"]), cell(m["within_bar"]))
+        for m in data["measurements"]
+    ]
     return "\n".join(
         [
             "## Performance guard",
@@ -202,8 +216,13 @@ def head_to_head_result() -> dict[str, Any] | None:
         data = json.loads(part.read_text(encoding="utf-8"))
         merged.update({k: v for k, v in data.items() if k not in ("systems", "queries")})
         merged["systems"].update(data["systems"])
-    merged["systems"] = dict(sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
-    merged["command"] = "python benchmarks/head_to_head.py benchmarks/scenarios/head_to_head.jsonl --base-url URL --systems NAME (one run per system)"
+    merged["systems"] = dict(
+        sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    )
+    merged["command"] = (
+        "python benchmarks/head_to_head.py benchmarks/scenarios/head_to_head.jsonl --base-url URL"
+        " --systems NAME (one run per system)"
+    )
     return merged
 
 
@@ -226,7 +245,11 @@ def main() -> int:
     page = render()
     if args.check:
         same = PAGE.is_file() and PAGE.read_text(encoding="utf-8") == page
-        print("docs/benchmarks.md is up to date" if same else "docs/benchmarks.md differs: run python benchmarks/report.py")
+        print(
+            "docs/benchmarks.md is up to date"
+            if same
+            else "docs/benchmarks.md differs: run python benchmarks/report.py"
+        )
         return 0 if same else 1
     PAGE.parent.mkdir(parents=True, exist_ok=True)
     PAGE.write_text(page, encoding="utf-8")

@@ -30,11 +30,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; runtime load
     )
     from langchain_lifecycle_memory.graph.memory import LifecycleMemory
     from langchain_lifecycle_memory.graph.nodes import create_memory_agent, create_memory_reader, create_memory_writer
+    from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
     from langchain_lifecycle_memory.lifecycle.operations import forget, sweep
     from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
     from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
     from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus
-    from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
     from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
     from langchain_lifecycle_memory.store.retention import RetentionPolicy
     from langchain_lifecycle_memory.write.extraction import create_extractor, create_rule_extractor

@@ -161,7 +161,7 @@ class Fact(BaseModel):
         default=False,
         exclude=True,
         description="Set by the extractor, not the model: the words say the value replaced an earlier one "
-        "(\"I've switched to X\", \"我改用 X 了\"). In a set it replaces the members of its kind.",
+        '("I\'ve switched to X", "我改用 X 了"). In a set it replaces the members of its kind.',
     )
 
     @field_validator("content")

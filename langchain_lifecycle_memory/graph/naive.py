@@ -30,9 +30,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import convert_to_messages
 from langgraph.store.base import BaseStore, SearchItem
 
+from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.schema import Fact
-from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 
 __all__ = ["NaiveEngine", "NaiveMemory", "ScenarioEngine", "fresh_store"]
 

@@ -335,6 +335,7 @@ def _explained(
         evidence["sort_key"] = float(raw["keys"][p])
         reason = PROFILE if profile else ""
     return RetrievalCandidate(
-        record=record, decision=decision, reason=reason, raw=evidence, channels={c: float(channels[c][p]) for c in CHANNELS},
+        record=record, decision=decision, reason=reason, raw=evidence,
+        channels={c: float(channels[c][p]) for c in CHANNELS},
         entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of.get(p),
     )  # fmt: skip

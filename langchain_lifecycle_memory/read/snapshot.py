@@ -22,7 +22,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
 from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in

@@ -289,11 +289,11 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         for s in range(0, len(rows), step):
             chunk = rows[s : s + step]
             sc(
-                lambda chunk=chunk: view.upsert(
+                lambda chunk=chunk, ops=upserts[s : s + step]: view.upsert(
                     ids=[r[0] for r in chunk],
                     embeddings=[r[1] for r in chunk],
                     metadatas=[r[2] for r in chunk],
-                    documents=[C.dumps_value(dict(op.value or {})) for op in upserts[s : s + step]],
+                    documents=[C.dumps_value(dict(op.value or {})) for op in ops],
                 )
             )
         for s in range(0, len(parts), step):

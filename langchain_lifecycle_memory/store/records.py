@@ -110,7 +110,8 @@ class RecordAPI:
         def _view(self, namespace: tuple[str, ...], *, create: bool = False) -> Scoped | None: ...
         def _apply_puts(self, ops: list[PutOp], *, records: bool = False) -> None: ...
         @property
-        def persist_directory(self) -> str | None: ...
+        def persist_directory(self) -> str | None:  # noqa: D102
+            ...
 
     snapshot_dir: str | None = None
     """Folder for the retriever's snapshot files; default: next to an embedded store's database,
@@ -327,7 +328,7 @@ class RecordAPI:
     def history(
         self, namespace: tuple[str, ...], entity: str, attribute: str, *, now: datetime | str | None = None
     ) -> list[MemoryRecord]:
-        """Every version of the slot ``(entity, attribute)``, oldest first, as of ``now`` (default: the current time)."""
+        """Every version of the slot ``(entity, attribute)``, oldest first, as of ``now`` (default: now)."""
         records = self.list_records(namespace, entity=entity, attribute=attribute, now=now)
         return sorted(records, key=lambda r: (r.valid_from, r.created_at))
 

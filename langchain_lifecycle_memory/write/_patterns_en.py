@@ -369,7 +369,8 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"take (?P<v>[\w-]+(?: \d+ ?mg)?) (?=every|each|daily|before|after|at night|in the morning|twice|"
             r"once|for my)", "takes", priority=70, kind="profile", cardinality="set"),
     en_rule(I_ + r"(?:(?P<neg>hate|dislike|detest|cannot stand|do not like|do not enjoy|am not a fan of)|like|love|"
-            r"enjoy|(?P<pref>prefer)|adore|am\s+" + ADV + r"(?:into|obsessed with|passionate about|a (?:big |huge )?fan of)) "
+            r"enjoy|(?P<pref>prefer)|adore|am\s+" + ADV
+            + r"(?:into|obsessed with|passionate about|a (?:big |huge )?fan of)) "
             r"(?:(?:to )?(?P<verb>" + EN_VERB + "|" + _EN_ING + r") )?" + V + E_PREP, handler=_like),
     en_rule(I_ + r"(?:(?:code|program|develop|script)|(?:write|build|make|develop|ship)(?: [\w-]+){0,2}? "
             r"(?:apps?|software|code|programs?|games?|websites?|sites|tools?|scripts?|services?|backends?|apis?))"

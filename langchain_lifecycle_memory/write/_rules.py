@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -30,7 +31,9 @@ from langchain_lifecycle_memory.write.redaction import Redactor
 __all__ = ["extract_rule_facts"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_SPACE_BY_CJK = re.compile(r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])")
+_SPACE_BY_CJK = re.compile(
+    r"(?<=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])\s+|\s+(?=[\u3400-\u9fff\u3000-\u303f\uff00-\uffef])"
+)
 _SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s|$)")
 _QUESTION_EN = re.compile(
     r"^(?:what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|should|would|will|is|are|am|was|"
@@ -99,7 +102,9 @@ class _Subject:
 
 # A full stop that ends no sentence (a title: "Dr. Okafor") and a comma that separates no clause
 # (digit groups: "$1,450") are hidden from the patterns while they run, and given back in the facts.
-_TITLE_DOT = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Jr|Sr|Capt|Lt|Col|Gen|Sgt|Rev|Fr|No|vs|approx)\.(?=\s)", re.IGNORECASE)
+_TITLE_DOT = re.compile(
+    r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Mt|Jr|Sr|Capt|Lt|Col|Gen|Sgt|Rev|Fr|No|vs|approx)\.(?=\s)", re.IGNORECASE
+)
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _HIDDEN = str.maketrans({"\u2024": ".", "\u066c": ","})
 
@@ -109,13 +114,19 @@ def _hide_marks(text: str) -> str:
 
 
 def _shown(fact: Fact) -> Fact:
-    fields = {k: v.translate(_HIDDEN) for k in ("value", "content", "evidence") if isinstance(v := getattr(fact, k, None), str)}
+    fields = {
+        k: v.translate(_HIDDEN)
+        for k in ("value", "content", "evidence")
+        if isinstance(v := getattr(fact, k, None), str)
+    }
     return fact.model_copy(update=fields) if fields else fact
 
 
 def _chinese_frame(sentence: str) -> bool:
-    """Whether a sentence is built in Chinese: "我每个月 grocery budget 是 600 dollars" is, and
-    "I'm learning 手语 at the community center" is not (a Chinese word in an English sentence)."""
+    """Whether a sentence is built in Chinese (more Chinese characters than English words, weighted).
+
+    "我每个月 grocery budget 是 600 dollars" is; "I'm learning 手语 at the community center" is not.
+    """
     chars = len(_CJK.findall(sentence))
     return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))
 

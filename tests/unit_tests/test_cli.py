@@ -230,7 +230,9 @@ def test_purge_confirms_then_deletes_everything(store: Path) -> None:
 
 def test_sweep_replays_time(store: Path) -> None:
     dry = as_json(store, "sweep", "--now", "2030-01-01", "--dry-run")
-    assert dry["dry_run"] is True and dry["archived"] == 0 and dry["deleted"] >= 1  # durable facts stay; old history goes
+    assert (
+        dry["dry_run"] is True and dry["archived"] == 0 and dry["deleted"] >= 1
+    )  # durable facts stay; old history goes
     done = as_json(store, "sweep", "--now", "2030-01-01")
     assert done["deleted"] == dry["deleted"]
     assert ids(store)["VS Code"]["status"] == "active"

@@ -22,7 +22,6 @@ from langchain_lifecycle_memory.lifecycle.portability import export_records
 from langchain_lifecycle_memory.write.update import apply_plan, plan_updates, reconcile
 from tests.conftest import drop_store_collections, make_store, server_address
 
-
 USER = "u1"
 SLOTS = ("editor", "city", "drink")
 

@@ -41,7 +41,11 @@ def test_no_diary_in_the_docs(page: Path) -> None:
 def test_every_file_the_docs_name_exists(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     named = set(re.findall(r"[\w./-]*\w\.(?:py|ipynb)\b", text))
-    tracked = {p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.suffix in (".py", ".ipynb") and ".venv" not in p.parts}
+    tracked = {
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.rglob("*")
+        if p.suffix in (".py", ".ipynb") and ".venv" not in p.parts
+    }
     basenames = {Path(p).name for p in tracked}
     missing = [n for n in named if (n not in tracked if "/" in n else n not in basenames)]
     assert missing == [], f"{page.name} names files that do not exist: {missing}"

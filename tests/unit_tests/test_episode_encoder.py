@@ -11,7 +11,6 @@ from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever
 from langchain_lifecycle_memory.read.episodes import default_encoder as default_episode_encoder
-from langchain_lifecycle_memory.read.vectors import TextVectors
 from langchain_lifecycle_memory.schema import Fact
 
 

@@ -247,7 +247,6 @@ def _victim_records(n: int) -> list[MemoryRecord]:
     ]
 
 
-
 def test_purge_leaves_no_trace_on_disk(tmp_path: Path) -> None:
     folder = tmp_path / "chroma"
     store = ChromaMemoryStore(folder, embeddings=DeterministicFakeEmbedding(size=16), collection_prefix="purge")

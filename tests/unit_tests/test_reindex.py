@@ -16,7 +16,6 @@ U2 = ("memories", "u2")
 DOCS = ("docs", "shared")
 
 
-
 class FailingEmbedding(DeterministicFakeEmbedding):
     """Fails on the n-th ``embed_documents`` call, like a provider outage mid-migration."""
 

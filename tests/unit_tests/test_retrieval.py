@@ -12,13 +12,13 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.read.retrieval import (
     ChannelWeights,
     LifecycleRetriever,
     RetrievalExplanation,
 )
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
-from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)

@@ -11,9 +11,9 @@ import chromadb
 from langchain_core.retrievers import BaseRetriever
 from langchain_tests.integration_tests import RetrieversIntegrationTests
 
+from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import MemoryRecord
-from langchain_lifecycle_memory import ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 
 NS = ("memories", "standard")

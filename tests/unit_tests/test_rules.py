@@ -201,7 +201,13 @@ def test_a_statement_no_rule_understands_is_kept_as_said(text: str, kept: str) -
 
 @pytest.mark.parametrize(
     "text",
-    ["Thanks, that helps!", "I see.", "My friend says Vim is great.", "I would like a coffee please.", "我是不是应该换个编辑器"],
+    [
+        "Thanks, that helps!",
+        "I see.",
+        "My friend says Vim is great.",
+        "I would like a coffee please.",
+        "我是不是应该换个编辑器",
+    ],
 )
 def test_chit_chat_requests_and_reported_speech_are_not_kept(text: str) -> None:
     assert extract_rule_facts(text, now=NOW) == []

@@ -93,7 +93,9 @@ def _record(rng: random.Random) -> MemoryRecord:
 def _rows(records: list[MemoryRecord], seq: int) -> Any:
     vectors = np.array([np.random.default_rng(abs(hash(r.id)) % 2**32).standard_normal(4) for r in records])
     docs = [json.dumps(r.to_value(), ensure_ascii=False) for r in records]
-    return SimpleNamespace(revision=Revision("r", seq), ids=[r.id for r in records], documents=docs, vectors=vectors.reshape(-1, 4))
+    return SimpleNamespace(
+        revision=Revision("r", seq), ids=[r.id for r in records], documents=docs, vectors=vectors.reshape(-1, 4)
+    )
 
 
 def _same_snapshot(a: Snapshot, b: Snapshot) -> None:
@@ -170,11 +172,15 @@ def test_a_fresh_process_searches_from_the_snapshot_file_plus_later_writes(tmp_p
     store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings())
     ns = ("memories", "u1")
     dog = MemoryRecord(namespace=ns, content="用户养了一条叫旺财的狗", entity="user", attribute="pet", value="旺财")
-    tea = MemoryRecord(namespace=ns, content="The user drinks oolong tea", entity="user", attribute="drink", value="oolong")
+    tea = MemoryRecord(
+        namespace=ns, content="The user drinks oolong tea", entity="user", attribute="drink", value="oolong"
+    )
     store.put_records([dog, tea])
     assert _search(store, "我家狗叫什么名字？") == [dog.content]
     (file,) = _files(tmp_path / "db")
-    cat = MemoryRecord(namespace=ns, content="The user drives a Tesla Model 3", entity="user", attribute="car", value="Tesla")
+    cat = MemoryRecord(
+        namespace=ns, content="The user drives a Tesla Model 3", entity="user", attribute="car", value="Tesla"
+    )
     store.put_record(cat)
     _source.forget_held()  # a new process: nothing held in memory
     assert _search(store, "the user drives a Tesla Model 3?")[0] == cat.content  # the file, plus the row written since

@@ -42,7 +42,6 @@ from langchain_lifecycle_memory.store import chroma as C
 from tests.conftest import SERVER_ENV, server_address
 from tests.fake_embeddings import CharEmbeddings
 
-
 DIMS = 64
 BACKENDS = ["embedded", "memory", "server", "reference"]
 

@@ -30,7 +30,6 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
 from tests.fake_embeddings import CharEmbeddings
 
-
 DIMS = 32
 VIM = [("user", "我喜欢使用 Vim 编辑器")]
 VSCODE = [("user", "我现在改用 VS Code 编辑器了")]

@@ -19,7 +19,6 @@ from langchain_lifecycle_memory.store.tenants import (
     user_label,
 )
 
-
 runner = CliRunner()
 USERS = ["alice", "*", "alice.b", "alice%2Eb", "50%", "Alice"]
 

@@ -7,14 +7,12 @@ import itertools
 import json
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever
 from langchain_lifecycle_memory.lifecycle.portability import export_records
 from langchain_lifecycle_memory.store.tenants import label_user, user_label
-
 
 TRICKY = ["*", "?", "%", "%25", "%2E", "%2e", ".", "..", "a.b", "a%2Eb", "a%b", "[*]", "memories", "ß", "SS", "İ"]
 base = st.text(min_size=1, max_size=12)

@@ -223,7 +223,9 @@ def _current(store: ChromaMemoryStore, user: str = "u-choice") -> list[str]:
         ("我更喜欢爵士乐", "我更喜欢摇滚乐", "我更喜欢安卓手机"),
     ],
 )
-def test_a_preferred_choice_replaces_one_of_its_kind_only(mem_store: ChromaMemoryStore, first: str, then: str, other: str) -> None:
+def test_a_preferred_choice_replaces_one_of_its_kind_only(
+    mem_store: ChromaMemoryStore, first: str, then: str, other: str
+) -> None:
     _said(first, "2024-01-01", mem_store)
     _said(other, "2024-01-02", mem_store)
     before = _current(mem_store)
@@ -252,7 +254,9 @@ def _city(value: str, content: str, evidence: str | None, **kw: Any) -> Fact:
     ],
     ids=["relative", "unsaid", "relative-zh"],
 )
-def test_an_unchecked_extraction_never_archives_the_current_value(mem_store: ChromaMemoryStore, fact: Fact, why: str) -> None:
+def test_an_unchecked_extraction_never_archives_the_current_value(
+    mem_store: ChromaMemoryStore, fact: Fact, why: str
+) -> None:
     ns = ("memories", "grounding")
     reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
     result = reconcile(mem_store, ns, [fact], at="2024-02-01")
@@ -268,8 +272,12 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
     assert [r.value for r in reconcile(mem_store, ns, [moved], at="2024-02-01").archived] == ["Berlin"]
 
     def name(value: str, said: str) -> Fact:
-        return Fact(entity="user", attribute="name", value=value, content=f"The user is {value}.", kind="profile", evidence=said)
+        return Fact(
+            entity="user", attribute="name", value=value, content=f"The user is {value}.", kind="profile", evidence=said
+        )
 
     reconcile(mem_store, ns, [name("Sam", "My name is Sam.")], at="2024-01-01")
     assert reconcile(mem_store, ns, [name("Leo", "My son Leo started school.")], at="2024-02-01").archived == []
-    assert [r.value for r in reconcile(mem_store, ns, [name("Samuel", "Call me Samuel.")], at="2024-03-01").archived] == ["Sam"]
+    assert [
+        r.value for r in reconcile(mem_store, ns, [name("Samuel", "Call me Samuel.")], at="2024-03-01").archived
+    ] == ["Sam"]
