@@ -1,16 +1,8 @@
-"""A second dense encoder for ``episode`` records (raw conversation turns), and BM25 feedback for their order.
+"""Episodes (raw conversation turns): a second dense encoder (e5, query-centred) and BM25 feedback for their order.
 
-Facts are short, often Chinese or mixed sentences, and the default USE encoder serves them
-best. Episodes are long turns with their neighbours, where USE's cosines say little (LoCoMo
-dense-only recall@10 0.327) and multilingual-e5-small says much more (0.533). So episodes
-get a second dense score from e5, query-centred (``vectors.TextVectors.offset``) and
-calibrated with the e5 calibrations, joined with the main dense channel as a noisy-OR.
-
-Episodes also get BM25 *pseudo-relevance feedback* (:func:`feedback`): a turn rarely repeats
-the question's words ("What activities does Melanie partake in?" vs her pottery class), but
-the best turns found carry words the rest of the relevant ones share. The rarest words of
-the best few episodes make a second BM25 query whose coverage raises the *order* of
-episodes (never the threshold). Facts are left alone.
+e5 scores long turns far better than USE (LoCoMo dense recall@10 0.533 vs 0.327); its calibrated
+score joins the dense channel as a noisy-OR. :func:`feedback` turns the best episodes' rarest
+words into a second BM25 query that raises the *order* of episodes (never the threshold).
 """
 
 from __future__ import annotations
@@ -75,11 +67,7 @@ def episode_scores(
     calibration: ScoreCalibration,
     rank_calibration: ScoreCalibration,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Calibrated (threshold, order) episode scores per record, or ``None`` (no episodes, or over ``limit``).
-
-    Only the ``top_k`` best episodes by this encoder speak, as the main dense channel only
-    speaks for its top.
-    """
+    """Calibrated (threshold, order) scores of the ``top_k`` best episodes, or ``None`` (none, or over ``limit``)."""
     if encoder is None or EPISODE_KIND not in snap.kinds:
         return None
     positions = np.flatnonzero(eligible & (snap.kind_code == snap.kinds.index(EPISODE_KIND)))
@@ -97,11 +85,7 @@ def episode_scores(
 
 
 def feedback(snap: Snapshot, positions: np.ndarray, order: np.ndarray, query: str) -> np.ndarray | None:
-    """Ordering bonus per position of ``positions`` from BM25 pseudo-relevance feedback over episodes.
-
-    ``order`` is each position's ordering score. ``None`` when none of them is an episode or
-    the best episodes have no word to add. Only episodes get a bonus.
-    """
+    """Episodes' ordering bonus per position (``order``: ordering scores), or ``None`` (no episode, no word to add)."""
     if EPISODE_KIND not in snap.kinds or not len(positions):
         return None
     episodes = np.flatnonzero(snap.kind_code[positions] == snap.kinds.index(EPISODE_KIND))

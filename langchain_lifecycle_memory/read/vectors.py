@@ -1,11 +1,6 @@
-"""Embedded texts the retriever reuses: routing cards, write-time cues, episodes, the centring background.
+"""Embedded texts the retriever reuses (routing cards, cues, episodes), cached per embedder; the centring background.
 
-One cache per embedder (keyed by its ``fingerprint`` when it has one, else by the object),
-text -> unit vector, bounded (``cachetools``), so a text is embedded once per process
-whichever retriever asks. The centring background (``QueryCentering``) lives here too:
-multilingual-e5 gives unrelated texts cosines of 0.7-0.85, and how high depends on the
-query more than on the record, so its cosines are taken minus the query's mean cosine to a
-fixed background of short personal-fact descriptions (the vocabulary's, en and zh).
+A query's centring offset is its mean cosine to ``BACKGROUND`` (the vocabulary's descriptions, en and zh).
 """
 
 from __future__ import annotations
