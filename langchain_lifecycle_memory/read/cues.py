@@ -70,10 +70,7 @@ def parse_cues(reply: Any, count: int) -> dict[int, list[str]]:
 
 
 def attach_cues(model: BaseChatModel, records: Sequence[MemoryRecord], n: int = 4) -> int:
-    """One call for all ``records`` (not episodes); sets ``metadata["cues"]`` in place; returns the call count.
-
-    A model error or an unusable reply is logged and leaves the records as they were.
-    """
+    """One call for all ``records`` (not episodes) setting ``metadata["cues"]``; returns the call count."""
     targets = [r for r in records if r.kind != "episode" and r.content.strip()]
     if not targets:
         return 0

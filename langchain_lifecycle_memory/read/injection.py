@@ -8,6 +8,7 @@ Lines are kept in rank order while they fit; a line is dropped whole (``dropped`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import unicodedata
@@ -266,9 +267,6 @@ def format_memories(
         now: When given, the block states today's date.
         expired: How many memories matched but had expired (the block says so).
 
-    Returns:
-        The block with ``included`` / ``dropped`` ids and its token count.
-
     Raises:
         ValueError: If ``max_tokens`` cannot hold even the block's instructions.
 
@@ -289,51 +287,20 @@ def format_memories(
     count = token_counter or approximate_tokens
     aware_now = ensure_aware(now)
 
-    items: list[_Item] = []
-    seen: set[str] = set()
+    unique: dict[str, _Item] = {}  # the first memory of each id, in order
     outranked = _outranked_current(records)
     for index, memory in enumerate(records):
-        if index in outranked:
-            continue
-        item = _normalize(memory, index)
-        if item.id in seen or not item.content.strip():
-            continue
-        seen.add(item.id)
-        items.append(item)
-
+        if index not in outranked and (item := _normalize(memory, index)).content.strip():
+            unique.setdefault(item.id, item)
+    items = list(unique.values())
     chosen = _detect_lang(query, items) if lang == "auto" else lang
     if chosen not in _TEXTS:
         msg = f"`lang` must be 'auto', 'zh' or 'en', got {lang!r}."
         raise ValueError(msg)
     texts = _TEXTS[chosen]
-    empty_text = texts["empty"]
-
-    included: list[tuple[int, str]] = []
-    dropped: list[int] = []
-    if items:
-        head = _frame(texts, aware_now, profile=all(i.profile for i in items))
-        used = count(_assemble(head, []))
-        if used > max_tokens:
-            msg = (
-                f"max_tokens={max_tokens} cannot hold the memory block's instructions ({used} tokens); "
-                f"raise it to at least {used + 50}."
-            )
-            raise ValueError(msg)
-        for index, item in enumerate(items):
-            line = _line(item, texts)
-            cost = count(line + "\n")
-            if used + cost <= max_tokens:
-                included.append((index, line))
-                used += cost
-            else:
-                dropped.append(index)
-        # Per-line counts need not add up exactly under a real tokenizer: check the whole.
-        text = _assemble(head, [line for _, line in included])
-        while included and count(text) > max_tokens:
-            dropped.append(included.pop()[0])
-            text = _assemble(head, [line for _, line in included])
+    included, dropped, text = _fit(items, texts, aware_now, count, max_tokens) if items else ([], [], "")
     if not included:
-        text = empty_text
+        text = texts["empty"]
     if expired > 0:
         text += "\n" + texts["expired"].format(n=expired)
     return MemoryBlock(
@@ -345,6 +312,36 @@ def format_memories(
         lang=chosen,
         expired=max(0, expired),
     )
+
+
+def _fit(
+    items: list[_Item], texts: Mapping[str, str], now: datetime | None, count: Callable[[str], int], max_tokens: int
+) -> tuple[list[tuple[int, str]], list[int], str]:
+    """``(included (position, line), dropped positions, block)``: lines added greedily, in order, while they fit."""
+    head = _frame(texts, now, profile=all(i.profile for i in items))
+    used = count(_assemble(head, []))
+    if used > max_tokens:
+        msg = (
+            f"max_tokens={max_tokens} cannot hold the memory block's instructions ({used} tokens); "
+            f"raise it to at least {used + 50}."
+        )
+        raise ValueError(msg)
+    included: list[tuple[int, str]] = []
+    dropped: list[int] = []
+    for index, item in enumerate(items):
+        line = _line(item, texts)
+        cost = count(line + "\n")
+        if used + cost <= max_tokens:
+            included.append((index, line))
+            used += cost
+        else:
+            dropped.append(index)
+    # Per-line counts need not add up exactly under a real tokenizer: check the whole.
+    text = _assemble(head, [line for _, line in included])
+    while included and count(text) > max_tokens:
+        dropped.append(included.pop()[0])
+        text = _assemble(head, [line for _, line in included])
+    return included, dropped, text
 
 
 def _check_budget(max_tokens: Any) -> None:
@@ -380,12 +377,9 @@ def _outranked_current(records: Sequence[Any]) -> set[int]:
     """Positions of active memories that a newer version of the same slot outranks (never two values)."""
     entries = []
     for index, memory in enumerate(records):
-        try:
-            found = _current_entry(memory)
-        except (TypeError, ValueError):
-            found = None
-        if found is not None:
-            entries.append((str(index), found[0], found[1]))
+        with contextlib.suppress(TypeError, ValueError):
+            if (found := _current_entry(memory)) is not None:
+                entries.append((str(index), *found))
     return {int(i) for i in current_losers(entries)}
 
 

@@ -145,10 +145,7 @@ class LexicalIndex:
     def __init__(self, texts: Sequence[str], *, cache: dict[str, Analysis] | None = None) -> None:
         self._cache = {} if cache is None else cache
         self._vocab: dict[str, int] = {}
-        docs = [self._analyse(t) for t in texts]
-        ids = np.fromiter(itertools.chain.from_iterable(self._term_ids(t) for t, _ in docs), dtype=np.int64)
-        lengths = np.fromiter((len(t) for t, _ in docs), dtype=np.int64, count=len(docs))
-        self._seal_ids(ids, lengths, [n for _, n in docs])
+        self._seal([(self._term_ids(t), n) for t, n in map(self._analyse, texts)])
 
     def _analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)
@@ -159,13 +156,16 @@ class LexicalIndex:
     def _term_ids(self, tokens: Iterable[str]) -> list[int]:
         return [self._vocab.setdefault(t, len(self._vocab)) for t in tokens]
 
+    def _seal(self, docs: list[tuple[list[int], list[str]]]) -> None:
+        """(Re)build every structure from the texts' term ids and names, one slot per text."""
+        ids = np.fromiter(itertools.chain.from_iterable(t for t, _ in docs), dtype=np.int64)
+        self._seal_ids(ids, np.array([len(t) for t, _ in docs], dtype=np.int64), [n for _, n in docs])
+
     def _seal_ids(self, ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> None:
         n = len(lengths)
         self.size = n
         self._doc_terms = ids
-        self._doc_start = (
-            np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
-        )
+        self._doc_start = np.cumsum(lengths) - lengths
         self._doc_len = lengths
         self._doc_names = list(names)
         self._fresh_terms: dict[int, list[int]] = {}  # slot -> term ids, for slots added since the seal
@@ -189,12 +189,8 @@ class LexicalIndex:
         """``(vocab, term ids text after text, terms per text, names per text)`` of the live texts in order."""
         docs = [self._slot_terms(int(s)) for s in self._order]
         ids = np.fromiter(itertools.chain.from_iterable(docs), dtype=np.int64)
-        return (
-            list(self._vocab),
-            ids,
-            np.array([len(d) for d in docs], dtype=np.int64),
-            [self._doc_names[int(s)] for s in self._order],
-        )
+        lengths = np.array([len(d) for d in docs], dtype=np.int64)
+        return list(self._vocab), ids, lengths, [self._doc_names[int(s)] for s in self._order]
 
     @classmethod
     def from_terms(cls, vocab: list[str], ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> LexicalIndex:
@@ -226,11 +222,7 @@ class LexicalIndex:
             new._vocab = dict(self._vocab)
             every = [(self._slot_terms(int(s)), self._doc_names[int(s)]) for s in self._order[kept]]
             every += [(new._term_ids(tokens), names) for tokens, names in docs]
-            if order is not None:
-                every = [every[i] for i in order]
-            ids = np.fromiter(itertools.chain.from_iterable(t for t, _ in every), dtype=np.int64)
-            lengths = np.array([len(t) for t, _ in every], dtype=np.int64)
-            new._seal_ids(ids, lengths, [n for _, n in every])
+            new._seal(every if order is None else [every[i] for i in order])
             return new
         new._vocab = dict(self._vocab)
         new._alive, new._df, new._names = self._alive.copy(), self._df.copy(), self._names.copy()

@@ -223,12 +223,7 @@ class LifecycleRetriever(BaseRetriever):
 
     # ------------------------------------------------------------------ explain
     def explain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
-        """Every candidate (all records of the namespace, any status) with scores and verdicts.
-
-        Takes the same per-call options as ``invoke`` (``namespace``, ``user_id``, ``k``,
-        ``as_of``, ``now``...). With ``include_other_tenants=True`` the best matches of
-        sibling namespaces are listed too, as ``other_tenant``.
-        """
+        """Every record of the namespace with scores and verdicts (``invoke``'s options; other tenants' best too)."""
         return self._run(query, self._options(kwargs), full=True, others=include_other_tenants)
 
     async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:

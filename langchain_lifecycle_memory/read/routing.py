@@ -244,10 +244,7 @@ def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
 
 
 class AttributeRouter:
-    """How much a query is about each attribute: the mean cosine of its two best card phrases.
-
-    An attribute outside the vocabulary (a card of its name only) is discounted by ``unknown_discount``.
-    """
+    """How much a query is about each attribute: mean cosine of its two best card phrases (unknown ones discounted)."""
 
     unknown_discount = 0.05
 

@@ -193,7 +193,7 @@ def score(
     context = (snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile is not None)
     if full:
         raw = {"cosine": cosine, "bm25": bm25, "coverage": coverage, "route": route, "keys": keys}
-        candidates = [_explained(p, context, raw, cue_scores) for p in range(n)]
+        candidates = [_candidate(p, context, raw, cue_scores) for p in range(n)]
     else:
         candidates = [_candidate(int(p), context) for p in ranked]
     routes = dict(zip(snap.attributes, route.tolist()))
@@ -275,26 +275,19 @@ def _sort_keys(
     return keys
 
 
-def _candidate(p: int, context: tuple[Any, ...]) -> RetrievalCandidate:
-    snap, _, channels, fused, rrf, factor, rank_of, _, _, profile = context
-    return RetrievalCandidate(
-        record=snap.record(p), decision="kept", channels={c: float(channels[c][p]) for c in CHANNELS},
-        reason=PROFILE if profile else "",
-        entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of[p],
-    )  # fmt: skip
-
-
-def _explained(
-    p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]
+def _candidate(
+    p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray] | None = None, cues: dict[int, float] | None = None
 ) -> RetrievalCandidate:
-    """A candidate with its raw evidence and verdict (``explain``)."""
+    """The candidate at position ``p`` with its verdict; with ``raw`` (``explain``), its raw evidence too."""
     snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile = context
     record = snap.record(p)
-    evidence = {"coverage": float(raw["coverage"][p]), "bm25": float(raw["bm25"][p]), "cosine": float(raw["cosine"][p])}
-    if (j := int(snap.attribute_code[p])) >= 0:
-        evidence["route"] = float(raw["route"][j])
-    if p in cues:
-        evidence["cue"] = cues[p]
+    evidence: dict[str, float] = {}
+    if raw is not None:
+        evidence = {k: float(raw[k][p]) for k in ("coverage", "bm25", "cosine")}
+        if (j := int(snap.attribute_code[p])) >= 0:
+            evidence["route"] = float(raw["route"][j])
+        if cues and p in cues:
+            evidence["cue"] = cues[p]
     decision: Decision = "kept"
     reason = PROFILE if profile else ""
     if not eligible[p]:
@@ -303,7 +296,7 @@ def _explained(
         decision, reason = "below_threshold", f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
         if factor[p] < 1.0:
             reason += f" (about {record.entity or 'the user'}, not the query's subject)"
-    else:
+    elif raw is not None:
         evidence["sort_key"] = float(raw["keys"][p])
     return RetrievalCandidate(
         record=record, decision=decision, reason=reason, raw=evidence,
