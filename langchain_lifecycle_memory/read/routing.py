@@ -33,10 +33,8 @@ __all__ = [
 
 SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
 
-# One tuple per relation, English and Chinese forms together. Family words are
-# personal on their own ("老婆喜欢什么？"); social ones ("friends", "同事") are too
-# generic to mean a stored person unless possessed ("my friend") or named, and so are
-# one-character forms ("我哥", but not the 哥 of 哥伦比亚).
+# One tuple per relation. Family words name a person on their own ("老婆喜欢什么？"); social ones
+# ("friends", "同事") and one-character forms only when possessed ("my friend", "我哥") or named.
 _FAMILY: tuple[tuple[str, ...], ...] = (
     ("wife", "spouse", "老婆", "妻子", "太太", "媳妇", "爱人"),
     ("husband", "spouse", "老公", "丈夫", "爱人"),
@@ -128,9 +126,7 @@ def value_in(needle: str, haystack: str) -> bool:
     """``value_mentioned`` for an already normalised value and query."""
     if len(needle) < 2 or needle not in haystack:  # the substring test is cheap; the regex only confirms
         return False
-    if needle.isascii():
-        return re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
-    return True
+    return not needle.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
 
 
 def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str], set[str]]:
@@ -168,8 +164,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
 
 def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
     """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
-    text = normalize_text(query)
-    words = word_tokens(query)
+    text, words = normalize_text(query), word_tokens(query)
     word_set = set(words)
     found: set[str] = set()
     for entity, (names, relations) in aliases.items():

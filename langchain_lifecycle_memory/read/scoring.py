@@ -109,21 +109,21 @@ def _slot(
     if names:  # a topic far behind the query's best one is a look-alike
         near = route >= float(route.max()) - cfg.route_margin
         attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
-        for a in mentioned_attributes(q.texts, names, router.specs):
-            j = names.index(a)
-            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+        named = [names.index(a) for a in mentioned_attributes(q.texts, names, router.specs)]
+        attr_slot[named] = np.maximum(attr_slot[named], cal.attribute_mention)
     return attr_slot, targets, personal, damp, route
 
 
 def _channels(
-    cal: Any, cosine: np.ndarray, in_dense: np.ndarray, coverage: np.ndarray, slot: np.ndarray, damp: float
+    cal: Any, parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], episode: np.ndarray | None
 ) -> dict[str, np.ndarray]:
-    dense = calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling)
-    return {
-        "dense": np.where(in_dense, dense, 0.0),
-        "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
-        "slot": slot,
-    }
+    """Calibrated channels from ``(cosine, in_dense, coverage, slot, damp)``; episodes join dense as a noisy-OR."""
+    cosine, in_dense, coverage, slot, damp = parts
+    dense = np.where(in_dense, calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling), 0.0)
+    if episode is not None:
+        dense = 1.0 - (1.0 - dense) * (1.0 - episode)
+    lexical = calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp
+    return {"dense": dense, "lexical": lexical, "slot": slot}
 
 
 def _rrf(channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray) -> np.ndarray:
@@ -165,26 +165,22 @@ def score(
     agree = calibrate_array(cosine, cal.agreement_floor, cal.agreement_ceiling)
     support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
     slot = np.where(snap.value_mentions(q.texts), np.maximum(topic, cal.value_mention * support), topic)
-    channels = _channels(cal, cosine, in_dense, coverage * support, slot, damp)
     episode = episodes.episode_scores(
         episode_encoder, snap, eligible, q.text, top_k=cfg.dense_k, limit=cfg.episode_embeddings_limit,
         calibration=cfg.episode_calibration, rank_calibration=cfg.episode_rank_calibration,
     )  # fmt: skip
-    if episode is not None:
-        channels["dense"] = 1.0 - (1.0 - channels["dense"]) * (1.0 - episode[0])
+    parts = (cosine, in_dense, coverage * support, slot, damp)
+    channels = _channels(cal, parts, None if episode is None else episode[0])
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
-    profile = _profile(cfg, snap, opts, eligible, targets, for_user, fused) if not kept.any() else None
+    profile = _profile(cfg, snap, opts, eligible, about, for_user, fused) if not kept.any() else None
     if profile is not None:
         kept = profile
-    pool = np.flatnonzero(eligible)
-    rrf = _rrf(channels, weights, pool) * factor
-    keys = _sort_keys(
-        cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor
-    )
+    rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
+    keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, parts, episode, factor)
     ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
     if not full and cfg.reranker is None:
         ranked = ranked[: opts.k]
@@ -214,7 +210,7 @@ def _profile(
     snap: Snapshot,
     opts: RetrievalOptions,
     eligible: np.ndarray,
-    targets: set[str],
+    about: np.ndarray,
     personal: bool,
     fused: np.ndarray,
 ) -> np.ndarray | None:
@@ -224,7 +220,6 @@ def _profile(
     if (~eligible & (fused >= opts.min_score)).any():
         return None
     lasting = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in _LASTING])
-    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     pool = np.flatnonzero(eligible & lasting & about)
     if not len(pool):
         return None
@@ -255,13 +250,11 @@ def _sort_keys(
     factor: np.ndarray,
 ) -> np.ndarray:
     """The order of kept records: an open-ceiling calibration of the same evidence, plus tie-breakers."""
-    cosine, in_dense, coverage, slot, damp = parts
+    cosine, _, coverage, _, _ = parts
     if cfg.fusion == "rrf":
         base = rrf
     elif cfg.rank_calibration is not None and cfg.rank_calibration != cfg.calibration:
-        ordered = _channels(cfg.rank_calibration, cosine, in_dense, coverage, slot, damp)
-        if episode is not None:
-            ordered["dense"] = 1.0 - (1.0 - ordered["dense"]) * (1.0 - episode[1])
+        ordered = _channels(cfg.rank_calibration, parts, None if episode is None else episode[1])
         base = fuse_calibrated_array(ordered, cfg.weights.as_dict()) * factor
     else:
         base = fused

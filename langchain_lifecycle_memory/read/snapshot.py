@@ -32,9 +32,7 @@ STATUSES = (MemoryStatus.PENDING, MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
 def micros(value: datetime | str | None) -> int:
     """An instant as integer microseconds since the epoch (``OPEN`` for ``None``)."""
     dt = ensure_aware(value)
-    if dt is None:
-        return int(OPEN)
-    return int(dt.timestamp() * 1_000_000)
+    return int(OPEN) if dt is None else int(dt.timestamp() * 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -222,12 +220,7 @@ class Snapshot:
     @functools.cached_property
     def rank(self) -> np.ndarray:
         """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
-        order = sorted(
-            range(len(self.rows)), key=lambda i: (self.rows[i].valid_from, self.rows[i].created, self.rows[i].id)
-        )
-        out = np.empty(len(order), dtype=np.int64)
-        out[order] = np.arange(len(order))
-        return out
+        return np.argsort(np.lexsort((np.array(self.ids, dtype=str), self.created, self.valid_from)))
 
     def eligible(
         self,
@@ -293,11 +286,9 @@ class Snapshot:
         kept = [i for i, rid in enumerate(self.ids) if rid not in changed]
         added = sorted(fresh.values(), key=lambda pair: pair[0].order_key)
         merged = [self.rows[i] for i in kept] + [r for r, _ in added]
-        vectors = (
-            np.concatenate([self.vectors[kept], unit(np.array([v for _, v in added]).reshape(len(added), -1))])
-            if added
-            else self.vectors[kept]
-        )
+        vectors = self.vectors[kept]
+        if added:
+            vectors = np.concatenate([vectors, unit(np.array([v for _, v in added]).reshape(len(added), -1))])
         order = None  # new records usually come after the others: then they are in order already
         if kept and added and merged[len(kept) - 1].order_key > added[0][0].order_key:
             order = np.array(sorted(range(len(merged)), key=lambda i: merged[i].order_key), dtype=np.int64)

@@ -47,12 +47,8 @@ class TextVectors:
     @classmethod
     def of(cls, embeddings: Any) -> TextVectors:
         """The shared cache of this embedder (by fingerprint, else by object)."""
-        fingerprint = getattr(embeddings, "fingerprint", None)
-        key = (
-            json.dumps(fingerprint, sort_keys=True, default=str)
-            if isinstance(fingerprint, dict)
-            else f"id:{id(embeddings)}"
-        )
+        fp = getattr(embeddings, "fingerprint", None)
+        key = json.dumps(fp, sort_keys=True, default=str) if isinstance(fp, dict) else f"id:{id(embeddings)}"
         with cls._lock:
             hit = cls._shared.get(key)
             if hit is None or (key.startswith("id:") and hit[0] is not embeddings):
@@ -66,8 +62,7 @@ class TextVectors:
         if missing:
             vectors = unit(self.embeddings.embed_documents(missing))
             with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._vectors[text] = vector
+                self._vectors.update(zip(missing, vectors, strict=True))
         with self._lock:
             found = [self._vectors.get(t) for t in texts]
         if any(v is None for v in found):  # evicted meanwhile (a huge batch): embed those again
