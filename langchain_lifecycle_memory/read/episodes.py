@@ -7,6 +7,7 @@ words into a second BM25 query that raises the *order* of episodes (never the th
 
 from __future__ import annotations
 
+import collections
 import functools
 from typing import Any
 
@@ -95,10 +96,9 @@ def feedback(snap: Snapshot, positions: np.ndarray, order: np.ndarray, query: st
     best = episodes[np.argsort(-order[episodes], kind="stable")[:FEEDBACK_DOCS]]
     words = [(float(order[i]), set(tokenize(snap.rows[int(positions[i])].content)) - seen) for i in best.tolist()]
     idf = snap.index.shared_idfs(set().union(*(w for _, w in words)))  # words of one text alone say nothing
-    weight: dict[str, float] = {}
+    weight: collections.Counter[str] = collections.Counter()
     for score, tokens in words:
-        for token in tokens & idf.keys():
-            weight[token] = weight.get(token, 0.0) + idf[token] * score
+        weight.update({token: idf[token] * score for token in tokens & idf.keys()})
     terms = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
     if not terms:
         return None

@@ -388,10 +388,7 @@ MEMORY_PROMPT: ChatPromptTemplate = ChatPromptTemplate.from_messages(
 
 
 def create_memory_injector(
-    *,
-    max_tokens: int = 600,
-    lang: Lang = "auto",
-    token_counter: Callable[[str], int] | None = None,
+    *, max_tokens: int = 600, lang: Lang = "auto", token_counter: Callable[[str], int] | None = None
 ) -> Runnable[Any, MemoryBlock]:
     """A runnable (``inject_memories``): ``{"documents": [...], "query": str}`` or a list -> :class:`MemoryBlock`.
 

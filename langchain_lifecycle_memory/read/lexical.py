@@ -218,14 +218,15 @@ class LexicalIndex:
         docs = [self._analyse(t) for t in added]
         slots = len(self._alive) + len(docs)
         live = int(self._alive.sum()) - len(gone) + len(docs)
+        new._vocab = dict(self._vocab)
         if slots - self._sealed > max(256, self.fresh_limit * live) or slots - live > self.tombstone_limit * slots:
-            new._vocab = dict(self._vocab)
             every = [(self._slot_terms(int(s)), self._doc_names[int(s)]) for s in self._order[kept]]
             every += [(new._term_ids(tokens), names) for tokens, names in docs]
             new._seal(every if order is None else [every[i] for i in order])
             return new
-        new._vocab = dict(self._vocab)
-        new._alive, new._df, new._names = self._alive.copy(), self._df.copy(), self._names.copy()
+        added_terms = [new._term_ids(tokens) for tokens, _ in docs]
+        new._df = np.concatenate([self._df, np.zeros(len(new._vocab) - len(self._df), dtype=np.int64)])
+        new._alive, new._names = self._alive.copy(), self._names.copy()
         new._doc_names, new._fresh_terms = list(self._doc_names), dict(self._fresh_terms)
         new._fresh = {term: list(rows) for term, rows in self._fresh.items()}
         new._alive[gone] = False
@@ -234,8 +235,6 @@ class LexicalIndex:
             new._names.subtract(self._doc_names[slot])
             new._total -= self._dl[slot]
         first = len(self._alive)
-        added_terms = [new._term_ids(tokens) for tokens, _ in docs]
-        new._df = np.concatenate([new._df, np.zeros(len(new._vocab) - len(new._df), dtype=np.int64)])
         for slot, terms, (_, names) in zip(itertools.count(first), added_terms, docs):
             new._fresh_terms[slot] = terms
             new._doc_names.append(names)

@@ -221,12 +221,9 @@ def mentioned_attributes(
     for query in queries:
         stems, text = [_stem(w) for w in word_tokens(query)], normalize_text(query)
         for attribute in attributes:
-            if attribute in found:
-                continue
-            for is_latin, needle in _names(attribute, specs.get(attribute)):
-                if _contains_run(stems, needle) if is_latin else needle in text:  # type: ignore[arg-type]
-                    found.add(attribute)
-                    break
+            names = [] if attribute in found else _names(attribute, specs.get(attribute))
+            if any(_contains_run(stems, n) if latin else n in text for latin, n in names):  # type: ignore[arg-type]
+                found.add(attribute)
     return found
 
 

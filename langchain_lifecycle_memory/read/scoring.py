@@ -176,7 +176,7 @@ def score(
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
-    profile = _profile(cfg, snap, opts, eligible, about, for_user, fused) if not kept.any() else None
+    profile = _profile(cfg, snap, opts, eligible, about, fused) if for_user and not kept.any() else None
     if profile is not None:
         kept = profile
     rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
@@ -206,16 +206,10 @@ _LASTING = ("preference", "profile", "fact")
 
 
 def _profile(
-    cfg: Any,
-    snap: Snapshot,
-    opts: RetrievalOptions,
-    eligible: np.ndarray,
-    about: np.ndarray,
-    personal: bool,
-    fused: np.ndarray,
+    cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, about: np.ndarray, fused: np.ndarray
 ) -> np.ndarray | None:
-    """The user's lasting facts as general context when a personal request matched nothing (and no dead memory did)."""
-    if not cfg.profile_fallback or not personal or opts.as_of is not None:
+    """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did)."""
+    if not cfg.profile_fallback or opts.as_of is not None:
         return None
     if (~eligible & (fused >= opts.min_score)).any():
         return None

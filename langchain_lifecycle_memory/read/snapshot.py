@@ -171,7 +171,6 @@ class Snapshot:
         self.entity_alias = {e: entity_aliases(e, c) for e, c in contents.items()}
         self.cues = {i: list(r.cues) for i, r in enumerate(rows) if r.cues}
         self._records: dict[int, MemoryRecord] = {}
-        self._masks: dict[Any, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self.rows)
