@@ -196,8 +196,7 @@ class LexicalIndex:
     def from_terms(cls, vocab: list[str], ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> LexicalIndex:
         """The index :meth:`terms` describes (no text is analysed)."""
         new = cls.__new__(cls)
-        new._cache = {}
-        new._vocab = {t: i for i, t in enumerate(vocab)}
+        new._cache, new._vocab = {}, {t: i for i, t in enumerate(vocab)}
         new._seal_ids(np.asarray(ids, dtype=np.int64), np.asarray(lengths, dtype=np.int64), names)
         return new
 

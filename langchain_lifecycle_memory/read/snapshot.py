@@ -155,9 +155,7 @@ class Snapshot:
         self.needles, self.needle_code = _numbered([r.needle for r in rows])
         self._views = self._resolved()
         status_of = {s: i for i, s in enumerate(STATUSES)}
-        self.status_code = np.array(
-            [status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8
-        )
+        self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], np.int8)
         times = np.array([(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64)
         self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = times.reshape(-1, 5).T.copy()
         for i, view in self._views.items():
