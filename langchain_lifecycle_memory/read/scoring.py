@@ -1,20 +1,10 @@
 """The retriever's scoring, pure: a snapshot and the query's vectors in, an explanation out.
 
-Every record of the namespace gets three calibrated channels as numpy columns:
-
-* **dense**: cosine of the query to the record (and, for episodes, a second encoder's,
-  ``episodes``); it speaks only for the ``dense_k`` nearest eligible records;
-* **lexical**: BM25 coverage (``lexical``), backed by meaning: a word match counts as far as
-  the fact's meaning agrees with the query or its attribute is the query's topic (the
-  user's "Apple" laptop is not evidence for an apple pie recipe);
-* **slot**: the query is routed to the record's attribute by meaning (``routing``), names
-  the attribute, or contains the record's value; a record's write-time cues count like its
-  own topic card.
-
-Channels are fused as a weighted noisy-OR (``fusion``); ``min_score`` applies to the fused
-score whatever the channel mix. Records about someone the query is not about are scaled
-down. Kept records are ordered by a second, open-ceiling calibration plus small recency,
-confidence and (episodes) feedback terms.
+Every record gets three calibrated channels as numpy columns: **dense** (cosine, plus the episode
+encoder's; only for the ``dense_k`` nearest), **lexical** (BM25 coverage, counted as far as the fact's
+meaning or attribute backs the word match) and **slot** (routing, attribute or value mentions, cues).
+They are fused as a weighted noisy-OR that ``min_score`` thresholds; records about someone else are
+scaled down; kept records are ordered by an open-ceiling calibration plus small tie-breakers.
 """
 
 from __future__ import annotations
@@ -62,6 +52,11 @@ class RetrievalOptions:
     now: datetime
     include_expired: bool
 
+    def filters(self, **changes: Any) -> dict[str, Any]:
+        """The lifecycle filters as keyword arguments (``statuses`` ... ``include_expired``), with ``changes``."""
+        keys = ("statuses", "kinds", "as_of", "now", "include_expired")
+        return {**{k: getattr(self, k) for k in keys}, **changes}
+
 
 @dataclass
 class Query:
@@ -91,17 +86,12 @@ def _cues(emb: Any, q: Query, snap: Snapshot, eligible: np.ndarray) -> dict[int,
     wanted = {p: c for p, c in snap.cues.items() if eligible[p]}
     if not wanted:
         return {}
-    texts = [c for cues in wanted.values() for c in cues]
-    matrix = TextVectors.of(emb).matrix(texts)
-    out: dict[int, float] = {}
+    matrix = TextVectors.of(emb).matrix([c for cues in wanted.values() for c in cues])
+    starts = np.cumsum([0, *(len(c) for c in wanted.values())])[:-1]
+    best = np.full(len(wanted), -1.0)
     for vector, offset in zip(q.vectors, q.offsets, strict=True):
-        sims = matrix @ unit(vector)
-        start = 0
-        for pos, cues in wanted.items():
-            best = float(sims[start : start + len(cues)].max()) - offset
-            out[pos] = max(best, out.get(pos, -1.0))
-            start += len(cues)
-    return out
+        best = np.maximum(best, np.maximum.reduceat(matrix @ unit(vector), starts).astype(np.float64) - offset)
+    return dict(zip(wanted, best.tolist()))
 
 
 def _slot(
@@ -119,21 +109,21 @@ def _slot(
     if names:  # a topic far behind the query's best one is a look-alike
         near = route >= float(route.max()) - cfg.route_margin
         attr_slot[:-1] = np.where(near, calibrate_array(route, cal.route_floor, cal.route_ceiling) * damp, 0.0)
-        for a in mentioned_attributes(q.texts, names, router.specs):
-            j = names.index(a)
-            attr_slot[j] = max(attr_slot[j], cal.attribute_mention)
+        named = [names.index(a) for a in mentioned_attributes(q.texts, names, router.specs)]
+        attr_slot[named] = np.maximum(attr_slot[named], cal.attribute_mention)
     return attr_slot, targets, personal, damp, route
 
 
 def _channels(
-    cal: Any, cosine: np.ndarray, in_dense: np.ndarray, coverage: np.ndarray, slot: np.ndarray, damp: float
+    cal: Any, parts: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], episode: np.ndarray | None
 ) -> dict[str, np.ndarray]:
-    dense = calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling)
-    return {
-        "dense": np.where(in_dense, dense, 0.0),
-        "lexical": calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp,
-        "slot": slot,
-    }
+    """Calibrated channels from ``(cosine, in_dense, coverage, slot, damp)``; episodes join dense as a noisy-OR."""
+    cosine, in_dense, coverage, slot, damp = parts
+    dense = np.where(in_dense, calibrate_array(np.maximum(cosine, 0.0), cal.dense_floor, cal.dense_ceiling), 0.0)
+    if episode is not None:
+        dense = 1.0 - (1.0 - dense) * (1.0 - episode)
+    lexical = calibrate_array(coverage, cal.lexical_floor, cal.lexical_ceiling) * damp
+    return {"dense": dense, "lexical": lexical, "slot": slot}
 
 
 def _rrf(channels: dict[str, np.ndarray], weights: dict[str, float], pool: np.ndarray) -> np.ndarray:
@@ -157,15 +147,9 @@ def score(
     router: AttributeRouter,
     episode_encoder: Any = None,
 ) -> RetrievalExplanation:
-    """Score every record; build candidates for the ``k`` best (every record for ``explain``).
-
-    ``cfg`` is the ``LifecycleRetriever`` whose settings apply (calibrations, weights,
-    factors, tie-breakers, fusion).
-    """
+    """Score every record with ``cfg``'s (a ``LifecycleRetriever``) settings; candidates for the ``k`` best or all."""
     n, cal, weights = len(snap), cfg.calibration, cfg.weights.as_dict()
-    eligible = snap.eligible(
-        statuses=opts.statuses, kinds=opts.kinds, as_of=opts.as_of, now=opts.now, include_expired=opts.include_expired
-    )
+    eligible = snap.eligible(**opts.filters())
     cosine, in_dense = _dense(cfg, q, snap, eligible)
     bm25, coverage = np.zeros(n), np.zeros(n)
     for text in q.texts:
@@ -181,26 +165,22 @@ def score(
     agree = calibrate_array(cosine, cal.agreement_floor, cal.agreement_ceiling)
     support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
     slot = np.where(snap.value_mentions(q.texts), np.maximum(topic, cal.value_mention * support), topic)
-    channels = _channels(cal, cosine, in_dense, coverage * support, slot, damp)
     episode = episodes.episode_scores(
         episode_encoder, snap, eligible, q.text, top_k=cfg.dense_k, limit=cfg.episode_embeddings_limit,
         calibration=cfg.episode_calibration, rank_calibration=cfg.episode_rank_calibration,
     )  # fmt: skip
-    if episode is not None:
-        channels["dense"] = 1.0 - (1.0 - channels["dense"]) * (1.0 - episode[0])
+    parts = (cosine, in_dense, coverage * support, slot, damp)
+    channels = _channels(cal, parts, None if episode is None else episode[0])
     about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
-    profile = _profile(cfg, snap, opts, eligible, targets, for_user, fused) if not kept.any() else None
+    profile = _profile(cfg, snap, opts, eligible, about, fused) if for_user and not kept.any() else None
     if profile is not None:
         kept = profile
-    pool = np.flatnonzero(eligible)
-    rrf = _rrf(channels, weights, pool) * factor
-    keys = _sort_keys(
-        cfg, q, snap, opts, kept, fused, rrf, (cosine, in_dense, coverage * support, slot, damp), episode, factor
-    )
+    rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
+    keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, parts, episode, factor)
     ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
     if not full and cfg.reranker is None:
         ranked = ranked[: opts.k]
@@ -209,7 +189,7 @@ def score(
     context = (snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile is not None)
     if full:
         raw = {"cosine": cosine, "bm25": bm25, "coverage": coverage, "route": route, "keys": keys}
-        candidates = [_explained(p, context, raw, cue_scores) for p in range(n)]
+        candidates = [_candidate(p, context, raw, cue_scores) for p in range(n)]
     else:
         candidates = [_candidate(int(p), context) for p in ranked]
     routes = dict(zip(snap.attributes, route.tolist()))
@@ -226,25 +206,14 @@ _LASTING = ("preference", "profile", "fact")
 
 
 def _profile(
-    cfg: Any,
-    snap: Snapshot,
-    opts: RetrievalOptions,
-    eligible: np.ndarray,
-    targets: set[str],
-    personal: bool,
-    fused: np.ndarray,
+    cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, about: np.ndarray, fused: np.ndarray
 ) -> np.ndarray | None:
-    """The user's lasting facts to show as general context, when a personal request matched nothing.
-
-    Not when the request is about something the user retracted, forgot or stated only for a while
-    (a memory that is no longer live matches it): then not knowing is the answer.
-    """
-    if not cfg.profile_fallback or not personal or opts.as_of is not None:
+    """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did)."""
+    if not cfg.profile_fallback or opts.as_of is not None:
         return None
     if (~eligible & (fused >= opts.min_score)).any():
         return None
     lasting = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in _LASTING])
-    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
     pool = np.flatnonzero(eligible & lasting & about)
     if not len(pool):
         return None
@@ -258,7 +227,7 @@ def kept_if_live(snap: Snapshot, opts: RetrievalOptions, fused: np.ndarray, elig
     """Records that would have been kept but for their deadline having passed (the search says so)."""
     if opts.include_expired or opts.as_of is not None:
         return np.zeros(len(snap), dtype=bool)
-    live = snap.eligible(statuses=opts.statuses, kinds=opts.kinds, as_of=None, now=opts.now, include_expired=True)
+    live = snap.eligible(**opts.filters(as_of=None, include_expired=True))
     return live & ~eligible & snap.expired(opts.now) & (fused >= opts.min_score)
 
 
@@ -275,18 +244,15 @@ def _sort_keys(
     factor: np.ndarray,
 ) -> np.ndarray:
     """The order of kept records: an open-ceiling calibration of the same evidence, plus tie-breakers."""
-    cosine, in_dense, coverage, slot, damp = parts
+    cosine, _, coverage, _, _ = parts
     if cfg.fusion == "rrf":
         base = rrf
     elif cfg.rank_calibration is not None and cfg.rank_calibration != cfg.calibration:
-        ordered = _channels(cfg.rank_calibration, cosine, in_dense, coverage, slot, damp)
-        if episode is not None:
-            ordered["dense"] = 1.0 - (1.0 - ordered["dense"]) * (1.0 - episode[1])
+        ordered = _channels(cfg.rank_calibration, parts, None if episode is None else episode[1])
         base = fuse_calibrated_array(ordered, cfg.weights.as_dict()) * factor
     else:
         base = fused
-    positions = np.arange(len(snap))
-    keys = base + cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days, positions)
+    keys = base + cfg.recency_weight * snap.recency(opts.now, cfg.recency_half_life_days)
     keys = keys + cfg.confidence_weight * snap.confidence + 1e-3 * (np.maximum(cosine, 0.0) + coverage)
     if cfg.episode_feedback and kept.any():
         kept_positions = np.flatnonzero(kept)
@@ -296,44 +262,29 @@ def _sort_keys(
     return keys
 
 
-def _candidate(p: int, context: tuple[Any, ...]) -> RetrievalCandidate:
-    snap, _, channels, fused, rrf, factor, rank_of, _, _, profile = context
-    return RetrievalCandidate(
-        record=snap.record(p), decision="kept", channels={c: float(channels[c][p]) for c in CHANNELS},
-        reason=PROFILE if profile else "",
-        entity_factor=float(factor[p]), fused=float(fused[p]), rrf=float(rrf[p]), rank=rank_of[p],
-    )  # fmt: skip
-
-
-def _explained(
-    p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray], cues: dict[int, float]
+def _candidate(
+    p: int, context: tuple[Any, ...], raw: dict[str, np.ndarray] | None = None, cues: dict[int, float] | None = None
 ) -> RetrievalCandidate:
-    """A candidate with its raw evidence and verdict (``explain``)."""
+    """The candidate at position ``p`` with its verdict; with ``raw`` (``explain``), its raw evidence too."""
     snap, opts, channels, fused, rrf, factor, rank_of, eligible, kept, profile = context
     record = snap.record(p)
-    evidence = {"coverage": float(raw["coverage"][p]), "bm25": float(raw["bm25"][p]), "cosine": float(raw["cosine"][p])}
-    if (j := int(snap.attribute_code[p])) >= 0:
-        evidence["route"] = float(raw["route"][j])
-    if p in cues:
-        evidence["cue"] = cues[p]
+    evidence: dict[str, float] = {}
+    if raw is not None:
+        evidence = {k: float(raw[k][p]) for k in ("coverage", "bm25", "cosine")}
+        if (j := int(snap.attribute_code[p])) >= 0:
+            evidence["route"] = float(raw["route"][j])
+        if cues and p in cues:
+            evidence["cue"] = cues[p]
     decision: Decision = "kept"
-    reason = ""
+    reason = PROFILE if profile else ""
     if not eligible[p]:
-        decision, reason = lifecycle_decision(
-            record,
-            statuses=opts.statuses,
-            kinds=opts.kinds,
-            as_of=opts.as_of,
-            now=opts.now,
-            include_expired=opts.include_expired,
-        ) or ("below_threshold", "not eligible")
+        decision, reason = lifecycle_decision(record, **opts.filters()) or ("below_threshold", "not eligible")
     elif not kept[p]:
         decision, reason = "below_threshold", f"fused {fused[p]:.3f} < min_score {opts.min_score:.3f}"
         if factor[p] < 1.0:
             reason += f" (about {record.entity or 'the user'}, not the query's subject)"
-    else:
+    elif raw is not None:
         evidence["sort_key"] = float(raw["keys"][p])
-        reason = PROFILE if profile else ""
     return RetrievalCandidate(
         record=record, decision=decision, reason=reason, raw=evidence,
         channels={c: float(channels[c][p]) for c in CHANNELS},

@@ -1,14 +1,7 @@
-"""A namespace's records as columns for scoring, kept per store revision (pure, but for ``current``).
+"""A namespace's records as numpy columns for scoring, per store revision (``_source.current`` keeps them current).
 
-The retriever scores every record of a namespace on every query; a ``Snapshot`` keeps what
-scoring needs as numpy columns (attribute, entity, status, kind, validity and expiry
-instants, confidence), the records' unit vectors and the BM25 index, so a query costs a few
-array operations, and only the records that are shown become ``MemoryRecord`` objects.
-
-``_source.current`` keeps them up to date with the store.
-
-Instants are integer microseconds since the epoch, so comparisons are exact and mirror
-``MemoryRecord.is_valid_at`` / ``is_expired``.
+Only the records shown become ``MemoryRecord`` objects. Instants are integer microseconds since the
+epoch, so comparisons are exact and mirror ``MemoryRecord.is_valid_at`` / ``is_expired``.
 """
 
 from __future__ import annotations
@@ -39,9 +32,7 @@ STATUSES = (MemoryStatus.PENDING, MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
 def micros(value: datetime | str | None) -> int:
     """An instant as integer microseconds since the epoch (``OPEN`` for ``None``)."""
     dt = ensure_aware(value)
-    if dt is None:
-        return int(OPEN)
-    return int(dt.timestamp() * 1_000_000)
+    return int(OPEN) if dt is None else int(dt.timestamp() * 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -72,6 +63,13 @@ class Row:
     def order_key(self) -> tuple[int, int, str]:
         """``list_records``' order: created, then valid from, then id."""
         return (self.created, self.valid_from, self.id)
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        """The single-valued slot ``(entity, attribute)`` of a non-pending record, else ``None``."""
+        if self.entity and self.attribute and not self.is_set and self.status is not MemoryStatus.PENDING:
+            return (self.entity, self.attribute)
+        return None
 
     @property
     def text(self) -> str:
@@ -124,6 +122,13 @@ def _codes(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
     return distinct, np.fromiter((pos[v] for v in values), dtype=np.int64, count=len(values))
 
 
+def _numbered(values: Sequence[str | None]) -> tuple[list[str], np.ndarray]:
+    """Distinct non-empty values (sorted) and each row's index into them (-1: empty)."""
+    distinct = sorted({v for v in values if v})
+    pos = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.fromiter((pos.get(v, -1) for v in values), dtype=np.int64, count=len(values))  # type: ignore[arg-type]
+
+
 @dataclass
 class Snapshot:
     """Columns of one namespace's records, in ``list_records`` order."""
@@ -143,28 +148,16 @@ class Snapshot:
         rows = self.rows
         self.ids = [r.id for r in rows]
         self.position = {rid: i for i, rid in enumerate(self.ids)}
-        self.attributes = sorted({r.attribute for r in rows if r.attribute})
-        attr_pos = {a: i for i, a in enumerate(self.attributes)}
-        self.attribute_code = np.fromiter(
-            (attr_pos.get(r.attribute, -1) for r in rows), dtype=np.int64, count=len(rows)
-        )  # type: ignore[arg-type]
+        self.attributes, self.attribute_code = _numbered([r.attribute for r in rows])
         self.entities, self.entity_code = _codes([r.entity for r in rows])
         self.other_entities = {e for e in self.entities if is_other_person(e)}
         self.kinds, self.kind_code = _codes([r.kind for r in rows])
-        self.needles = sorted({r.needle for r in rows if r.needle})
-        needle_pos = {n: i for i, n in enumerate(self.needles)}
-        self.needle_code = np.fromiter((needle_pos.get(r.needle, -1) for r in rows), dtype=np.int64, count=len(rows))  # type: ignore[arg-type]
+        self.needles, self.needle_code = _numbered([r.needle for r in rows])
         self._views = self._resolved()
         status_of = {s: i for i, s in enumerate(STATUSES)}
-        self.status_code = np.array(
-            [status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], dtype=np.int8
-        )
-        times = np.array(
-            [(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64
-        ).reshape(-1, 5)
-        self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = (
-            times[:, j].copy() for j in range(5)
-        )
+        self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], np.int8)
+        times = np.array([(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64)
+        self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = times.reshape(-1, 5).T.copy()
         for i, view in self._views.items():
             self.valid_to[i] = micros(view.valid_to)
         self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
@@ -176,7 +169,6 @@ class Snapshot:
         self.entity_alias = {e: entity_aliases(e, c) for e, c in contents.items()}
         self.cues = {i: list(r.cues) for i, r in enumerate(rows) if r.cues}
         self._records: dict[int, MemoryRecord] = {}
-        self._masks: dict[Any, np.ndarray] = {}
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -196,8 +188,8 @@ class Snapshot:
         """``store.slots.resolve_current``'s changes by position (only forked or doubled slots need any)."""
         by_slot: dict[tuple[str, str], list[int]] = {}
         for i, r in enumerate(self.rows):
-            if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING:
-                by_slot.setdefault((r.entity, r.attribute), []).append(i)
+            if r.slot is not None:
+                by_slot.setdefault(r.slot, []).append(i)
         shared = [i for group in by_slot.values() if len(group) > 1 for i in group]
         light = [
             SimpleNamespace(
@@ -216,13 +208,8 @@ class Snapshot:
     @functools.cached_property
     def slot_code(self) -> np.ndarray:
         """Each record's single-valued slot, numbered (-1: none, a set, or pending)."""
-        keys = [
-            (r.entity, r.attribute)
-            if r.entity and r.attribute and not r.is_set and r.status is not MemoryStatus.PENDING
-            else None
-            for r in self.rows
-        ]
         numbered: dict[Any, int] = {}
+        keys = [r.slot for r in self.rows]
         return np.fromiter(
             (-1 if k is None else numbered.setdefault(k, len(numbered)) for k in keys), dtype=np.int64, count=len(keys)
         )
@@ -230,12 +217,7 @@ class Snapshot:
     @functools.cached_property
     def rank(self) -> np.ndarray:
         """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
-        order = sorted(
-            range(len(self.rows)), key=lambda i: (self.rows[i].valid_from, self.rows[i].created, self.rows[i].id)
-        )
-        out = np.empty(len(order), dtype=np.int64)
-        out[order] = np.arange(len(order))
-        return out
+        return np.argsort(np.lexsort((np.array(self.ids, dtype=str), self.created, self.valid_from)))
 
     def eligible(
         self,
@@ -288,9 +270,9 @@ class Snapshot:
         found = [j for j, n in enumerate(self.needles) if any(value_in(n, h) for h in haystacks)]
         return np.isin(self.needle_code, found) if found else np.zeros(len(self.rows), dtype=bool)
 
-    def recency(self, now: datetime, half_life_days: float, positions: np.ndarray) -> np.ndarray:
+    def recency(self, now: datetime, half_life_days: float) -> np.ndarray:
         """1 for a fact that became true at ``now``, 0.5 after ``half_life_days``, towards 0 after."""
-        age_days = np.maximum(0, micros(now) - self.fresh_at[positions]) / 86_400e6
+        age_days = np.maximum(0, micros(now) - self.fresh_at) / 86_400e6
         return np.power(0.5, age_days / half_life_days)
 
     # ------------------------------------------------------------------ changes
@@ -301,11 +283,9 @@ class Snapshot:
         kept = [i for i, rid in enumerate(self.ids) if rid not in changed]
         added = sorted(fresh.values(), key=lambda pair: pair[0].order_key)
         merged = [self.rows[i] for i in kept] + [r for r, _ in added]
-        vectors = (
-            np.concatenate([self.vectors[kept], unit(np.array([v for _, v in added]).reshape(len(added), -1))])
-            if added
-            else self.vectors[kept]
-        )
+        vectors = self.vectors[kept]
+        if added:
+            vectors = np.concatenate([vectors, unit(np.array([v for _, v in added]).reshape(len(added), -1))])
         order = None  # new records usually come after the others: then they are in order already
         if kept and added and merged[len(kept) - 1].order_key > added[0][0].order_key:
             order = np.array(sorted(range(len(merged)), key=lambda i: merged[i].order_key), dtype=np.int64)

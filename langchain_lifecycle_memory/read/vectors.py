@@ -1,11 +1,6 @@
-"""Embedded texts the retriever reuses: routing cards, write-time cues, episodes, the centring background.
+"""Embedded texts the retriever reuses (routing cards, cues, episodes), cached per embedder; the centring background.
 
-One cache per embedder (keyed by its ``fingerprint`` when it has one, else by the object),
-text -> unit vector, bounded (``cachetools``), so a text is embedded once per process
-whichever retriever asks. The centring background (``QueryCentering``) lives here too:
-multilingual-e5 gives unrelated texts cosines of 0.7-0.85, and how high depends on the
-query more than on the record, so its cosines are taken minus the query's mean cosine to a
-fixed background of short personal-fact descriptions (the vocabulary's, en and zh).
+A query's centring offset is its mean cosine to ``BACKGROUND`` (the vocabulary's descriptions, en and zh).
 """
 
 from __future__ import annotations
@@ -52,12 +47,8 @@ class TextVectors:
     @classmethod
     def of(cls, embeddings: Any) -> TextVectors:
         """The shared cache of this embedder (by fingerprint, else by object)."""
-        fingerprint = getattr(embeddings, "fingerprint", None)
-        key = (
-            json.dumps(fingerprint, sort_keys=True, default=str)
-            if isinstance(fingerprint, dict)
-            else f"id:{id(embeddings)}"
-        )
+        fp = getattr(embeddings, "fingerprint", None)
+        key = json.dumps(fp, sort_keys=True, default=str) if isinstance(fp, dict) else f"id:{id(embeddings)}"
         with cls._lock:
             hit = cls._shared.get(key)
             if hit is None or (key.startswith("id:") and hit[0] is not embeddings):
@@ -71,8 +62,7 @@ class TextVectors:
         if missing:
             vectors = unit(self.embeddings.embed_documents(missing))
             with self._lock:
-                for text, vector in zip(missing, vectors, strict=True):
-                    self._vectors[text] = vector
+                self._vectors.update(zip(missing, vectors, strict=True))
         with self._lock:
             found = [self._vectors.get(t) for t in texts]
         if any(v is None for v in found):  # evicted meanwhile (a huge batch): embed those again
