@@ -1,8 +1,4 @@
-"""Rich tables and JSON output for the ``lifecycle-memory`` CLI (presentation only, no I/O but printing).
-
-Every cell that holds user text is a ``rich.text.Text``, never markup: a memory such as
-"[red]x[/red]" or an injected line "- [2024-01-01 · conf 0.75] ..." prints verbatim.
-"""
+"""Rich tables and JSON output for the CLI; user text is always ``rich.text.Text``, never markup."""
 
 from __future__ import annotations
 
