@@ -102,6 +102,11 @@ def check_text(value: str, field: str) -> str:
     return value
 
 
+def _slot(self: Fact | MemoryRecord) -> tuple[str, str] | None:
+    """``(entity, attribute)`` when both are set."""
+    return (self.entity, self.attribute) if self.entity and self.attribute else None
+
+
 class MemorySource(BaseModel):
     """Where a record came from."""
 
@@ -174,12 +179,7 @@ class Fact(BaseModel):
     def _aware(cls, v: Any) -> datetime | None:
         return ensure_aware(v)
 
-    @property
-    def slot(self) -> tuple[str, str] | None:
-        """``(entity, attribute)`` when both are set."""
-        if self.entity and self.attribute:
-            return (self.entity, self.attribute)
-        return None
+    slot = property(_slot)
 
 
 _EMPTY_BY_DEFAULT = ("entity", "attribute", "value", "valid_to", "supersedes", "superseded_by", "expires_at")
@@ -266,12 +266,7 @@ class MemoryRecord(BaseModel):
             raise ValueError(msg)
         return self
 
-    @property
-    def slot(self) -> tuple[str, str] | None:
-        """``(entity, attribute)`` when both are set."""
-        if self.entity and self.attribute:
-            return (self.entity, self.attribute)
-        return None
+    slot = property(_slot)
 
     def is_valid_at(self, t: datetime) -> bool:
         """World time: ``valid_from <= t < valid_to``."""
