@@ -1,13 +1,6 @@
 """Long-term memory for LangChain/LangGraph that stays right after it is written.
 
-The public names load lazily: ``import langchain_lifecycle_memory`` costs a few
-milliseconds, and the sentence encoder, Chroma and LangGraph load only when a name that
-needs them is first used (``from langchain_lifecycle_memory import LifecycleMemory``).
-
-The lifecycle is the layout: ``write`` (extract, redact, reconcile) -> ``store`` (records in
-Chroma) -> ``read`` (retrieve, inject) and ``lifecycle`` (forget, sweep, export), wired into
-LangGraph by ``graph``; ``cli`` and ``eval`` sit on top. ``schema``, ``errors`` and
-``vocabulary`` are shared by all of them.
+Public names load lazily. Layout: ``write`` -> ``store`` -> ``read`` and ``lifecycle``, wired by ``graph``.
 """
 
 import os as _os

@@ -18,13 +18,7 @@ __all__ = [
 
 
 class EmbeddingMismatchError(ValueError):
-    """The collection was written with another embedder than the one configured.
-
-    Scores from two embedding models are not comparable, so the store refuses to
-    mix them. Open the store with the original embedder, or migrate with
-    ``store.reindex(new_embeddings)`` (open it with ``verify_fingerprint=False``) or
-    ``lifecycle-memory reindex``.
-    """
+    """The collection was written with another embedder than the one configured (migrate with ``reindex``)."""
 
 
 class InvalidTransitionError(ValueError):
@@ -36,11 +30,7 @@ class StoreUnavailableError(ConnectionError):
 
 
 class ExtractionError(RuntimeError):
-    """The model could not produce facts.
-
-    ``messages`` holds the input turn (callers keep it as an ``episode`` record so
-    nothing the user said is lost) and ``raw_output`` the model's last reply.
-    """
+    """The model could not produce facts; ``messages`` holds the input turn, ``raw_output`` the last reply."""
 
     def __init__(self, message: str, *, messages: list[Any] | None = None, raw_output: str | None = None) -> None:
         super().__init__(message)
@@ -49,11 +39,7 @@ class ExtractionError(RuntimeError):
 
 
 class ReindexError(RuntimeError):
-    """A reindex stopped before switching; the old generation is still in use.
-
-    Fix the cause (the message says what failed) and run ``reindex`` again: the
-    half-built generation has been removed, so a rerun starts clean.
-    """
+    """A reindex stopped before switching; the old generation is still in use and a rerun starts clean."""
 
 
 def __getattr__(name: str) -> Any:

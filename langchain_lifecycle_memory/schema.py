@@ -1,7 +1,4 @@
-"""The memory record, the extracted fact, and the status state machine.
-
-This module imports nothing else from the package: every stage speaks these types.
-"""
+"""The memory record, the extracted fact, and the status state machine (every stage speaks these types)."""
 
 from __future__ import annotations
 
@@ -57,12 +54,7 @@ def utcnow() -> datetime:
 
 
 def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
-    """Coerce ``value`` to a timezone-aware datetime.
-
-    Accepts datetimes, ISO-8601 strings (``...Z`` included) and POSIX timestamps.
-    A naive datetime is taken as UTC (replayed conversations often carry naive dates);
-    aware ones are converted to UTC so stored timestamps compare as plain values.
-    """
+    """Coerce a datetime, ISO-8601 string or POSIX timestamp to an aware UTC datetime (naive is taken as UTC)."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -110,6 +102,11 @@ def check_text(value: str, field: str) -> str:
     return value
 
 
+def _slot(self: Fact | MemoryRecord) -> tuple[str, str] | None:
+    """``(entity, attribute)`` when both are set."""
+    return (self.entity, self.attribute) if self.entity and self.attribute else None
+
+
 class MemorySource(BaseModel):
     """Where a record came from."""
 
@@ -124,11 +121,7 @@ class MemorySource(BaseModel):
 
 
 class Fact(BaseModel):
-    """One entity-keyed fact produced by an extractor (before it becomes a record).
-
-    ``(entity, attribute)`` is the slot; ``operation="retract"`` says the slot's
-    current value stopped being true with no replacement ("I no longer use Vim").
-    """
+    """One entity-keyed fact from an extractor; ``retract``: the slot's value stopped being true, with no successor."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -186,12 +179,7 @@ class Fact(BaseModel):
     def _aware(cls, v: Any) -> datetime | None:
         return ensure_aware(v)
 
-    @property
-    def slot(self) -> tuple[str, str] | None:
-        """``(entity, attribute)`` when both are set."""
-        if self.entity and self.attribute:
-            return (self.entity, self.attribute)
-        return None
+    slot = property(_slot)
 
 
 _EMPTY_BY_DEFAULT = ("entity", "attribute", "value", "valid_to", "supersedes", "superseded_by", "expires_at")
@@ -278,12 +266,7 @@ class MemoryRecord(BaseModel):
             raise ValueError(msg)
         return self
 
-    @property
-    def slot(self) -> tuple[str, str] | None:
-        """``(entity, attribute)`` when both are set."""
-        if self.entity and self.attribute:
-            return (self.entity, self.attribute)
-        return None
+    slot = property(_slot)
 
     def is_valid_at(self, t: datetime) -> bool:
         """World time: ``valid_from <= t < valid_to``."""
@@ -295,11 +278,7 @@ class MemoryRecord(BaseModel):
         return self.expires_at is not None and self.expires_at <= ensure_aware(now)  # type: ignore[operator]
 
     def transition(self, status: MemoryStatus | str, *, at: datetime | None = None, **changes: Any) -> MemoryRecord:
-        """Return a copy moved to ``status``; raise ``InvalidTransitionError`` if not allowed.
-
-        Moving to ``archived`` closes the validity interval at ``at`` unless ``valid_to``
-        is already set or given in ``changes``.
-        """
+        """Return a copy moved to ``status``, archiving closes ``valid_to``; ``InvalidTransitionError`` if barred."""
         target = MemoryStatus(status)
         if target != self.status and target not in _ALLOWED[self.status]:
             msg = (
@@ -314,15 +293,7 @@ class MemoryRecord(BaseModel):
         return self.model_validate({**self.model_dump(), **update})
 
     def to_value(self) -> dict[str, Any]:
-        """JSON-safe dict (the LangGraph item value); timestamps as ISO strings.
-
-        Compact: fields left at their empty default (``None``, ``metadata={}``, a
-        ``manual`` source with no thread or messages) are left out, since
-        :meth:`from_value` gives them back. This value is the stored document of every
-        record (Chroma keeps it in its SQLite file and its full-text index, and reads it
-        back with each row): ~300 instead of ~520 bytes for a plain record. Values
-        written with every field (before) read the same.
-        """
+        """The stored JSON-safe value: fields at their empty default are left out (:meth:`from_value` restores them)."""
         # Only slot records carry `cardinality`: its presence marks them in the index (the slot catalogue).
         exclude = {"namespace"} if self.slot is not None else {"namespace", "cardinality"}
         value = self.model_dump(mode="json", exclude=exclude)

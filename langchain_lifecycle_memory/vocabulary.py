@@ -1,16 +1,7 @@
-"""The stable snake_case attribute vocabulary shared by extraction and retrieval.
+"""The snake_case attribute vocabulary shared by extraction (slot names) and retrieval (query routing).
 
-Extraction teaches these names to the model (and the rule extractor emits them: the slots its
-verbs of habit and copulas name, ``uses``, ``plays``, ``likes``... are here too, so that their
-cardinality and routing card are known); retrieval routes a query to the attributes whose card
-(name and description, Chinese name, topics) it touches. Users may add their own.
-
-Topics are the attribute's routing card: short, general situations, in English *and* Chinese,
-where the fact helps ("driving my car" for ``car``). Write them as situations, not as question
-templates ("什么时候有空" is close to every "…吗？" question), and never as the paraphrase of one
-test question: ``benchmarks/enumeration_audit.py`` lists topics that only a public probe is near.
-A description's words also serve slot identity (an unknown attribute named by one of them is the
-same slot), so keep descriptions short and free of other slots' nouns.
+Topics are short, general situations in English and Chinese, never paraphrases of a test question
+(``benchmarks/enumeration_audit.py`` checks); keep descriptions free of other slots' nouns.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Rich tables and JSON output for the ``lifecycle-memory`` CLI (presentation only, no I/O but printing).
-
-Every cell that holds user text is a ``rich.text.Text``, never markup: a memory such as
-"[red]x[/red]" or an injected line "- [2024-01-01 · conf 0.75] ..." prints verbatim.
-"""
+"""Rich tables and JSON output for the CLI; user text is always ``rich.text.Text``, never markup."""
 
 from __future__ import annotations
 
@@ -275,7 +271,13 @@ def import_view(report: Any) -> Group:
 def stats_view(data: Mapping[str, Any]) -> Group:
     """Per-user counts, and the retrieval log summary when present."""
     title = f"{data['store']} · embedder {data['fingerprint'].get('model') or data['fingerprint'].get('provider')}"
-    parts: list[RenderableType] = [stats_table(data["users"], title=title)]
+    cells = []
+    for row in data["users"]:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(row["by_kind"].items()))
+        counts = [str(row["by_status"].get(s, 0)) for s in ("active", "pending", "archived")]
+        cells.append((Text(row["user"]), str(row["total"]), *counts, kinds))
+    columns = ("user", "total", "active", "pending", "archived", "by kind")
+    parts: list[RenderableType] = [_table(title, columns, cells)]
     if "retrievals" in data:
         pairs = [
             (ns, f"{s.retrievals} retrievals, hit rate {s.hit_rate:.0%}, p50 score {s.scores.p50}, dropped {s.dropped}")
@@ -283,16 +285,6 @@ def stats_view(data: Mapping[str, Any]) -> Group:
         ]
         parts.append(kv_table("retrieval log", pairs or [("(empty)", "")]))
     return Group(*parts)
-
-
-def stats_table(rows: Sequence[Mapping[str, Any]], *, title: str) -> Table:
-    """Per-user record counts by status and kind."""
-    cells = []
-    for row in rows:
-        kinds = ", ".join(f"{k} {n}" for k, n in sorted(row["by_kind"].items()))
-        counts = [str(row["by_status"].get(s, 0)) for s in ("active", "pending", "archived")]
-        cells.append((Text(row["user"]), str(row["total"]), *counts, kinds))
-    return _table(title, ("user", "total", "active", "pending", "archived", "by kind"), cells)
 
 
 # ---------------------------------------------------------------------- doctor

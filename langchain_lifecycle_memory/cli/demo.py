@@ -1,17 +1,6 @@
-"""The seed article's demo, replayed twice: its naive memory engine next to this package.
+"""The seed article's demo (Vim, a paraphrase, a switch to VS Code) on its naive engine and on this package.
 
-The article writes "我喜欢使用 Vim 编辑器", asks a paraphrase, switches to VS Code and prints the prompt
-block it would inject; its engine (``naive``) is append-only, dense-only, with a fixed ``min_score``. Both
-engines hear the same conversation (the same rule extractor), after three unrelated background facts, and
-every verdict is computed from what each actually injected. A fifth query shows the "nothing known" path.
-
-Example:
-    .. code-block:: python
-
-        from langchain_lifecycle_memory.cli.demo import run_demo
-
-        r3 = run_demo("zh").rounds[2]
-        print(r3.naive.lines, r3.ours.lines)  # both editors; VS Code only
+Both engines hear the same conversation; every verdict is computed from what each actually injected.
 """
 
 from __future__ import annotations
@@ -257,12 +246,7 @@ def _ours_view(memory: Any, spec: _RoundSpec, user: str, now: datetime, result: 
 
 
 def run_demo(lang: Lang = "zh", path: str | Path | None = None, *, embeddings: Any | None = None) -> DemoResult:
-    """Replay the seed article's rounds on the naive engine and on ``LifecycleMemory``.
-
-    ``lang``: ``"zh"`` (the article's words) or ``"en"``. ``path``: a folder kept afterwards (explore it
-    with ``lifecycle-memory --path DIR history --user demo-zh editor``; the demo user is reset there first);
-    default: a temporary folder. ``embeddings``: for both engines (default: the offline USE model).
-    """
+    """Replay the seed article's rounds on the naive engine and on ``LifecycleMemory`` (``path``: a folder kept)."""
     if lang not in _WORDS:
         msg = f"lang must be 'zh' or 'en', got {lang!r}."
         raise ValueError(msg)

@@ -1,10 +1,4 @@
-"""``doctor``: the seed article's checklist for "the write succeeded but the answer is wrong", on one memory.
-
-Is it stored (found by id, text or value; its status, validity and expiry; what superseded it)? Recalled by
-its own text? By other wordings (given, or generated offline from its slot)? What was injected for each
-query? Each query goes through the retriever's ``explain`` and the facade's ``inject``, so the report shows
-the cause rather than a guess: ``doctor(memory, "u1", "Vim").verdict`` is ``"archived"`` after a switch.
-"""
+"""``doctor``: the seed article's checklist (stored? status? recalled? injected?) for one memory, with causes."""
 
 from __future__ import annotations
 
@@ -85,9 +79,7 @@ def _is_zh(text: str) -> bool:
 def generate_paraphrases(
     record: MemoryRecord, *, vocabulary: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES, limit: int = 4
 ) -> list[str]:
-    """Offline paraphrases for a slot record: templates from the attribute's names and its topic hints.
-
-    The record's own language comes first. Records without a slot get none (pass your own).
+    """Offline paraphrases for a slot record (its own language first): the attribute's names and topic hints.
 
     Example:
         >>> r = MemoryRecord(namespace=("memories", "u1"), content="用户喜欢使用 Vim 编辑器",
@@ -241,13 +233,7 @@ def doctor(
     paraphrases: Sequence[str] | None = None,
     now: datetime | str | None = None,
 ) -> DoctorReport:
-    """Run the seed article's checklist on one memory of ``user_id`` (a ``LifecycleMemory``'s).
-
-    ``target``: a record id (or a unique prefix), or text: the memory's content, its value ("VS Code"),
-    or anything close to it. ``paraphrases``: other wordings to test (default: generated from the slot).
-    The report holds the record, its successor when archived, one check per query (its own text first),
-    the findings and a verdict.
-    """
+    """Run the seed article's checklist on the memory of ``user_id`` that ``target`` (an id or text) names."""
     when = ensure_aware(now) or utcnow()
     report = DoctorReport(user_id=str(user_id), namespace=memory.namespace(user_id), target=target, now=when)
     record, found_by, similarity = _find(memory, user_id, target)

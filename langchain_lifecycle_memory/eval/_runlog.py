@@ -1,8 +1,4 @@
-"""Per-scenario results written as they come (``--out``/``--resume``) and LLM call accounting.
-
-A slow run (a real model, a call or two a turn) writes one JSON line per scenario and engine as soon as
-the scenario is judged, so a crash or a timeout loses at most the scenario in progress.
-"""
+"""Per-scenario results appended as judged (``--out``/``--resume``) and LLM call accounting."""
 
 from __future__ import annotations
 
@@ -70,10 +66,7 @@ class CallStats(BaseCallbackHandler):
 
 
 class ReplyCache(BaseCache):
-    """A chat model cache kept in a JSONL file (``--llm-cache``): a rerun of the same prompts reuses the replies.
-
-    Keyed like LangChain's caches, by the prompt and the model's settings; ``hits``/``misses`` count lookups.
-    """
+    """A chat model cache in a JSONL file (``--llm-cache``), keyed by prompt and model settings; counts hits/misses."""
 
     def __init__(self, path: str | Path) -> None:
         from langchain_core.load import loads

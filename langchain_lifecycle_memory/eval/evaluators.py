@@ -1,18 +1,6 @@
-"""LangSmith-style evaluation of scenario files: examples, a target, and evaluators.
+"""LangSmith-style evaluation of scenario files: one example per probe, a target, and evaluators.
 
-One example per probe; the target replays the scenario up to it and returns the injected block, which
-the ``(outputs, reference_outputs)`` evaluators judge with the runner's rules (``judge_block``).
-
-Example:
-    .. code-block:: python
-
-        from langsmith import Client, evaluate
-        from langchain_lifecycle_memory.eval import probe_evaluator, scenario_examples, scenario_target
-
-        client = Client()
-        dataset = client.create_dataset("lifecycle-scenarios")
-        client.create_examples(dataset_id=dataset.id, examples=scenario_examples("public.jsonl"))
-        evaluate(scenario_target(extractor="gold"), data=dataset.name, evaluators=[probe_evaluator])
+The target replays a scenario up to the probe and returns the injected block; evaluators judge it with ``judge_block``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""LoCoMo evidence recall: does retrieval bring back the turns a question's answer rests on?
+"""LoCoMo evidence recall: each turn stored as an episode, recall@k of every question's evidence turns per category.
 
-Every turn is stored as an ``episode`` (``LifecycleMemory.add_episode``: user id = the conversation's
-``sample_id``, time = its session's date, source = its ``dia_id``). For each question of categories 1-4,
-recall@k is the share of its evidence turns among the top ``k`` results, averaged per category and
-overall; baselines run on the same embedder and texts. Malformed evidence ids are repaired or dropped,
-and the audit file's ``correct_evidence`` is matched by question text; all counts are reported.
 The LoCoMo data is CC BY-NC 4.0: read it from ``shared/``, never copy it.
 """
 
@@ -199,11 +194,7 @@ def apply_audit(
     *,
     limited: bool = False,
 ) -> EvidenceStats:
-    """Replace evidence with each audit entry's ``correct_evidence``, matched by question text.
-
-    ``question_id`` (``locomo_<conversation index>_qa<n>``) only narrows the search to that conversation
-    (with ``limited=True``, entries naming a conversation not loaded are ignored).
-    """
+    """Replace evidence with each audit entry's ``correct_evidence``, matched by question text (in its conversation)."""
     stats = stats if stats is not None else EvidenceStats()
     for n, entry in enumerate(entries):
         correct = entry.get("correct_evidence")
@@ -248,11 +239,7 @@ def check_text_format(fmt: str) -> set[str]:
 
 
 def index_text(turn: Turn, fmt: str = "speaker", previous: Turn | None = None, following: Turn | None = None) -> str:
-    """What is stored for a turn: ``speaker`` (``"Caroline: text [image: caption]"``) or ``+``-joined additions.
-
-    ``date`` prefixes the session date (``"[8 May 2023] ..."``); ``prev`` / ``next`` append the previous /
-    next turn of the same session (``" (after Melanie: ...)"``, ``" (before Melanie: ...)"``).
-    """
+    """What is stored for a turn: ``"Speaker: text"``, with the ``date`` and the ``prev``/``next`` turn if asked."""
     parts = check_text_format(fmt)
 
     def line(t: Turn) -> str:
@@ -407,14 +394,7 @@ def evaluate_locomo(
     progress: Callable[[str], None] | None = None,
     speaker_entity: bool = True,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the ``--json`` dict (``retrievers``, ``median_injected_tokens``...).
-
-    Every retriever is asked once for ``max(ks)`` results. ``text_format``: see :func:`index_text` (the
-    default, the turn with its date and both neighbours, measured best: dense recall@10 0.33 → 0.51, BM25
-    0.60 → 0.70). ``variants``: extra ``LifecycleRetriever`` settings to measure, by name.
-    ``max_tokens``: the injected block's budget. ``speaker_entity``: each turn's speaker is its episode's
-    ``entity``, so a question naming one speaker prefers that speaker's turns.
-    """
+    """Run the benchmark; returns the ``--json`` dict. ``variants``: extra ``LifecycleRetriever`` settings by name."""
     parts = check_text_format(text_format)
     unknown = sorted(set(retrievers) - set(BASELINES))
     if unknown:

@@ -1,9 +1,6 @@
-"""Scenario runner: replay ``shared/scenarios/*.jsonl`` files and judge every probe.
+"""Scenario runner: replay JSONL scenarios (``turn``, ``probe``, ``sweep``, ``forget``, ``purge`` steps), judge probes.
 
-A scenario is one JSON object a line (``notebooks/data/scenarios.jsonl`` is a small example): steps of type
-``turn``, ``probe``, ``sweep``, ``forget`` and ``purge``, replayed in a fresh store. A probe is judged on
-the memory lines of the **injected block** (not its fixed instructions): every ``expect`` string appears
-(case-insensitive), no ``forbid`` string does, and ``expect_empty`` means no memory line was injected.
+A probe is judged on the injected block's memory lines: every ``expect`` string, no ``forbid`` one, or none at all.
 """
 
 from __future__ import annotations
@@ -141,10 +138,7 @@ def _parse_scenario(obj: Any, line: int) -> Scenario:
 
 
 def load_scenarios(source: str | os.PathLike[str] | Iterable[Any]) -> list[Scenario]:
-    """Parse and validate a scenario file, JSONL text, lines, decoded dicts (or ``Scenario`` s).
-
-    A malformed line raises ``ScenarioFormatError`` naming the line; a missing file ``FileNotFoundError``.
-    """
+    """Parse and validate a scenario file, JSONL text, lines or dicts; ``ScenarioFormatError`` names a bad line."""
     if isinstance(source, os.PathLike) or (isinstance(source, str) and not source.lstrip().startswith("{")):
         path = Path(source)
         if not path.is_file():
@@ -353,11 +347,7 @@ def run_scenarios(
 ) -> ScenarioReport:
     """Replay every scenario (a path, JSONL text, lines or dicts) in a fresh store and judge its probes.
 
-    ``extractor``: ``"gold"`` replays each turn's ``facts``, ``"rule"`` extracts them with the rule
-    extractor, ``"llm"`` with ``llm`` (see :func:`llm_extractor`). ``engine``: ``"ours"`` or ``"naive"``
-    (the seed article's memory). ``retriever`` (``LifecycleRetriever`` settings), ``cue_model`` and
-    ``update`` (``UpdateConfig``) apply to ``"ours"``. An engine exception fails the scenario's
-    remaining probes rather than the run; a malformed file raises ``ScenarioFormatError`` first.
+    ``retriever``, ``cue_model`` and ``update`` apply to ``"ours"``; an engine error fails the remaining probes.
     """
     scenarios = load_scenarios(path_or_lines)
     report = ScenarioReport(engine=engine, extractor=extractor)

@@ -1,8 +1,4 @@
-"""``LifecycleMemory``: the whole lifecycle behind one object, for scripts and notebooks.
-
-It composes the stages (extraction → update → store, retrieval → injection, lifecycle)
-exactly as the LangGraph nodes do; it holds no logic of its own beyond wiring.
-"""
+"""``LifecycleMemory``: the whole lifecycle behind one object, wired as the LangGraph nodes wire it."""
 
 from __future__ import annotations
 
@@ -41,31 +37,8 @@ __all__ = ["LifecycleMemory"]
 class LifecycleMemory:
     """Long-term memory with a lifecycle: add conversations, search, inject, forget.
 
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory import LifecycleMemory
-
-            memory = LifecycleMemory(path="./memory")  # embedded Chroma, rule extractor
-            memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], user_id="u1", at="2024-01-01")
-            memory.add_messages([("user", "我现在改用 VS Code 了")], user_id="u1", at="2024-03-01")
-            print(memory.inject("我适合用什么工具写 Python？", user_id="u1").text)  # VS Code only
-            memory.history("u1", "user", "editor")  # Vim (archived) → VS Code (active)
-
-    Args:
-        store: A ``ChromaMemoryStore``; default: embedded Chroma at ``path``.
-        path: Folder for the default embedded store.
-        extractor: ``"rule"`` (default, no model), any LangChain chat model (LLM extraction),
-            or a Runnable ``{"messages", "now"} -> list[Fact]``.
-        update: How facts become records (pending bar, retention policy, PII redaction).
-        retriever: Retrieval settings; default ``LifecycleRetriever`` over ``store``.
-        namespace_template: Where a user's memories live; ``{user_id}`` is filled in.
-        max_tokens: Token budget of the injected memory block.
-        retrieval_log: Optional ``observability.RetrievalLog`` recording every retrieval.
-        cue_model: Optional chat model for write-time cues (``cues``): one batched call per
-            turn writes a few situations where each new fact matters, which retrieval
-            matches by meaning and words.
-        num_cues: Cues asked per fact.
+    ``store`` defaults to embedded Chroma at ``path``; ``extractor`` is ``"rule"``, a chat model or a
+    Runnable ``{"messages", "now"} -> list[Fact]``; ``cue_model`` writes ``num_cues`` cues per new fact.
     """
 
     def __init__(
@@ -119,11 +92,7 @@ class LifecycleMemory:
     def add_messages(
         self, messages: Any, user_id: Any, *, at: datetime | str | None = None, thread_id: str | None = None
     ) -> UpdateResult:
-        """Extract facts from a conversation turn (or batch) and reconcile them.
-
-        If extraction fails, the user's messages are stored as ``episode`` records and the
-        error is listed in ``result.errors``: nothing the user said is lost.
-        """
+        """Extract facts from a turn and reconcile them; on failure the messages are kept as ``episode`` records."""
         msgs = as_messages(messages)
         check_messages(msgs)
         ns = self.namespace(user_id)
@@ -171,13 +140,7 @@ class LifecycleMemory:
         metadata: dict[str, Any] | None = None,
         entity: str | None = None,
     ) -> MemoryRecord:
-        """Store a raw turn as an ``episode`` record (no extraction).
-
-        ``entity``: who said it, when that is someone other than the user (a conversation
-        between two people): a question naming one of them then prefers that person's own
-        turns (``LifecycleRetriever.other_entity_factor``) instead of the turns that merely
-        address them by name.
-        """
+        """Store a raw turn as an ``episode`` record (no extraction); ``entity``: its speaker, if not the user."""
         when = ensure_aware(at) or utcnow()
         source = MemorySource(extractor="episode", message_ids=[source_id] if source_id else [])
         record = MemoryRecord(

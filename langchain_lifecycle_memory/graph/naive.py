@@ -1,22 +1,7 @@
-"""The naive baseline: the seed article's memory engine, rebuilt on a LangGraph store.
+"""The naive baseline: the seed article's memory engine on a LangGraph store.
 
-What the article's ``MemoryEngine`` does, and so what this baseline does:
-
-* **append-only** — every extracted statement is stored as a new item; nothing is
-  archived when a slot changes, nothing expires (no TTL), and ``sweep`` does nothing;
-* **dense-only** — ``store.search(namespace, query=..., limit=k)`` over the statements,
-  keeping hits whose cosine similarity reaches a fixed ``min_score``; the article's demo
-  retrieves with ``top_k=5, min_score=0.3`` for a paraphrased question, which are the
-  defaults here (its ``retrieve_memory`` default is 0.5, with Chroma's MiniLM embedder;
-  both engines here share the USE embedder);
-* **forget** does nothing: the article has no forget, and "forget my allergy" is not
-  something an append-only store can express;
-* **purge** deletes every item of the user's namespace: any ``BaseStore`` user can do
-  that (list + delete), and a deletion request is honoured even by a naive system.
-
-Hits are injected with the package's ``format_memories``, so both engines are judged on
-blocks of the same shape. The same extractor feeds both: gold facts, or the rule
-extractor's output, become one stored statement each (their ``content``).
+Append-only (nothing archived or expired), dense-only with a fixed ``min_score`` (the article's
+``top_k=5, min_score=0.3``), no forget; purge deletes the namespace. Blocks use ``format_memories``.
 """
 
 from __future__ import annotations
@@ -89,34 +74,8 @@ def drop_store(store: ChromaMemoryStore) -> None:
             store.client.delete_collection(name)
 
 
-def rule_facts(user: str | None, assistant: str | None, at: datetime) -> list[Fact]:
-    """The package's rule extractor on one exchange."""
-    from langchain_lifecycle_memory.write.extraction import create_rule_extractor
-
-    messages = [("user", user or "")] + ([("ai", assistant)] if assistant else [])
-    facts = create_rule_extractor().invoke({"messages": convert_to_messages(messages), "now": at})
-    return [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
-
-
 class NaiveMemory:
-    """Append-only, dense-only memory with a fixed cosine threshold (the seed article's).
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.graph.naive import NaiveMemory, fresh_store
-
-            memory = NaiveMemory(fresh_store(index={"fields": ["content"]}))
-            memory.add(["用户喜欢使用 Vim 编辑器"], "u1", at="2024-01-01T10:00:00Z")
-            memory.add(["用户现在使用 VS Code 编辑器"], "u1", at="2024-03-01T10:00:00Z")
-            print(memory.inject("用户的编辑器偏好是什么？", "u1").text)  # both, as in the article
-
-    Args:
-        store: Any LangGraph ``BaseStore`` with a semantic index on ``content``.
-        k: How many nearest statements to consider (the article's ``top_k``).
-        min_score: Fixed cosine threshold (the article's ``min_score``).
-        max_tokens: Budget of the injected block (same default as the package).
-    """
+    """Append-only, dense-only memory over a ``BaseStore`` indexed on ``content``: top ``k`` at cosine ``min_score``."""
 
     def __init__(self, store: BaseStore, *, k: int = 5, min_score: float = 0.3, max_tokens: int = 600) -> None:
         self.store = store
@@ -175,17 +134,22 @@ class NaiveEngine:
     def turn(
         self, user_id: str, at: datetime, user: str | None, assistant: str | None, facts: list[dict[str, Any]]
     ) -> None:
-        """Append the turn's statements."""
+        """Append the turn's statements (gold facts, or extracted by the LLM or the rule extractor)."""
+        turn = {
+            "messages": convert_to_messages([("user", user or "")] + ([("ai", assistant)] if assistant else [])),
+            "now": at,
+        }
         if self.extractor == "gold":
             parsed = [Fact.model_validate(f) for f in facts]
         elif self.extractor == "llm" and self.llm is not None:
-            messages = [("user", user or "")] + ([("ai", assistant)] if assistant else [])
             try:
-                parsed = list(self.llm.invoke({"messages": convert_to_messages(messages), "now": at}))
+                parsed = list(self.llm.invoke(turn))
             except Exception:  # the package keeps such a turn as an episode; the article's engine loses it
                 parsed = []
         else:
-            parsed = rule_facts(user, assistant, at)
+            from langchain_lifecycle_memory.write.extraction import create_rule_extractor
+
+            parsed = create_rule_extractor().invoke(turn)
         for fact in parsed:
             if fact.operation == "assert":
                 self.memory.add([fact.content], user_id, at=fact.valid_from or at, confidence=fact.confidence)

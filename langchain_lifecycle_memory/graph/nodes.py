@@ -1,8 +1,7 @@
-"""LangGraph adapters: ``extract → update → store`` and ``retrieve → inject``.
+"""LangGraph adapters: ``extract → update → store`` and ``retrieve → inject``, one stage per node.
 
-Thin by design: each node reads graph state/config, calls one stage, and writes state.
-The user comes from ``config["configurable"]["user_id"]`` or the runtime context; the
-store is the one given here or, if none, the graph's own (``graph.compile(store=...)``).
+The user comes from ``config["configurable"]["user_id"]`` or the runtime context; the store is the one
+given or the graph's own.
 """
 
 from __future__ import annotations
@@ -70,11 +69,7 @@ class MemoryWriterState(MessagesState, total=False):
 
 
 class MemoryReaderState(TypedDict, total=False):
-    """Reader state: the retrieved documents and the injected block.
-
-    ``messages`` has no reducer here on purpose: the reader's update of the thread (remove all,
-    then the messages with the block in front) reaches the parent graph's own reducer whole.
-    """
+    """Reader state; ``messages`` has no reducer, so the reader's rewrite reaches the parent's reducer whole."""
 
     messages: list[AnyMessage]
     memory_documents: list[Document]
@@ -118,21 +113,7 @@ def create_memory_writer(
 ) -> CompiledStateGraph:
     """A subgraph ``extract → update → store`` that remembers the last turn of ``messages``.
 
-    ``cue_model``: a chat model that writes a few "situations where this matters" per new
-    fact (one batched call per turn, see ``cues``), so that questions sharing no word
-    with a fact still find it; ``None`` skips it.
-
-    Add it as a node of any ``StateGraph`` over ``MessagesState`` (after the model call),
-    or invoke it after each turn. With ``background=True`` the store node hands the writes
-    to a worker thread so the reply does not wait (``memory_result`` is then a ``Future``).
-
-    Example:
-        .. code-block:: python
-
-            writer = create_memory_writer(store)
-            builder.add_node("remember", writer)
-            builder.add_edge("chatbot", "remember")
-            graph.invoke({"messages": [...]}, {"configurable": {"user_id": "u1"}})
+    ``background=True`` writes on a worker thread (``memory_result`` is a ``Future``); ``cue_model`` adds cues.
     """
     chain = resolve_extractor(extractor)
     slots_wanted = wants_slots(chain)
@@ -187,11 +168,7 @@ def create_memory_writer(
 
 
 def with_memory_block(messages: Sequence[AnyMessage], block: str) -> list[AnyMessage]:
-    """``messages`` with the memory block as a leading system message, right after the app's own.
-
-    Where models expect system text: before the conversation (a system message after the
-    first human message is moved, or refused, by several providers). Any earlier block goes.
-    """
+    """``messages`` with the memory block as a system message right after the app's own (any earlier block goes)."""
     rest = [m for m in convert_to_messages(messages) if m.id != MEMORY_MESSAGE_ID]
     lead = next((i for i, m in enumerate(rest) if not isinstance(m, SystemMessage)), len(rest))
     return [*rest[:lead], SystemMessage(content=block, id=MEMORY_MESSAGE_ID), *rest[lead:]]
@@ -208,17 +185,7 @@ def create_memory_reader(
 ) -> CompiledStateGraph:
     """A subgraph ``retrieve → inject``: memories for the last human message as a leading system message.
 
-    The block goes right after the app's own system messages (or first), rebuilt each turn:
-    the thread keeps one. It is also left in ``memory_block``; with ``as_message=False`` it is
-    only there, for prompts that place it themselves (``create_memory_agent`` does).
-
-    Example:
-        .. code-block:: python
-
-            reader = create_memory_reader(store)
-            builder.add_node("recall", reader)
-            builder.add_edge(START, "recall")
-            builder.add_edge("recall", "chatbot")
+    The block is also left in ``memory_block``; with ``as_message=False`` only there.
     """
     template = tuple(namespace_template)
 
@@ -272,18 +239,7 @@ def create_memory_agent(
     checkpointer: Any = None,
     name: str = "memory_agent",
 ) -> CompiledStateGraph:
-    """A prebuilt agent: recall → LangChain's ``create_agent`` → remember.
-
-    The memory block reaches the model in its system prompt (after ``system_prompt``) on
-    every call, rebuilt each turn; the conversation state keeps only the real turns.
-
-    Example:
-        .. code-block:: python
-
-            agent = create_memory_agent(ChatOpenAI(model="gpt-4o-mini"), store)
-            agent.invoke({"messages": [("user", "I switched to VS Code")]},
-                         {"configurable": {"user_id": "u1", "thread_id": "t1"}})
-    """
+    """A prebuilt agent: recall → LangChain's ``create_agent`` (the block in its system prompt) → remember."""
     from langchain.agents import create_agent
     from langchain.agents.middleware import ModelRequest, dynamic_prompt
 

@@ -1,13 +1,7 @@
 """``ChromaMemoryStore``: the record store, with the lifecycle for items other tools put.
 
-LangMem's tools and memory managers (and any code that writes LangGraph items of the shape
-``{"content": "..."}``, optionally with ``"kind"``) put memories through ``BaseStore.put``.
-This store gives those items the same extract → update step as its own writes: the item's
-text is extracted (rules by default, the configured model otherwise) and reconciled with what
-the namespace holds, so a later "User prefers VS Code" archives "User prefers Vim", and
-LangMem's search tool and this package's reader both see only VS Code. The item keeps its key
-and reads back as it was put (``get``), with its ``created_at``; ``item_lifecycle=False``
-stores such items as plain items.
+Items of the shape ``{"content": ...}`` (LangMem's tools, any ``BaseStore.put``) are extracted and reconciled
+like the package's own writes, so "User prefers VS Code" archives "User prefers Vim"; the item keeps its key.
 """
 
 from __future__ import annotations
@@ -75,35 +69,8 @@ def item_text(value: Any) -> str | None:
 class ChromaMemoryStore(ChromaRecordStore):
     """A LangGraph ``BaseStore`` over Chroma whose memories have a lifecycle, whoever writes them.
 
-    Setup:
-        ``pip install langchain-lifecycle-memory`` (brings ``chromadb`` and the offline
-        default embedder).
-
-    Instantiate:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory import ChromaMemoryStore
-
-            store = ChromaMemoryStore(persist_directory="./memory")  # embedded, persistent
-            # ChromaMemoryStore(client=chromadb.EphemeralClient())   # in memory
-            # ChromaMemoryStore(host="127.0.0.1", port=8000)         # `chroma run` server
-
-    Use with LangGraph (and LangMem's tools):
-        .. code-block:: python
-
-            graph = builder.compile(store=store)
-            store.put(("memories", "u1"), "k1", {"content": "User prefers Vim"})
-            store.put(("memories", "u1"), "k2", {"content": "User prefers VS Code"})
-            store.search(("memories", "u1"), query="editor")  # VS Code only; k1 is archived
-
-    Args:
-        extractor: How an item's text becomes facts: ``"rule"`` (default, no model), any
-            LangChain chat model, or a Runnable ``{"messages", "now"} -> list[Fact]``.
-        item_lifecycle: Give items in LangMem's shape the lifecycle (default). ``False``
-            stores them as plain items.
-        update: How facts become records (pending bar, retention policy, PII redaction).
-        **kwargs: Everything ``ChromaRecordStore`` takes (``persist_directory``, ``client``,
-            ``host``/``port``, ``embeddings``, ``index``, ``ttl``...).
+    Items in LangMem's shape go through ``extractor`` and ``update`` (``item_lifecycle=False``: stored plain);
+    ``kwargs`` are ``ChromaRecordStore``'s (``persist_directory``, ``client``, ``host``/``port``, ``embeddings``...).
     """
 
     def __init__(

@@ -1,13 +1,6 @@
-"""Opt-in retrieval log (JSON lines, size-bounded) and per-namespace retrieval statistics.
+"""Opt-in retrieval log (rotating JSON lines, one retrieval a line) and per-namespace retrieval statistics.
 
-Each line records one retrieval: when, which namespace, the query, the ids returned with
-their scores, the ids dropped with the reason, and how many tokens were injected. The
-file rotates at ``max_bytes`` (``log.jsonl`` -> ``log.jsonl.1`` ... ``.N``), so it never
-grows past ``(backups + 1) * max_bytes``. :meth:`RetrievalLog.purge` removes a tenant's
-lines from every file, which :func:`~langchain_lifecycle_memory.lifecycle.operations.purge` calls.
-
-The log holds user queries: keep it next to the store, under the same access rules, or
-pass a :class:`~langchain_lifecycle_memory.write.redaction.Redactor` to mask PII in queries.
+The log holds user queries: keep it under the store's access rules, or give it a ``Redactor``.
 """
 
 from __future__ import annotations
@@ -97,25 +90,9 @@ def _entries(model: type[_Entry], items: Iterable[Any]) -> list[_Entry]:
 
 
 class RetrievalLog:
-    """A rotating JSON-lines log of retrievals.
+    """A JSON-lines log of retrievals, rotated at ``max_bytes`` into ``backups`` files ``.1`` ... ``.N``.
 
-    Thread-safe within one process; give each process its own file.
-
-    Args:
-        path: The log file (its folder is created). Rotated files get ``.1`` ... ``.N``.
-        max_bytes: Rotate when the next line would make the file bigger than this.
-        backups: How many rotated files to keep (0: the file is truncated on rotation).
-        redactor: Mask PII in queries before they are written.
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog, retrieval_stats
-
-            log = RetrievalLog("./memory/retrievals.jsonl")
-            log.record(("memories", "u1"), "what editor?", returned=[("r1", 0.83)],
-                       dropped=[("r0", "archived", 0.61)], tokens=42)
-            retrieval_stats(log).namespaces["memories/u1"].hit_rate  # 1.0
+    Thread-safe within one process; give each process its own file. ``redactor`` masks PII in queries.
     """
 
     def __init__(
@@ -180,22 +157,9 @@ class RetrievalLog:
         at: datetime | str | None = None,
         **extra: Any,
     ) -> RetrievalEvent:
-        """Log one retrieval.
+        """Log one retrieval: ``returned`` as ``(id_or_record, score)``, ``dropped`` as ``(id, reason[, score])``.
 
-        Args:
-            namespace: The tenant's namespace.
-            query: The query as the retriever saw it.
-            returned: ``(id_or_record, score)`` pairs, ``{"id", "score"}`` dicts or
-                objects with ``id``/``score``.
-            dropped: ``(id_or_record, reason[, score])`` or ``{"id", "reason", "score"}``.
-            tokens: Tokens of the injected block.
-            at: Event time (default: now).
-            **extra: JSON-serialisable fields kept under ``extra`` (run id, k, min_score...).
-
-        Example:
-            .. code-block:: python
-
-                log.record(("memories", "u1"), "我早上喝什么？", returned=[(record, 0.71)], tokens=18)
+        Dicts or objects with ``id``/``score`` work too; ``extra`` (JSON-safe) is kept under ``extra``.
         """
         text = self.redactor.redact(query).text if self.redactor is not None else query
         event = RetrievalEvent(
@@ -239,11 +203,7 @@ class RetrievalLog:
                         continue
 
     def purge(self, namespace_prefix: Sequence[str]) -> int:
-        """Remove every line about namespaces under ``namespace_prefix`` from every file; returns how many.
-
-        A line that cannot be parsed is removed too when it mentions the tenant's labels
-        (a torn write must not keep a purged user's query).
-        """
+        """Remove every line about namespaces under ``namespace_prefix`` (torn ones naming it too); returns how many."""
         prefix = tuple(namespace_prefix)
         if not prefix:
             msg = "purge needs a non-empty namespace prefix such as ('memories', 'u1')."
@@ -337,15 +297,7 @@ def _summarise(events: list[RetrievalEvent]) -> NamespaceStats:
 def retrieval_stats(
     source: RetrievalLog | str | os.PathLike[str], *, namespace_prefix: Sequence[str] | None = None
 ) -> RetrievalStats:
-    """Counts, hit rate and score distribution per namespace, from a log (all rotated files).
-
-    Example:
-        .. code-block:: python
-
-            stats = retrieval_stats("./memory/retrievals.jsonl")
-            for ns, s in stats.namespaces.items():
-                print(ns, s.retrievals, f"{s.hit_rate:.0%}", s.scores.p50)
-    """
+    """Counts, hit rate and score distribution per namespace, from a log (all rotated files)."""
     log = source if isinstance(source, RetrievalLog) else RetrievalLog(source)
     prefix = tuple(namespace_prefix or ())
     groups: dict[str, list[RetrievalEvent]] = {}

@@ -1,16 +1,4 @@
-"""Maintenance stage: sweep expired memories, forget on request, purge a tenant, reindex.
-
-* :func:`sweep` applies a :class:`~langchain_lifecycle_memory.store.retention.RetentionPolicy`:
-  expired ``active``/``pending`` records are archived, old history is hard-deleted; and
-  it repairs slots a crash or racing writers left with two active records. It
-  asks Chroma for due records with ``where`` filters on numeric time fields, so a sweep
-  that finds nothing costs a few index lookups per namespace, not a scan.
-* :func:`forget` archives what a user asks to forget (never deletes: the history stays
-  auditable until retention removes it); :func:`preview_forget` shows it first.
-* :func:`purge` is the hard delete ("delete my data"): every status, the history, the
-  retrieval-log lines, and the bytes on disk of an embedded Chroma.
-* :func:`reindex` moves every namespace to a new embedder (failure mode 5, version drift).
-"""
+"""Maintenance stage: sweep expired memories, forget (archive) on request, purge a tenant, reindex."""
 
 from __future__ import annotations
 
@@ -109,12 +97,7 @@ class SweepReport(BaseModel):
 
 
 def sweep_where(policy: RetentionPolicy, now: datetime) -> dict[str, Any]:
-    """The Chroma ``where`` that finds every record a sweep at ``now`` might touch.
-
-    A superset: the policy's :meth:`~RetentionPolicy.sweep_plan` makes the final call
-    (e.g. a record with a later explicit deadline than its kind's default is fetched
-    but kept).
-    """
+    """The Chroma ``where`` finding every record a sweep at ``now`` might touch (a superset: ``sweep_plan`` decides)."""
     at = C.ts(now)
     status, kind = C.FLAT_PREFIX + "status", C.FLAT_PREFIX + "kind"
     # "$ne archived" rather than "$in [active, pending]": measured 2 ms vs 46 ms per 1k-record
@@ -150,22 +133,9 @@ def sweep(
     dry_run: bool = False,
     repair: bool = True,
 ) -> SweepReport:
-    """Archive expired records and hard-delete history past its retention window.
+    """Archive expired records and hard-delete history past its retention window (idempotent).
 
-    Expired ``active``/``pending`` records become ``archived`` with ``valid_to`` = their
-    deadline and ``updated_at`` = ``now``; archived records older than
-    ``policy.archived_retention`` are deleted. Running it twice changes nothing the
-    second time. ``now`` defaults to the current time (replays pass the conversation's
-    date); ``repair`` also repairs slots left with two active records (a crash between an
-    update's two writes, racing writers): one metadata read of the active records per namespace.
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.lifecycle.operations import sweep
-
-            report = sweep(store, now="2024-09-01T00:00:00Z")
-            print(report.archived, report.deleted)
+    ``repair`` also mends slots a crash or racing writers left with two active records.
     """
     at = ensure_aware(now) or utcnow()
     policy = policy or RetentionPolicy()
@@ -228,21 +198,9 @@ def preview_forget(
     k: int = 20,
     now: datetime | str | None = None,
 ) -> list[ForgetMatch]:
-    """What :func:`forget` would archive, without writing anything (for a confirmation step).
+    """What :func:`forget` would archive, without writing: live records matching exactly one selector.
 
-    Give exactly one selector: ``record_id``; a slot (``entity`` and/or ``attribute``); or
-    a natural-language ``query``. A query matches the live records whose value it names
-    ("黑咖啡"), whose attribute it names ("my email", "邮箱"), or whose content is
-    semantically close to it (cosine >= ``min_score`` on the query without its request
-    words, or a lone best match within 0.15 of it and 0.25 ahead of the runner-up).
-    Only ``active`` and ``pending`` records are candidates. ``min_score`` suits the
-    default USE embedder; recalibrate it with another one.
-
-    Example:
-        .. code-block:: python
-
-            for m in preview_forget(store, ("memories", "u1"), query="忘掉我喝黑咖啡的习惯"):
-                print(m.reason, m.record.content)
+    A ``query`` matches records whose value or attribute it names, or whose content is close to it (``min_score``).
     """
     ns = C.validate_namespace(tuple(namespace))
     at = ensure_aware(now) or utcnow()
@@ -289,11 +247,7 @@ def preview_forget(
 
 
 def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
-    """Where the query names a value of a slot, only that value of the slot is forgotten.
-
-    "Forget that I'm allergic to shellfish" names one member of the allergy set: the
-    peanut allergy, close in meaning and of the same attribute, stays.
-    """
+    """Where the query names a value of a slot, only that value of the slot is forgotten."""
     matches = list(matches)
     named = {m.record.slot for m in matches if m.reason == "value" and m.record.slot}
     return [m for m in matches if m.reason == "value" or m.record.slot not in named]
@@ -302,19 +256,7 @@ def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
 def forget(
     store: ChromaMemoryStore, namespace: Sequence[str], *, now: datetime | str | None = None, **selectors: Any
 ) -> list[MemoryRecord]:
-    """Archive (never delete) the live records the user asks to forget; returns them archived.
-
-    Selectors (``record_id``, ``entity``/``attribute``, ``query``, ``min_score``, ``k``) as in
-    :func:`preview_forget`. Archived records leave retrieval at once,
-    keep their history for ``as_of`` questions, and are hard-deleted by :func:`sweep`
-    after the retention window (use :func:`purge` to delete now).
-
-    Example:
-        .. code-block:: python
-
-            forget(store, ("memories", "u1"), entity="user", attribute="email")
-            forget(store, ("memories", "u1"), query="忘掉我喝黑咖啡的习惯")
-    """
+    """Archive (never delete) the live records the user asks to forget (selectors as in :func:`preview_forget`)."""
     at = ensure_aware(now) or utcnow()
     archived = [
         m.record.transition(MemoryStatus.ARCHIVED, at=at) for m in preview_forget(store, namespace, now=at, **selectors)
@@ -327,17 +269,7 @@ def forget(
 def restore(
     store: ChromaMemoryStore, namespace: Sequence[str], record_id: str, *, now: datetime | str | None = None
 ) -> MemoryRecord:
-    """Return an archived record to ``active`` (a mistaken forget or supersede); returns it restored.
-
-    The record's history notes the restore (``metadata["restored"]``). In a single-valued slot
-    the value that is current now is archived in its favour, so the slot keeps one current value.
-
-    Example:
-        .. code-block:: python
-
-            [wrong] = forget(store, ("memories", "u1"), query="forget my shellfish allergy")
-            restore(store, ("memories", "u1"), wrong.id)
-    """
+    """Return an archived record to ``active`` (noted in its metadata); a single slot's current value yields."""
     at = ensure_aware(now) or utcnow()
     ns = C.validate_namespace(tuple(namespace))
     record = store.get_record(ns, record_id)
@@ -383,24 +315,9 @@ def purge(
     log: RetrievalLog | str | Path | None = None,
     compact_files: bool = True,
 ) -> PurgeReport:
-    """Hard-delete everything of a tenant: all statuses, history, log lines, bytes on disk.
+    """Hard-delete everything of a tenant (never empty): all statuses, history, ``log`` lines, bytes on disk.
 
-    Afterwards no file under an embedded store's directory contains the purged text: the
-    rows are deleted (Chroma prunes their log at once, see ``store.maintenance``), then
-    :func:`compact` runs ``chroma vacuum``. With a Chroma server the report says compaction
-    is the server operator's job.
-
-    ``namespace_prefix`` is the tenant, never empty (purging everything is
-    ``store.client.reset()``'s job); ``log`` the
-    :class:`~langchain_lifecycle_memory.lifecycle.observability.RetrievalLog` (or its path) whose
-    lines about the tenant go too; ``compact_files=False`` batches several purges before one
-    :func:`compact`.
-
-    Example:
-        .. code-block:: python
-
-            report = purge(store, ("memories", "u1"), log=retrieval_log)
-            assert store.count_records(("memories", "u1")) == 0
+    ``compact_files=False`` batches several purges before one :func:`compact` (``chroma vacuum``).
     """
     prefix = C.validate_namespace(tuple(namespace_prefix), what="namespace prefix")
     report = PurgeReport(namespace_prefix=prefix)
@@ -418,11 +335,7 @@ def purge(
 
 # ---------------------------------------------------------------------- PII
 def redact_record(record: MemoryRecord, redactor: Redactor | None = None) -> MemoryRecord:
-    """A copy of ``record`` with PII masked in ``content`` and ``value`` (default: mask everything).
-
-    The kinds found are noted in ``metadata["pii_redacted"]``. When ``drop`` mode would
-    leave the content empty, the content is masked instead (a record needs content).
-    Returns ``record`` itself when nothing was found.
+    """A copy of ``record`` with PII masked in ``content`` and ``value``, kinds noted in ``metadata``.
 
     Example:
         >>> r = MemoryRecord(namespace=("memories", "u1"), content="My email is dana@example.com",

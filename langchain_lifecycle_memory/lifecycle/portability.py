@@ -1,11 +1,4 @@
-"""Export and import memory records as JSON lines (backups, migrations, "download my data").
-
-One record per line, every field (status, history links, bi-temporal dates, source,
-metadata) and the namespace, no vectors: an import re-embeds with the target store's
-embedder, so a file moves between stores with different models. Export order is fixed
-(namespace, then ``created_at``, ``valid_from``, ``id``), so export -> import -> export
-gives the same bytes.
-"""
+"""Export and import memory records as JSON lines: every field and the namespace, no vectors (import re-embeds)."""
 
 from __future__ import annotations
 
@@ -83,22 +76,7 @@ def record_line(record: MemoryRecord) -> str:
 def export_records(
     store: ChromaMemoryStore, path_or_file: PathOrFile, *, namespace_prefix: Sequence[str] | None = None
 ) -> int:
-    """Write every record (all statuses) under ``namespace_prefix`` as JSON lines; returns how many.
-
-    Namespaces in order, each one's records in storage order, streamed page by page
-    (memory does not grow with the number of records).
-
-    Items that are not memory records (plain LangGraph ``store.put`` values) are skipped.
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.lifecycle.portability import export_records, import_records
-
-            n = export_records(store, "u1.jsonl", namespace_prefix=("memories", "u1"))
-            report = import_records(other_store, "u1.jsonl")
-            assert report.imported == n
-    """
+    """Stream every record (all statuses, no plain items) under ``namespace_prefix`` as JSON lines; returns how many."""
     count = 0
     with _open(path_or_file, "w") as f:
         for ns in store.namespaces(tuple(namespace_prefix or ())):
@@ -183,15 +161,9 @@ def _newest_first(record: MemoryRecord) -> tuple[Any, ...]:
 def settle_versions(
     incoming: Sequence[MemoryRecord], stored: Mapping[str, MemoryRecord]
 ) -> tuple[list[MemoryRecord], dict[str, str]]:
-    """What to write so that an import never leaves a slot with two current values.
+    """The records to write so an import never leaves a slot two current values, and why ids were archived.
 
-    ``stored`` holds the store's records that matter (same ids, same slots). A record the
-    store already archived stays archived (archived is final), and where a slot would end
-    up with several active versions, only the newest (``valid_from``, then the latest
-    write) stays active; each older one is archived with ``valid_to`` = its successor's
-    ``valid_from`` and ``superseded_by`` = its successor. Returns the records to write
-    (incoming ones, plus stored ones that had to be archived) and, per incoming id, why
-    it was imported as archived.
+    What the store archived stays archived; of a slot's active versions only the newest stays active.
     """
     notes: dict[str, str] = {}
     records: dict[str, MemoryRecord] = {}
@@ -255,19 +227,9 @@ def import_records(
     namespace: Sequence[str] | None = None,
     batch_size: int = 256,
 ) -> ImportReport:
-    """Validate and upsert records from JSON lines (as written by :func:`export_records`).
+    """Validate and upsert records from JSON lines (:func:`export_records`'s); bad lines are reported, not written.
 
-    Each line is checked on its own before anything is written; a bad one (not UTF-8, not
-    JSON, nested too deeply, an invalid field or namespace, an over-long id, text that is
-    not valid Unicode) is reported with its line number and reason, and the good ones are
-    still imported. Records keep their ids, so importing the same file twice updates
-    rather than duplicates. An import never brings back a value the store has moved past:
-    a record the store archived stays archived, and an old active version of a slot that
-    has a newer one is imported as archived, linked to its successor (``report.archived``).
-
-    ``path_or_file`` is a path or an open file (binary or text); ``namespace`` puts every
-    record there instead of the file's (a user's export restored under a new user id).
-    Records are embedded with the target store's embedder.
+    Ids are kept (a second import updates); ``namespace`` puts every record there instead of the file's.
     """
     target = C.validate_namespace(tuple(namespace)) if namespace is not None else None
     report = ImportReport()
