@@ -92,14 +92,12 @@ def _snake(name: Any) -> str | None:
 
 
 def _dedupe(facts: list[Fact]) -> list[Fact]:
-    seen: set[tuple[Any, ...]] = set()
-    out = []
+    out: dict[tuple[Any, ...], Fact] = {}
     for f in facts:
-        key = (f.entity, f.attribute, normalize_value(f.value), f.operation, f.content if f.slot is None else "")
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+        out.setdefault(
+            (f.entity, f.attribute, normalize_value(f.value), f.operation, f.content if f.slot is None else ""), f
+        )
+    return list(out.values())
 
 
 def create_rule_extractor(
@@ -107,13 +105,7 @@ def create_rule_extractor(
     attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
     run_name: str = "rule_extract_memories",
 ) -> Runnable[Any, list[Fact]]:
-    """Create the no-model extractor: zh/en rules over the user's messages.
-
-    Input and output match :func:`create_extractor`: ``{"messages": [...], "now": datetime}``
-    (or a bare list of messages) in, ``list[Fact]`` out. Only ``HumanMessage`` s are mined;
-    assistant turns are context. Conservative by design: questions, chit-chat and requests
-    yield nothing. The write path passes the namespace's current ``"slots"`` too: "I quit X"
-    then retracts the slot that holds X, and "I've switched to X" replaces the slot it speaks about.
+    """Create the no-model extractor: zh/en rules over the user's messages (I/O as :func:`create_extractor`).
 
     Args:
         attributes: Vocabulary that names slots from nouns and sets each fact's kind.
@@ -237,23 +229,10 @@ def _slot_lines(value: Any) -> list[str]:
 
 
 def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage]) -> list[Fact]:
-    """Drop facts that only repeat a listed slot: same slot, same value, and the value is not in the turn.
-
-    Small models copy the existing-slots list back as "facts"; such a copy carries no new information (at
-    most it would refresh the slot), so dropping it loses nothing said in the turn.
-    """
-    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
-    if not raw:
+    """Drop facts that only repeat a listed slot (same value, not said in the turn): small models copy the list."""
+    known = {(e, a, normalize_value(part)) for e, a, cur in _slot_items(value) for part in str(cur or "").split(", ")}
+    if not known:
         return facts
-    known = set()
-    for slot in raw:
-        entity, attribute, current = (
-            (slot.get("entity"), slot.get("attribute"), slot.get("value"))
-            if isinstance(slot, dict)
-            else (*slot, None)[:3]
-        )
-        for part in str(current or "").split(", "):
-            known.add((entity, attribute, normalize_value(part)))
     said = normalize_value(" ".join(m.text for m in messages if isinstance(m, HumanMessage)))
     out = []
     for f in facts:
@@ -266,11 +245,7 @@ def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage])
 
 
 class _LLMExtraction:
-    """One model call per attempt, a bounded number of retries, then ``ExtractionError``.
-
-    The structured-output method falls back (json_schema -> function_calling -> json_mode ->
-    prompt) on capability errors, which do not use up an attempt; content errors do.
-    """
+    """One model call per attempt, bounded retries, then ``ExtractionError``; capability errors fall back free."""
 
     def __init__(
         self,
@@ -303,10 +278,7 @@ class _LLMExtraction:
             if isinstance(m, (HumanMessage, AIMessage)) and m.text.strip()
         ]
         date = f"{now.date().isoformat()} ({now.strftime('%A')})"
-        # The system prompt is the same for every turn (the date goes with the conversation), so servers that
-        # cache a prompt prefix (llama.cpp, vLLM) evaluate it once.
-        system = self.system + (_JSON_FORMAT if method in PROMPTED else "")
-        prompt: list[BaseMessage] = [SystemMessage(system)]
+        prompt = self.head(method)
         if slots:  # after the fixed prompt (its cached prefix survives), apart from the turn (not to be echoed)
             prompt.append(SystemMessage(_SLOTS_NOTE + "\n".join(slots)))
         prompt.append(HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."))
@@ -334,6 +306,10 @@ class _LLMExtraction:
             )
         return _dedupe(facts), None
 
+    def head(self, method: str) -> list[BaseMessage]:
+        """The fixed system prompt (the date goes with the conversation): servers cache it as a prefix."""
+        return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
+
     def failed(self, attempt: int, failure: _Failure) -> _Failure:
         logger.warning("Memory extraction attempt %d/%d failed: %s", attempt + 1, self.attempts, failure.error)
         return failure
@@ -351,10 +327,7 @@ class _LLMExtraction:
         return ExtractionError(msg, messages=messages, raw_output=failure.raw_output)
 
     def attempts_of(self, value: Any) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
-        """The retry/fallback loop as a generator shared by the sync and async drivers.
-
-        It yields ``(runnable, input)`` and receives the output (or has the runnable's exception thrown in).
-        """
+        """The retry/fallback loop, shared by the sync and async drivers: yields ``(runnable, input)``, gets output."""
         messages, now = _coerce_input(value)
         if not _has_user_text(messages):
             return []
@@ -391,11 +364,7 @@ class _LLMExtraction:
         self, facts: list[Fact], slots: list[tuple[str, str, str | None]]
     ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
         """Facts renamed onto the existing slots they mean (structure first, then one narrow model call)."""
-
-        def head(method: str) -> list[BaseMessage]:  # the extraction prompt's fixed prefix (kept in a server cache)
-            return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
-
-        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, head, facts, slots, self.specs))
+        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, self.head, facts, slots, self.specs))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
         return drive(self.attempts_of(value), config)
@@ -415,37 +384,19 @@ def create_extractor(
 ) -> Runnable[Any, list[Fact]]:
     """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
 
-    Works on any OpenAI-compatible server: structured output uses the strongest method the
-    model accepts (``json_schema`` -> ``function_calling`` -> ``json_mode`` -> JSON asked for
-    in the prompt and parsed tolerantly), falling back only when the model class or the server
-    rejects the method itself; the working method is remembered by this extractor. One model
-    call per invocation, however many turns it holds. The prompt carries the conversation's
-    date so "上个月" / "last week" resolve against it; facts without a date get ``now`` as
-    ``valid_from``. An input ``"slots"`` list (``(entity, attribute, current value)``, what
-    the namespace already holds; the write path passes it) makes the model reuse ``editor``
-    instead of inventing ``tool``: by default (``slot_context="rename"``) the extraction call
-    sees only the conversation, and an extracted name that is neither a stored slot nor
-    structurally one (``code_editor`` -> ``editor``) nor a different vocabulary slot goes to
-    ONE extra call per turn that may only choose among the stored names (no undecided name ->
-    no call). ``"prompt"`` lists the slots (capped at 30 / ~600 characters) in the extraction
-    prompt instead, which a small model tends to copy back as facts.
+    One model call per invocation, with the strongest structured-output method the model accepts; the
+    conversation's date grounds relative dates; stored ``"slots"`` keep names stable (``editor``, not ``tool``).
 
     Args:
         model: Any LangChain chat model (e.g. ``ChatOpenAI(model="gpt-4o-mini")``).
         attributes: The slot vocabulary taught to the model; it may still add its own names.
-        max_retries: Extra attempts after a failed call or unusable output, each with the
-            error fed back; then :class:`~langchain_lifecycle_memory.errors.ExtractionError`
-            is raised with ``.messages`` (the input turn) and ``.raw_output``.
-        methods: Structured-output methods to try, strongest first (a subset of
-            ``json_schema``, ``function_calling``, ``json_mode``, ``prompt``).
-        slot_context: How the input ``slots`` reach the model: ``"rename"`` (after extraction,
-            as a choice of names) or ``"prompt"`` (listed in the extraction prompt).
+        max_retries: Extra attempts (error fed back), then :class:`~langchain_lifecycle_memory.errors.ExtractionError`.
+        methods: Structured-output methods to try, strongest first (``json_schema`` ... ``prompt``).
+        slot_context: ``"rename"`` (one narrow call choosing stored names) or ``"prompt"`` (slots in the prompt).
         run_name: Name of the runnable in traces; the parsing step is tagged ``langsmith:hidden``.
 
     Returns:
-        A runnable taking ``{"messages": [...], "now": datetime, "slots": [...]}`` (``slots``
-        optional; or a bare message list) and returning ``list[Fact]``. No user message ->
-        ``[]`` without calling the model.
+        A runnable: ``{"messages": [...], "now": datetime, "slots": [...]}`` (or a message list) -> ``list[Fact]``.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
