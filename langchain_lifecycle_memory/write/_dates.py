@@ -1,13 +1,6 @@
-"""Relative dates and lifetime hints in zh/en text, resolved against the conversation's time.
+"""Relative dates and lifetime hints in zh/en text, resolved against the conversation's time (never the clock).
 
-Both extractors use these: "last month" said on 2024-03-15 means February 2024 whenever the
-conversation is replayed, so every resolution takes ``now`` (the turn's timestamp) and never
-reads the clock.
-
-The patterns below decide what counts as a date and how far back it points ("三天前" -> 3 days,
-"上上个月" -> 2 months); ``dateparser`` does the calendar arithmetic from ``now``. It is not let
-loose on the text: its own search reads "May I ask", "I have 2 cats" and "I'm 30" as dates and
-misses most Chinese forms (Chinese numerals, 上上周, 前年, 昨晚, 半个月前, 上周三).
+The patterns decide what is a date ("三天前" -> 3 days back); ``dateparser`` only does the calendar arithmetic.
 """
 
 from __future__ import annotations

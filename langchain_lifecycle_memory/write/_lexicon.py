@@ -1,9 +1,4 @@
-"""Word lists behind the rule extractor: lexicons, verb concepts, slot nouns, relations, romanisation.
-
-Data, plus three small look-ups. Kept apart from the patterns (``_patterns*.py``) so each file
-stays readable; extend a list here and every rule that consults it learns the new word.
-``benchmarks/enumeration_audit.py`` counts how often each word fires on which corpus.
-"""
+"""Word lists behind the rule extractor: lexicons, verb concepts, slot nouns, relations, romanisation."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """The rule extractor's pattern machinery: candidates, rules, shared pattern pieces, slot naming.
 
-A rule is a regex over one first-person sentence with a ``v`` (value) group and a way to name the
-slot: a fixed attribute, a lexicon look-up (``?``), the noun of a copula (``?n``: "my <noun> is ...",
-"我的<名词>是..."), the concept of a verb of use or habit (``?verb``: "I play ...", "我玩..."), or a
-handler for matches with several parts. The tables live in ``_patterns_en.py`` / ``_patterns_zh.py``;
-``_rules.py`` runs them; ``_lexicon.py`` holds the words.
-
-Slot names come from the sentence's structure, not from any list of expected answers: the noun of
-"my <noun> is", the verb of "I <verb> ...", a head noun after a name ("the Vim editor" -> ``editor``).
+Slot names come from the sentence's structure (the noun of "my <noun> is", the verb of "I <verb> ...");
+the tables live in ``_patterns_en.py`` / ``_patterns_zh.py``, the words in ``_lexicon.py``.
 """
 
 from __future__ import annotations

@@ -1,30 +1,7 @@
 """Slot identity and cardinality: which stored slot a new fact speaks about, and how many values it holds.
 
-Extractors drift: ``editor`` / ``code_editor`` / ``preferred_ide``, entity ``sister_linyue`` /
-``sister``. Before planning, every new fact's entity and attribute are resolved against the
-live slots the namespace already holds (:meth:`RecordAPI.slot_catalogue`):
-
-* **entity**: the names' tokens (``sister_linyue`` → ``{sister, linyue}``); one name whose tokens
-  contain the other's is the same person when that match is unique. ``sister_anna`` and
-  ``sister_beth`` share only the relation, so they never merge, and ``sister`` is left alone
-  when two named sisters exist.
-* **attribute**, by evidence in this order:
-  1. the vocabulary: two distinct vocabulary attributes are different slots;
-  2. lexical structure: snake/camel tokens, stemmed, with qualifier words (``current``,
-     ``preferred``, ``name``…) removed. Equal cores are the same slot; if one core adds a
-     word, it is the same slot only when that word is part of the other's vocabulary
-     description (``code_editor`` vs ``editor``: "code editor or IDE"), otherwise it is a
-     narrower slot (``birth_city``, ``vacation_city`` are not ``city``); a core contained in
-     the other's description is the same slot (``ide`` → ``editor``);
-  3. embeddings (the store's encoder), only where 1–2 say nothing: cosine of the names
-     (and vocabulary descriptions) against a threshold calibrated on the vocabulary's
-     own pairs (``benchmarks/slot_calibration.py``); used only for the bundled encoder
-     unless a threshold is configured;
-  4. with a judge configured, the undecided candidates of the whole turn go to ONE LLM call.
-* **cardinality** (:func:`decide_cardinality`): the vocabulary's declaration, else the
-  extractor's, else a stored ``set`` slot stays a set, else the fact's own words
-  ("also / too / another / 也 / 还 / 又"), else single. Two values for one slot in the same
-  turn are a set.
+Entities match by name tokens when unique (``sister`` -> ``sister_linyue``); attributes by the vocabulary,
+then stemmed name structure (``code_editor`` -> ``editor``), then embeddings, then one optional LLM call.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """PII detection and redaction for memory text (zh and en), with no model and no I/O.
 
-Detected kinds:
-
-| kind | what | validation |
-|---|---|---|
-| ``cn_mobile`` | CN mobile ``1[3-9]`` + 9 digits, optional ``+86``/``0086``/``86``, 3-4-4 groups | prefix |
-| ``phone`` | international (E.164): ``+`` and 8-15 digits, spaces/dashes/one ``(...)`` | digit count |
-| ``email`` | e-mail address | TLD of 2+ letters |
-| ``cn_id`` | 18-character resident ID number | region code, real birth date, official checksum |
-| ``bank_card`` | 13-19 digits, contiguous or in 4-digit groups (or Amex 4-6-5) | issuer prefix and Luhn |
-| ``ipv4`` | dotted quad | every octet <= 255 |
-| ``ipv6`` | full or ``::``-compressed address | :mod:`ipaddress` |
-
-Masking replaces the whole match with a label such as ``[PHONE]`` (never a partial mask like
-``137****5093``: the kept digits, and an ID number's region and birth date, still identify
-people). Originals are not kept unless asked for, so a :class:`RedactionResult` can be logged.
-
-An 18-digit ID whose checksum fails (a typo, or a made-up example such as
-``110101199003074518``) is still reported when an ID keyword (身份证, 证件号, "ID number"...)
-sits right before it, with ``validated=False``: leaking a mistyped ID costs more than masking it.
+Kinds: see :data:`PII_KINDS` (validated by prefix, checksum, Luhn, octets). Masks replace the whole match
+(``[PHONE]``); an ID failing its checksum is still reported after an ID keyword, ``validated=False``.
 """
 
 from __future__ import annotations
@@ -31,27 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = [
-    "PII_KINDS",
-    "PIIMatch",
-    "RedactionResult",
-    "Redactor",
-    "contains_pii",
-    "redact",
-]
+__all__ = ["PII_KINDS", "PIIMatch", "RedactionResult", "Redactor", "contains_pii", "redact"]
 
 PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4")
 """Every kind the detector knows, in the order that breaks ties between equal overlapping spans."""
 
-DEFAULT_LABELS: dict[str, str] = {
-    "email": "EMAIL",
-    "cn_id": "ID_NUMBER",
-    "cn_mobile": "PHONE",
-    "phone": "PHONE",
-    "bank_card": "BANK_CARD",
-    "ipv6": "IP_ADDRESS",
-    "ipv4": "IP_ADDRESS",
-}
+DEFAULT_LABELS: dict[str, str] = {"email": "EMAIL", "cn_id": "ID_NUMBER", "cn_mobile": "PHONE", "phone": "PHONE",
+                                  "bank_card": "BANK_CARD", "ipv6": "IP_ADDRESS", "ipv4": "IP_ADDRESS"}  # fmt: skip
 
 RedactionMode = Literal["keep", "mask", "drop"]
 
@@ -122,21 +91,11 @@ def _digits(text: str) -> str:
 
 
 def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+    return sum((d, d * 2 - 9 * (d > 4))[i % 2] for i, d in enumerate(map(int, reversed(digits)))) % 10 == 0
 
 
 def _card_prefix_ok(digits: str) -> bool:
-    # Real card numbers start with 3 (Amex/JCB/Diners), 4 (Visa), 5 (Mastercard), 6 (UnionPay,
-    # Discover) or 2221-2720 (Mastercard 2-series); this rules out runs of years, timestamps
-    # and order numbers that happen to pass Luhn (one in ten does).
+    # Issuers start with 3-6 or 2221-2720: this rules out years, timestamps and order numbers passing Luhn.
     return digits[0] in "3456" or 2221 <= int(digits[:4]) <= 2720
 
 
@@ -204,11 +163,7 @@ def _find_ipv6(text: str) -> Iterator[tuple[int, int, bool]]:
 
 
 def _regex_finder(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int, bool]]]:
-    def find(text: str) -> Iterator[tuple[int, int, bool]]:
-        for m in pattern.finditer(text):
-            yield m.start(), m.end(), True
-
-    return find
+    return lambda text: ((m.start(), m.end(), True) for m in pattern.finditer(text))
 
 
 _FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int, bool]]]] = {
@@ -223,11 +178,11 @@ _FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int, bool]]]] = {
 
 
 def _detect(text: str, kinds: frozenset[str], keep_originals: bool) -> list[PIIMatch]:
-    candidates: list[tuple[int, int, int, str, bool]] = []
-    for priority, kind in enumerate(PII_KINDS):
-        for start, end, validated in _FINDERS[kind](text):
-            candidates.append((start, -(end - start), priority, kind, validated))
-    candidates.sort()
+    candidates = sorted(
+        (start, -(end - start), priority, kind, validated)
+        for priority, kind in enumerate(PII_KINDS)
+        for start, end, validated in _FINDERS[kind](text)
+    )
     chosen: list[PIIMatch] = []
     last_end = -1
     # Overlaps are resolved over *all* kinds before filtering, so disabling "email" keeps
@@ -344,15 +299,12 @@ def redact(
 
     Args:
         text: Any text, Chinese or English.
-        mode: ``mask`` replaces each match with a label (``[PHONE]``, ``[EMAIL]``,
-            ``[ID_NUMBER]``, ``[BANK_CARD]``, ``[IP_ADDRESS]``); ``drop`` removes it;
-            ``keep`` leaves the text as is and only reports what it found.
+        mode: ``mask`` replaces each match with a label (``[PHONE]``...); ``drop`` removes it; ``keep`` reports.
         kinds: Restrict to these kinds (see :data:`PII_KINDS`); all by default.
         keep_originals: Also return the matched strings in ``found``.
 
     Returns:
-        The new text and the matches (offsets into the original ``text``). In ``drop``
-        mode a non-empty ``found`` tells the caller it may want to drop the whole record.
+        The new text and the matches (offsets into the original ``text``).
 
     Example:
         >>> redact("我的手机号是 13761245093").text

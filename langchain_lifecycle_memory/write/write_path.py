@@ -1,10 +1,4 @@
-"""Write-path helpers shared by the facade and the LangGraph nodes (no logic is duplicated).
-
-* which messages make up "the last turn";
-* running an extractor so that a failure never loses the user's words: the raw turn
-  becomes an ``episode`` record and the error is reported;
-* the user id of a run (its namespace comes from the ``store.tenants`` codec).
-"""
+"""Write-path helpers shared by the facade and the LangGraph nodes: the last turn, safe extraction, user id."""
 
 from __future__ import annotations
 
