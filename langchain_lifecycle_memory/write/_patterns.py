@@ -282,22 +282,10 @@ def apply(rule: Rule, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> I
         if resolved is None:
             continue
         attribute, value, weak, concept = resolved
-        cardinality = rule.cardinality or (VERB_CONCEPTS[concept].cardinality if concept else None)
-        if attribute in specs:
-            cardinality = None
-        kind = rule.kind or (VERB_CONCEPTS[concept].kind if concept and attribute not in specs else None)
-        change = bool(m.groupdict().get("change"))
-        confidence = 0.6 if weak or attribute is None else 0.75
-        yield Candidate(
-            attribute,
-            value,
-            rule.priority,
-            m.start("v"),
-            kind,
-            confidence,
-            "assert",
-            weak,
-            cardinality,
-            concept,
-            change,
+        cardinality = (
+            None if attribute in specs else rule.cardinality or (concept and VERB_CONCEPTS[concept].cardinality)
         )
+        kind = rule.kind or (VERB_CONCEPTS[concept].kind if concept and attribute not in specs else None)
+        change, confidence = bool(m.groupdict().get("change")), 0.6 if weak or attribute is None else 0.75
+        yield Candidate(attribute, value, rule.priority, m.start("v"), kind, confidence, "assert", weak, cardinality,
+                        concept, change)  # fmt: skip
