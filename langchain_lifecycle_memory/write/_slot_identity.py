@@ -21,13 +21,9 @@ from langchain_lifecycle_memory.schema import Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
-    "DEFAULT_SLOT_THRESHOLD",
-    "attribute_relation",
-    "create_slot_judge",
-    "decide_cardinality",
-    "resolve_facts",
+    "DEFAULT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge", "decide_cardinality", "resolve_facts",
     "same_value",
-]
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -153,11 +149,7 @@ def decide_cardinality(fact: Fact, attribute: str, stored: Sequence[str], specs:
     )
     if spec is not None:
         return spec.cardinality
-    if fact.cardinality:
-        return fact.cardinality
-    if "set" in stored:
-        return "set"
-    return "set" if set_cue(fact.content) else "single"
+    return fact.cardinality or ("set" if "set" in stored or set_cue(fact.content) else "single")
 
 
 # ---------------------------------------------------------------- entities
@@ -243,11 +235,7 @@ def resolve_facts(
     judge: Runnable | None = None,
     specs: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
 ) -> list[Fact]:
-    """Rename each fact's entity/attribute to the stored slot it means, and decide its cardinality.
-
-    ``catalogue`` is the namespace's live slots (``store.slot_catalogue``). The judge, if
-    any, is invoked at most once for the whole batch.
-    """
+    """Rename each fact's entity/attribute to the stored slot it means (``catalogue``), and decide its cardinality."""
     spec_map = {s.name: s for s in specs}
     entities = list(dict.fromkeys(str(r["entity"]) for r in catalogue))
     by_entity: dict[str, dict[str, list[str]]] = {}
@@ -302,21 +290,18 @@ def _resolve_attribute(
 def _with_cardinality(
     facts: list[Fact], by_entity: dict[str, dict[str, list[str]]], specs: dict[str, AttributeSpec]
 ) -> list[Fact]:
-    values: dict[tuple[str, str], list[str]] = {}
+    values: dict[tuple[str, str], set[str]] = {}
     for f in facts:
         if f.slot is not None and f.operation == "assert":
-            values.setdefault(f.slot, []).append(normalize_value(f.value))
+            values.setdefault(f.slot, set()).add(normalize_value(f.value))
     out = []
     for f in facts:
-        if f.slot is None:
-            out.append(f)
-            continue
-        stored = by_entity.get(f.slot[0], {}).get(f.slot[1], [])
-        card = decide_cardinality(f, f.slot[1], stored, specs)
-        many = len(set(values.get(f.slot, []))) > 1
-        if card == "single" and many and f.slot[1] not in specs:
-            card = "set"  # two values of one slot stated together hold together
-        out.append(f.model_copy(update={"cardinality": card}))
+        if f.slot is not None:
+            card = decide_cardinality(f, f.slot[1], by_entity.get(f.slot[0], {}).get(f.slot[1], []), specs)
+            if card == "single" and len(values.get(f.slot, ())) > 1 and f.slot[1] not in specs:
+                card = "set"  # two values of one slot stated together hold together
+            f = f.model_copy(update={"cardinality": card})
+        out.append(f)
     return out
 
 
@@ -365,13 +350,11 @@ def _ask_judge(
         f"- ({r['entity']}, {r['attribute']}) = {r.get('value')!s} [{r.get('cardinality') or 'single'}]"
         for r in catalogue
     )
-    lines = []
-    for q in questions:
-        f = facts[q.fact]
-        options = [f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities]
-        lines.append(
-            f"{q.fact}. ({q.entity}, {q.attribute}) = {f.value}: {f.content!r}; could be: {', '.join(options)}"
-        )
+    lines = [
+        f"{q.fact}. ({q.entity}, {q.attribute}) = {facts[q.fact].value}: {facts[q.fact].content!r}; could be: "
+        + ", ".join([f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities])
+        for q in questions
+    ]
     try:
         decisions = judge.invoke({"slots": slots, "facts": "\n".join(lines)})
     except Exception:

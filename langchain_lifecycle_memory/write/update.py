@@ -41,17 +41,9 @@ from langchain_lifecycle_memory.write._slot_identity import (
 from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = [
-    "ConflictVerdict",
-    "UpdateConfig",
-    "UpdatePlan",
-    "UpdateResult",
-    "apply_plan",
-    "create_conflict_judge",
-    "create_slot_judge",
-    "plan_updates",
-    "reconcile",
-    "repair_slots",
-]
+    "ConflictVerdict", "UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan", "create_conflict_judge",
+    "create_slot_judge", "plan_updates", "reconcile", "repair_slots",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)

@@ -43,11 +43,7 @@ def as_messages(messages: Any) -> list[BaseMessage]:
 
 
 def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> None:
-    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs.
-
-    The error names the message; nothing of the turn is extracted or stored, so the
-    caller still holds every word and can clean the text and send it again.
-    """
+    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs."""
     for i, m in enumerate(messages):
         blocks = [m.content] if isinstance(m.content, str) else list(m.content)
         for block in blocks:
@@ -94,10 +90,7 @@ def wants_slots(extractor: Runnable) -> bool:
 
 
 def current_slots(store: Any, namespace: tuple[str, ...], *, limit: int = 30) -> list[tuple[str, str, str | None]]:
-    """The namespace's active slots ``(entity, attribute, current value)``, most recently updated first.
-
-    A slot with several active values (a set) is one entry, its values joined by ", ".
-    """
+    """The namespace's active slots ``(entity, attribute, current value)``, newest first; a set's values joined."""
     records = store.list_records(namespace, statuses=MemoryStatus.ACTIVE)
     values: dict[tuple[str, str], list[str]] = {}
     for r in sorted(records, key=lambda r: r.updated_at, reverse=True):
@@ -138,30 +131,24 @@ def episode_records(
     messages: list[BaseMessage], namespace: tuple[str, ...], at: datetime, source: MemorySource
 ) -> list[MemoryRecord]:
     """The user's messages of a turn as ``episode`` records (never lose what was said)."""
-    out = []
-    for m in messages:
-        if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content.strip():
-            out.append(
-                MemoryRecord(
-                    namespace=namespace,
-                    content=m.content,
-                    kind="episode",
-                    status=MemoryStatus.ACTIVE,
-                    confidence=1.0,
-                    source=source.model_copy(update={"message_ids": [m.id] if m.id else []}),
-                    created_at=at,
-                    updated_at=at,
-                    valid_from=at,
-                )
-            )
-    return out
+    return [
+        MemoryRecord(
+            namespace=namespace, content=m.content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
+            source=source.model_copy(update={"message_ids": [m.id] if m.id else []}),
+            created_at=at, updated_at=at, valid_from=at,
+        )
+        for m in messages
+        if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content.strip()
+    ]  # fmt: skip
 
 
 def prepare_episodes(records: list[MemoryRecord], config: Any) -> list[MemoryRecord]:
     """Apply the update config's PII redaction and retention to raw episode records."""
-    out = []
-    for r in records:
-        content = config.redactor.redact(r.content).text if config.redactor is not None else r.content
-        expires = config.policy.expires_at_for(r.kind, r.valid_from)
-        out.append(r.model_copy(update={"content": content, "expires_at": expires}))
-    return out
+    redact = config.redactor.redact if config.redactor is not None else None
+    return [
+        r.model_copy(update={
+            "content": redact(r.content).text if redact else r.content,
+            "expires_at": config.policy.expires_at_for(r.kind, r.valid_from),
+        })
+        for r in records
+    ]  # fmt: skip
