@@ -81,10 +81,6 @@ def _coerce_input(value: Any) -> tuple[list[BaseMessage], datetime]:
     return list(messages), ensure_aware(now) or utcnow()
 
 
-def _has_user_text(messages: Sequence[BaseMessage]) -> bool:
-    return any(isinstance(m, HumanMessage) and m.text.strip() for m in messages)
-
-
 def _snake(name: Any) -> str | None:
     text = re.sub(r"[\s\-./]+", "_", str(name).strip().casefold()) if name is not None else ""
     text = re.sub(r"[^\w]", "", text).strip("_")
@@ -101,9 +97,7 @@ def _dedupe(facts: list[Fact]) -> list[Fact]:
 
 
 def create_rule_extractor(
-    *,
-    attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
-    run_name: str = "rule_extract_memories",
+    *, attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES, run_name: str = "rule_extract_memories"
 ) -> Runnable[Any, list[Fact]]:
     """Create the no-model extractor: zh/en rules over the user's messages (I/O as :func:`create_extractor`).
 
@@ -175,17 +169,13 @@ def _to_fact(item: Any, now: datetime) -> Fact:
     except (TypeError, ValueError):
         ttl = None
     return Fact(
-        entity=entity,
-        attribute=attribute,
-        value=None if item.get("value") is None else str(item["value"]),
-        content=content,
-        kind=str(item.get("kind") or "fact").strip().casefold() or "fact",
-        confidence=confidence,
+        entity=entity, attribute=attribute, value=None if item.get("value") is None else str(item["value"]),
+        content=content, kind=str(item.get("kind") or "fact").strip().casefold() or "fact", confidence=confidence,
         valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
         ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content),
         operation="retract" if str(item.get("operation", "")).strip().casefold() == "retract" else "assert",
         cues=[" ".join(str(c).split())[:120] for c in (item.get("cues") or []) if isinstance(c, str) and c.strip()][:4],
-    )
+    )  # fmt: skip
 
 
 WANTS_SLOTS = "lifecycle_memory_wants_slots"
@@ -329,7 +319,7 @@ class _LLMExtraction:
     def attempts_of(self, value: Any) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
         """The retry/fallback loop, shared by the sync and async drivers: yields ``(runnable, input)``, gets output."""
         messages, now = _coerce_input(value)
-        if not _has_user_text(messages):
+        if not any(isinstance(m, HumanMessage) and m.text.strip() for m in messages):
             return []
         slots = _slot_lines(value) if self.slot_context == "prompt" else []
         failure: _Failure | None = None

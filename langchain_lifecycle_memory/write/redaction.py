@@ -129,10 +129,8 @@ def _find_cn_id(text: str) -> Iterator[tuple[int, int, bool]]:
 def _find_e164(text: str) -> Iterator[tuple[int, int, bool]]:
     for m in _E164.finditer(text):
         raw = m.group()
-        digits = _digits(raw)
-        if digits[0] == "0" or raw.count("(") != raw.count(")") or raw.count("(") > 1:
-            continue
-        yield m.start(), m.end(), True
+        if _digits(raw)[0] != "0" and raw.count("(") == raw.count(")") <= 1:
+            yield m.start(), m.end(), True
 
 
 def _find_card(text: str) -> Iterator[tuple[int, int, bool]]:
@@ -289,11 +287,7 @@ class Redactor(BaseModel):
 
 
 def redact(
-    text: str,
-    *,
-    mode: RedactionMode = "mask",
-    kinds: set[str] | None = None,
-    keep_originals: bool = False,
+    text: str, *, mode: RedactionMode = "mask", kinds: set[str] | None = None, keep_originals: bool = False
 ) -> RedactionResult:
     """Find PII in ``text`` and mask, drop or just report it.
 

@@ -171,22 +171,12 @@ class _Planner:
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
         valid_from = fact.valid_from or self.at
         return MemoryRecord(
-            namespace=self.ns,
-            content=_clean(fact.content, self.cfg.redactor) or fact.content,
-            entity=fact.entity,
-            attribute=fact.attribute,
-            value=_clean(fact.value, self.cfg.redactor),
-            kind=fact.kind,
-            status=status,
-            confidence=fact.confidence,
-            source=source,
-            created_at=self.at,
-            updated_at=self.at,
-            valid_from=valid_from,
+            namespace=self.ns, content=_clean(fact.content, self.cfg.redactor) or fact.content, entity=fact.entity,
+            attribute=fact.attribute, value=_clean(fact.value, self.cfg.redactor), kind=fact.kind, status=status,
+            confidence=fact.confidence, source=source, created_at=self.at, updated_at=self.at, valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
-            cardinality=fact.cardinality or "single",
-            metadata={"cues": list(fact.cues)} if fact.cues else {},
-        )
+            cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
+        )  # fmt: skip
 
     def add(self, fact: Fact, source: MemorySource) -> None:
         if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
