@@ -75,18 +75,12 @@ def _aware(now: datetime) -> datetime:
 
 
 def _zh_number(text: str) -> float | None:
-    if text.isdigit():
-        return float(text)
-    if text == "半":
-        return 0.5
-    if text == "几":
-        return 3.0
+    if text.isdigit() or text in ("半", "几"):
+        return {"半": 0.5, "几": 3.0}.get(text) or float(text)
     if "十" in text:
         tens, _, ones = text.partition("十")
         return float((_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0))
-    if len(text) == 1 and text in _ZH_DIGITS:
-        return float(_ZH_DIGITS[text])
-    return None
+    return float(_ZH_DIGITS[text]) if text in _ZH_DIGITS else None
 
 
 def _en_number(text: str) -> float:
@@ -117,14 +111,7 @@ def _back(when: datetime, amount: float, unit: str) -> datetime | None:
 
 
 def resolve_valid_from(text: str, now: datetime) -> datetime | None:
-    """When the fact stated in ``text`` became true, if the text dates it relative to ``now``.
-
-    Args:
-        text: One statement, Chinese or English.
-        now: The conversation's timestamp (naive means UTC).
-
-    Returns:
-        The resolved moment, or ``None`` when the text has no relative date.
+    """When the fact stated in ``text`` became true, if it is dated relative to ``now`` (naive means UTC).
 
     Example:
         >>> from datetime import datetime, timezone

@@ -1,8 +1,4 @@
-"""The conflict judge: an LLM that decides which stored free-text facts a new fact makes untrue.
-
-It can only archive (never writes a value), asks for structured output through the extraction's
-fallback chain, and maps the ids it answers back to the ids it was offered.
-"""
+"""The conflict judge: an LLM that decides which stored free-text facts a new fact makes untrue (archive only)."""
 
 from __future__ import annotations
 

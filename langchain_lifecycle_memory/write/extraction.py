@@ -1,8 +1,4 @@
-"""Extraction: messages -> entity-keyed facts, with any chat model or with rules alone.
-
-Pure: nothing here reads or writes the store. One model call per invocation (a batch of
-turns is one call); dates are grounded on the conversation's own timestamp, not today.
-"""
+"""Extraction: messages -> entity-keyed facts, with any chat model or with rules alone (pure: no store I/O)."""
 
 from __future__ import annotations
 
@@ -101,13 +97,6 @@ def create_rule_extractor(
 ) -> Runnable[Any, list[Fact]]:
     """Create the no-model extractor: zh/en rules over the user's messages (I/O as :func:`create_extractor`).
 
-    Args:
-        attributes: Vocabulary that names slots from nouns and sets each fact's kind.
-        run_name: Name of the runnable in traces.
-
-    Returns:
-        A runnable producing :class:`~langchain_lifecycle_memory.schema.Fact` objects.
-
     Example:
         >>> from datetime import datetime, timezone
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -124,11 +113,8 @@ def create_rule_extractor(
     def extract(value: Any) -> list[Fact]:
         messages, now = _coerce_input(value)
         slots = tuple(value.get("slots") or ()) if isinstance(value, dict) else ()
-        facts: list[Fact] = []
-        for message in messages:
-            if isinstance(message, HumanMessage) and message.text.strip():
-                facts.extend(extract_rule_facts(message.text, now=now, attributes=specs, slots=slots))
-        return _dedupe(facts)
+        said = [m.text for m in messages if isinstance(m, HumanMessage) and m.text.strip()]
+        return _dedupe([f for text in said for f in extract_rule_facts(text, now=now, attributes=specs, slots=slots)])
 
     return RunnableLambda(extract).with_config(run_name=run_name, metadata={WANTS_SLOTS: True})
 

@@ -289,16 +289,7 @@ class Redactor(BaseModel):
 def redact(
     text: str, *, mode: RedactionMode = "mask", kinds: set[str] | None = None, keep_originals: bool = False
 ) -> RedactionResult:
-    """Find PII in ``text`` and mask, drop or just report it.
-
-    Args:
-        text: Any text, Chinese or English.
-        mode: ``mask`` replaces each match with a label (``[PHONE]``...); ``drop`` removes it; ``keep`` reports.
-        kinds: Restrict to these kinds (see :data:`PII_KINDS`); all by default.
-        keep_originals: Also return the matched strings in ``found``.
-
-    Returns:
-        The new text and the matches (offsets into the original ``text``).
+    """Find PII of ``kinds`` (default: all) in ``text`` and ``mask`` it with a label, ``drop`` it or ``keep`` it.
 
     Example:
         >>> redact("我的手机号是 13761245093").text
