@@ -55,8 +55,7 @@ def _about_someone_else(value: str, evidence: str) -> bool:
     clause = next(
         (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
     )
-    other = _RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)
-    if not other:
+    if not (_RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)):
         return False
     speaker = _I_EN.search(clause) or any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
     return not speaker

@@ -214,8 +214,7 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
         return ("learning_language" if concept == "learn" else "language"), ""
     if concept == "speak":
         return None
-    found = lookup(value, spec.lexicons) if spec.lexicons else None
-    if found:
+    if found := (lookup(value, spec.lexicons) if spec.lexicons else None):
         return found[0], ""
     return spec.attribute, spec.cardinality
 

@@ -60,8 +60,7 @@ class Rule:
 
     pattern: re.Pattern[str]
     attribute: str = "?"
-    """A fixed name; ``?`` looks the value up in the lexicons (limited to ``cats``); ``?n`` maps the
-    noun group; ``?verb`` names the slot after the ``verb`` group's concept."""
+    """A fixed name; ``?``: lexicon look-up (within ``cats``); ``?n``: the noun group; ``?verb``: the verb's concept."""
     cats: tuple[str, ...] | None = None
     fallback: str | None = None
     priority: int = 60
@@ -212,8 +211,7 @@ def _resolve(
     if code == "?":
         if head := head_noun(value, specs):
             return head[0], head[1], rule.weak, None
-        found = lookup(value, rule.cats)
-        if found:
+        if found := lookup(value, rule.cats):
             return found[0], found[1], rule.weak, None
         return (rule.fallback, value, rule.weak, None) if rule.fallback else None
     if code in ("?n", "?fn"):

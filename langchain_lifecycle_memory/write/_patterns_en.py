@@ -202,8 +202,7 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")
         return
-    concept = en_concept(m.group("verb") or "")
-    if concept:
+    if concept := en_concept(m.group("verb") or ""):
         attribute, value, cardinality = verb_slot(concept, value, specs)
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None

@@ -96,8 +96,7 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     value = clean(m.group("v"), zh)
     if not acceptable(value, zh):
         return
-    prefix = next((c for c in sorted(LEX["city"], key=len, reverse=True) if value.startswith(c)), None)
-    if prefix:
+    if prefix := next((c for c in sorted(LEX["city"], key=len, reverse=True) if value.startswith(c)), None):
         yield Candidate("city", prefix, 75, m.start("v"), "profile")
     elif re.search(r"[区县镇]$", value):
         yield Candidate("district", value, 75, m.start("v"), "profile")
@@ -179,8 +178,7 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")
         return
-    concept = zh_concept(m.group("verb") or "")
-    if concept:
+    if concept := zh_concept(m.group("verb") or ""):
         attribute, value, cardinality = verb_slot(concept, value, specs)
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None

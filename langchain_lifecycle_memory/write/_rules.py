@@ -239,8 +239,7 @@ def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, s
 
 def _sensitive(sentence: str) -> Iterator[Candidate]:
     for match in _REDACTOR.find(sentence):
-        attribute = _PII_ATTRIBUTES.get(match.kind)
-        if attribute and match.original:
+        if (attribute := _PII_ATTRIBUTES.get(match.kind)) and match.original:
             yield Candidate(attribute, match.original, 95, match.start, "sensitive", 0.95)
 
 

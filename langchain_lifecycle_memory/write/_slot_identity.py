@@ -167,8 +167,7 @@ def resolve_entity(entity: str, existing: Sequence[str]) -> tuple[str, list[str]
     if not mine or entity.casefold() == "user":
         return entity, []
     others = [x for x in existing if x.casefold() != "user"]
-    same = [x for x in others if x.casefold() == entity.casefold()]
-    if same:
+    if same := [x for x in others if x.casefold() == entity.casefold()]:
         return same[0], []
     matches = [x for x in others if mine <= _tokens(x) or _tokens(x) <= mine]
     if len(matches) == 1:
@@ -203,8 +202,7 @@ class _Embedder:
 
     def vectors(self, texts: list[str]) -> list[list[float]]:
         key = id(self.embeddings)
-        missing = [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]
-        if missing:
+        if missing := [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]:
             if len(self._cache) > 20_000:
                 self._cache.clear()
             for t, v in zip(missing, self.embeddings.embed_documents(missing)):
@@ -272,8 +270,7 @@ def _resolve_attribute(
     if attribute in stored or not stored:
         return attribute, []
     relations = {b: attribute_relation(attribute, b, specs) for b in stored}
-    same = [b for b, rel in relations.items() if rel == "same"]
-    if same:
+    if same := [b for b, rel in relations.items() if rel == "same"]:
         # Prefer the stored name closest in structure (most shared core tokens).
         return max(same, key=lambda b: len(core(b) & core(attribute))), []
     open_ = [b for b, rel in relations.items() if rel is None]

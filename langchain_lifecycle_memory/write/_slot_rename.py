@@ -78,13 +78,11 @@ def plan(
         if attribute in specs:  # a vocabulary name is already the canonical one: never renamed onto an invented one
             continue
         relations = {name: attribute_relation(attribute, name, specs) for name in stored}
-        same = [name for name, rel in relations.items() if rel == "same"]
-        if same:
+        if same := [name for name, rel in relations.items() if rel == "same"]:
             best = max(same, key=lambda name: len(core(name) & core(attribute)))
             out[i] = out[i].model_copy(update={"attribute": best})
             continue
-        choices = tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]
-        if choices:
+        if choices := tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]:
             questions.append(Question(i, entity, choices))
     return out, questions
 

@@ -141,9 +141,8 @@ def loads_tolerant(text: str) -> Any:
         return decoder.raw_decode(body)[0]
     except json.JSONDecodeError as first:
         repaired = re.sub(r",\s*([}\]])", r"\1", body)
-        repaired = re.sub(r"(?<![\w\"])None(?![\w\"])", "null", repaired)
-        repaired = re.sub(r"(?<![\w\"])True(?![\w\"])", "true", repaired)
-        repaired = re.sub(r"(?<![\w\"])False(?![\w\"])", "false", repaired)
+        literals = {"None": "null", "True": "true", "False": "false"}
+        repaired = re.sub(r"(?<![\w\"])(None|True|False)(?![\w\"])", lambda m: literals[m.group(1)], repaired)
         try:
             return decoder.raw_decode(repaired)[0]
         except json.JSONDecodeError:
@@ -163,8 +162,7 @@ def _raw_text(message: Any) -> str | None:
     if message is None:
         return None
     if isinstance(message, BaseMessage):
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
+        if calls := getattr(message, "tool_calls", None) or []:
             return json.dumps([c.get("args") for c in calls], ensure_ascii=False, default=str)
         return message.text
     return message if isinstance(message, str) else repr(message)
@@ -195,8 +193,7 @@ def parse_output(output: Any) -> Parsed:
                 return Parsed(_items_of(output["parsed"]), raw_output)
         elif not isinstance(output, (BaseMessage, str)):
             return Parsed(_items_of(output), raw_output)
-        calls = getattr(raw, "tool_calls", None) or []
-        if calls:
+        if calls := getattr(raw, "tool_calls", None) or []:
             return Parsed(_items_of(calls[0].get("args") or {}), raw_output)
         return Parsed(_items_of(loads_tolerant(_raw_text(raw) or "")), raw_output)
     except (ValueError, TypeError, AttributeError) as e:

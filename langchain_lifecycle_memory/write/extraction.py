@@ -33,13 +33,8 @@ from langchain_lifecycle_memory.write._structured import (
 )
 
 __all__ = [
-    "SLOTS_KEY",
-    "ExtractedFact",
-    "ExtractedFacts",
-    "create_extractor",
-    "create_rule_extractor",
-    "extract_rule_facts",
-]
+    "SLOTS_KEY", "ExtractedFact", "ExtractedFacts", "create_extractor", "create_rule_extractor", "extract_rule_facts",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +62,7 @@ def _coerce_input(value: Any) -> tuple[list[BaseMessage], datetime]:
             f"{type(messages).__name__}. Wrap text as [HumanMessage('...')]."
         )
         raise TypeError(msg)
-    bad = [type(m).__name__ for m in messages if not isinstance(m, BaseMessage)]
-    if bad:
+    if bad := [type(m).__name__ for m in messages if not isinstance(m, BaseMessage)]:
         msg = (
             f"Extractor input must contain only BaseMessage objects, got {', '.join(sorted(set(bad)))}. "
             "Wrap text as HumanMessage('...')."
@@ -121,8 +115,7 @@ def create_rule_extractor(
 
 def _check_attributes(attributes: Sequence[AttributeSpec]) -> tuple[AttributeSpec, ...]:
     specs = tuple(attributes)
-    bad = [a for a in specs if not isinstance(a, AttributeSpec)]
-    if bad:
+    if bad := [a for a in specs if not isinstance(a, AttributeSpec)]:
         msg = f"`attributes` must be AttributeSpec objects (see langchain_lifecycle_memory.vocabulary), got {bad[0]!r}."
         raise TypeError(msg)
     return specs

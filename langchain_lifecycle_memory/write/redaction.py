@@ -94,11 +94,6 @@ def _luhn_ok(digits: str) -> bool:
     return sum((d, d * 2 - 9 * (d > 4))[i % 2] for i, d in enumerate(map(int, reversed(digits)))) % 10 == 0
 
 
-def _card_prefix_ok(digits: str) -> bool:
-    # Issuers start with 3-6 or 2221-2720: this rules out years, timestamps and order numbers passing Luhn.
-    return digits[0] in "3456" or 2221 <= int(digits[:4]) <= 2720
-
-
 def id_checksum_ok(number: str) -> bool:
     """Whether an 18-character CN resident ID number has a valid check character (GB 11643)."""
     if len(number) != 18 or not number[:17].isdigit():
@@ -126,52 +121,38 @@ def _find_cn_id(text: str) -> Iterator[tuple[int, int, bool]]:
             yield m.start(), m.end(), False
 
 
-def _find_e164(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _E164.finditer(text):
-        raw = m.group()
-        if _digits(raw)[0] != "0" and raw.count("(") == raw.count(")") <= 1:
-            yield m.start(), m.end(), True
+def _card_ok(raw: str) -> bool:
+    # Issuers start with 3-6 or 2221-2720: this rules out years, timestamps and order numbers passing Luhn.
+    d = _digits(raw)
+    return 13 <= len(d) <= 19 and (d[0] in "3456" or 2221 <= int(d[:4]) <= 2720) and _luhn_ok(d)
 
 
-def _find_card(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _CARD.finditer(text):
-        digits = _digits(m.group())
-        if 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and _luhn_ok(digits):
-            yield m.start(), m.end(), True
+def _ipv6_ok(raw: str) -> bool:
+    # "a::b" or "dead::beef" in code is valid IPv6 syntax but almost never an address.
+    if not any(ch.isdigit() for ch in raw):
+        return False
+    try:
+        ipaddress.IPv6Address(raw)
+    except ValueError:
+        return False
+    return True
 
 
-def _find_ipv4(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _IPV4.finditer(text):
-        octets = m.group().split(".")
-        if all(int(o) <= 255 and (o == "0" or not o.startswith("0")) for o in octets):
-            yield m.start(), m.end(), True
+_Finder = Callable[[str], Iterator[tuple[int, int, bool]]]
 
 
-def _find_ipv6(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _IPV6.finditer(text):
-        raw = m.group()
-        # "a::b" or "dead::beef" in code is valid IPv6 syntax but almost never an address.
-        if not any(ch.isdigit() for ch in raw):
-            continue
-        try:
-            ipaddress.IPv6Address(raw)
-        except ValueError:
-            continue
-        yield m.start(), m.end(), True
+def _matches(pattern: re.Pattern[str], ok: Callable[[str], bool] = lambda _: True) -> _Finder:
+    return lambda text: ((m.start(), m.end(), True) for m in pattern.finditer(text) if ok(m.group()))
 
 
-def _regex_finder(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int, bool]]]:
-    return lambda text: ((m.start(), m.end(), True) for m in pattern.finditer(text))
-
-
-_FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int, bool]]]] = {
-    "email": _regex_finder(_EMAIL),
+_FINDERS: dict[str, _Finder] = {
+    "email": _matches(_EMAIL),
     "cn_id": _find_cn_id,
-    "cn_mobile": _regex_finder(_CN_MOBILE),
-    "phone": _find_e164,
-    "bank_card": _find_card,
-    "ipv6": _find_ipv6,
-    "ipv4": _find_ipv4,
+    "cn_mobile": _matches(_CN_MOBILE),
+    "phone": _matches(_E164, lambda raw: _digits(raw)[0] != "0" and raw.count("(") == raw.count(")") <= 1),
+    "bank_card": _matches(_CARD, _card_ok),
+    "ipv6": _matches(_IPV6, _ipv6_ok),
+    "ipv4": _matches(_IPV4, lambda ip: all(int(o) <= 255 and (o == "0" or o[0] != "0") for o in ip.split("."))),
 }
 
 
@@ -199,8 +180,7 @@ def _detect(text: str, kinds: frozenset[str], keep_originals: bool) -> list[PIIM
 def _check_kinds(kinds: set[str] | frozenset[str] | None) -> frozenset[str]:
     if kinds is None:
         return frozenset(PII_KINDS)
-    unknown = set(kinds) - set(PII_KINDS)
-    if unknown:
+    if unknown := set(kinds) - set(PII_KINDS):
         msg = f"Unknown PII kinds {sorted(unknown)}; choose from {list(PII_KINDS)}."
         raise ValueError(msg)
     return frozenset(kinds)

@@ -164,8 +164,7 @@ class _Planner:
             MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
         )
         self._write(archived, self.plan.archived)
-        slot = old.slot
-        if slot is not None:
+        if (slot := old.slot) is not None:
             self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
 
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
@@ -198,8 +197,7 @@ class _Planner:
                 if fact.value is None or same_value(old.value, value):
                     self._archive(old, when, None)
             return
-        same = [r for r in live if same_value(r.value, value)]
-        if same:
+        if same := [r for r in live if same_value(r.value, value)]:
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
             status = keep.status

@@ -59,10 +59,8 @@ def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> 
 
 def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     """The last human message and the replies after it (injected system messages excluded)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            return [m for m in messages[i:] if not isinstance(m, SystemMessage)]
-    return []
+    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+    return [] if last is None else [m for m in messages[last:] if not isinstance(m, SystemMessage)]
 
 
 def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runnable:
@@ -94,9 +92,7 @@ def current_slots(store: Any, namespace: tuple[str, ...], *, limit: int = 30) ->
     records = store.list_records(namespace, statuses=MemoryStatus.ACTIVE)
     values: dict[tuple[str, str], list[str]] = {}
     for r in sorted(records, key=lambda r: r.updated_at, reverse=True):
-        if r.slot is None or r.kind == "episode":
-            continue
-        if r.slot not in values and len(values) >= limit:
+        if r.slot is None or r.kind == "episode" or (r.slot not in values and len(values) >= limit):
             continue
         seen = values.setdefault(r.slot, [])
         if r.value and r.value not in seen:
@@ -113,9 +109,7 @@ def extract_safely(
     slots: Sequence[tuple[str, str, str | None]] | None = None,
 ) -> tuple[list[Fact], str | None]:
     """Run the extractor (with the namespace's ``slots`` when given); on failure return no facts and the error."""
-    payload: dict[str, Any] = {"messages": messages, "now": at}
-    if slots:
-        payload["slots"] = list(slots)
+    payload: dict[str, Any] = {"messages": messages, "now": at, **({"slots": list(slots)} if slots else {})}
     try:
         facts = extractor.invoke(payload, config)
     except ExtractionError as e:
