@@ -1,13 +1,6 @@
-"""Relative dates and lifetime hints in zh/en text, resolved against the conversation's time.
+"""Relative dates and lifetime hints in zh/en text, resolved against the conversation's time (never the clock).
 
-Both extractors use these: "last month" said on 2024-03-15 means February 2024 whenever the
-conversation is replayed, so every resolution takes ``now`` (the turn's timestamp) and never
-reads the clock.
-
-The patterns below decide what counts as a date and how far back it points ("三天前" -> 3 days,
-"上上个月" -> 2 months); ``dateparser`` does the calendar arithmetic from ``now``. It is not let
-loose on the text: its own search reads "May I ask", "I have 2 cats" and "I'm 30" as dates and
-misses most Chinese forms (Chinese numerals, 上上周, 前年, 昨晚, 半个月前, 上周三).
+The patterns decide what is a date ("三天前" -> 3 days back); ``dateparser`` only does the calendar arithmetic.
 """
 
 from __future__ import annotations
@@ -82,18 +75,12 @@ def _aware(now: datetime) -> datetime:
 
 
 def _zh_number(text: str) -> float | None:
-    if text.isdigit():
-        return float(text)
-    if text == "半":
-        return 0.5
-    if text == "几":
-        return 3.0
+    if text.isdigit() or text in ("半", "几"):
+        return {"半": 0.5, "几": 3.0}.get(text) or float(text)
     if "十" in text:
         tens, _, ones = text.partition("十")
         return float((_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0))
-    if len(text) == 1 and text in _ZH_DIGITS:
-        return float(_ZH_DIGITS[text])
-    return None
+    return float(_ZH_DIGITS[text]) if text in _ZH_DIGITS else None
 
 
 def _en_number(text: str) -> float:
@@ -106,11 +93,7 @@ _DATEPARSER_LOCK = threading.Lock()  # dateparser keeps per-process state and is
 
 @functools.lru_cache(maxsize=256)  # a sentence's date is resolved for its valid_from, then for its content
 def _back(when: datetime, amount: float, unit: str) -> datetime | None:
-    """``when`` minus ``amount`` ``unit`` s, by dateparser from ``when`` (never the clock); ``None`` off the calendar.
-
-    Whole months and years move by calendar months (the day clamped: 2024-05-31 minus 3 months is
-    2024-02-29); half a month is 15 days, half a year 6 months, half a day 12 hours.
-    """
+    """``when`` minus ``amount`` ``unit`` s by calendar (2024-05-31 minus 3 months: 2024-02-29); ``None`` off it."""
     if unit == "year":
         amount, unit = amount * 12, "month"
     if unit == "month" and amount != int(amount):
@@ -128,17 +111,7 @@ def _back(when: datetime, amount: float, unit: str) -> datetime | None:
 
 
 def resolve_valid_from(text: str, now: datetime) -> datetime | None:
-    """When the fact stated in ``text`` became true, if the text dates it relative to ``now``.
-
-    Day-level expressions keep ``now``'s time of day; "last month" / "上个月" is the same day
-    one month earlier (clamped to the month's length), so it always falls in that month.
-
-    Args:
-        text: One statement, Chinese or English.
-        now: The conversation's timestamp (naive means UTC).
-
-    Returns:
-        The resolved moment, or ``None`` when the text has no relative date.
+    """When the fact stated in ``text`` became true, if it is dated relative to ``now`` (naive means UTC).
 
     Example:
         >>> from datetime import datetime, timezone
@@ -193,28 +166,16 @@ def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
     if granularity is None:
         return text
     if zh:
-        phrase = {
-            "day": f"{when.year}年{when.month}月{when.day}日",
-            "week": f"{when.year}年{when.month}月{when.day}日那周",
-            "month": f"{when.year}年{when.month}月",
-            "year": f"{when.year}年",
-        }[granularity]
+        day = f"{when.year}年{when.month}月{when.day}日"
+        phrase = {"day": day, "week": day + "那周", "month": f"{when.year}年{when.month}月", "year": f"{when.year}年"}
     else:
-        phrase = {
-            "day": f"on {when.date().isoformat()}",
-            "week": f"in the week of {when.date().isoformat()}",
-            "month": f"in {when.strftime('%B')} {when.year}",
-            "year": f"in {when.year}",
-        }[granularity]
-    return text[: m.start()] + phrase + text[m.end() :]
+        phrase = {"day": f"on {when.date().isoformat()}", "week": f"in the week of {when.date().isoformat()}",
+                  "month": f"in {when.strftime('%B')} {when.year}", "year": f"in {when.year}"}  # fmt: skip
+    return text[: m.start()] + phrase[granularity] + text[m.end() :]
 
 
 def resolve_ttl_days(text: str) -> float | None:
-    """How many days the statement in ``text`` is meant to last, if it says so.
-
-    "this week" / "这周" → 7, "today" / "今天" → 1, "for a month" → 30, "for 3 days" → 3.
-    A hint next to a start or change verb ("I started at Acme this week") dates the
-    change instead of limiting its life, so it gives ``None``.
+    """How many days the statement in ``text`` is meant to last ("this week" → 7), unless a start verb is near.
 
     Example:
         >>> resolve_ttl_days("This week I'm really craving Thai food."), resolve_ttl_days("我住在苏州")
@@ -236,12 +197,7 @@ _PARTIAL_DATE = re.compile(r"^\s*((?:19|20)\d{2})(?:-(\d{1,2}))?\s*$")
 
 
 def parse_model_date(value: object, now: datetime) -> datetime | None:
-    """Read a date a model wrote (ISO date or datetime, ``YYYY-MM``, ``YYYY``, or words).
-
-    A date without a time takes ``now``'s time zone; words such as "last week" go through
-    :func:`resolve_valid_from`. Anything unreadable gives ``None`` rather than an error:
-    the caller falls back to ``now``.
-    """
+    """Read a date a model wrote (ISO date or datetime, ``YYYY-MM``, ``YYYY``, or words); unreadable: ``None``."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):

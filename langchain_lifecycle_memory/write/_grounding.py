@@ -1,19 +1,7 @@
 """Before an extracted fact archives a current value, it is checked against the words it came from.
 
-A supersede is the one write that destroys information, and a small model's extraction error
-turns into a silent wrong supersede: a named relative's move filed under the user (the user's
-own city archived), a child's name as ``user.name``, a value the sentence never said. So a fact
-that would replace a stored single value must pass three checks against its ``evidence``:
-
-* **the value is in the words**: its words (or characters, for CJK) appear in the evidence;
-* **it is about who the words are about**: a fact about the user from words about a relative
-  or another named person ("My sister Ana moved to Madrid") does not replace the user's value;
-* **a name only from a naming statement**: ``user.name`` changes only where the user names
-  themselves ("my name is", "call me", "我叫").
-
-A fact that fails is stored ``pending`` next to the current value (kept, not injected, promoted if
-the user says it again); nothing is archived on an unchecked extraction. Facts without evidence
-(your own, gold, imported) are trusted as given.
+The value must be in the words, the words must be about the fact's entity, and ``user.name`` changes only
+where the user names themselves; a fact that fails is stored ``pending`` and nothing is archived.
 """
 
 from __future__ import annotations
@@ -67,8 +55,7 @@ def _about_someone_else(value: str, evidence: str) -> bool:
     clause = next(
         (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
     )
-    other = _RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)
-    if not other:
+    if not (_RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)):
         return False
     speaker = _I_EN.search(clause) or any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
     return not speaker

@@ -1,8 +1,4 @@
-"""The conflict judge: an LLM that decides which stored free-text facts a new fact makes untrue.
-
-It can only archive (never writes a value), asks for structured output through the extraction's
-fallback chain, and maps the ids it answers back to the ids it was offered.
-"""
+"""The conflict judge: an LLM that decides which stored free-text facts a new fact makes untrue (archive only)."""
 
 from __future__ import annotations
 
@@ -44,11 +40,7 @@ _JUDGE_JSON = '\n\nReply with JSON only: {"superseded_ids": ["<id>", ...]} (an e
 
 
 def _offered_ids(answers: Sequence[str], offered: Sequence[str]) -> list[str]:
-    """The offered ids that a judge's answers name.
-
-    An answer names an id exactly, inside a longer answer (``"id=<id>"``: small models copy the prompt's
-    label) or by a unique prefix of 8+ characters. Anything else is dropped.
-    """
+    """The offered ids that a judge's answers name: exactly, inside a longer answer, or by a unique 8+ prefix."""
     out: list[str] = []
     for answer in answers:
         text = str(answer).strip().casefold()
@@ -66,11 +58,7 @@ def create_conflict_judge(
 ) -> Runnable:
     """An LLM judge for free-text facts: returns ``ConflictVerdict`` (it can only archive).
 
-    It asks for structured output the way extraction does: the strongest method the model and
-    server accept (``json_schema`` -> tool calling -> JSON mode -> JSON in the prompt), falling back
-    on a capability error (llama.cpp's server refuses ``json_schema``) and remembering the method.
-    A failed call or an unusable reply raises; the write path then archives nothing. The verdict holds
-    only ids that were offered (an id the model decorated, e.g. ``"id=<id>"``, is mapped back).
+    Structured output falls back like extraction's; a failed call raises (the write path then archives nothing).
 
     Example:
         .. code-block:: python

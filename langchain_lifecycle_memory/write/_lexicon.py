@@ -1,9 +1,4 @@
-"""Word lists behind the rule extractor: lexicons, verb concepts, slot nouns, relations, romanisation.
-
-Data, plus three small look-ups. Kept apart from the patterns (``_patterns*.py``) so each file
-stays readable; extend a list here and every rule that consults it learns the new word.
-``benchmarks/enumeration_audit.py`` counts how often each word fires on which corpus.
-"""
+"""Word lists behind the rule extractor: lexicons, verb concepts, slot nouns, relations, romanisation."""
 
 from __future__ import annotations
 
@@ -14,23 +9,10 @@ from typing import NamedTuple
 from langchain_lifecycle_memory.schema import normalize_value
 
 __all__ = [
-    "CITY_SUFFIX",
-    "EN_RELATIONS",
-    "EN_VERBS",
-    "LEX",
-    "NOT_OCCUPATION",
-    "NOUN_ATTRIBUTES",
-    "ORG_SUFFIX",
-    "VERB_CONCEPTS",
-    "ZH_RELATIONS",
-    "ZH_VERBS",
-    "Concept",
-    "concept_attribute",
-    "is_language",
-    "is_term",
-    "lookup",
+    "CITY_SUFFIX", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX",
+    "VERB_CONCEPTS", "ZH_RELATIONS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term", "lookup",
     "romanize",
-]
+]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -151,33 +133,15 @@ EN_RELATIONS = _terms(
 ZH_RELATIONS: dict[str, tuple[str, str]] = {}
 """Chinese relation word -> (English relation for the entity key, formal word for content)."""
 for _en, _words in {
-    "wife": "妻子|太太|媳妇=妻子|爱人",
-    "husband": "老公=丈夫|丈夫|先生",
-    "sister": "姐姐|妹妹|姐",
-    "brother": "哥哥|弟弟|哥",
-    "mother": "妈妈|母亲|妈=妈妈",
-    "father": "爸爸|父亲|爸=爸爸",
-    "son": "儿子",
-    "daughter": "女儿",
-    "colleague": "同事",
-    "friend": "朋友|好朋友|闺蜜|兄弟",
-    "roommate": "室友",
-    "boss": "老板|领导|上司",
-    "boyfriend": "男朋友|男友",
-    "girlfriend": "女朋友|女友",
-    "child": "孩子",
-    "grandfather": "爷爷|外公|姥爷",
-    "grandmother": "奶奶|外婆|姥姥",
-    "grandson": "孙子|外孙",
-    "granddaughter": "孙女|外孙女",
-    "nephew": "侄子|外甥",
-    "niece": "侄女|外甥女",
-    "uncle": "叔叔|舅舅|伯伯",
-    "aunt": "阿姨|姑姑|舅妈|婶婶",
-    "father_in_law": "公公|岳父",
-    "mother_in_law": "婆婆|岳母",
+    "wife": "妻子|太太|媳妇=妻子|爱人", "husband": "老公=丈夫|丈夫|先生", "sister": "姐姐|妹妹|姐",
+    "brother": "哥哥|弟弟|哥", "mother": "妈妈|母亲|妈=妈妈", "father": "爸爸|父亲|爸=爸爸", "son": "儿子",
+    "daughter": "女儿", "colleague": "同事", "friend": "朋友|好朋友|闺蜜|兄弟", "roommate": "室友",
+    "boss": "老板|领导|上司", "boyfriend": "男朋友|男友", "girlfriend": "女朋友|女友", "child": "孩子",
+    "grandfather": "爷爷|外公|姥爷", "grandmother": "奶奶|外婆|姥姥", "grandson": "孙子|外孙",
+    "granddaughter": "孙女|外孙女", "nephew": "侄子|外甥", "niece": "侄女|外甥女", "uncle": "叔叔|舅舅|伯伯",
+    "aunt": "阿姨|姑姑|舅妈|婶婶", "father_in_law": "公公|岳父", "mother_in_law": "婆婆|岳母",
     "cousin": "表哥|表姐|表妹|表弟|堂哥|堂姐",
-}.items():
+}.items():  # fmt: skip
     for _item in _words.split("|"):
         _zh, _, _formal = _item.partition("=")
         ZH_RELATIONS[_zh] = (_en, _formal or _zh)
@@ -244,17 +208,13 @@ def is_language(value: str) -> bool:
 
 
 def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
-    """``(attribute, cardinality)`` of ``value`` as the object of a verb of ``concept``.
-
-    ``None`` when the object cannot be what the verb says ("我说实话" names no language).
-    """
+    """``(attribute, cardinality)`` of ``value`` as the object of a verb of ``concept`` (``None``: "我说实话")."""
     spec = VERB_CONCEPTS[concept]
     if concept in ("learn", "speak") and is_language(value):
         return ("learning_language" if concept == "learn" else "language"), ""
     if concept == "speak":
         return None
-    found = lookup(value, spec.lexicons) if spec.lexicons else None
-    if found:
+    if found := (lookup(value, spec.lexicons) if spec.lexicons else None):
         return found[0], ""
     return spec.attribute, spec.cardinality
 
@@ -289,20 +249,12 @@ def is_term(lex: str, value: str, mode: str = "=") -> bool:
     terms = LEX[lex]
     if v in terms:
         return True
+    if mode not in ("<", ">"):
+        return False
     words = v.split()
-    if mode == "<":
-        return (
-            bool(words)
-            and (words[-1] in terms or " ".join(words[-2:]) in terms)
-            or any(v.endswith(t) for t in terms if CJK.search(t))
-        )
-    if mode == ">":
-        return (
-            bool(words)
-            and (words[0] in terms or " ".join(words[:2]) in terms)
-            or any(v.startswith(t) for t in terms if CJK.search(t))
-        )
-    return False
+    edges = (words[-1:], words[-2:]) if mode == "<" else (words[:1], words[:2])  # the last / first one or two words
+    at_edge = v.endswith if mode == "<" else v.startswith
+    return any(" ".join(w) in terms for w in edges if w) or any(at_edge(t) for t in terms if CJK.search(t))
 
 
 def lookup(value: str, attributes: Sequence[str] | None = None) -> tuple[str, str] | None:

@@ -1,13 +1,7 @@
 """The rule extractor's pattern machinery: candidates, rules, shared pattern pieces, slot naming.
 
-A rule is a regex over one first-person sentence with a ``v`` (value) group and a way to name the
-slot: a fixed attribute, a lexicon look-up (``?``), the noun of a copula (``?n``: "my <noun> is ...",
-"我的<名词>是..."), the concept of a verb of use or habit (``?verb``: "I play ...", "我玩..."), or a
-handler for matches with several parts. The tables live in ``_patterns_en.py`` / ``_patterns_zh.py``;
-``_rules.py`` runs them; ``_lexicon.py`` holds the words.
-
-Slot names come from the sentence's structure, not from any list of expected answers: the noun of
-"my <noun> is", the verb of "I <verb> ...", a head noun after a name ("the Vim editor" -> ``editor``).
+Slot names come from the sentence's structure (the noun of "my <noun> is", the verb of "I <verb> ...");
+the tables live in ``_patterns_en.py`` / ``_patterns_zh.py``, the words in ``_lexicon.py``.
 """
 
 from __future__ import annotations
@@ -66,8 +60,7 @@ class Rule:
 
     pattern: re.Pattern[str]
     attribute: str = "?"
-    """A fixed name; ``?`` looks the value up in the lexicons (limited to ``cats``); ``?n`` maps the
-    noun group; ``?verb`` names the slot after the ``verb`` group's concept."""
+    """A fixed name; ``?``: lexicon look-up (within ``cats``); ``?n``: the noun group; ``?verb``: the verb's concept."""
     cats: tuple[str, ...] | None = None
     fallback: str | None = None
     priority: int = 60
@@ -218,8 +211,7 @@ def _resolve(
     if code == "?":
         if head := head_noun(value, specs):
             return head[0], head[1], rule.weak, None
-        found = lookup(value, rule.cats)
-        if found:
+        if found := lookup(value, rule.cats):
             return found[0], found[1], rule.weak, None
         return (rule.fallback, value, rule.weak, None) if rule.fallback else None
     if code in ("?n", "?fn"):
@@ -288,22 +280,10 @@ def apply(rule: Rule, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> I
         if resolved is None:
             continue
         attribute, value, weak, concept = resolved
-        cardinality = rule.cardinality or (VERB_CONCEPTS[concept].cardinality if concept else None)
-        if attribute in specs:
-            cardinality = None
-        kind = rule.kind or (VERB_CONCEPTS[concept].kind if concept and attribute not in specs else None)
-        change = bool(m.groupdict().get("change"))
-        confidence = 0.6 if weak or attribute is None else 0.75
-        yield Candidate(
-            attribute,
-            value,
-            rule.priority,
-            m.start("v"),
-            kind,
-            confidence,
-            "assert",
-            weak,
-            cardinality,
-            concept,
-            change,
+        cardinality = (
+            None if attribute in specs else rule.cardinality or (concept and VERB_CONCEPTS[concept].cardinality)
         )
+        kind = rule.kind or (VERB_CONCEPTS[concept].kind if concept and attribute not in specs else None)
+        change, confidence = bool(m.groupdict().get("change")), 0.6 if weak or attribute is None else 0.75
+        yield Candidate(attribute, value, rule.priority, m.start("v"), kind, confidence, "assert", weak, cardinality,
+                        concept, change)  # fmt: skip

@@ -1,10 +1,4 @@
-"""English rule table: general constructions, one rule each (see ``_patterns`` for the machinery).
-
-copula and possession ("my <noun> is X", "X is my favorite <noun>", "I am a <occupation>", "I am <state>"),
-verbs of use and habit ("I use / drive / play / drink / read / collect ... X"), likes and dislikes,
-work, study and home, negation and retraction ("I no longer / stopped / quit / don't ... anymore"),
-ongoing activities ("I'm reading / training for / staying at ..."), ages, pets, allergies.
-"""
+"""English rule table: general constructions, one rule each (see ``_patterns`` for the machinery)."""
 
 from __future__ import annotations
 
@@ -154,13 +148,7 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 def _verb(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """I (no longer / stopped / don't ... anymore / never) <verb of habit> X, with its polarity.
-
-    Plain: X is the value of the verb's slot. "no longer", "stopped", "quit", "don't ... anymore":
-    the value stopped being true (a retraction, on the verb's slot, or with no verb on whatever slot
-    holds X). "don't" / "never" without "anymore": a standing habit of not doing it (eat, drink, smoke,
-    use), or nothing ("I don't like X" is not a habit). "not" alone negates.
-    """
+    """I (no longer / stopped / don't ... anymore / never) <verb of habit> X: assert, retract or a standing habit."""
     neg = (m.group("neg") or "").casefold()
     verb = (m.group("verb") or "").strip()
     value = clean(m.group("v"), zh)
@@ -214,8 +202,7 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")
         return
-    concept = en_concept(m.group("verb") or "")
-    if concept:
+    if concept := en_concept(m.group("verb") or ""):
         attribute, value, cardinality = verb_slot(concept, value, specs)
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None
@@ -258,10 +245,7 @@ def _ongoing(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 def _named(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """For "I have a <pet / child> named X", "my dog Pixel (is a border collie)", "I have two hamsters".
-
-    What one names is a pet, unless it is a child; a dog's breed is what "my dog X is a ..." says it is.
-    """
+    """For "I have a <pet / child> named X", "my dog Pixel (is a border collie)", "I have two hamsters"."""
     desc = m.group("desc").strip().casefold()
     name = (m.groupdict().get("name") or "").strip()
     one = desc[:-1] if desc.endswith("s") and not desc.endswith("ss") else desc

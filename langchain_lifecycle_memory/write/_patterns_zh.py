@@ -1,9 +1,4 @@
-"""Chinese rule table: general constructions, one rule each (see ``_patterns`` for the machinery).
-
-我的N是X / X是我(最喜欢)的N, 我是(一名)X, 我(每天/平时/在/会)<动词>X (用/开/骑/穿/玩/喝/吃/看/听/说/养...),
-喜欢 / 不喜欢 X, 在X上班 / 读X / 学的是X / 住在X, 不再 / 不…了 / 戒了 / 停了 (retraction), 不吃/不喝X (standing
-habits), ages, pets, allergies, plans.
-"""
+"""Chinese rule table: general constructions, one rule each (see ``_patterns`` for the machinery)."""
 
 from __future__ import annotations
 
@@ -12,14 +7,7 @@ from collections.abc import Iterator
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._lexicon import (
-    CITY_SUFFIX,
-    LEX,
-    NOT_OCCUPATION,
-    ORG_SUFFIX,
-    is_term,
-    lookup,
-)
+from langchain_lifecycle_memory.write._lexicon import CITY_SUFFIX, LEX, NOT_OCCUPATION, ORG_SUFFIX, is_term, lookup
 from langchain_lifecycle_memory.write._patterns import (
     ZADV,
     ZEND,
@@ -108,8 +96,7 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     value = clean(m.group("v"), zh)
     if not acceptable(value, zh):
         return
-    prefix = next((c for c in sorted(LEX["city"], key=len, reverse=True) if value.startswith(c)), None)
-    if prefix:
+    if prefix := next((c for c in sorted(LEX["city"], key=len, reverse=True) if value.startswith(c)), None):
         yield Candidate("city", prefix, 75, m.start("v"), "profile")
     elif re.search(r"[区县镇]$", value):
         yield Candidate("district", value, 75, m.start("v"), "profile")
@@ -138,12 +125,7 @@ _MODES = ("坐", "乘", "搭", "骑", "开车", "走路", "打车", "骑车")
 
 
 def _habit(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """我(不再/改/每天/在/会)<动词>X: the verb's concept names the slot, with its polarity.
-
-    Plain: X is the value (X's lexicon or head noun may name the slot more closely). 不再 / 不…了:
-    a retraction (with no verb, of whatever slot holds X). 改 / 换成: a change that replaces the value.
-    坐/骑/开车 X 上班: how the speaker commutes.
-    """
+    """我(不再/改/每天/在/会)<动词>X: the verb's concept names the slot; 不再 retracts, 改 / 换成 replaces."""
     groups = m.groupdict()
     if groups.get("neg"):
         yield from _retract(m, zh, specs)
@@ -196,8 +178,7 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")
         return
-    concept = zh_concept(m.group("verb") or "")
-    if concept:
+    if concept := zh_concept(m.group("verb") or ""):
         attribute, value, cardinality = verb_slot(concept, value, specs)
     elif found := head_noun(value, specs) or lookup(value):
         (attribute, value), cardinality = found, None

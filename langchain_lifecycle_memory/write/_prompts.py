@@ -1,7 +1,4 @@
-"""What the extraction model is asked, and the shape it answers in (schema and prompt texts).
-
-Kept apart from :mod:`.extraction`'s control flow; both are plain data.
-"""
+"""What the extraction model is asked, and the shape it answers in (schema and prompt texts)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """Rule-based fact extraction for Chinese and English: no model, deterministic, conservative.
 
-Every sentence the speaker states in the first person (or about "my sister Maya" / "我老婆小芳")
-runs through the pattern tables in ``_patterns_en.py`` / ``_patterns_zh.py``: general constructions
-(copula and possession, verbs of use and habit, likes, work / study / home, negation and retraction)
-whose slot is named by the sentence's own noun or verb, refined by the lexicons in ``_lexicon.py``.
-Questions, hypotheticals and requests yield nothing: a missed fact costs less than a wrong memory.
-
-With the namespace's current ``slots`` (the write path passes them), a retraction finds the slot that
-holds its value ("I quit X") and a change statement ("I've switched to X") the slot it replaces.
+First-person statements (or about "my sister Maya" / "我老婆小芳") run through the pattern tables in
+``_patterns_en.py`` / ``_patterns_zh.py``; questions, hypotheticals and requests yield nothing.
 """
 
 from __future__ import annotations
@@ -96,8 +90,7 @@ _PII_ATTRIBUTES = {
 @dataclass(frozen=True)
 class _Subject:
     entity: str
-    text: str
-    """The sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")."""
+    text: str  # the sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")
 
 
 # A full stop that ends no sentence (a title: "Dr. Okafor") and a comma that separates no clause
@@ -107,10 +100,6 @@ _TITLE_DOT = re.compile(
 )
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _HIDDEN = str.maketrans({"\u2024": ".", "\u066c": ","})
-
-
-def _hide_marks(text: str) -> str:
-    return _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))
 
 
 def _shown(fact: Fact) -> Fact:
@@ -123,18 +112,9 @@ def _shown(fact: Fact) -> Fact:
 
 
 def _chinese_frame(sentence: str) -> bool:
-    """Whether a sentence is built in Chinese (more Chinese characters than English words, weighted).
-
-    "我每个月 grocery budget 是 600 dollars" is; "I'm learning 手语 at the community center" is not.
-    """
+    """Whether a sentence is built in Chinese: "我每个月 grocery budget 是 600 dollars" is, "I'm learning 手语" not."""
     chars = len(_CJK.findall(sentence))
     return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))
-
-
-def _sentences(text: str) -> Iterator[str]:
-    for part in _SPLIT.split(text):
-        if part := part.strip():
-            yield part
 
 
 _EN_CLAUSE_BREAK = re.compile(
@@ -145,11 +125,7 @@ _ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)")
 
 
 def _clauses(sentence: str, zh: bool) -> list[str]:
-    """One statement each: "I live in Berlin and I'm allergic to peanuts" -> two clauses.
-
-    A Chinese clause with an elided subject ("…，也喜欢下棋") gets the speaker back ("我也喜欢下棋")
-    when the sentence is about the speaker.
-    """
+    """One statement each ("I live in Berlin and I'm allergic to peanuts"); "…，也喜欢下棋" gets its "我" back."""
     parts = [p for p in (_ZH_CLAUSE_BREAK if zh else _EN_CLAUSE_BREAK).split(sentence) if p and p.strip()]
     if len(parts) < 2:
         return [sentence]
@@ -209,12 +185,8 @@ def _not_a_statement(sentence: str, zh: bool) -> bool:
 def _third_to_first(rest: str) -> str:
     verb, _, tail = rest.partition(" ")
     low = verb.casefold()
-    if low in ("is", "'s"):
-        verb = "am"
-    elif low == "has":
-        verb = "have"
-    elif low == "does":
-        verb = "do"
+    if low in (irregular := {"is": "am", "'s": "am", "has": "have", "does": "do"}):
+        verb = irregular[low]
     elif re.search(r"(?:ch|sh|ss|x|o)es$", low):
         verb = verb[:-2]
     elif low.endswith("ies"):
@@ -251,12 +223,9 @@ def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
 
 
 def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, str, _Subject, bool]]:
-    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something.
-
-    Questions, hypotheticals and requests are skipped; a clause about nobody in particular too.
-    The pattern tables run on ``subject.text`` (``benchmarks/enumeration_audit.py`` does the same).
-    """
-    for sentence in _sentences(_hide_marks(text)):
+    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone."""
+    text = _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))  # hidden from the patterns, see _HIDDEN
+    for sentence in filter(None, map(str.strip, _SPLIT.split(text))):
         zh = _chinese_frame(sentence)
         if _not_a_statement(sentence, zh):
             continue
@@ -270,8 +239,7 @@ def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, s
 
 def _sensitive(sentence: str) -> Iterator[Candidate]:
     for match in _REDACTOR.find(sentence):
-        attribute = _PII_ATTRIBUTES.get(match.kind)
-        if attribute and match.original:
+        if (attribute := _PII_ATTRIBUTES.get(match.kind)) and match.original:
             yield Candidate(attribute, match.original, 95, match.start, "sensitive", 0.95)
 
 
@@ -297,11 +265,11 @@ Slots = Sequence[tuple[str, str, "str | None"]]
 def _holds(stored: str | None, value: str) -> bool:
     """Whether a stored slot value (a set joined by ", ") holds ``value``."""
     v = normalize_value(value)
-    for part in (stored or "").split(", "):
-        p = normalize_value(part)
-        if p and (same_value(part, value) or len(min(p, v, key=len)) >= 2 and (p in v or v in p)):
-            return True
-    return False
+    return any(
+        (p := normalize_value(part))
+        and (same_value(part, value) or len(min(p, v, key=len)) >= 2 and (p in v or v in p))
+        for part in (stored or "").split(", ")
+    )
 
 
 def _with_slots(c: Candidate, entity: str, slots: Slots) -> Candidate:
@@ -386,17 +354,12 @@ def _content(sentence: str, value: str, zh: bool) -> str:
     clauses = [c for c in re.split(splitter, body) if c.strip()] or [body]
     marker = re.compile(r"我") if zh else _EN_FIRST_PERSON
     needle = normalize_value(value)
-    index = next((i for i, c in enumerate(clauses) if needle and needle in normalize_value(c)), None)
-    if index is None:
-        first = needle.split(" ")[0] if needle else ""
-        index = next((i for i, c in enumerate(clauses) if first and first in normalize_value(c)), None)
-    if index is None:
-        chosen = body
-    else:
-        start = index
-        while start > 0 and not marker.search(clauses[start]):
-            start -= 1
-        chosen = ("，" if zh else ", ").join(clauses[start : index + 1])
+    words = (needle, needle.split(" ")[0] if needle else "")  # the whole value, else its first word
+    index = next((i for w in words for i, c in enumerate(clauses) if w and w in normalize_value(c)), None)
+    start = index or 0
+    while start and not marker.search(clauses[start]):
+        start -= 1
+    chosen = body if index is None else ("，" if zh else ", ").join(clauses[start : index + 1])
     return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
 
 
@@ -409,12 +372,9 @@ def _one_member(content: str, members: list[str], value: str, zh: bool) -> str:
 
 
 def _kind(candidate: Candidate, specs: dict[str, AttributeSpec]) -> str:
-    if candidate.kind:
-        return candidate.kind
-    if candidate.attribute is None:
-        return "preference"
-    spec = specs.get(candidate.attribute)
-    if spec is not None:
+    if candidate.kind or candidate.attribute is None:
+        return candidate.kind or "preference"
+    if spec := specs.get(candidate.attribute):
         return spec.kind
     if candidate.attribute.startswith("favorite_"):
         return "preference"
@@ -432,20 +392,14 @@ def extract_rule_facts(
     """Extract entity-keyed facts from what one speaker said, with rules only (zh and en).
 
     Args:
-        text: The speaker's message. Sentences that are questions, hypotheticals or
-            chit-chat yield nothing; "I don't like X" yields no like-fact.
-        now: The conversation's timestamp: "last week" / "上个月" are resolved against it and
-            facts without a relative date get it as ``valid_from``. Defaults to the current time.
-        speaker_entity: Entity for the speaker's own facts; other people get keys such as
-            ``sister_maya`` or ``wife_fang``.
-        attributes: Vocabulary used to name slots from nouns ("我的母语是..." -> ``native_language``)
-            and to pick each fact's kind; the rules also emit names outside it.
-        slots: The namespace's current ``(entity, attribute, value)`` slots, if known: "I quit X"
-            retracts the slot holding X, "I've switched to X" replaces the slot its verb speaks about.
+        text: The speaker's message; questions, hypotheticals and chit-chat yield nothing.
+        now: The conversation's timestamp, for relative dates and ``valid_from`` (default: now).
+        speaker_entity: Entity for the speaker's own facts; others get keys such as ``sister_maya``.
+        attributes: Vocabulary naming slots from nouns and picking each fact's kind.
+        slots: Current ``(entity, attribute, value)`` slots: "I quit X" retracts the slot holding X.
 
     Returns:
-        Facts in the order they were stated; "I no longer use X" / "我不再用 X 了" gives an
-        ``operation="retract"`` fact.
+        Facts in the order stated; "I no longer use X" gives an ``operation="retract"`` fact.
 
     Example:
         >>> [(f.attribute, f.value, f.content) for f in extract_rule_facts("我喜欢使用 Vim 编辑器")]
@@ -459,11 +413,10 @@ def extract_rule_facts(
     facts: list[Fact] = []
     seen: set[tuple[str, str | None, str, str]] = set()
     for sentence, clause, subject, zh in statements(text, speaker_entity):
-        candidates = list(_sensitive(clause))
-        for rule in ZH_RULES if zh else EN_RULES:
-            candidates.extend(apply(rule, subject.text, zh, specs))
+        rules = ZH_RULES if zh else EN_RULES
+        found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
         # A verb's object that cannot be what the verb says ("我说实话") is no fact.
-        candidates = [c for c in candidates if c.attribute or c.operation == "retract" or not c.concept]
+        candidates = [c for c in found if c.attribute or c.operation == "retract" or not c.concept]
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence))
         before = len(facts)
         for c in _select(candidates):
@@ -473,16 +426,11 @@ def extract_rule_facts(
     return [_shown(f) for f in facts]
 
 
-_MIN_SAID = 4
-"""Content words (latin) or characters (CJK) a statement needs to be kept as it was said."""
+_MIN_SAID = 4  # content words (latin) or characters (CJK) a statement needs to be kept as it was said
 
 
 def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float | None], seen: set[Any]) -> list[Fact]:
-    """A statement no rule understood, kept as said (no slot): what the user tells is never dropped.
-
-    Retrieval still finds it by meaning and words; it only cannot supersede anything. Not kept:
-    what is negated, conditional, asked, requested or reported (the rules decide those, or nothing).
-    """
+    """A statement no rule understood, kept as said (no slot) unless negated, conditional, asked or reported."""
     if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause):
         return []
     body = (
@@ -499,8 +447,7 @@ def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float
         return []
     seen.add(key)
     entity = None if subject.entity == "user" else subject.entity
-    valid_from, ttl = stamp
-    fact = Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=valid_from, ttl_days=ttl)
+    fact = Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=stamp[0], ttl_days=stamp[1])
     return [fact.model_copy(update={"evidence": clause})]
 
 
@@ -541,20 +488,10 @@ def _facts(
         content = _content(absolute_dates(clause, when, zh=zh), c.value, zh)
         if len(members) > 1:
             content = _one_member(content, members, value, zh)
-        out.append(
-            Fact(
-                entity=subject.entity,
-                attribute=c.attribute,
-                value=value,
-                content=content,
-                kind=_kind(c, specs),
-                confidence=c.confidence,
-                valid_from=stamp[0],
-                ttl_days=stamp[1],
-                operation="retract" if c.operation == "retract" else "assert",
-                cardinality=None if c.attribute in specs else c.cardinality,
-                evidence=clause,
-                switch=c.change,
-            )
-        )
+        out.append(Fact(
+            entity=subject.entity, attribute=c.attribute, value=value, content=content, kind=_kind(c, specs),
+            confidence=c.confidence, valid_from=stamp[0], ttl_days=stamp[1],
+            operation="retract" if c.operation == "retract" else "assert",
+            cardinality=None if c.attribute in specs else c.cardinality, evidence=clause, switch=c.change,
+        ))  # fmt: skip
     return out

@@ -1,30 +1,7 @@
 """Slot identity and cardinality: which stored slot a new fact speaks about, and how many values it holds.
 
-Extractors drift: ``editor`` / ``code_editor`` / ``preferred_ide``, entity ``sister_linyue`` /
-``sister``. Before planning, every new fact's entity and attribute are resolved against the
-live slots the namespace already holds (:meth:`RecordAPI.slot_catalogue`):
-
-* **entity**: the names' tokens (``sister_linyue`` → ``{sister, linyue}``); one name whose tokens
-  contain the other's is the same person when that match is unique. ``sister_anna`` and
-  ``sister_beth`` share only the relation, so they never merge, and ``sister`` is left alone
-  when two named sisters exist.
-* **attribute**, by evidence in this order:
-  1. the vocabulary: two distinct vocabulary attributes are different slots;
-  2. lexical structure: snake/camel tokens, stemmed, with qualifier words (``current``,
-     ``preferred``, ``name``…) removed. Equal cores are the same slot; if one core adds a
-     word, it is the same slot only when that word is part of the other's vocabulary
-     description (``code_editor`` vs ``editor``: "code editor or IDE"), otherwise it is a
-     narrower slot (``birth_city``, ``vacation_city`` are not ``city``); a core contained in
-     the other's description is the same slot (``ide`` → ``editor``);
-  3. embeddings (the store's encoder), only where 1–2 say nothing: cosine of the names
-     (and vocabulary descriptions) against a threshold calibrated on the vocabulary's
-     own pairs (``benchmarks/slot_calibration.py``); used only for the bundled encoder
-     unless a threshold is configured;
-  4. with a judge configured, the undecided candidates of the whole turn go to ONE LLM call.
-* **cardinality** (:func:`decide_cardinality`): the vocabulary's declaration, else the
-  extractor's, else a stored ``set`` slot stays a set, else the fact's own words
-  ("also / too / another / 也 / 还 / 又"), else single. Two values for one slot in the same
-  turn are a set.
+Entities match by name tokens when unique (``sister`` -> ``sister_linyue``); attributes by the vocabulary,
+then stemmed name structure (``code_editor`` -> ``editor``), then embeddings, then one optional LLM call.
 """
 
 from __future__ import annotations
@@ -44,13 +21,9 @@ from langchain_lifecycle_memory.schema import Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 
 __all__ = [
-    "DEFAULT_SLOT_THRESHOLD",
-    "attribute_relation",
-    "create_slot_judge",
-    "decide_cardinality",
-    "resolve_facts",
+    "DEFAULT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge", "decide_cardinality", "resolve_facts",
     "same_value",
-]
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -176,11 +149,7 @@ def decide_cardinality(fact: Fact, attribute: str, stored: Sequence[str], specs:
     )
     if spec is not None:
         return spec.cardinality
-    if fact.cardinality:
-        return fact.cardinality
-    if "set" in stored:
-        return "set"
-    return "set" if set_cue(fact.content) else "single"
+    return fact.cardinality or ("set" if "set" in stored or set_cue(fact.content) else "single")
 
 
 # ---------------------------------------------------------------- entities
@@ -198,8 +167,7 @@ def resolve_entity(entity: str, existing: Sequence[str]) -> tuple[str, list[str]
     if not mine or entity.casefold() == "user":
         return entity, []
     others = [x for x in existing if x.casefold() != "user"]
-    same = [x for x in others if x.casefold() == entity.casefold()]
-    if same:
+    if same := [x for x in others if x.casefold() == entity.casefold()]:
         return same[0], []
     matches = [x for x in others if mine <= _tokens(x) or _tokens(x) <= mine]
     if len(matches) == 1:
@@ -234,8 +202,7 @@ class _Embedder:
 
     def vectors(self, texts: list[str]) -> list[list[float]]:
         key = id(self.embeddings)
-        missing = [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]
-        if missing:
+        if missing := [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]:
             if len(self._cache) > 20_000:
                 self._cache.clear()
             for t, v in zip(missing, self.embeddings.embed_documents(missing)):
@@ -266,11 +233,7 @@ def resolve_facts(
     judge: Runnable | None = None,
     specs: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
 ) -> list[Fact]:
-    """Rename each fact's entity/attribute to the stored slot it means, and decide its cardinality.
-
-    ``catalogue`` is the namespace's live slots (``store.slot_catalogue``). The judge, if
-    any, is invoked at most once for the whole batch.
-    """
+    """Rename each fact's entity/attribute to the stored slot it means (``catalogue``), and decide its cardinality."""
     spec_map = {s.name: s for s in specs}
     entities = list(dict.fromkeys(str(r["entity"]) for r in catalogue))
     by_entity: dict[str, dict[str, list[str]]] = {}
@@ -307,8 +270,7 @@ def _resolve_attribute(
     if attribute in stored or not stored:
         return attribute, []
     relations = {b: attribute_relation(attribute, b, specs) for b in stored}
-    same = [b for b, rel in relations.items() if rel == "same"]
-    if same:
+    if same := [b for b, rel in relations.items() if rel == "same"]:
         # Prefer the stored name closest in structure (most shared core tokens).
         return max(same, key=lambda b: len(core(b) & core(attribute))), []
     open_ = [b for b, rel in relations.items() if rel is None]
@@ -325,21 +287,18 @@ def _resolve_attribute(
 def _with_cardinality(
     facts: list[Fact], by_entity: dict[str, dict[str, list[str]]], specs: dict[str, AttributeSpec]
 ) -> list[Fact]:
-    values: dict[tuple[str, str], list[str]] = {}
+    values: dict[tuple[str, str], set[str]] = {}
     for f in facts:
         if f.slot is not None and f.operation == "assert":
-            values.setdefault(f.slot, []).append(normalize_value(f.value))
+            values.setdefault(f.slot, set()).add(normalize_value(f.value))
     out = []
     for f in facts:
-        if f.slot is None:
-            out.append(f)
-            continue
-        stored = by_entity.get(f.slot[0], {}).get(f.slot[1], [])
-        card = decide_cardinality(f, f.slot[1], stored, specs)
-        many = len(set(values.get(f.slot, []))) > 1
-        if card == "single" and many and f.slot[1] not in specs:
-            card = "set"  # two values of one slot stated together hold together
-        out.append(f.model_copy(update={"cardinality": card}))
+        if f.slot is not None:
+            card = decide_cardinality(f, f.slot[1], by_entity.get(f.slot[0], {}).get(f.slot[1], []), specs)
+            if card == "single" and len(values.get(f.slot, ())) > 1 and f.slot[1] not in specs:
+                card = "set"  # two values of one slot stated together hold together
+            f = f.model_copy(update={"cardinality": card})
+        out.append(f)
     return out
 
 
@@ -388,13 +347,11 @@ def _ask_judge(
         f"- ({r['entity']}, {r['attribute']}) = {r.get('value')!s} [{r.get('cardinality') or 'single'}]"
         for r in catalogue
     )
-    lines = []
-    for q in questions:
-        f = facts[q.fact]
-        options = [f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities]
-        lines.append(
-            f"{q.fact}. ({q.entity}, {q.attribute}) = {f.value}: {f.content!r}; could be: {', '.join(options)}"
-        )
+    lines = [
+        f"{q.fact}. ({q.entity}, {q.attribute}) = {facts[q.fact].value}: {facts[q.fact].content!r}; could be: "
+        + ", ".join([f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities])
+        for q in questions
+    ]
     try:
         decisions = judge.invoke({"slots": slots, "facts": "\n".join(lines)})
     except Exception:

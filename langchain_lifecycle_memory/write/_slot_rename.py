@@ -1,22 +1,7 @@
 """Existing slots reach the model after extraction, as a choice of names: "is ``tool`` your ``editor``?".
 
-Listing the stored slots in the extraction prompt biases a small model: measured with a 1.5B model
-(``benchmarks/llm_extraction.py``), it copied listed slots back as facts of unrelated turns (even
-translated) or returned nothing, and slot recall fell. So the extraction call sees only the
-conversation, and the existing slots are used in a second, narrow step that can only *rename*:
-
-1. each extracted fact's entity is matched to a stored entity by name tokens (``sister`` ->
-   ``sister_maya``, :func:`resolve_entity`); its attribute is kept when it is already a slot of
-   that entity, renamed when the name's structure or the vocabulary says it is one
-   (``code_editor`` -> ``editor``), and left alone when they say it is a different slot
-   (``allergy`` vs ``drink``: two vocabulary slots); a vocabulary name is kept as it is (it is the
-   canonical name, so it is not offered the invented names the user's store may hold);
-2. only the facts still undecided (``tool`` beside ``editor``, ``exercise`` beside ``sport``) go
-   to the model, in ONE call per turn, each with the names it may choose from; an answer that
-   is not one of them, or any failure, keeps the extracted name.
-
-The call's output is a slot name per fact, never a value, so nothing listed can come back as a
-fact. No undecided fact -> no call.
+Listed in the extraction prompt, slots get copied back as facts by small models; so structure renames
+first, and only undecided facts go to ONE narrow call per turn whose answer is a slot name, never a value.
 """
 
 from __future__ import annotations
@@ -93,13 +78,11 @@ def plan(
         if attribute in specs:  # a vocabulary name is already the canonical one: never renamed onto an invented one
             continue
         relations = {name: attribute_relation(attribute, name, specs) for name in stored}
-        same = [name for name, rel in relations.items() if rel == "same"]
-        if same:
+        if same := [name for name, rel in relations.items() if rel == "same"]:
             best = max(same, key=lambda name: len(core(name) & core(attribute)))
             out[i] = out[i].model_copy(update={"attribute": best})
             continue
-        choices = tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]
-        if choices:
+        if choices := tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]:
             questions.append(Question(i, entity, choices))
     return out, questions
 
@@ -112,12 +95,7 @@ def prompt(
     head: Sequence[BaseMessage] = (),
     json_shape: bool,
 ) -> list[BaseMessage]:
-    """The rename call's messages: ``head``, the task, then the numbered facts with the slots offered to each.
-
-    ``head`` is the extraction call's fixed system prompt: servers that keep the last prompt's
-    evaluated prefix (llama.cpp) then re-evaluate only what follows it, for this call and the
-    next extraction.
-    """
+    """The rename call's messages: ``head`` (the extraction's cached prefix), the task, the numbered facts."""
     values = {(e, a): v for e, a, v in slots}
     lines = []
     for q in questions:
@@ -177,12 +155,7 @@ def rename(
     slots: Sequence[tuple[str, str, str | None]],
     specs: dict[str, AttributeSpec],
 ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
-    """The rename step as a generator for the extractor's sync/async drivers: yields ``(runnable, input)``.
-
-    ``rejected`` holds the methods the extraction call already found unsupported (skipped here);
-    ``head(method)`` is the extraction prompt's fixed prefix. A capability error falls back to the
-    next method; any other failure, or an unusable answer, keeps the extracted names.
-    """
+    """The rename step as :data:`Steps`, skipping the ``rejected`` methods; any failure keeps the extracted names."""
     if not slots:
         return facts
     facts, questions = plan(facts, slots, specs)

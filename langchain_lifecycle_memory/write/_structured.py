@@ -1,20 +1,7 @@
 """Structured output on any chat model: the strongest method it supports, found by falling back.
 
-Servers that speak the OpenAI protocol differ in what they accept: some reject
-``response_format={"type": "json_schema"}`` (llama.cpp's server answers HTTP 500 "Input should
-be 'text' or 'json_object'"), some have no tool calling, some no JSON mode. The chain tries
-
-    json_schema -> function_calling -> json_mode -> prompt (JSON asked for in the prompt)
-
-and moves to the next method only on a *capability* error (the model class cannot build the
-method, or the server rejects the request for naming ``response_format`` / ``tools``). A bad
-reply (invalid JSON, a fact that fails validation) is a content error: the caller retries it
-with the same method. The working method is remembered by the :class:`MethodChain` instance.
-
-LangChain's ``with_fallbacks`` / ``with_retry`` do not express this: a fallback chain starts from its
-first runnable on every call (the rejected method would be sent again each turn) and hands over on
-exception *types* (a capability error is told by HTTP status and text), while a retry re-sends the
-same input (a content error here is retried with the error fed back in the prompt).
+``json_schema -> function_calling -> json_mode -> prompt``, moving on only on a *capability* error; a bad
+reply is a content error the caller retries. Unlike ``with_fallbacks``, the working method is remembered.
 """
 
 from __future__ import annotations
@@ -58,13 +45,9 @@ def status_code(error: BaseException) -> int | None:
 
 
 def is_capability_error(error: BaseException) -> bool:
-    """Does ``error`` say the *method* is unsupported (rather than the call failing otherwise)?
+    """Whether ``error`` says the *method* is unsupported (rate limits, timeouts and auth errors do not).
 
-    ``NotImplementedError`` (a model class without tool calling) always does. An HTTP error
-    does when its status is a client/server rejection (400, 404, 405, 415, 422, 500, 501) and
-    its text names the structured-output feature (``response_format``, ``json_schema``,
-    ``tools``...) or says it is unsupported. Rate limits, timeouts, auth and connection
-    errors do not: they are retried with the same method.
+    ``NotImplementedError`` does; so does a rejecting HTTP status whose text names the feature (``tools``...).
     """
     if isinstance(error, NotImplementedError):
         return True
@@ -75,12 +58,7 @@ def is_capability_error(error: BaseException) -> bool:
 
 
 def build_step(model: BaseChatModel, schema: type, method: str) -> Runnable[Any, Any]:
-    """The runnable for ``method``; raises when the model class cannot build it.
-
-    Raises:
-        NotImplementedError: Or ``ValueError``/``TypeError``/``AttributeError`` from the model
-            class when it has no such method (e.g. a model without ``bind_tools``).
-    """
+    """The runnable for ``method``; raises (``NotImplementedError``, ``ValueError``...) when the model cannot."""
     if method == "prompt":
         return model
     try:
@@ -93,10 +71,7 @@ def build_step(model: BaseChatModel, schema: type, method: str) -> Runnable[Any,
 
 
 class MethodChain:
-    """Per-model state: which method to use now, with the runnables built so far.
-
-    Thread-safe; the chosen method only ever moves forward (weaker), never back.
-    """
+    """Per-model state: which method to use now (thread-safe, only ever moving weaker), with its runnables."""
 
     def __init__(self, model: BaseChatModel, schema: type, methods: tuple[str, ...] = METHODS) -> None:
         unknown = [m for m in methods if m not in METHODS]
@@ -150,10 +125,7 @@ class MethodChain:
 
 
 def loads_tolerant(text: str) -> Any:
-    """The first JSON value in a model's text, decoded tolerantly.
-
-    Code fences, prose around it, trailing commas and Python literals (``None``/``True``/``False``)
-    are tolerated.
+    """The first JSON value in a model's text; fences, prose, trailing commas, ``None``/``True`` tolerated.
 
     Raises:
         ValueError: If no JSON object or list can be decoded.
@@ -169,9 +141,8 @@ def loads_tolerant(text: str) -> Any:
         return decoder.raw_decode(body)[0]
     except json.JSONDecodeError as first:
         repaired = re.sub(r",\s*([}\]])", r"\1", body)
-        repaired = re.sub(r"(?<![\w\"])None(?![\w\"])", "null", repaired)
-        repaired = re.sub(r"(?<![\w\"])True(?![\w\"])", "true", repaired)
-        repaired = re.sub(r"(?<![\w\"])False(?![\w\"])", "false", repaired)
+        literals = {"None": "null", "True": "true", "False": "false"}
+        repaired = re.sub(r"(?<![\w\"])(None|True|False)(?![\w\"])", lambda m: literals[m.group(1)], repaired)
         try:
             return decoder.raw_decode(repaired)[0]
         except json.JSONDecodeError:
@@ -191,16 +162,10 @@ def _raw_text(message: Any) -> str | None:
     if message is None:
         return None
     if isinstance(message, BaseMessage):
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
+        if calls := getattr(message, "tool_calls", None) or []:
             return json.dumps([c.get("args") for c in calls], ensure_ascii=False, default=str)
         return message.text
     return message if isinstance(message, str) else repr(message)
-
-
-def _json_items(text: str) -> list[Any]:
-    """Facts from a model's text: fences stripped, the first JSON object or list decoded (tolerantly)."""
-    return _items_of(loads_tolerant(text))
 
 
 def _items_of(data: Any) -> list[Any]:
@@ -228,17 +193,15 @@ def parse_output(output: Any) -> Parsed:
                 return Parsed(_items_of(output["parsed"]), raw_output)
         elif not isinstance(output, (BaseMessage, str)):
             return Parsed(_items_of(output), raw_output)
-        calls = getattr(raw, "tool_calls", None) or []
-        if calls:
+        if calls := getattr(raw, "tool_calls", None) or []:
             return Parsed(_items_of(calls[0].get("args") or {}), raw_output)
-        return Parsed(_json_items(_raw_text(raw) or ""), raw_output)
+        return Parsed(_items_of(loads_tolerant(_raw_text(raw) or "")), raw_output)
     except (ValueError, TypeError, AttributeError) as e:
         return Parsed(None, raw_output, f"malformed model output ({e})")
 
 
 Steps = Generator[tuple[Runnable[Any, Any], Any], Any, Any]
-"""A structured call written once as a generator: it yields ``(runnable, input)`` and receives the output
-(or has the runnable's exception thrown in). :func:`drive` and :func:`adrive` run it sync or async."""
+"""A structured call as a generator: yields ``(runnable, input)``, receives the output; run by :func:`drive`."""
 
 
 def drive(steps: Steps, config: RunnableConfig | None = None) -> Any:
@@ -292,12 +255,7 @@ def parse_object(output: Any, schema: type[BaseModel]) -> BaseModel:
 
 
 def structured_call(chain: MethodChain, build: Callable[[str], list[BaseMessage]], schema: type[BaseModel]) -> Steps:
-    """One structured answer from the model, as :data:`Steps`.
-
-    ``build(method)`` makes the prompt for a method (the ``json_mode``/``prompt`` methods need the JSON
-    shape spelled out in it). A capability error moves ``chain`` to a weaker method and asks again;
-    any other error, and a reply that does not parse into ``schema``, is raised to the caller.
-    """
+    """One structured answer as :data:`Steps`: ``build(method)`` makes the prompt; capability errors fall back."""
     while True:
         method, step = chain.step()  # NotImplementedError when every method is rejected
         try:

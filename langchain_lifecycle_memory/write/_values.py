@@ -1,9 +1,4 @@
-"""Cleaning a matched value into a slot value (``_patterns`` and ``_rules`` use it).
-
-Quotes, articles and determiners in front, trailing time words ("now", "these days",
-"two years ago") and Chinese particles and measure words are removed; a plural proper
-noun is left as written.
-"""
+"""Cleaning a matched value into a slot value (``_patterns`` and ``_rules`` use it)."""
 
 from __future__ import annotations
 

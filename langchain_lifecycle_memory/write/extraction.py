@@ -1,8 +1,4 @@
-"""Extraction: messages -> entity-keyed facts, with any chat model or with rules alone.
-
-Pure: nothing here reads or writes the store. One model call per invocation (a batch of
-turns is one call); dates are grounded on the conversation's own timestamp, not today.
-"""
+"""Extraction: messages -> entity-keyed facts, with any chat model or with rules alone (pure: no store I/O)."""
 
 from __future__ import annotations
 
@@ -37,13 +33,8 @@ from langchain_lifecycle_memory.write._structured import (
 )
 
 __all__ = [
-    "SLOTS_KEY",
-    "ExtractedFact",
-    "ExtractedFacts",
-    "create_extractor",
-    "create_rule_extractor",
-    "extract_rule_facts",
-]
+    "SLOTS_KEY", "ExtractedFact", "ExtractedFacts", "create_extractor", "create_rule_extractor", "extract_rule_facts",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -71,18 +62,13 @@ def _coerce_input(value: Any) -> tuple[list[BaseMessage], datetime]:
             f"{type(messages).__name__}. Wrap text as [HumanMessage('...')]."
         )
         raise TypeError(msg)
-    bad = [type(m).__name__ for m in messages if not isinstance(m, BaseMessage)]
-    if bad:
+    if bad := [type(m).__name__ for m in messages if not isinstance(m, BaseMessage)]:
         msg = (
             f"Extractor input must contain only BaseMessage objects, got {', '.join(sorted(set(bad)))}. "
             "Wrap text as HumanMessage('...')."
         )
         raise TypeError(msg)
     return list(messages), ensure_aware(now) or utcnow()
-
-
-def _has_user_text(messages: Sequence[BaseMessage]) -> bool:
-    return any(isinstance(m, HumanMessage) and m.text.strip() for m in messages)
 
 
 def _snake(name: Any) -> str | None:
@@ -92,35 +78,18 @@ def _snake(name: Any) -> str | None:
 
 
 def _dedupe(facts: list[Fact]) -> list[Fact]:
-    seen: set[tuple[Any, ...]] = set()
-    out = []
+    out: dict[tuple[Any, ...], Fact] = {}
     for f in facts:
-        key = (f.entity, f.attribute, normalize_value(f.value), f.operation, f.content if f.slot is None else "")
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
+        out.setdefault(
+            (f.entity, f.attribute, normalize_value(f.value), f.operation, f.content if f.slot is None else ""), f
+        )
+    return list(out.values())
 
 
 def create_rule_extractor(
-    *,
-    attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
-    run_name: str = "rule_extract_memories",
+    *, attributes: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES, run_name: str = "rule_extract_memories"
 ) -> Runnable[Any, list[Fact]]:
-    """Create the no-model extractor: zh/en rules over the user's messages.
-
-    Input and output match :func:`create_extractor`: ``{"messages": [...], "now": datetime}``
-    (or a bare list of messages) in, ``list[Fact]`` out. Only ``HumanMessage`` s are mined;
-    assistant turns are context. Conservative by design: questions, chit-chat and requests
-    yield nothing. The write path passes the namespace's current ``"slots"`` too: "I quit X"
-    then retracts the slot that holds X, and "I've switched to X" replaces the slot it speaks about.
-
-    Args:
-        attributes: Vocabulary that names slots from nouns and sets each fact's kind.
-        run_name: Name of the runnable in traces.
-
-    Returns:
-        A runnable producing :class:`~langchain_lifecycle_memory.schema.Fact` objects.
+    """Create the no-model extractor: zh/en rules over the user's messages (I/O as :func:`create_extractor`).
 
     Example:
         >>> from datetime import datetime, timezone
@@ -138,19 +107,15 @@ def create_rule_extractor(
     def extract(value: Any) -> list[Fact]:
         messages, now = _coerce_input(value)
         slots = tuple(value.get("slots") or ()) if isinstance(value, dict) else ()
-        facts: list[Fact] = []
-        for message in messages:
-            if isinstance(message, HumanMessage) and message.text.strip():
-                facts.extend(extract_rule_facts(message.text, now=now, attributes=specs, slots=slots))
-        return _dedupe(facts)
+        said = [m.text for m in messages if isinstance(m, HumanMessage) and m.text.strip()]
+        return _dedupe([f for text in said for f in extract_rule_facts(text, now=now, attributes=specs, slots=slots)])
 
     return RunnableLambda(extract).with_config(run_name=run_name, metadata={WANTS_SLOTS: True})
 
 
 def _check_attributes(attributes: Sequence[AttributeSpec]) -> tuple[AttributeSpec, ...]:
     specs = tuple(attributes)
-    bad = [a for a in specs if not isinstance(a, AttributeSpec)]
-    if bad:
+    if bad := [a for a in specs if not isinstance(a, AttributeSpec)]:
         msg = f"`attributes` must be AttributeSpec objects (see langchain_lifecycle_memory.vocabulary), got {bad[0]!r}."
         raise TypeError(msg)
     return specs
@@ -183,17 +148,13 @@ def _to_fact(item: Any, now: datetime) -> Fact:
     except (TypeError, ValueError):
         ttl = None
     return Fact(
-        entity=entity,
-        attribute=attribute,
-        value=None if item.get("value") is None else str(item["value"]),
-        content=content,
-        kind=str(item.get("kind") or "fact").strip().casefold() or "fact",
-        confidence=confidence,
+        entity=entity, attribute=attribute, value=None if item.get("value") is None else str(item["value"]),
+        content=content, kind=str(item.get("kind") or "fact").strip().casefold() or "fact", confidence=confidence,
         valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
         ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content),
         operation="retract" if str(item.get("operation", "")).strip().casefold() == "retract" else "assert",
         cues=[" ".join(str(c).split())[:120] for c in (item.get("cues") or []) if isinstance(c, str) and c.strip()][:4],
-    )
+    )  # fmt: skip
 
 
 WANTS_SLOTS = "lifecycle_memory_wants_slots"
@@ -237,23 +198,10 @@ def _slot_lines(value: Any) -> list[str]:
 
 
 def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage]) -> list[Fact]:
-    """Drop facts that only repeat a listed slot: same slot, same value, and the value is not in the turn.
-
-    Small models copy the existing-slots list back as "facts"; such a copy carries no new information (at
-    most it would refresh the slot), so dropping it loses nothing said in the turn.
-    """
-    raw = value.get(SLOTS_KEY) if isinstance(value, dict) else None
-    if not raw:
+    """Drop facts that only repeat a listed slot (same value, not said in the turn): small models copy the list."""
+    known = {(e, a, normalize_value(part)) for e, a, cur in _slot_items(value) for part in str(cur or "").split(", ")}
+    if not known:
         return facts
-    known = set()
-    for slot in raw:
-        entity, attribute, current = (
-            (slot.get("entity"), slot.get("attribute"), slot.get("value"))
-            if isinstance(slot, dict)
-            else (*slot, None)[:3]
-        )
-        for part in str(current or "").split(", "):
-            known.add((entity, attribute, normalize_value(part)))
     said = normalize_value(" ".join(m.text for m in messages if isinstance(m, HumanMessage)))
     out = []
     for f in facts:
@@ -266,11 +214,7 @@ def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage])
 
 
 class _LLMExtraction:
-    """One model call per attempt, a bounded number of retries, then ``ExtractionError``.
-
-    The structured-output method falls back (json_schema -> function_calling -> json_mode ->
-    prompt) on capability errors, which do not use up an attempt; content errors do.
-    """
+    """One model call per attempt, bounded retries, then ``ExtractionError``; capability errors fall back free."""
 
     def __init__(
         self,
@@ -303,10 +247,7 @@ class _LLMExtraction:
             if isinstance(m, (HumanMessage, AIMessage)) and m.text.strip()
         ]
         date = f"{now.date().isoformat()} ({now.strftime('%A')})"
-        # The system prompt is the same for every turn (the date goes with the conversation), so servers that
-        # cache a prompt prefix (llama.cpp, vLLM) evaluate it once.
-        system = self.system + (_JSON_FORMAT if method in PROMPTED else "")
-        prompt: list[BaseMessage] = [SystemMessage(system)]
+        prompt = self.head(method)
         if slots:  # after the fixed prompt (its cached prefix survives), apart from the turn (not to be echoed)
             prompt.append(SystemMessage(_SLOTS_NOTE + "\n".join(slots)))
         prompt.append(HumanMessage(f"Conversation on {date}:\n\n" + "\n".join(lines) + "\n\nExtract the memories."))
@@ -334,6 +275,10 @@ class _LLMExtraction:
             )
         return _dedupe(facts), None
 
+    def head(self, method: str) -> list[BaseMessage]:
+        """The fixed system prompt (the date goes with the conversation): servers cache it as a prefix."""
+        return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
+
     def failed(self, attempt: int, failure: _Failure) -> _Failure:
         logger.warning("Memory extraction attempt %d/%d failed: %s", attempt + 1, self.attempts, failure.error)
         return failure
@@ -351,12 +296,9 @@ class _LLMExtraction:
         return ExtractionError(msg, messages=messages, raw_output=failure.raw_output)
 
     def attempts_of(self, value: Any) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
-        """The retry/fallback loop as a generator shared by the sync and async drivers.
-
-        It yields ``(runnable, input)`` and receives the output (or has the runnable's exception thrown in).
-        """
+        """The retry/fallback loop, shared by the sync and async drivers: yields ``(runnable, input)``, gets output."""
         messages, now = _coerce_input(value)
-        if not _has_user_text(messages):
+        if not any(isinstance(m, HumanMessage) and m.text.strip() for m in messages):
             return []
         slots = _slot_lines(value) if self.slot_context == "prompt" else []
         failure: _Failure | None = None
@@ -391,11 +333,7 @@ class _LLMExtraction:
         self, facts: list[Fact], slots: list[tuple[str, str, str | None]]
     ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
         """Facts renamed onto the existing slots they mean (structure first, then one narrow model call)."""
-
-        def head(method: str) -> list[BaseMessage]:  # the extraction prompt's fixed prefix (kept in a server cache)
-            return [SystemMessage(self.system + (_JSON_FORMAT if method in PROMPTED else ""))]
-
-        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, head, facts, slots, self.specs))
+        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, self.head, facts, slots, self.specs))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
         return drive(self.attempts_of(value), config)
@@ -415,37 +353,19 @@ def create_extractor(
 ) -> Runnable[Any, list[Fact]]:
     """Create an LLM extractor: conversation -> entity-keyed facts (zh and en).
 
-    Works on any OpenAI-compatible server: structured output uses the strongest method the
-    model accepts (``json_schema`` -> ``function_calling`` -> ``json_mode`` -> JSON asked for
-    in the prompt and parsed tolerantly), falling back only when the model class or the server
-    rejects the method itself; the working method is remembered by this extractor. One model
-    call per invocation, however many turns it holds. The prompt carries the conversation's
-    date so "上个月" / "last week" resolve against it; facts without a date get ``now`` as
-    ``valid_from``. An input ``"slots"`` list (``(entity, attribute, current value)``, what
-    the namespace already holds; the write path passes it) makes the model reuse ``editor``
-    instead of inventing ``tool``: by default (``slot_context="rename"``) the extraction call
-    sees only the conversation, and an extracted name that is neither a stored slot nor
-    structurally one (``code_editor`` -> ``editor``) nor a different vocabulary slot goes to
-    ONE extra call per turn that may only choose among the stored names (no undecided name ->
-    no call). ``"prompt"`` lists the slots (capped at 30 / ~600 characters) in the extraction
-    prompt instead, which a small model tends to copy back as facts.
+    One model call per invocation, with the strongest structured-output method the model accepts; the
+    conversation's date grounds relative dates; stored ``"slots"`` keep names stable (``editor``, not ``tool``).
 
     Args:
         model: Any LangChain chat model (e.g. ``ChatOpenAI(model="gpt-4o-mini")``).
         attributes: The slot vocabulary taught to the model; it may still add its own names.
-        max_retries: Extra attempts after a failed call or unusable output, each with the
-            error fed back; then :class:`~langchain_lifecycle_memory.errors.ExtractionError`
-            is raised with ``.messages`` (the input turn) and ``.raw_output``.
-        methods: Structured-output methods to try, strongest first (a subset of
-            ``json_schema``, ``function_calling``, ``json_mode``, ``prompt``).
-        slot_context: How the input ``slots`` reach the model: ``"rename"`` (after extraction,
-            as a choice of names) or ``"prompt"`` (listed in the extraction prompt).
+        max_retries: Extra attempts (error fed back), then :class:`~langchain_lifecycle_memory.errors.ExtractionError`.
+        methods: Structured-output methods to try, strongest first (``json_schema`` ... ``prompt``).
+        slot_context: ``"rename"`` (one narrow call choosing stored names) or ``"prompt"`` (slots in the prompt).
         run_name: Name of the runnable in traces; the parsing step is tagged ``langsmith:hidden``.
 
     Returns:
-        A runnable taking ``{"messages": [...], "now": datetime, "slots": [...]}`` (``slots``
-        optional; or a bare message list) and returning ``list[Fact]``. No user message ->
-        ``[]`` without calling the model.
+        A runnable: ``{"messages": [...], "now": datetime, "slots": [...]}`` (or a message list) -> ``list[Fact]``.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel

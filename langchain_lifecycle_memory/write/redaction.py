@@ -1,24 +1,7 @@
 """PII detection and redaction for memory text (zh and en), with no model and no I/O.
 
-Detected kinds:
-
-| kind | what | validation |
-|---|---|---|
-| ``cn_mobile`` | CN mobile ``1[3-9]`` + 9 digits, optional ``+86``/``0086``/``86``, 3-4-4 groups | prefix |
-| ``phone`` | international (E.164): ``+`` and 8-15 digits, spaces/dashes/one ``(...)`` | digit count |
-| ``email`` | e-mail address | TLD of 2+ letters |
-| ``cn_id`` | 18-character resident ID number | region code, real birth date, official checksum |
-| ``bank_card`` | 13-19 digits, contiguous or in 4-digit groups (or Amex 4-6-5) | issuer prefix and Luhn |
-| ``ipv4`` | dotted quad | every octet <= 255 |
-| ``ipv6`` | full or ``::``-compressed address | :mod:`ipaddress` |
-
-Masking replaces the whole match with a label such as ``[PHONE]`` (never a partial mask like
-``137****5093``: the kept digits, and an ID number's region and birth date, still identify
-people). Originals are not kept unless asked for, so a :class:`RedactionResult` can be logged.
-
-An 18-digit ID whose checksum fails (a typo, or a made-up example such as
-``110101199003074518``) is still reported when an ID keyword (身份证, 证件号, "ID number"...)
-sits right before it, with ``validated=False``: leaking a mistyped ID costs more than masking it.
+Kinds: see :data:`PII_KINDS` (validated by prefix, checksum, Luhn, octets). Masks replace the whole match
+(``[PHONE]``); an ID failing its checksum is still reported after an ID keyword, ``validated=False``.
 """
 
 from __future__ import annotations
@@ -31,27 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = [
-    "PII_KINDS",
-    "PIIMatch",
-    "RedactionResult",
-    "Redactor",
-    "contains_pii",
-    "redact",
-]
+__all__ = ["PII_KINDS", "PIIMatch", "RedactionResult", "Redactor", "contains_pii", "redact"]
 
 PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4")
 """Every kind the detector knows, in the order that breaks ties between equal overlapping spans."""
 
-DEFAULT_LABELS: dict[str, str] = {
-    "email": "EMAIL",
-    "cn_id": "ID_NUMBER",
-    "cn_mobile": "PHONE",
-    "phone": "PHONE",
-    "bank_card": "BANK_CARD",
-    "ipv6": "IP_ADDRESS",
-    "ipv4": "IP_ADDRESS",
-}
+DEFAULT_LABELS: dict[str, str] = {"email": "EMAIL", "cn_id": "ID_NUMBER", "cn_mobile": "PHONE", "phone": "PHONE",
+                                  "bank_card": "BANK_CARD", "ipv6": "IP_ADDRESS", "ipv4": "IP_ADDRESS"}  # fmt: skip
 
 RedactionMode = Literal["keep", "mask", "drop"]
 
@@ -122,22 +91,7 @@ def _digits(text: str) -> str:
 
 
 def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-def _card_prefix_ok(digits: str) -> bool:
-    # Real card numbers start with 3 (Amex/JCB/Diners), 4 (Visa), 5 (Mastercard), 6 (UnionPay,
-    # Discover) or 2221-2720 (Mastercard 2-series); this rules out runs of years, timestamps
-    # and order numbers that happen to pass Luhn (one in ten does).
-    return digits[0] in "3456" or 2221 <= int(digits[:4]) <= 2720
+    return sum((d, d * 2 - 9 * (d > 4))[i % 2] for i, d in enumerate(map(int, reversed(digits)))) % 10 == 0
 
 
 def id_checksum_ok(number: str) -> bool:
@@ -167,67 +121,47 @@ def _find_cn_id(text: str) -> Iterator[tuple[int, int, bool]]:
             yield m.start(), m.end(), False
 
 
-def _find_e164(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _E164.finditer(text):
-        raw = m.group()
-        digits = _digits(raw)
-        if digits[0] == "0" or raw.count("(") != raw.count(")") or raw.count("(") > 1:
-            continue
-        yield m.start(), m.end(), True
+def _card_ok(raw: str) -> bool:
+    # Issuers start with 3-6 or 2221-2720: this rules out years, timestamps and order numbers passing Luhn.
+    d = _digits(raw)
+    return 13 <= len(d) <= 19 and (d[0] in "3456" or 2221 <= int(d[:4]) <= 2720) and _luhn_ok(d)
 
 
-def _find_card(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _CARD.finditer(text):
-        digits = _digits(m.group())
-        if 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and _luhn_ok(digits):
-            yield m.start(), m.end(), True
+def _ipv6_ok(raw: str) -> bool:
+    # "a::b" or "dead::beef" in code is valid IPv6 syntax but almost never an address.
+    if not any(ch.isdigit() for ch in raw):
+        return False
+    try:
+        ipaddress.IPv6Address(raw)
+    except ValueError:
+        return False
+    return True
 
 
-def _find_ipv4(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _IPV4.finditer(text):
-        octets = m.group().split(".")
-        if all(int(o) <= 255 and (o == "0" or not o.startswith("0")) for o in octets):
-            yield m.start(), m.end(), True
+_Finder = Callable[[str], Iterator[tuple[int, int, bool]]]
 
 
-def _find_ipv6(text: str) -> Iterator[tuple[int, int, bool]]:
-    for m in _IPV6.finditer(text):
-        raw = m.group()
-        # "a::b" or "dead::beef" in code is valid IPv6 syntax but almost never an address.
-        if not any(ch.isdigit() for ch in raw):
-            continue
-        try:
-            ipaddress.IPv6Address(raw)
-        except ValueError:
-            continue
-        yield m.start(), m.end(), True
+def _matches(pattern: re.Pattern[str], ok: Callable[[str], bool] = lambda _: True) -> _Finder:
+    return lambda text: ((m.start(), m.end(), True) for m in pattern.finditer(text) if ok(m.group()))
 
 
-def _regex_finder(pattern: re.Pattern[str]) -> Callable[[str], Iterator[tuple[int, int, bool]]]:
-    def find(text: str) -> Iterator[tuple[int, int, bool]]:
-        for m in pattern.finditer(text):
-            yield m.start(), m.end(), True
-
-    return find
-
-
-_FINDERS: dict[str, Callable[[str], Iterator[tuple[int, int, bool]]]] = {
-    "email": _regex_finder(_EMAIL),
+_FINDERS: dict[str, _Finder] = {
+    "email": _matches(_EMAIL),
     "cn_id": _find_cn_id,
-    "cn_mobile": _regex_finder(_CN_MOBILE),
-    "phone": _find_e164,
-    "bank_card": _find_card,
-    "ipv6": _find_ipv6,
-    "ipv4": _find_ipv4,
+    "cn_mobile": _matches(_CN_MOBILE),
+    "phone": _matches(_E164, lambda raw: _digits(raw)[0] != "0" and raw.count("(") == raw.count(")") <= 1),
+    "bank_card": _matches(_CARD, _card_ok),
+    "ipv6": _matches(_IPV6, _ipv6_ok),
+    "ipv4": _matches(_IPV4, lambda ip: all(int(o) <= 255 and (o == "0" or o[0] != "0") for o in ip.split("."))),
 }
 
 
 def _detect(text: str, kinds: frozenset[str], keep_originals: bool) -> list[PIIMatch]:
-    candidates: list[tuple[int, int, int, str, bool]] = []
-    for priority, kind in enumerate(PII_KINDS):
-        for start, end, validated in _FINDERS[kind](text):
-            candidates.append((start, -(end - start), priority, kind, validated))
-    candidates.sort()
+    candidates = sorted(
+        (start, -(end - start), priority, kind, validated)
+        for priority, kind in enumerate(PII_KINDS)
+        for start, end, validated in _FINDERS[kind](text)
+    )
     chosen: list[PIIMatch] = []
     last_end = -1
     # Overlaps are resolved over *all* kinds before filtering, so disabling "email" keeps
@@ -246,8 +180,7 @@ def _detect(text: str, kinds: frozenset[str], keep_originals: bool) -> list[PIIM
 def _check_kinds(kinds: set[str] | frozenset[str] | None) -> frozenset[str]:
     if kinds is None:
         return frozenset(PII_KINDS)
-    unknown = set(kinds) - set(PII_KINDS)
-    if unknown:
+    if unknown := set(kinds) - set(PII_KINDS):
         msg = f"Unknown PII kinds {sorted(unknown)}; choose from {list(PII_KINDS)}."
         raise ValueError(msg)
     return frozenset(kinds)
@@ -334,25 +267,9 @@ class Redactor(BaseModel):
 
 
 def redact(
-    text: str,
-    *,
-    mode: RedactionMode = "mask",
-    kinds: set[str] | None = None,
-    keep_originals: bool = False,
+    text: str, *, mode: RedactionMode = "mask", kinds: set[str] | None = None, keep_originals: bool = False
 ) -> RedactionResult:
-    """Find PII in ``text`` and mask, drop or just report it.
-
-    Args:
-        text: Any text, Chinese or English.
-        mode: ``mask`` replaces each match with a label (``[PHONE]``, ``[EMAIL]``,
-            ``[ID_NUMBER]``, ``[BANK_CARD]``, ``[IP_ADDRESS]``); ``drop`` removes it;
-            ``keep`` leaves the text as is and only reports what it found.
-        kinds: Restrict to these kinds (see :data:`PII_KINDS`); all by default.
-        keep_originals: Also return the matched strings in ``found``.
-
-    Returns:
-        The new text and the matches (offsets into the original ``text``). In ``drop``
-        mode a non-empty ``found`` tells the caller it may want to drop the whole record.
+    """Find PII of ``kinds`` (default: all) in ``text`` and ``mask`` it with a label, ``drop`` it or ``keep`` it.
 
     Example:
         >>> redact("我的手机号是 13761245093").text

@@ -1,22 +1,7 @@
 """The update (reconcile) step: new facts against what is stored, deterministically.
 
-For a slot-keyed fact ``(namespace, entity, attribute)``:
-
-* same value (normalised: width, case, whitespace) → refresh ``updated_at``, raise the
-  confidence, promote a pending record; never a duplicate;
-* new value → a new ``active`` record that ``supersedes`` the old one, and the old one
-  ``archived`` with ``valid_to`` = the new ``valid_from`` and ``superseded_by``;
-* confidence below ``pending_below`` → a ``pending`` record, kept but not injected until
-  it is reinforced;
-* ``operation="retract"`` ("I no longer use Vim") → archive without a replacement.
-
-Planning reads the store; applying writes it in crash-safe order: every new record
-first, then the archivals, under the namespace's writer lock, followed by a check of the
-touched slots (``store.repair``). A crash in between leaves a slot with two active records:
-readers already see one current value (``store.slots``), and the next write to the slot,
-:func:`repair_slots`, ``sweep`` or ``doctor`` store the repaired chain — the newer
-``valid_from`` wins and nothing is deleted. Free-text facts may be judged by an optional
-LLM (:func:`create_conflict_judge`) that can only archive.
+Per slot: the same value refreshes, a new value supersedes (the old one archived), low confidence is
+``pending``, a retraction archives. Applying writes new records first, archivals last (crash-safe).
 """
 
 from __future__ import annotations
@@ -56,27 +41,16 @@ from langchain_lifecycle_memory.write._slot_identity import (
 from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = [
-    "ConflictVerdict",
-    "UpdateConfig",
-    "UpdatePlan",
-    "UpdateResult",
-    "apply_plan",
-    "create_conflict_judge",
-    "create_slot_judge",
-    "plan_updates",
-    "reconcile",
-    "repair_slots",
-]
+    "ConflictVerdict", "UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan", "create_conflict_judge",
+    "create_slot_judge", "plan_updates", "reconcile", "repair_slots",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 DEFAULT_ALIKE_THRESHOLD = 0.35
-"""For the bundled encoder, on values alone: two editors (Vim, VS Code: 0.44), two music genres
-(爵士乐, 摇滚乐: 0.48), two seats, two teas are alike; an editor and a drink (0.09-0.22), a genre and
-a pet (0.30) are not. Below it both values stay: keeping a stale choice is the lesser harm.
-(``tests/unit_tests/test_update.py``)."""
+"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 
 
 class UpdateConfig(BaseModel):
@@ -98,13 +72,11 @@ class UpdateConfig(BaseModel):
     resolve_slots: bool = True
     """Resolve each fact's slot against the stored ones by meaning (``_slot_identity.py``); off = exact names."""
     slot_threshold: float | None = None
-    """Embedding cosine for "same attribute"; ``None``: the calibrated value for the bundled encoder,
-    and no embedding evidence for other encoders (their scale differs)."""
+    """Embedding cosine for "same attribute"; ``None``: calibrated for the bundled encoder, unused for others."""
     slot_judge: Runnable | None = None
     """Optional ``create_slot_judge(model)``: one call per turn for undecided slot names."""
     alike_threshold: float | None = None
-    """Embedding cosine of two values "of the same kind" in a slot of choices (``AttributeSpec.replaces_alike``);
-    ``None``: the calibrated value for the bundled encoder, and never replacing for other encoders."""
+    """Cosine of two values "of the same kind" (``AttributeSpec.replaces_alike``); ``None`` as ``slot_threshold``."""
 
 
 class UpdatePlan(BaseModel):
@@ -163,10 +135,6 @@ def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
     return result.has_pii and not any(ch.isalnum() for ch in rest)
 
 
-def _sort_key(r: MemoryRecord) -> tuple[datetime, datetime, str]:
-    return precedence(r)
-
-
 class _Planner:
     """Plans one batch; keeps the slot state in memory so facts in a batch see each other."""
 
@@ -182,7 +150,7 @@ class _Planner:
             for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
                 self._write(fix, self.plan.repaired)
             live = [r for r in resolve_current(stored) if r.status in _LIVE]
-            self._slots[slot] = sorted(live, key=_sort_key)
+            self._slots[slot] = sorted(live, key=precedence)
         return self._slots[slot]
 
     def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
@@ -196,35 +164,22 @@ class _Planner:
             MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
         )
         self._write(archived, self.plan.archived)
-        slot = old.slot
-        if slot is not None:
+        if (slot := old.slot) is not None:
             self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
 
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
         valid_from = fact.valid_from or self.at
         return MemoryRecord(
-            namespace=self.ns,
-            content=_clean(fact.content, self.cfg.redactor) or fact.content,
-            entity=fact.entity,
-            attribute=fact.attribute,
-            value=_clean(fact.value, self.cfg.redactor),
-            kind=fact.kind,
-            status=status,
-            confidence=fact.confidence,
-            source=source,
-            created_at=self.at,
-            updated_at=self.at,
-            valid_from=valid_from,
+            namespace=self.ns, content=_clean(fact.content, self.cfg.redactor) or fact.content, entity=fact.entity,
+            attribute=fact.attribute, value=_clean(fact.value, self.cfg.redactor), kind=fact.kind, status=status,
+            confidence=fact.confidence, source=source, created_at=self.at, updated_at=self.at, valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
-            cardinality=fact.cardinality or "single",
-            metadata={"cues": list(fact.cues)} if fact.cues else {},
-        )
+            cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
+        )  # fmt: skip
 
     def add(self, fact: Fact, source: MemorySource) -> None:
         if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
-            # A redaction mask is not a value of an ordinary attribute: "smartphone = [PHONE]"
-            # is an extractor mistaking a phone number for a device. Only an attribute meant
-            # for personal data (kind "sensitive": phone, email, ...) holds a masked value;
+            # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
             fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
         if fact.slot is None:
@@ -242,8 +197,7 @@ class _Planner:
                 if fact.value is None or same_value(old.value, value):
                     self._archive(old, when, None)
             return
-        same = [r for r in live if same_value(r.value, value)]
-        if same:
+        if same := [r for r in live if same_value(r.value, value)]:
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
             status = keep.status
@@ -262,7 +216,7 @@ class _Planner:
             self._join_set(fact, slot, source, live, pending)
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
-        newest = max(active, key=_sort_key) if active else None
+        newest = max(active, key=precedence) if active else None
         doubt = grounded(fact) if active and not pending else None
         if doubt is not None:  # never archive on an unchecked extraction: keep both, the new one pending
             logger.info("Not replacing %s.%s: %s; the new value is kept pending", *slot, doubt)
@@ -286,12 +240,7 @@ class _Planner:
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
     ) -> None:
-        """A set-valued slot: the new value joins; members stored as single are marked ``set``.
-
-        In a slot of choices (``AttributeSpec.replaces_alike``), or when the words say the value
-        replaced another ("I've switched to X": ``Fact.switch``), a grounded new value replaces the
-        members of its kind: their values close in meaning (``UpdateConfig.alike_threshold``).
-        """
+        """A set-valued slot: the new value joins, or replaces its kind's members (a switch, a slot of choices)."""
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
         if not pending and (fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike) and grounded(fact) is None:
@@ -308,9 +257,7 @@ class _Planner:
 
     def _alike(self, record: MemoryRecord, members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Members whose value is of the same kind as ``record``'s (none without a calibrated threshold)."""
-        threshold = self.cfg.alike_threshold
-        if threshold is None and isinstance(self.store.embeddings, UniversalSentenceEncoderEmbeddings):
-            threshold = DEFAULT_ALIKE_THRESHOLD
+        threshold = _calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)
         if threshold is None or not members or not record.value:
             return []
         vectors = np.asarray(self.store.embeddings.embed_documents([record.value, *(str(r.value) for r in members)]))
@@ -373,24 +320,20 @@ def plan_updates(
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
-    threshold = cfg.slot_threshold
-    if threshold is None and isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings):
-        threshold = DEFAULT_SLOT_THRESHOLD
+    threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
     return resolve_facts(
-        facts,
-        store.slot_catalogue(namespace),
-        embeddings=store.embeddings,
-        threshold=threshold,
-        judge=cfg.slot_judge,
+        facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold, judge=cfg.slot_judge
     )
 
 
-def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
-    """Write a plan: new and refreshed records first, archivals last (crash-safe order).
+def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:
+    """A configured threshold, else ``default`` for the bundled encoder (``None`` for other encoders)."""
+    bundled = isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings)
+    return default if threshold is None and bundled else threshold
 
-    Runs under the namespace's writer lock, then checks the touched slots and repairs a
-    fork another process may have made meanwhile (``UpdateResult.repaired``).
-    """
+
+def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
+    """Write a plan under the writer lock: new and refreshed records first, archivals last; then repair forks."""
     first = [*plan.added, *plan.refreshed]
     second = [*plan.archived, *plan.repaired]
     slots = {r.slot for r in [*first, *second] if r.slot is not None}
@@ -456,10 +399,5 @@ def repair_slots(
     at: datetime | None = None,
     slots: Sequence[tuple[str, str]] | None = None,
 ) -> list[MemoryRecord]:
-    """Fix slots left with several active records or forked histories (crash, racing writers).
-
-    Each single-valued slot becomes one linear chain: the newest ``valid_from`` (then the
-    newest write) stays active, the others are archived and linked to their successor;
-    nothing is deleted. Returns the records rewritten. ``slots`` limits it to those slots.
-    """
+    """Fix slots left forked (crash, racing writers) into one chain, newest ``valid_from`` active; returns rewrites."""
     return repair_namespace(store, tuple(namespace), slots=slots, at=ensure_aware(at))

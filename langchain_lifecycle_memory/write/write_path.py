@@ -1,10 +1,4 @@
-"""Write-path helpers shared by the facade and the LangGraph nodes (no logic is duplicated).
-
-* which messages make up "the last turn";
-* running an extractor so that a failure never loses the user's words: the raw turn
-  becomes an ``episode`` record and the error is reported;
-* the user id of a run (its namespace comes from the ``store.tenants`` codec).
-"""
+"""Write-path helpers shared by the facade and the LangGraph nodes: the last turn, safe extraction, user id."""
 
 from __future__ import annotations
 
@@ -49,11 +43,7 @@ def as_messages(messages: Any) -> list[BaseMessage]:
 
 
 def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> None:
-    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs.
-
-    The error names the message; nothing of the turn is extracted or stored, so the
-    caller still holds every word and can clean the text and send it again.
-    """
+    """Refuse a turn whose text cannot be stored (NUL bytes, lone surrogates) before anything runs."""
     for i, m in enumerate(messages):
         blocks = [m.content] if isinstance(m.content, str) else list(m.content)
         for block in blocks:
@@ -69,10 +59,8 @@ def check_messages(messages: Sequence[BaseMessage], where: str = "messages") -> 
 
 def last_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     """The last human message and the replies after it (injected system messages excluded)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            return [m for m in messages[i:] if not isinstance(m, SystemMessage)]
-    return []
+    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+    return [] if last is None else [m for m in messages[last:] if not isinstance(m, SystemMessage)]
 
 
 def resolve_extractor(extractor: Runnable | BaseChatModel | str | None) -> Runnable:
@@ -100,16 +88,11 @@ def wants_slots(extractor: Runnable) -> bool:
 
 
 def current_slots(store: Any, namespace: tuple[str, ...], *, limit: int = 30) -> list[tuple[str, str, str | None]]:
-    """The namespace's active slots ``(entity, attribute, current value)``, most recently updated first.
-
-    A slot with several active values (a set) is one entry, its values joined by ", ".
-    """
+    """The namespace's active slots ``(entity, attribute, current value)``, newest first; a set's values joined."""
     records = store.list_records(namespace, statuses=MemoryStatus.ACTIVE)
     values: dict[tuple[str, str], list[str]] = {}
     for r in sorted(records, key=lambda r: r.updated_at, reverse=True):
-        if r.slot is None or r.kind == "episode":
-            continue
-        if r.slot not in values and len(values) >= limit:
+        if r.slot is None or r.kind == "episode" or (r.slot not in values and len(values) >= limit):
             continue
         seen = values.setdefault(r.slot, [])
         if r.value and r.value not in seen:
@@ -126,9 +109,7 @@ def extract_safely(
     slots: Sequence[tuple[str, str, str | None]] | None = None,
 ) -> tuple[list[Fact], str | None]:
     """Run the extractor (with the namespace's ``slots`` when given); on failure return no facts and the error."""
-    payload: dict[str, Any] = {"messages": messages, "now": at}
-    if slots:
-        payload["slots"] = list(slots)
+    payload: dict[str, Any] = {"messages": messages, "now": at, **({"slots": list(slots)} if slots else {})}
     try:
         facts = extractor.invoke(payload, config)
     except ExtractionError as e:
@@ -144,30 +125,24 @@ def episode_records(
     messages: list[BaseMessage], namespace: tuple[str, ...], at: datetime, source: MemorySource
 ) -> list[MemoryRecord]:
     """The user's messages of a turn as ``episode`` records (never lose what was said)."""
-    out = []
-    for m in messages:
-        if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content.strip():
-            out.append(
-                MemoryRecord(
-                    namespace=namespace,
-                    content=m.content,
-                    kind="episode",
-                    status=MemoryStatus.ACTIVE,
-                    confidence=1.0,
-                    source=source.model_copy(update={"message_ids": [m.id] if m.id else []}),
-                    created_at=at,
-                    updated_at=at,
-                    valid_from=at,
-                )
-            )
-    return out
+    return [
+        MemoryRecord(
+            namespace=namespace, content=m.content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
+            source=source.model_copy(update={"message_ids": [m.id] if m.id else []}),
+            created_at=at, updated_at=at, valid_from=at,
+        )
+        for m in messages
+        if isinstance(m, HumanMessage) and isinstance(m.content, str) and m.content.strip()
+    ]  # fmt: skip
 
 
 def prepare_episodes(records: list[MemoryRecord], config: Any) -> list[MemoryRecord]:
     """Apply the update config's PII redaction and retention to raw episode records."""
-    out = []
-    for r in records:
-        content = config.redactor.redact(r.content).text if config.redactor is not None else r.content
-        expires = config.policy.expires_at_for(r.kind, r.valid_from)
-        out.append(r.model_copy(update={"content": content, "expires_at": expires}))
-    return out
+    redact = config.redactor.redact if config.redactor is not None else None
+    return [
+        r.model_copy(update={
+            "content": redact(r.content).text if redact else r.content,
+            "expires_at": config.policy.expires_at_for(r.kind, r.valid_from),
+        })
+        for r in records
+    ]  # fmt: skip
