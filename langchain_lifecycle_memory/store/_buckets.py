@@ -1,8 +1,6 @@
-"""Where a namespace's rows live: shared bucket collections and a registry of namespaces.
+"""Where a namespace's rows live: shared bucket collections and a registry of namespaces and revisions.
 
-Namespaces hash into a fixed number of shared collections; each row carries its namespace in
-``_ns`` and an id prefixed by ``namespace + NUL``, and every read goes through a :class:`Scoped`
-view. The registry holds one row per namespace: its prefixes (``p1``, ``p2``...) and revision.
+Rows carry ``_ns`` and ids prefixed ``namespace + NUL``; every read goes through a :class:`Scoped` view.
 """
 
 from __future__ import annotations

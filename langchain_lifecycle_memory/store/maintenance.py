@@ -106,11 +106,9 @@ import json, os, shutil, sys
 import chromadb
 from chromadb.config import Settings
 from langchain_lifecycle_memory.store._buckets import BUCKET_CONFIGURATION
-from langchain_lifecycle_memory.store._client import StoreClient
 
 root = sys.argv[1]
 client = chromadb.PersistentClient(path=root, settings=Settings(anonymized_telemetry=False))
-sc = StoreClient(client, "embedded Chroma at " + root)
 
 
 def stamps():
@@ -135,23 +133,24 @@ for name in json.loads(sys.argv[2]):
     client.delete_collection(name)
     config = BUCKET_CONFIGURATION if bucket else None
     new = client.create_collection(name, embedding_function=None, configuration=config, metadata=metadata)
+    step = client.get_max_batch_size()
     for with_text in (True, False):
-        sc.batched(new.add, [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text])
+        part = [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text]
+        for s in range(0, len(part), step):
+            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*part[s : s + step]))
+            new.add(**{k: list(v) for k, v in columns})
     if len(folders) == 1:  # the deleted collection's index files, which Chroma leaves behind
         shutil.rmtree(os.path.join(root, folders[0]), ignore_errors=True)
 """
 """Run in a fresh process: its memory never held the deleted text, so the new index files cannot either."""
 
 
-def _drop_generation(store: ChromaRecordStore, generation: int) -> int:
-    start = f"{store.prefix}.g{generation}."
-    sc, dropped = store._client, 0
+def _drop_generation(store: ChromaRecordStore, generation: int) -> None:
+    sc = store._client
     for col in sc(sc.client.list_collections):
-        if col.name.startswith(start):
+        if col.name.startswith(f"{store.prefix}.g{generation}."):
             sc(lambda name=col.name: sc.client.delete_collection(name))
-            dropped += 1
     store._buckets.forget()
-    return dropped
 
 
 def _copy_namespace(

@@ -69,12 +69,6 @@ def _statuses(statuses: StatusArg) -> list[str] | None:
     return [MemoryStatus(s).value for s in statuses]
 
 
-def _kinds(kinds: str | Iterable[str] | None) -> list[str] | None:
-    if kinds is None:
-        return None
-    return [kinds] if isinstance(kinds, str) else list(kinds)
-
-
 def _expired_view(record: MemoryRecord, now: datetime) -> MemoryRecord:
     """A live record past its deadline, as a sweep would store it: archived, true until the deadline."""
     if record.status is MemoryStatus.ARCHIVED or record.expires_at is None or record.expires_at > now:
@@ -268,7 +262,7 @@ class RecordAPI:
         if page_size < 1:
             msg = f"page_size must be >= 1, got {page_size}."
             raise ValueError(msg)
-        st, kd = _statuses(statuses), _kinds(kinds)
+        st, kd = _statuses(statuses), [kinds] if isinstance(kinds, str) else None if kinds is None else list(kinds)
         records = self._pages(namespace, None, page_size)  # filtered here: see ``namespace_rows``
         return (
             r
@@ -376,11 +370,7 @@ class RecordAPI:
             and (at is None or r.is_valid_at(at))
         ]
         view_of = {r.id: r for r in (resolve_at([r for r, _ in hits], at) if at else self._current(namespace, hits))}
-        live = (
-            (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
-            if at is not None
-            else tuple(MemoryStatus(s) for s in wanted or ())
-        )
+        live = tuple(MemoryStatus(s) for s in wanted or ())  # as_of: active and archived
         out = [(view_of[r.id], s) for r, s in hits if r.id in view_of and (not live or view_of[r.id].status in live)]
         return out[:k]
 

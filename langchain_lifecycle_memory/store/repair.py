@@ -1,8 +1,6 @@
 """Write side of "never two current values": serialise writers, check and repair slots.
 
-Threads of one process take a per-namespace lock (:func:`writer_lock`) around plan-then-apply.
-Processes cannot, and Chroma has no compare-and-set, so every write is followed by a check that
-re-reads the slots it touched and stores ``slots.resolve_current``'s chain for any fork, until clean.
+A per-namespace writer lock, then a check that repairs any slot racing writers forked until it reads clean.
 """
 
 from __future__ import annotations

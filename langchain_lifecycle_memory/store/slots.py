@@ -1,9 +1,7 @@
 """Which version of a slot is current: one rule for every reader and for repair (pure).
 
-Racing writers can leave a single-valued slot with several ``active`` records, or a record that two
-others ``supersede``. :func:`resolve_current` turns such a slot into one linear chain ordered by
-:func:`precedence` (``valid_from, created_at, id``); :func:`repairs` stores exactly that view.
-Set-valued slots and pending records take no part.
+:func:`resolve_current` turns a forked single-valued slot into one chain by :func:`precedence`;
+:func:`repairs` stores exactly that view. Set-valued slots and pending records take no part.
 """
 
 from __future__ import annotations
