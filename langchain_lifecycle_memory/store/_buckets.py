@@ -1,17 +1,6 @@
-"""Where a namespace's rows live: shared bucket collections and a registry of namespaces.
+"""Where a namespace's rows live: shared bucket collections and a registry of namespaces and revisions.
 
-Namespaces are hashed into a fixed number of shared collections (``buckets``), so memory
-stays bounded in the number of users (Chroma keeps a few MB resident per collection it has
-touched). Every row carries its namespace in ``_ns`` (``".".join(namespace)``: labels cannot
-hold ``.``) and an id prefixed by the namespace and a NUL (neither labels nor keys hold NUL);
-every read goes through a :class:`Scoped` view that adds ``{"_ns": namespace}`` to its
-``where`` and strips the prefix, so two namespaces never share a row.
-
-A registry collection per generation holds one row per namespace: the dotted prefixes of
-every depth (``p1``, ``p2``...) for prefix searches, and the namespace's *revision*: a token
-that changes with every write, the write sequence number stamped on the rows it wrote
-(``_seq``), and a count of deletions. A reader that holds a namespace's rows up to a
-sequence number reads only the rows written since; a deletion makes it read them all again.
+Rows carry ``_ns`` and ids prefixed ``namespace + NUL``; every read goes through a :class:`Scoped` view.
 """
 
 from __future__ import annotations
@@ -124,9 +113,6 @@ class Buckets:
         digest = hashlib.sha256(tenant(ns).encode("utf-8", "surrogatepass")).digest()
         return f"{self.store.prefix}.g{generation}.b{int.from_bytes(digest[:8], 'big') % self.count:04d}"
 
-    def registry_name(self, generation: int) -> str:
-        return f"{self.store.prefix}.g{generation}.namespaces"
-
     def collection(self, name: str, *, create: bool) -> Any | None:
         """The collection ``name`` (created if asked), cached for the client's epoch."""
         sc = self.store._client
@@ -216,4 +202,4 @@ class Buckets:
 
     def _registry(self, generation: int | None, *, create: bool) -> Any | None:
         gen = self.store.generation if generation is None else generation
-        return self.collection(self.registry_name(gen), create=create)
+        return self.collection(f"{self.store.prefix}.g{gen}.namespaces", create=create)

@@ -1,18 +1,7 @@
 """The Chroma client behind a store: how it opens, what an outage looks like, several processes on one folder.
 
-Chroma's embedded client keeps each collection's vector index in the memory of the process
-that opened it. When another process writes to the same folder, the index this process holds
-no longer matches Chroma's own record table, and a read of vectors fails ("Error finding id")
-or silently misses the new rows. Chroma's supported remedy is to open the client again, which
-reloads the index from disk and its log. So an embedded store keeps two small files of its
-own next to Chroma's:
-
-* ``lifecycle-memory.stamp``: who wrote last. Every write batch rewrites it; before a read,
-  a store that finds another writer's stamp there reopens its client (once per foreign write).
-* ``lifecycle-memory.lock``: writers of every process take it (``flock``) around a write,
-  after syncing, so a writer never persists an index that lacks another process's rows.
-
-A server (``chroma run``) or an in-memory client needs neither: one process holds the data.
+Embedded: writers of every process hold ``lifecycle-memory.lock`` and rewrite ``lifecycle-memory.stamp``;
+a reader that finds another writer's stamp reopens its client (Chroma's remedy for a stale index).
 """
 
 from __future__ import annotations
@@ -22,7 +11,7 @@ import os
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from langchain_lifecycle_memory.errors import StoreUnavailableError
@@ -115,6 +104,14 @@ class StoreClient:
                 raise StoreUnavailableError(msg) from e
             raise
 
+    def batched(self, write: Callable[..., Any], rows: Sequence[tuple[Any, ...]]) -> None:
+        """``write(ids=, embeddings=, metadatas=[, documents=])`` over ``rows`` of those columns, batch by batch."""
+        step = max(1, int(self(self.client.get_max_batch_size)))
+        for s in range(0, len(rows), step):
+            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*rows[s : s + step]))
+            chunk = {k: list(v) for k, v in columns}
+            self(lambda c=chunk: write(**c))
+
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
         """One store operation: synced with other processes first, never cut short by a reopen."""
@@ -160,26 +157,36 @@ class StoreClient:
             with self._gate.exclusive():
                 with contextlib.suppress(Exception):
                     self._client.close()
-                import chromadb
-
-                self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
-                self.epoch += 1
+                self._reopen()
             self._seen = stamp
         return True
+
+    def _reopen(self) -> None:
+        import chromadb
+
+        self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
+        self.epoch += 1
+
+    @contextlib.contextmanager
+    def _folder_lock(self) -> Iterator[None]:
+        import fcntl
+
+        with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """Hold the write lock of every process (embedded folder) and of this process around a write."""
         with self._write_lock:
-            lock_path = self._stamp_path(LOCK_FILE)
-            if lock_path is None:
+            if self.path is None:
                 with self.session():
                     yield
                 return
-            import fcntl
-
-            with open(lock_path, "a+") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with self._folder_lock():
                 try:
                     with self.session():  # synced after the lock: no other process writes now
                         yield
@@ -191,34 +198,22 @@ class StoreClient:
                         f.write(stamp)
                     os.replace(tmp, str(self._stamp_path(STAMP_FILE)))
                     self._seen = stamp
-                    fcntl.flock(lock, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def maintenance(self) -> Iterator[Any]:
-        """Every process's writers held off and this process's calls too; the client reopened after.
-
-        For work another process does on the folder (``chroma vacuum``, a rebuild): yields the
-        folder, and this client reloads what that work left on disk when it ends.
-        """
+        """Hold off every process's writers and this process's calls; yields the folder, reopens the client after."""
         with self._write_lock, self._reopen_lock:
             if self.path is None:
                 yield None
                 return
-            import fcntl
-
-            with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock, self._gate.exclusive():
-                fcntl.flock(lock, fcntl.LOCK_EX)
+            with self._gate.exclusive(), self._folder_lock():
                 try:
                     with contextlib.suppress(Exception):
                         self._client.close()  # the other process's changes are read back on reopen
                     yield self.path
                 finally:
-                    import chromadb
-
-                    self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
-                    self.epoch += 1
+                    self._reopen()
                     self._seen = self._read_stamp()
-                    fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _is_outage(e: BaseException) -> bool:
@@ -245,10 +240,7 @@ def open_client(
     ssl: bool = False,
     headers: dict[str, str] | None = None,
 ) -> StoreClient:
-    """The ``StoreClient`` for a given client, a ``chroma run`` server, or an embedded folder.
-
-    Stores of one process opened on the same folder share one (so one reopen serves them all).
-    """
+    """The ``StoreClient`` for a client, a ``chroma run`` server, or an embedded folder (shared per folder)."""
     import chromadb
 
     if client is not None:

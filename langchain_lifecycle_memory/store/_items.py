@@ -1,14 +1,6 @@
 """The store's reads as LangGraph ``BaseStore`` ops (get, search, list namespaces) and LangGraph TTL.
 
-A mixin of :class:`~langchain_lifecycle_memory.store.chroma_store.ChromaRecordStore`.
-What a tool that knows nothing of lifecycles sees: a memory record that is archived, pending
-or past its deadline is left out of ``search`` (unless the filter asks for a ``status``), and
-an item put in another tool's shape reads back as it was put (``item_value``).
-
-An item indexed by several texts (``IndexConfig(fields=["title", "body"])``, or every element
-of ``messages[*].content``) keeps its first vector on its own row and one extra row per
-further text (``chroma.part_id``); a search ranks items by their best row, as LangGraph's
-``InMemoryStore`` does.
+``search`` hides archived, pending and expired records unless the filter asks for a ``status``.
 """
 
 from __future__ import annotations
@@ -181,17 +173,13 @@ class ItemReads:
         for ns in self._buckets.namespaces():
             if not C.namespace_matches(op.match_conditions, ns):
                 continue
-            if self._omit_expired() and not self._has_live_items(ns, now):
-                continue
+            if self._omit_expired():  # only namespaces with a live item
+                view = self._view(ns)
+                metas = self._client(lambda v=view: v.get(include=["metadatas"]))["metadatas"] if view else []
+                if not any(C.SYS_PART_OF not in m and not C.is_expired(m, now) for m in metas or []):
+                    continue
             found.add(ns[: op.max_depth] if op.max_depth is not None else ns)
         return sorted(found)[op.offset : op.offset + op.limit]
-
-    def _has_live_items(self, ns: tuple[str, ...], now: float) -> bool:
-        view = self._view(ns)
-        if view is None:
-            return False
-        got = self._client(lambda: view.get(include=["metadatas"]))
-        return any(C.SYS_PART_OF not in m and not C.is_expired(m, now) for m in got["metadatas"] or [])
 
     # ------------------------------------------------------------------ LangGraph TTL
     def _refresh(self, view: Scoped, metas: list[dict[str, Any]], refresh: bool | None) -> None:

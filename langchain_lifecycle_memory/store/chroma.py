@@ -1,8 +1,4 @@
-"""Pure helpers of the Chroma store: names, validation, metadata, filters, items.
-
-No I/O here: the store module does the Chroma calls and uses these to build
-requests and turn rows into LangGraph ``Item`` s.
-"""
+"""Pure helpers of the Chroma store (no I/O): names, validation, metadata, filters."""
 
 from __future__ import annotations
 
@@ -42,7 +38,6 @@ FILTERED_FIELDS = frozenset({"status", "kind", "entity", "attribute", "value", "
 """The record fields mirrored as ``v.<field>``: what the record API, repair and retention filter on."""
 TIME_PREFIX = "t."
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
-NO_EXPIRY = 1e18
 
 
 def validate_namespace(namespace: Any, *, allow_empty: bool = False, what: str = "namespace") -> tuple[str, ...]:
@@ -114,13 +109,14 @@ def dumps_value(value: Mapping[str, Any]) -> str:
     return text
 
 
-PART_SEP = "\x00"
-"""Between an item's key and the number of one of its extra vector rows (keys cannot hold NUL)."""
-
-
 def part_id(key: str, n: int) -> str:
     """Id of an item's ``n``-th extra vector row (keys cannot hold NUL, so it never clashes)."""
-    return f"{key}{PART_SEP}{n}"
+    return f"{key}\x00{n}"
+
+
+def part_rows(key: str, vectors: list[list[float]]) -> list[tuple[str, list[float], dict[str, Any]]]:
+    """The extra vector rows of an item with several vectors (the first stays on the item's own row)."""
+    return [(part_id(key, n), v, {SYS_PART_OF: key, SYS_INDEXED: True}) for n, v in enumerate(vectors[1:], 1)]
 
 
 def part_ids(key: str, metadata: Mapping[str, Any] | None) -> list[str]:
@@ -149,13 +145,9 @@ def _iso_seconds(text: str) -> float | None:
 
 
 def flat_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
-    """Mirror the top-level fields that filters use into metadata, so Chroma ``where`` can use them.
+    """Metadata for Chroma ``where``: scalars of ``FILTERED_FIELDS`` as ``v.<field>``, aware ISO times as ``t.<field>``.
 
-    Scalars of ``FILTERED_FIELDS`` as ``v.<field>``; timezone-aware ISO datetimes (any
-    field) as their numeric twin ``t.<field>``, so that range filters (expiry sweeps,
-    point-in-time queries) run inside Chroma. Nothing else: every metadata key is a row
-    Chroma stores, indexes and reads back with each document (a record had 17 keys
-    before, 11 now), while every other filter runs on the document in Python.
+    Nothing else (each key costs Chroma storage and reads); other filters run in Python.
     """
     flat: dict[str, Any] = {}
     for k, v in value.items():
@@ -186,11 +178,7 @@ def namespace_matches(conditions: tuple[MatchCondition, ...] | None, namespace: 
 
 
 def has_prefix(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    """Whether ``namespace`` starts with ``prefix``, label for label and literally (``*`` is a label, not a pattern).
-
-    Search, purge, export and sweep take a prefix that usually holds a user's label, so it
-    must never match another tenant; only ``list_namespaces`` match conditions have wildcards.
-    """
+    """Whether ``namespace`` starts with ``prefix``, label for label and literally (``*`` is a label, not a pattern)."""
     return tuple(namespace[: len(prefix)]) == tuple(prefix)
 
 
@@ -247,12 +235,3 @@ def is_expired(metadata: Mapping[str, Any], now: float) -> bool:
     """TTL deadline passed."""
     exp = metadata.get(SYS_EXPIRES)
     return exp is not None and float(exp) <= now
-
-
-def where_and(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Chroma's ``where`` takes one top-level key: wrap several in ``$and``."""
-    if not clauses:
-        return None
-    if len(clauses) == 1:
-        return clauses[0]
-    return {"$and": clauses}

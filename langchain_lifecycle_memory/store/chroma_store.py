@@ -1,17 +1,6 @@
-"""``ChromaRecordStore``: a LangGraph ``BaseStore`` over Chroma, plus the record API.
+"""``ChromaRecordStore``: a LangGraph ``BaseStore`` over ``chromadb`` (exact ids, merging upserts), plus records.
 
-Why ``chromadb`` directly rather than ``langchain_chroma.Chroma``: a LangGraph store needs
-exact ids, upserts that merge metadata, ``get`` by id, metadata-only filters and
-per-collection configuration; ``Chroma`` the vector store wraps these with a document API
-that hides them. ``langchain-chroma`` stays the baseline in the benchmarks.
-
-Layout (``_buckets``): namespaces are hashed into shared bucket collections and listed in a
-registry; a small ``<prefix>.meta`` collection holds the embedding fingerprint and the
-current *generation*. A reindex writes a new generation and switches by updating that one
-record, so an interrupted reindex leaves the old generation in use.
-
-The public :class:`~langchain_lifecycle_memory.ChromaMemoryStore` adds, on top of this one,
-the lifecycle for items other tools put (``graph.store``).
+``<prefix>.meta`` holds the embedding fingerprint and the current *generation* (switched by a reindex).
 """
 
 from __future__ import annotations
@@ -46,7 +35,11 @@ from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._buckets import ABSENT, Buckets, Scoped
 from langchain_lifecycle_memory.store._client import StoreClient, open_client
 from langchain_lifecycle_memory.store._items import ItemReads
-from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings, embedding_fingerprint
+from langchain_lifecycle_memory.store.embeddings import (
+    UniversalSentenceEncoderEmbeddings,
+    embed_texts,
+    embedding_fingerprint,
+)
 from langchain_lifecycle_memory.store.records import RecordAPI
 
 __all__ = ["ChromaRecordStore"]
@@ -61,19 +54,14 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
     """A LangGraph store backed by Chroma, aware of memory-record lifecycles.
 
     Args:
-        persist_directory: Folder of an embedded ``PersistentClient`` (the default; falls
-            back to ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``). Several processes
-            may share it (see ``_client``).
-        client: Any chromadb client (ephemeral, persistent, HTTP, cloud). Wins over the rest.
-        host: Chroma server host (``chroma run``); with ``port``, ``ssl`` and ``headers``.
+        persist_directory: Embedded folder (default ``$LIFECYCLE_MEMORY_PATH`` or ``./.lifecycle_memory``).
+        client: Any chromadb client; wins over the rest.
+        host: A ``chroma run`` server's host (with ``port``, ``ssl``, ``headers``).
         embeddings: Any LangChain ``Embeddings``; default: offline USE multilingual.
-        collection_prefix: Prefix of every collection this store owns (3+ chars of
-            ``[a-zA-Z0-9_-]``); two stores with different prefixes are independent.
-        index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables
-            semantic search. ``embed`` in it overrides ``embeddings``.
+        collection_prefix: Prefix of every collection this store owns (3+ chars of ``[a-zA-Z0-9_-]``).
+        index: LangGraph ``IndexConfig`` (``fields`` default ``["$"]``); ``False`` disables semantic search.
         ttl: LangGraph ``TTLConfig`` (minutes).
-        verify_fingerprint: Raise ``EmbeddingMismatchError`` when the collections were
-            written with another embedder (set ``False`` only to run a reindex).
+        verify_fingerprint: Raise ``EmbeddingMismatchError`` if another embedder wrote the collections.
         buckets: Shared collections namespaces are hashed into (a new store records it).
     """
 
@@ -177,15 +165,6 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             texts.extend(t for t in get_text_at_path(value, tokenize_path(field) if field != "$" else "$") if t)
         return texts
 
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        if not texts:
-            return []
-        vectors = self.embeddings.embed_documents(texts)
-        if len(vectors) != len(texts) or any(len(v) != self.dims for v in vectors):
-            msg = f"The embedder returned vectors of the wrong size (expected {len(texts)} x {self.dims})."
-            raise ValueError(msg)
-        return [list(map(float, v)) for v in vectors]
-
     # ------------------------------------------------------------------ batch
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Execute ops: all are validated first, then puts, then reads in input order."""
@@ -257,7 +236,7 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             fields = self.index_fields if op.index is None else (op.index or [])
             if op.value is not None and self.index_enabled and fields:
                 texts[op.key] = self._index_texts(dict(op.value), fields)
-        flat = self._embed([t for item in texts.values() for t in item])
+        flat = embed_texts(self.embeddings, [t for item in texts.values() for t in item], self.dims)
         out: dict[str, list[list[float]]] = {}
         for key, item in texts.items():
             if item:
@@ -283,26 +262,9 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             sc(lambda: view.delete(ids=doomed + [p for k in doomed for p in C.part_ids(k, old[k])]))
         upserts = [op for op in group if op.value is not None]
         rows = [self._row(op, old.get(op.key) or {}, vectors.get(op.key), before.seq + 1, records) for op in upserts]
-        stale = [p for op, row in zip(upserts, rows) for p in C.part_ids(op.key, old.get(op.key))[row[4] :]]
-        step = max(1, int(sc(sc.client.get_max_batch_size)))
-        parts = [part for row in rows for part in row[3]]
-        for s in range(0, len(rows), step):
-            chunk = rows[s : s + step]
-            sc(
-                lambda chunk=chunk, ops=upserts[s : s + step]: view.upsert(
-                    ids=[r[0] for r in chunk],
-                    embeddings=[r[1] for r in chunk],
-                    metadatas=[r[2] for r in chunk],
-                    documents=[C.dumps_value(dict(op.value or {})) for op in ops],
-                )
-            )
-        for s in range(0, len(parts), step):
-            chunk = parts[s : s + step]
-            sc(
-                lambda chunk=chunk: view.upsert(
-                    ids=[p[0] for p in chunk], embeddings=[p[1] for p in chunk], metadatas=[p[2] for p in chunk]
-                )
-            )
+        stale = [p for op, row in zip(upserts, rows) for p in C.part_ids(op.key, old.get(op.key))[len(row[3]) :]]
+        sc.batched(view.upsert, [(*row[:3], C.dumps_value(dict(op.value or {}))) for op, row in zip(upserts, rows)])
+        sc.batched(view.upsert, [part for row in rows for part in row[3]])
         if stale:
             sc(lambda: view.delete(ids=stale))
         if doomed or any(_text_changed(texts.get(op.key), op.value) for op in upserts):
@@ -322,8 +284,8 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
 
     def _row(
         self, op: PutOp, previous: dict[str, Any], vecs: list[list[float]] | None, seq: int, record: bool
-    ) -> tuple[str, list[float], dict[str, Any], list[tuple[str, list[float], dict[str, Any]]], int]:
-        """``(key, vector, metadata, extra vector rows, number of extra rows)`` of one upsert."""
+    ) -> tuple[str, list[float], dict[str, Any], list[tuple[str, list[float], dict[str, Any]]]]:
+        """``(key, vector, metadata, extra vector rows)`` of one upsert."""
         now = time.time()
         meta: dict[str, Any] = {
             C.SYS_KEY: op.key,
@@ -342,23 +304,17 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         for gone in set(previous) - set(meta) - {C.SYS_NS}:
             meta[gone] = None  # Chroma merges metadata on upsert
         vecs = vecs or [[1.0] + [0.0] * (self.dims - 1)]
-        parts = [
-            (C.part_id(op.key, n), v, {C.SYS_PART_OF: op.key, C.SYS_INDEXED: True}) for n, v in enumerate(vecs[1:], 1)
-        ]
+        parts = C.part_rows(op.key, vecs)
         if parts:
             meta[C.SYS_PARTS] = len(parts)
-        return op.key, vecs[0], meta, parts, len(parts)
+        return op.key, vecs[0], meta, parts
 
     def _after_write(self, ns: tuple[str, ...], keys: list[str]) -> None:
         """Hook for subclasses, after a namespace's rows were written."""
 
     # ------------------------------------------------------------------ maintenance
     def reindex(self, new_embeddings: Embeddings, **kwargs: Any) -> Any:
-        """Re-embed everything with ``new_embeddings`` and switch atomically (version drift).
-
-        See :func:`langchain_lifecycle_memory.store.maintenance.reindex`; an interrupted reindex
-        leaves the current generation in use.
-        """
+        """Re-embed everything with ``new_embeddings`` and switch atomically (see ``maintenance.reindex``)."""
         from langchain_lifecycle_memory.store.maintenance import reindex
 
         return reindex(self, new_embeddings, **kwargs)

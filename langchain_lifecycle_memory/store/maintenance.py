@@ -1,11 +1,6 @@
-"""Store maintenance behind ``lifecycle``: compaction and reindex, through Chroma's public API.
+"""Store maintenance through Chroma's public API: :func:`compact` (rebuild + ``chroma vacuum``) and :func:`reindex`.
 
-* :func:`compact` rebuilds every collection of an embedded store from its live rows, in a fresh
-  process, then runs ``chroma vacuum`` (Chroma's own command), which prunes Chroma's write-ahead
-  log and rewrites its SQLite file: deleted and edited text leaves no copy in the folder.
-* :func:`reindex` re-embeds everything into the next *generation* of collections and
-  switches by one update of the ``<prefix>.meta`` collection, so an interrupted reindex
-  leaves the old generation in use.
+A reindex writes the next *generation* of collections and switches with one update of ``<prefix>.meta``.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from pydantic import BaseModel
 from langchain_lifecycle_memory.errors import ReindexError
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._buckets import Buckets
-from langchain_lifecycle_memory.store.embeddings import embedding_fingerprint
+from langchain_lifecycle_memory.store.embeddings import embed_texts, embedding_fingerprint
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
@@ -74,15 +69,10 @@ def _chroma_command() -> list[str]:
 
 
 def compact(store: ChromaRecordStore, *, timeout: float = 600.0) -> CompactReport:
-    """Make deleted and edited text unrecoverable from an embedded Chroma directory.
+    """Make deleted and edited text unrecoverable from an embedded Chroma directory (costly: for purges, redactions).
 
-    Every collection of the store is rebuilt, in a fresh process, from the rows it holds now:
-    Chroma's vector index files keep the slots of deleted rows and can hold memory the writing
-    process had used before (any text it handled, another tenant's too), while a rebuilt one holds
-    only what is live, and the old collection's log goes with it. Then ``chroma vacuum`` prunes
-    Chroma's log and rewrites its SQLite file. The cost grows with the store's size: it is meant
-    for a purge or a redaction, not for every write. In-memory clients have
-    nothing on disk; a Chroma server compacts its own files (the operator's job).
+    Every collection is rebuilt from its live rows in a fresh process (old index files can hold
+    deleted text), then ``chroma vacuum`` prunes the log and rewrites the SQLite file.
     """
     if store.persist_directory is None:
         return CompactReport(
@@ -155,15 +145,12 @@ for name in json.loads(sys.argv[2]):
 """Run in a fresh process: its memory never held the deleted text, so the new index files cannot either."""
 
 
-def _drop_generation(store: ChromaRecordStore, generation: int) -> int:
-    start = f"{store.prefix}.g{generation}."
-    sc, dropped = store._client, 0
+def _drop_generation(store: ChromaRecordStore, generation: int) -> None:
+    sc = store._client
     for col in sc(sc.client.list_collections):
-        if col.name.startswith(start):
+        if col.name.startswith(f"{store.prefix}.g{generation}."):
             sc(lambda name=col.name: sc.client.delete_collection(name))
-            dropped += 1
     store._buckets.forget()
-    return dropped
 
 
 def _copy_namespace(
@@ -180,11 +167,7 @@ def _copy_namespace(
     ]
     fields = [json.loads(m.get(C.SYS_FIELDS) or "[]") if store.index_enabled else [] for _, _, m in rows]
     texts = [store._index_texts(json.loads(d), f) if f else [] for (_, d, _), f in zip(rows, fields)]
-    flat = [t for item in texts for t in item]
-    vectors = [list(map(float, v)) for v in embeddings.embed_documents(flat)] if flat else []
-    if len(vectors) != len(flat) or any(len(v) != dims for v in vectors):
-        msg = f"The new embedder returned vectors of the wrong size (expected {len(flat)} x {dims})."
-        raise ReindexError(msg)
+    vectors = embed_texts(embeddings, [t for item in texts for t in item], dims, "The new embedder", ReindexError)
     main: list[tuple[Any, ...]] = []  # (id, vector, metadata, document)
     extra: list[tuple[Any, ...]] = []  # (id, vector, metadata): an item's further texts, no document
     for (key, document, meta), item in zip(rows, texts):
@@ -192,25 +175,17 @@ def _copy_namespace(
         meta[C.SYS_INDEXED] = bool(mine)
         meta[C.SYS_PARTS] = len(mine) - 1 if len(mine) > 1 else None
         main.append((key, mine[0] if mine else [1.0] + [0.0] * (dims - 1), meta, document))
-        for n, v in enumerate(mine[1:], 1):
-            extra.append((C.part_id(key, n), v, {C.SYS_PART_OF: key, C.SYS_INDEXED: True}))
-    step = max(1, int(sc(sc.client.get_max_batch_size)))
+        extra.extend(C.part_rows(key, mine))
     for batch in (main, extra):
-        for start in range(0, len(batch), step):
-            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*batch[start : start + step]))
-            chunk = {k: list(v) for k, v in columns}
-            sc(lambda c=chunk: new.upsert(**c))
+        sc.batched(new.upsert, batch)
     target.record_write(ns, store._buckets.revision(ns), deleted=True, generation=generation)
     return len(rows), sum(1 for item in texts if item)
 
 
 def reindex(store: ChromaRecordStore, new_embeddings: Embeddings, *, progress: bool = True) -> ReindexReport:
-    """Re-embed every item into generation ``g+1`` and switch to it atomically.
+    """Re-embed every item into generation ``g+1`` and switch to it in one update of ``<prefix>.meta``.
 
-    The switch is one metadata update of the ``<prefix>.meta`` collection (generation and
-    fingerprint together); before it, readers keep using generation ``g``. On any error the
-    new generation is dropped and :class:`ReindexError` is raised. Writers wait meanwhile
-    (the store's write lock, across processes on an embedded folder).
+    Writers wait meanwhile; on any error the new generation is dropped and :class:`ReindexError` raised.
     """
     sc = store._client
     old_generation, new_generation = store.generation, store.generation + 1

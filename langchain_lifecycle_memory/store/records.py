@@ -1,10 +1,7 @@
 """The lifecycle-aware record API of the store (a mixin of ``ChromaRecordStore``).
 
-Records are ordinary LangGraph items (key = record id, value = ``record.to_value()``,
-indexed on ``content``), so a graph that uses the plain ``BaseStore`` API sees them too.
-This layer adds what LangGraph filters can't say: active-only by default, point-in-time
-(``as_of``) validity, record-level expiry, slot history, and a namespace's rows for the
-retriever's snapshot (whole, or the rows written since a revision).
+Records are ordinary LangGraph items (value = ``record.to_value()``, indexed on ``content``); this
+layer adds active-only reads, ``as_of`` validity, expiry, slot history and the snapshot rows.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from pydantic import ValidationError
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._buckets import ABSENT, Revision
+from langchain_lifecycle_memory.store.repair import slot_where
 from langchain_lifecycle_memory.store.slots import resolve_at, resolve_current, slot_key
 
 if TYPE_CHECKING:
@@ -71,12 +69,6 @@ def _statuses(statuses: StatusArg) -> list[str] | None:
     return [MemoryStatus(s).value for s in statuses]
 
 
-def _kinds(kinds: str | Iterable[str] | None) -> list[str] | None:
-    if kinds is None:
-        return None
-    return [kinds] if isinstance(kinds, str) else list(kinds)
-
-
 def _expired_view(record: MemoryRecord, now: datetime) -> MemoryRecord:
     """A live record past its deadline, as a sweep would store it: archived, true until the deadline."""
     if record.status is MemoryStatus.ARCHIVED or record.expires_at is None or record.expires_at > now:
@@ -114,8 +106,7 @@ class RecordAPI:
             ...
 
     snapshot_dir: str | None = None
-    """Folder for the retriever's snapshot files; default: next to an embedded store's database,
-    none for other clients (set a local folder to opt in)."""
+    """Folder for the retriever's snapshot files; default: next to an embedded store's database, else none."""
 
     # ------------------------------------------------------------------ files the read side keeps
     def snapshot_path(self, namespace: tuple[str, ...], generation: int | None = None) -> str | None:
@@ -197,12 +188,9 @@ class RecordAPI:
 
     @synced
     def namespace_rows(self, namespace: tuple[str, ...], since: int | None = None) -> NamespaceRows:
-        """The namespace's rows with their vectors (only those written at or after ``since``).
+        """The namespace's rows (plain items too) with their vectors, only those written at or after ``since``.
 
-        Plain LangGraph items come too: their documents do not parse as records, which is how a
-        reader tells them apart (``read.snapshot.parse_row``). A filter on the namespace alone is
-        quick in Chroma, while any second clause costs a scan of every row of the collection that it
-        matches, so no record filter is asked of Chroma here.
+        No record filter is asked of Chroma: a second ``where`` clause scans the whole bucket.
         """
         ns = C.validate_namespace(namespace)
         revision = self.revision(ns)
@@ -243,11 +231,8 @@ class RecordAPI:
     ) -> list[MemoryRecord]:
         """Records of exactly ``namespace`` (all statuses by default), oldest first, as readers see them.
 
-        A single-valued slot shows one current value even while a write is half done or
-        after two writers raced (``slots.resolve_current``), and a record past its deadline at
-        ``now`` (default: the current time) reads as archived on that date, as a sweep will store
-        it: list, stats and search agree on what is live. ``resolve=False`` returns the records
-        exactly as stored (for repair and diagnostics).
+        Slots resolve to one current value and records past their deadline at ``now`` read as
+        archived; ``resolve=False`` returns the records exactly as stored.
         """
         wanted = _statuses(statuses)
         st = wanted
@@ -277,7 +262,7 @@ class RecordAPI:
         if page_size < 1:
             msg = f"page_size must be >= 1, got {page_size}."
             raise ValueError(msg)
-        st, kd = _statuses(statuses), _kinds(kinds)
+        st, kd = _statuses(statuses), [kinds] if isinstance(kinds, str) else None if kinds is None else list(kinds)
         records = self._pages(namespace, None, page_size)  # filtered here: see ``namespace_rows``
         return (
             r
@@ -306,20 +291,19 @@ class RecordAPI:
 
     @synced
     def slot_catalogue(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
-        """The live slots of ``namespace`` from the mirrored fields alone (no record is parsed).
+        """One dict per active/pending slot record of ``namespace`` (entity, attribute, value, cardinality, status).
 
-        One row per active/pending slot record: ``entity``, ``attribute``, ``value``,
-        ``cardinality``, ``status``.
+        Read from the mirrored fields alone: no record is parsed.
         """
         view = self._view(C.validate_namespace(namespace))
         if view is None:
             return []
-        where = C.where_and(
-            [
+        where = {
+            "$and": [
                 {C.FLAT_PREFIX + "cardinality": {"$in": ["single", "set"]}},
                 {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}},
             ]
-        )
+        }
         got = self._client(lambda: view.get(where=where, include=["metadatas"]))
         fields = ("entity", "attribute", "value", "cardinality", "status")
         rows = [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
@@ -359,9 +343,7 @@ class RecordAPI:
     ) -> list[tuple[MemoryRecord, float]]:
         """Dense search in ``namespace`` alone: ``(record, cosine similarity)`` best first.
 
-        By default only ``active``, unexpired records. ``as_of=t`` answers "what was true at
-        t": active or archived records with ``valid_from <= t < valid_to``. A slot's
-        outranked version is never returned beside its current one.
+        Default: active, unexpired records; ``as_of=t``: records valid at ``t``. One version per slot.
         """
         namespace = C.validate_namespace(namespace)
         if query is None and embedding is None:
@@ -388,11 +370,7 @@ class RecordAPI:
             and (at is None or r.is_valid_at(at))
         ]
         view_of = {r.id: r for r in (resolve_at([r for r, _ in hits], at) if at else self._current(namespace, hits))}
-        live = (
-            (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
-            if at is not None
-            else tuple(MemoryStatus(s) for s in wanted or ())
-        )
+        live = tuple(MemoryStatus(s) for s in wanted or ())  # as_of: active and archived
         out = [(view_of[r.id], s) for r, s in hits if r.id in view_of and (not live or view_of[r.id].status in live)]
         return out[:k]
 
@@ -401,8 +379,7 @@ class RecordAPI:
         slots = sorted({key[1:] for r, _ in hits if (key := slot_key(r)) is not None})
         if not slots:
             return [r for r, _ in hits]
-        clauses = [{"$and": [{C.FLAT_PREFIX + "entity": e}, {C.FLAT_PREFIX + "attribute": a}]} for e, a in slots]
-        where = {"$and": [clauses[0] if len(clauses) == 1 else {"$or": clauses}, {C.FLAT_PREFIX + "status": "active"}]}
+        where = {"$and": [slot_where(slots), {C.FLAT_PREFIX + "status": "active"}]}
         versions = {r.id: r for r in self.find_records(namespace, where)}
         versions.update({r.id: r for r, _ in hits if r.id not in versions})
         return resolve_current(list(versions.values()))

@@ -1,20 +1,6 @@
 """Write side of "never two current values": serialise writers, check and repair slots.
 
-* **Threads** (and async tasks, whose writes run in threads) of one process take a
-  per-namespace lock around plan-then-apply: two updates of the same namespace never
-  plan from the same state. The lock is shared by every ``ChromaMemoryStore`` of the
-  process that opens the same database (same folder, same server, or the in-process
-  ephemeral system) with the same collection prefix.
-* **Processes** (several workers on a ``chroma run`` server, or a CLI beside an app) can
-  not share that lock, and Chroma has no compare-and-set. So every write is followed by a
-  check: it re-reads the heads of the slots it touched (their active records, and the
-  records that claim to supersede what it archived) and, if two writers forked a slot,
-  stores the linear chain of ``slots.resolve_current`` (older active archived,
-  ``superseded_by``/``valid_to`` set, nothing deleted), then reads again until a read
-  finds the slots clean. The writer whose check comes last has seen every write,
-  repairs included, so when all writers are done no slot is left forked.
-
-Readers never wait for any of this: they resolve the same view on the fly.
+A per-namespace writer lock, then a check that repairs any slot racing writers forked until it reads clean.
 """
 
 from __future__ import annotations
@@ -76,10 +62,6 @@ def slot_where(slots: Iterable[tuple[str, str]]) -> dict[str, Any] | None:
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
-def _read(store: Any, namespace: tuple[str, ...], where: dict[str, Any] | None) -> list[MemoryRecord]:
-    return list(store.find_records(namespace, where))
-
-
 def _store_fixes(store: Any, records: list[MemoryRecord], at: datetime) -> list[MemoryRecord]:
     fixes = repairs(records, at=at)
     if fixes:
@@ -95,11 +77,7 @@ def check_slots(
     parents: Iterable[str] = (),
     at: datetime | None = None,
 ) -> list[MemoryRecord]:
-    """After a write to ``slots``: repair any fork, until a read finds them clean.
-
-    ``parents`` are the ids the write archived or superseded (a fork shows as two records
-    claiming one of them). Returns the records it rewrote.
-    """
+    """After a write to ``slots`` (superseding ``parents``): repair forks until clean; returns the rewrites."""
     if not hasattr(store, "find_records"):
         return []
     by_slot = slot_where(slots)
@@ -113,10 +91,10 @@ def check_slots(
         if watched:
             head.append({C.FLAT_PREFIX + "supersedes": {"$in": sorted(watched)}})
         where = {"$and": [by_slot, head[0] if len(head) == 1 else {"$or": head}]}
-        out_of_line = repairs(_read(store, ns, where), at=utcnow())
+        out_of_line = repairs(store.find_records(ns, where), at=utcnow())
         if not out_of_line:
             return fixed
-        full = _read(store, ns, slot_where(r.slot for r in out_of_line if r.slot is not None))
+        full = store.find_records(ns, slot_where(r.slot for r in out_of_line if r.slot is not None))
         new = _store_fixes(store, full, ensure_aware(at) or utcnow())
         fixed.extend(new)
         watched |= {r.id for r in full}
@@ -139,7 +117,7 @@ def repair_namespace(
         where = slot_where(slots)
         if where is None:
             return []
-    records = _read(store, ns, where)
+    records = store.find_records(ns, where)
     when = ensure_aware(at) or utcnow()
     if dry_run:
         return repairs(records, at=when)
@@ -148,10 +126,7 @@ def repair_namespace(
 
 
 def doubled_slots(store: Any, namespace: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Slots with more than one active record (metadata only: the cheap check of ``sweep``).
-
-    Set-valued slots show up here too; :func:`repair_namespace` leaves them as they are.
-    """
+    """Slots with more than one active record, set-valued ones included (metadata only: ``sweep``'s cheap check)."""
     seen: dict[tuple[str, str], int] = {}
     for row in store.slot_catalogue(tuple(namespace)):
         if row["status"] == MemoryStatus.ACTIVE.value:

@@ -1,14 +1,4 @@
-"""Retention: how long each kind of memory lives, and what a sweep should do. Pure, no I/O.
-
-The policy answers two questions; the lifecycle stage applies the answers to the store.
-
-1. *When does a new record expire?* :meth:`RetentionPolicy.expires_at_for`: an explicit
-   deadline wins, then the extraction's ``ttl_days`` hint ("this week" -> 7), then the
-   default for the record's ``kind``.
-2. *What should a sweep at ``now`` do?* :meth:`RetentionPolicy.sweep_plan`: archive active or
-   pending records whose deadline has passed, hard-delete archived records kept longer than
-   :attr:`RetentionPolicy.archived_retention`.
-"""
+"""Retention (pure, no I/O): when a new record expires, and what a sweep at ``now`` archives or deletes."""
 
 from __future__ import annotations
 
@@ -30,12 +20,7 @@ DEFAULT_TTLS: dict[str, timedelta | None] = {
     "episode": timedelta(days=30),
     "sensitive": timedelta(days=30),
 }
-"""Default lifetime per built-in kind; ``None`` means the record never expires by age.
-
-As the seed article asks: a statement with no time limit (a preference, a profile fact, a
-fact) stays until it is superseded or forgotten; what is transient by kind (an event, a raw
-conversation turn, sensitive data) expires. A statement made as temporary ("this week", "for
-now", "今天") expires by its own hint (``ttl_days``) whatever its kind."""
+"""Default lifetime per built-in kind (``None``: never by age); a ``ttl_days`` hint overrides any kind."""
 
 _TIMEDELTA: TypeAdapter[timedelta] = TypeAdapter(timedelta)
 
@@ -96,10 +81,7 @@ class SweepPlan(BaseModel):
 
 
 class RetentionPolicy(BaseModel):
-    """How long memories live, per ``kind``.
-
-    ``ttl`` entries you pass override :data:`DEFAULT_TTLS` (numbers are days; ``None``
-    means never expire); kinds not listed fall back to :attr:`default_ttl`.
+    """How long memories live, per ``kind``: ``ttl`` overrides :data:`DEFAULT_TTLS` (numbers are days).
 
     Example:
         >>> from datetime import datetime, timezone
@@ -122,10 +104,7 @@ class RetentionPolicy(BaseModel):
     archived_retention: timedelta | None = timedelta(days=365)
     """How long archived records (history) are kept before a sweep hard-deletes them; ``None``: forever."""
     stamp_missing: bool = True
-    """In :meth:`sweep_plan`, give records without ``expires_at`` their kind's default deadline.
-
-    Keeps records written before a policy existed (or by hand) from living forever.
-    """
+    """In :meth:`sweep_plan`, give records without ``expires_at`` their kind's default deadline."""
 
     @field_validator("ttl", mode="before")
     @classmethod
@@ -160,16 +139,7 @@ class RetentionPolicy(BaseModel):
         ttl_days: float | None = None,
         explicit: datetime | None = None,
     ) -> datetime | None:
-        """The TTL deadline of a new record, or ``None`` if it never expires.
-
-        Args:
-            kind: The record's kind (``preference``, ``event``...).
-            valid_from: When the fact became true; the lifetime counts from here. Naive
-                datetimes are taken as UTC.
-            ttl_days: The extraction's lifetime hint (e.g. 7 for "this week"); beats the
-                kind's default, even a ``None`` (never) default.
-            explicit: A deadline set by the caller; wins over everything.
-        """
+        """A new record's deadline (``None``: never): ``explicit``, else ``valid_from`` + ``ttl_days`` or kind TTL."""
         if explicit is not None:
             return ensure_aware(explicit)
         start = ensure_aware(valid_from)
@@ -198,22 +168,13 @@ class RetentionPolicy(BaseModel):
         return record if deadline is None else record.model_copy(update={"expires_at": deadline})
 
     def archived_since(self, record: MemoryRecord) -> datetime:
-        """When an archived record left the active set: the later of ``valid_to`` and ``updated_at``.
-
-        The later of the two, so history is never purged early when a fact was back-dated
-        (``valid_to`` in the past) or archived long after it was superseded.
-        """
+        """When an archived record left the active set: the later of ``valid_to`` and ``updated_at``."""
         if record.valid_to is None:
             return record.updated_at
         return max(record.valid_to, record.updated_at)
 
     def sweep_plan(self, records: Iterable[MemoryRecord], now: datetime) -> SweepPlan:
-        """Decide what a sweep at ``now`` does, without changing anything.
-
-        Active and pending records whose deadline is ``<= now`` go to ``archive``; archived
-        records archived for at least :attr:`archived_retention` go to ``delete``. Input
-        order is kept.
-        """
+        """What a sweep at ``now`` does: archive live records past their deadline, delete old archived ones."""
         at = ensure_aware(now)
         if at is None:
             msg = "`now` is required; pass the sweep time (e.g. schema.utcnow())."

@@ -1,26 +1,7 @@
 """Which version of a slot is current: one rule for every reader and for repair (pure).
 
-Writers go new-record-first, archive-second, and two writers (threads, processes) can
-plan from the same state, so the store may hold, for a while or after a crash, a
-single-valued slot with several ``active`` records, or an old record that two new ones
-both ``supersede`` (a fork). Readers never show that: they read the store through
-:func:`resolve_current`, which turns such a slot into one linear chain —
-
-* **current value**: of the slot's ``active`` records the one with the highest
-  :func:`precedence` stays active; each other one reads as ``archived``, superseded by
-  the next active one, ``valid_to`` = that one's ``valid_from``;
-* **forks**: records claiming to supersede the same record are chained in precedence
-  order (the first keeps the link, each later one supersedes the one before it), and a
-  version names as its successor the one record that claims to supersede it.
-
-The write side repairs by storing exactly this view (:func:`repairs`), so what readers
-see before and after a repair is the same. Set-valued slots (``cardinality == "set"``)
-legitimately hold one active record per value and are left alone; pending records are
-never current and take no part.
-
-Precedence is ``(valid_from, created_at, id)``: the newest world time wins, then the
-newest write, then the id. ``updated_at`` is deliberately not part of it: a refresh or a
-repair touches it, and the order must not change because a record was repaired.
+:func:`resolve_current` turns a forked single-valued slot into one chain by :func:`precedence`;
+:func:`repairs` stores exactly that view. Set-valued slots and pending records take no part.
 """
 
 from __future__ import annotations
@@ -51,11 +32,7 @@ SlotKey = tuple[tuple[str, ...], str, str]
 
 
 def cardinality(record: Any) -> str:
-    """``"set"`` for a set-valued slot, else ``"single"`` (the default when unset).
-
-    Reads the record's ``cardinality`` field and ``metadata["cardinality"]`` (records and
-    the mappings of documents/items alike); either one saying ``"set"`` makes it a set.
-    """
+    """``"set"`` if the ``cardinality`` field or ``metadata["cardinality"]`` says so, else ``"single"``."""
     if isinstance(record, MemoryRecord):  # its fields live in __dict__ (a missing one via getattr is slow)
         field, meta = record.__dict__.get("cardinality"), record.metadata
     elif isinstance(record, Mapping):
@@ -156,10 +133,7 @@ class _Chain:
 
 
 def resolve_current(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
-    """The records as readers must see them: at most one current value per single-valued slot.
-
-    Same length and order as ``records``; a record that needs no change is returned as is.
-    """
+    """The records as readers see them (same order; unchanged ones as is): one current value per single-valued slot."""
     out = list(records)
     for positions in out_of_line_groups(out):
         fixed = _Chain([out[i] for i in positions]).linearize()
@@ -169,10 +143,7 @@ def resolve_current(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:
 
 
 def repairs(records: Iterable[MemoryRecord], *, at: datetime) -> list[MemoryRecord]:
-    """The records whose stored form differs from :func:`resolve_current`'s view, to write back.
-
-    ``updated_at`` of a repaired record is ``at`` (the repair is a write).
-    """
+    """The records whose stored form differs from :func:`resolve_current`'s view, with ``updated_at`` = ``at``."""
     stored = list(records)
     return [
         view.model_copy(update={"updated_at": max(at, view.updated_at)})

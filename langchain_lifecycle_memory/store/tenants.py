@@ -1,13 +1,7 @@
 """The one user id ↔ namespace label codec, used by every entry point.
 
-A user id becomes one namespace label by percent-escaping the few characters a label
-cannot hold: ``%`` → ``%25`` (the escape character itself), ``.`` → ``%2E`` (LangGraph
-joins labels with dots) and NUL → ``%00``. Every other character, ``*`` and ``?``
-included, is kept as is: labels are always compared literally, never as patterns, so a
-user called ``*`` is one user. The codec is reversible and injective (two different ids
-never share a label), and ids that were valid before this module keep their label, so
-existing stores read unchanged. "All users" is never spelt as an id: operators ask for
-it with :func:`all_users_prefix` (``--all-users`` on the command line).
+``%``, ``.`` and NUL are percent-escaped; everything else (``*`` included) is kept, since labels
+are compared literally. The codec is reversible and injective; "all users" is :func:`all_users_prefix`.
 """
 
 from __future__ import annotations
