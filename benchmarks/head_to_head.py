@@ -407,6 +407,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--shim", action="store_true", help="also run langmem+shim")
     parser.add_argument("--json", dest="json_out", help="write the full report here")
     parser.add_argument("--model", default="local", help="model name sent to the endpoint")
+    parser.add_argument("--ids", help="comma-separated scenario ids: run only these (default: every scenario)")
     return parser.parse_args(argv)
 
 
@@ -427,9 +428,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             model_name=args.model,
         )
         os.environ.setdefault("MEM0_DIR", str(Path(tmp) / "mem0-home"))
-        report = run(load_scenarios(args.file), systems, ctx)
+        scenarios = load_scenarios(args.file)
+        if args.ids:
+            wanted = {i.strip() for i in args.ids.split(",") if i.strip()}
+            if missing := wanted - {s["id"] for s in scenarios}:
+                raise SystemExit(f"--ids: no scenario {sorted(missing)} in {args.file}")
+            scenarios = [s for s in scenarios if s["id"] in wanted]
+        report = run(scenarios, systems, ctx)
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()}
     stamp = {"model": args.model, "base_url": args.base_url, "versions": versions(), "machine": machine}
+    command = f"python benchmarks/head_to_head.py {args.file} --base-url URL --systems {args.systems}"
+    command += f" --ids {args.ids}" if args.ids else ""
+    stamp |= {"command": command, "scenarios": len(scenarios)}
     report = {**stamp, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **report}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")

@@ -145,7 +145,7 @@ def head_to_head(data: dict[str, Any]) -> str:
             f"{provenance(data)} · model: `{data.get('model')}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama.cpp's "
             "OpenAI-compatible server)",
             "",
-            f"Versions: {versions}.",
+            f"Scenarios run: {data.get('scenarios', 'all')} (the ids are in the command). Versions: {versions}.",
             "",
             table(("system", "memory", "answer", "errors", "LLM calls", "seconds"), rows),
         ]
@@ -219,10 +219,7 @@ def head_to_head_result() -> dict[str, Any] | None:
     merged["systems"] = dict(
         sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
     )
-    merged["command"] = (
-        "python benchmarks/head_to_head.py benchmarks/scenarios/head_to_head.jsonl --base-url URL"
-        " --systems NAME (one run per system)"
-    )
+    merged["command"] = "; ".join(json.loads(p.read_text(encoding="utf-8"))["command"] for p in parts)
     return merged
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import select
+import selectors
 import shutil
 import signal
 import socket
@@ -96,7 +96,9 @@ FRIENDS = [
 
 
 def _line(proc: subprocess.Popen[str], timeout: float = 120) -> str:
-    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    with selectors.DefaultSelector() as waiting:  # epoll/poll: no FD_SETSIZE limit late in a long suite
+        waiting.register(proc.stdout, selectors.EVENT_READ)
+        ready = waiting.select(timeout)
     line = proc.stdout.readline().strip() if ready and proc.stdout else ""
     if line not in ("ready", "ok"):
         proc.kill()
