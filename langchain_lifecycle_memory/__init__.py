@@ -66,30 +66,23 @@ __all__ = [
 
 # Public name -> the module that defines it (loaded on first access, then cached in globals()).
 _EXPORTS: dict[str, str] = {
-    "LifecycleMemory": "graph.memory",
-    "ChromaMemoryStore": "graph.store",
-    "LifecycleRetriever": "read.retrieval",
-    "create_memory_writer": "graph.nodes",
-    "create_memory_reader": "graph.nodes",
-    "create_memory_agent": "graph.nodes",
-    "create_extractor": "write.extraction",
-    "create_rule_extractor": "write.extraction",
-    "MemoryRecord": "schema",
-    "Fact": "schema",
-    "MemoryStatus": "schema",
-    "MemorySource": "schema",
-    "UpdateConfig": "write.update",
-    "RetentionPolicy": "store.retention",
-    "Redactor": "write.redaction",
-    "format_memories": "read.injection",
-    "MemoryBlock": "read.injection",
-    "UniversalSentenceEncoderEmbeddings": "store.embeddings",
-    "ExtractionError": "errors",
-    "StoreUnavailableError": "errors",
-    "EmbeddingMismatchError": "errors",
-    "InvalidNamespaceError": "errors",
-    "forget": "lifecycle.operations",
-    "sweep": "lifecycle.operations",
+    name: module
+    for module, names in {
+        "graph.memory": ["LifecycleMemory"],
+        "graph.store": ["ChromaMemoryStore"],
+        "graph.nodes": ["create_memory_writer", "create_memory_reader", "create_memory_agent"],
+        "read.retrieval": ["LifecycleRetriever"],
+        "read.injection": ["format_memories", "MemoryBlock"],
+        "write.extraction": ["create_extractor", "create_rule_extractor"],
+        "write.update": ["UpdateConfig"],
+        "write.redaction": ["Redactor"],
+        "schema": ["MemoryRecord", "Fact", "MemoryStatus", "MemorySource"],
+        "store.retention": ["RetentionPolicy"],
+        "store.embeddings": ["UniversalSentenceEncoderEmbeddings"],
+        "errors": ["ExtractionError", "StoreUnavailableError", "EmbeddingMismatchError", "InvalidNamespaceError"],
+        "lifecycle.operations": ["forget", "sweep"],
+    }.items()
+    for name in names
 }
 
 
