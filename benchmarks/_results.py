@@ -17,13 +17,21 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _shown(arg: str) -> str:
+    """An argument as a reader can rerun it: a file outside the repository becomes ``PATH/TO/<name>``."""
+    path = Path(arg)
+    if not path.exists() or path.resolve().is_relative_to(RESULTS.parents[1]):
+        return arg
+    return f"PATH/TO/{path.name}"
+
+
 def stamp() -> dict[str, Any]:
     """The command that ran (relative to the repository), the machine and the date."""
     script = Path(sys.argv[0])
     with_root = script.resolve().is_relative_to(RESULTS.parents[1]) if script.name else False
     shown = str(script.resolve().relative_to(RESULTS.parents[1])) if with_root else script.name
     return {
-        "command": " ".join(["python", shown, *sys.argv[1:]]),
+        "command": " ".join(["python", shown, *map(_shown, sys.argv[1:])]),
         "date": datetime.now(timezone.utc).date().isoformat(),
         "machine": {
             "platform": platform.platform(terse=True),

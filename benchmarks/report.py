@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -115,6 +116,7 @@ def locomo(data: dict[str, Any]) -> str:
             "",
             table(head, rows),
             "",
+            f"Data: `{data.get('data', '?')}`, {len(data.get('conversations', []))} conversations. "
             f"Questions: {sum(questions.get(c, 0) for c in '1234')} "
             f"({', '.join(f'{c}: {questions[c]}' for c in '1234' if c in questions)}).",
         ]
@@ -219,7 +221,9 @@ def head_to_head_result() -> dict[str, Any] | None:
     merged["systems"] = dict(
         sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
     )
-    merged["command"] = "; ".join(json.loads(p.read_text(encoding="utf-8"))["command"] for p in parts)
+    runs = [json.loads(p.read_text(encoding="utf-8"))["command"] for p in parts]
+    commands = {re.sub(r"--systems \S+", "--systems NAME", c) for c in runs}
+    merged["command"] = "; ".join(sorted(commands)) + f" (one run per system: {', '.join(merged['systems'])})"
     return merged
 
 
