@@ -1,6 +1,7 @@
 """Scenario probes passed, per file and extractor: the shared samples and the held-out files.
 
     python benchmarks/scenario_scores.py [--shared DIR] [--json OUT]
+    python benchmarks/scenario_scores.py --retriever profile_fallback=0 --json OUT   # an ablation
 
 Each file is replayed with the gold facts (the lifecycle and retrieval alone) and with the
 offline rule extractor (the default without a model), engine ``ours``, the bundled encoder.
@@ -12,22 +13,35 @@ measure and are never edited; ``--shared`` adds the public sample files (``publi
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 from pathlib import Path
 
 from _results import write
 
-from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings, UpdateConfig
 from langchain_lifecycle_memory.eval import run_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = ["heldout_domains", "heldout_domains_robustness", "heldout_recall", "heldout_reconcile", "extra"]
 
 
-def score(path: Path, embeddings: object) -> dict[str, object]:
+def settings(pairs: list[str]) -> dict[str, object] | None:
+    """``["k=v", ...]`` as keyword arguments, each value read as JSON when it parses (``0``, ``0.5``, ``null``)."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out or None
+
+
+def score(path: Path, embeddings: object, options: dict[str, object]) -> dict[str, object]:
     row: dict[str, object] = {"probes": 0}
     for extractor in ("gold", "rule"):
-        report = run_scenarios(path, extractor=extractor, engine="ours", embeddings=embeddings)
+        report = run_scenarios(path, extractor=extractor, engine="ours", embeddings=embeddings, **options)
         by_category: Counter[str] = Counter()
         totals: Counter[str] = Counter()
         for probe in report.probes:
@@ -47,12 +61,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, help="folder holding public.jsonl and robustness.jsonl")
     parser.add_argument("--json", type=Path, help="default: benchmarks/results/scenarios.json")
+    parser.add_argument("--retriever", nargs="*", default=[], help="LifecycleRetriever settings, KEY=VALUE")
+    parser.add_argument("--update", nargs="*", default=[], help="UpdateConfig settings, KEY=VALUE")
     args = parser.parse_args()
     files = [ROOT / "tests" / "scenarios" / f"{name}.jsonl" for name in HELD_OUT]
     if args.shared:
         files += [args.shared / "public.jsonl", args.shared / "robustness.jsonl"]
     embeddings = UniversalSentenceEncoderEmbeddings()
-    result = {"files": {path.name: score(path, embeddings) for path in files}}
+    update = settings(args.update)
+    options = {"retriever": settings(args.retriever), "update": UpdateConfig(**update) if update else None}
+    result = {"files": {path.name: score(path, embeddings, options) for path in files}}
     print("wrote", write("scenarios", result, args.json))
 
 
