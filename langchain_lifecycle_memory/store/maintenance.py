@@ -60,12 +60,9 @@ def _dir_bytes(path: Path) -> int:
 
 def _chroma_command() -> list[str]:
     exe = Path(sys.executable).with_name("chroma")
-    if exe.exists():
-        return [str(exe)]
-    found = shutil.which("chroma")
-    if found:
-        return [found]
-    return [sys.executable, "-c", "import sys, chromadb_rust_bindings as b; b.cli(['chroma', *sys.argv[1:]])"]
+    found = str(exe) if exe.exists() else shutil.which("chroma")
+    cli = "import sys, chromadb_rust_bindings as b; b.cli(['chroma', *sys.argv[1:]])"
+    return [found] if found else [sys.executable, "-c", cli]
 
 
 def compact(store: ChromaRecordStore, *, timeout: float = 600.0) -> CompactReport:
@@ -102,7 +99,7 @@ def _run(command: list[str], timeout: float) -> None:
 
 
 _REBUILD = """
-import json, os, shutil, sys
+import json, os, re, shutil, sys
 import chromadb
 from chromadb.config import Settings
 from langchain_lifecycle_memory.store._buckets import BUCKET_CONFIGURATION
@@ -111,35 +108,53 @@ root = sys.argv[1]
 client = chromadb.PersistentClient(path=root, settings=Settings(anonymized_telemetry=False))
 
 
-def stamps():
-    out = {}
-    for d in os.listdir(root):
-        folder = os.path.join(root, d)
-        if os.path.isdir(folder):
-            out[d] = max((os.stat(os.path.join(folder, f)).st_mtime_ns for f in os.listdir(folder)), default=0)
-    return out
+def index_folders():  # Chroma's index folders (named by UUID), with their latest write
+    found = [os.path.join(root, d) for d in os.listdir(root) if re.fullmatch("[0-9a-f-]{36}", d)]
+    return {os.path.basename(d): max((os.stat(os.path.join(d, f)).st_mtime_ns for f in os.listdir(d)), default=0)
+            for d in found if os.path.isdir(d)}
 
 
-for name in json.loads(sys.argv[2]):
+def take(name):  # the live rows, then the collection deleted; returns what writes it anew
     old = client.get_collection(name, embedding_function=None)
-    metadata, bucket = old.metadata, ".b" in name.rsplit(".g", 1)[-1]
     got = old.get(include=["documents", "metadatas", "embeddings"])
     rows = list(zip(got["ids"], got["embeddings"], got["metadatas"], got["documents"]))
-    before = stamps()
-    for _ in range(2):  # rewrite one row as it is: Chroma persists the index, so its folder shows itself
-        for r in rows[:1]:
-            old.upsert(ids=[r[0]], embeddings=[r[1]], metadatas=[r[2]], documents=[r[3]] if r[3] is not None else None)
-    folders = [d for d, t in stamps().items() if d in before and t != before[d]]
+    config = BUCKET_CONFIGURATION if ".b" in name.rsplit(".g", 1)[-1] else None
+    metadata = old.metadata
     client.delete_collection(name)
-    config = BUCKET_CONFIGURATION if bucket else None
-    new = client.create_collection(name, embedding_function=None, configuration=config, metadata=metadata)
+    return lambda: fill(client.create_collection(name, embedding_function=None, configuration=config,
+                                                 metadata=metadata), rows)
+
+
+def fill(new, rows):
     step = client.get_max_batch_size()
     for with_text in (True, False):
         part = [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text]
         for s in range(0, len(part), step):
             columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*part[s : s + step]))
             new.add(**{k: list(v) for k, v in columns})
-    if len(folders) == 1:  # the deleted collection's index files, which Chroma leaves behind
+
+
+names = json.loads(sys.argv[2])
+if set(names) == {c.name for c in client.list_collections()}:
+    # All of the folder is rebuilt: once every collection is deleted, every index folder left is old (or
+    # one Chroma left behind before). Index files can hold bytes of deleted text (Chroma writes buffers it
+    # did not clear), so all of them go before the new collections are written.
+    writes = [take(name) for name in names]
+    for folder in index_folders():
+        shutil.rmtree(os.path.join(root, folder), ignore_errors=True)
+    for write in writes:
+        write()
+    sys.exit(0)
+for name in names:  # other collections share the folder: find this one's index folder by rewriting a row
+    old = client.get_collection(name, embedding_function=None)
+    got = old.get(limit=1, include=["documents", "metadatas", "embeddings"])
+    before = index_folders()
+    for _ in range(2 if got["ids"] else 0):  # Chroma persists the index, so its folder shows itself
+        old.upsert(ids=got["ids"], embeddings=got["embeddings"], metadatas=got["metadatas"],
+                   documents=None if got["documents"][0] is None else got["documents"])
+    folders = [d for d, t in index_folders().items() if d in before and t != before[d]]
+    take(name)()
+    if len(folders) == 1:
         shutil.rmtree(os.path.join(root, folders[0]), ignore_errors=True)
 """
 """Run in a fresh process: its memory never held the deleted text, so the new index files cannot either."""
