@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +22,7 @@ __all__ = ["StoreClient", "open_client"]
 T = TypeVar("T")
 STAMP_FILE = "lifecycle-memory.stamp"
 LOCK_FILE = "lifecycle-memory.lock"
+_RACE_TRIES = 4
 _OUTAGE_MODULES = ("httpx.", "httpcore.", "urllib3.", "requests.")
 
 
@@ -90,19 +92,27 @@ class StoreClient:
 
     # ------------------------------------------------------------------ calls
     def __call__(self, fn: Callable[[], T]) -> T:
-        """Run a Chroma call; an unreachable server becomes ``StoreUnavailableError``."""
-        try:
-            return fn()
-        except StoreUnavailableError:
-            raise
-        except Exception as e:
-            if _is_outage(e):
-                msg = (
-                    f"Cannot reach the {self.where} ({type(e).__name__}: {e}). "
-                    "Is `chroma run` up, and are --host/--port right?"
-                )
-                raise StoreUnavailableError(msg) from e
-            raise
+        """Run a Chroma call; an unreachable server becomes ``StoreUnavailableError``.
+
+        Embedded Chroma can fail a read racing a write to the same collection with "Error finding id";
+        such a call is tried again (every call here is idempotent: reads, upserts and deletes by id).
+        """
+        for attempt in range(1, _RACE_TRIES + 1):
+            try:
+                return fn()
+            except StoreUnavailableError:
+                raise
+            except Exception as e:
+                if _is_outage(e):
+                    msg = (
+                        f"Cannot reach the {self.where} ({type(e).__name__}: {e}). "
+                        "Is `chroma run` up, and are --host/--port right?"
+                    )
+                    raise StoreUnavailableError(msg) from e
+                if attempt == _RACE_TRIES or "Error finding id" not in str(e):
+                    raise
+                time.sleep(0.01 * attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def batched(self, write: Callable[..., Any], rows: Sequence[tuple[Any, ...]]) -> None:
         """``write(ids=, embeddings=, metadatas=[, documents=])`` over ``rows`` of those columns, batch by batch."""
