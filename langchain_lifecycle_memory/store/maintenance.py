@@ -103,9 +103,11 @@ import json, os, re, shutil, sys
 import chromadb
 from chromadb.config import Settings
 from langchain_lifecycle_memory.store._buckets import BUCKET_CONFIGURATION
+from langchain_lifecycle_memory.store._client import StoreClient
 
 root = sys.argv[1]
 client = chromadb.PersistentClient(path=root, settings=Settings(anonymized_telemetry=False))
+calls = StoreClient(client, "Chroma being compacted")
 
 
 def index_folders():  # Chroma's index folders (named by UUID), with their latest write
@@ -125,13 +127,9 @@ def take(name):  # the live rows, then the collection deleted; returns what writ
                                                  metadata=metadata), rows)
 
 
-def fill(new, rows):
-    step = client.get_max_batch_size()
+def fill(new, rows):  # rows with a document, then those without (Chroma wants one shape per call)
     for with_text in (True, False):
-        part = [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text]
-        for s in range(0, len(part), step):
-            columns = zip(("ids", "embeddings", "metadatas", "documents"), zip(*part[s : s + step]))
-            new.add(**{k: list(v) for k, v in columns})
+        calls.batched(new.add, [r if with_text else r[:3] for r in rows if (r[3] is not None) == with_text])
 
 
 names = json.loads(sys.argv[2])
