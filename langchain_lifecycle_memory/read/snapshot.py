@@ -115,18 +115,17 @@ def parse_row(record_id: str, document: str) -> Row | None:
         return None
 
 
-def _codes(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
-    """Distinct values (sorted, ``None`` first) and each row's index into them."""
-    distinct = sorted(set(values), key=lambda v: (v is not None, v or ""))
-    pos = {v: i for i, v in enumerate(distinct)}
-    return distinct, np.fromiter((pos[v] for v in values), dtype=np.int64, count=len(values))
-
-
 def _numbered(values: Sequence[str | None]) -> tuple[list[str], np.ndarray]:
     """Distinct non-empty values (sorted) and each row's index into them (-1: empty)."""
-    distinct = sorted({v for v in values if v})
-    pos = {v: i for i, v in enumerate(distinct)}
-    return distinct, np.fromiter((pos.get(v, -1) for v in values), dtype=np.int64, count=len(values))  # type: ignore[arg-type]
+    distinct, code = np.unique(np.array([v or "" for v in values], dtype=str), return_inverse=True)
+    names = distinct.tolist()
+    return (names[1:], code.astype(np.int64) - 1) if names[:1] == [""] else (names, code.astype(np.int64))
+
+
+def _codes(values: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """Distinct values (``None`` first, then sorted) and each row's index into them."""
+    names, code = _numbered(values)
+    return ([None, *names], code + 1) if (code < 0).any() else (names, code)
 
 
 @dataclass
@@ -147,7 +146,6 @@ class Snapshot:
     def __post_init__(self) -> None:
         rows = self.rows
         self.ids = [r.id for r in rows]
-        self.position = {rid: i for i, rid in enumerate(self.ids)}
         self.attributes, self.attribute_code = _numbered([r.attribute for r in rows])
         self.entities, self.entity_code = _codes([r.entity for r in rows])
         self.other_entities = {e for e in self.entities if is_other_person(e)}
@@ -155,11 +153,11 @@ class Snapshot:
         self.needles, self.needle_code = _numbered([r.needle for r in rows])
         self._views = self._resolved()
         status_of = {s: i for i, s in enumerate(STATUSES)}
-        self.status_code = np.array([status_of[self._views.get(i, r).status] for i, r in enumerate(rows)], np.int8)
+        self.status_code = np.array([status_of[r.status] for r in rows], np.int8)
         times = np.array([(r.valid_from, r.valid_to, r.expires_at, r.created, r.updated) for r in rows], dtype=np.int64)
         self.valid_from, self.valid_to, self.expires_at, self.created, self.updated = times.reshape(-1, 5).T.copy()
         for i, view in self._views.items():
-            self.valid_to[i] = micros(view.valid_to)
+            self.status_code[i], self.valid_to[i] = status_of[view.status], micros(view.valid_to)
         self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
         self.fresh_at = np.maximum(self.valid_from, self.updated)
         contents: dict[str, list[str]] = {}
