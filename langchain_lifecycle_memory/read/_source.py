@@ -25,7 +25,7 @@ __all__ = ["HELD_ROWS", "MIN_ROWS", "current", "forget_held", "load", "save", "s
 MIN_ROWS = 1000
 """Namespaces smaller than this are read from Chroma quickly enough: they get no file."""
 _FORMAT = 1
-HELD_ROWS = 20_000
+HELD_ROWS = 16_000
 """Rows of all snapshots held here (about 2.5 KB each; least recently searched go first); a bigger one is held alone."""
 _NAMESPACE_ROWS = 10
 """What holding a namespace costs beyond its rows, in rows (measured: about 25 KB)."""
