@@ -7,6 +7,7 @@ entity focus keeps relatives' facts out of first-person questions, and the user'
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -70,7 +71,8 @@ _POSSESSIVES_EN = ("my", "our")
 _POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
 
 
-_NAME_PREFIXES = "小老阿大"
+_NAME_PREFIXES = {"小": "xiao", "老": "lao", "阿": "a", "大": "da"}
+"""Diminutives before a Chinese given name, with their pinyin (``ajie`` is "阿杰": the 阿 is one of its syllables)."""
 _SEPARATORS = re.compile(r"[_\-\s]+")
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
 
@@ -138,32 +140,37 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     norm = normalize_text(entity)
     names: set[str] = set()
     relations: set[str] = set()
-    syllables = 0
+    romanized = ""
     for part in (p for p in _SEPARATORS.split(norm) if p):
         if forms := {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}:
             relations |= forms
             continue
         if len(part) >= 2:
             names.add(part)
-        if re.fullmatch(r"[a-z]+", part):
-            syllables = max(syllables, len(_VOWEL_GROUPS.findall(part)))
+        if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
+            romanized = part
     zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
     for content in contents:
         text = normalize_text(content)
-        for rel in zh_relations:
+        for rel in zh_relations if romanized else ():
             start = text.find(rel)
-            if start < 0 or not syllables:
-                continue
-            tail = text[start + len(rel) :]
-            size = syllables + (1 if tail[:1] and tail[0] in _NAME_PREFIXES else 0)
-            name = tail[:size]
-            if len(name) == size and all("\u4e00" <= ch <= "\u9fff" for ch in name):
-                names.add(name)
+            tail = text[start + len(rel) :] if start >= 0 else ""
+            names.update(_given_name(tail, romanized))  # the name right after the relation
+            names.update(n for n in _given_name(tail[1:], romanized) if len(n) > 1)  # or after a surname ("周小禾")
     return names, relations
+
+
+def _given_name(text: str, romanized: str) -> list[str]:
+    """The Chinese name ``text`` starts with, one character per syllable of ``romanized`` (a diminutive extra)."""
+    prefix = _NAME_PREFIXES.get(text[:1])
+    size = len(_VOWEL_GROUPS.findall(romanized)) + (1 if prefix and not romanized.startswith(prefix) else 0)
+    name = text[:size]
+    return [name] if len(name) == size and all("\u4e00" <= ch <= "\u9fff" for ch in name) else []
 
 
 def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
     """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
+    query = "".join(ch for ch in unicodedata.normalize("NFKD", query) if not unicodedata.combining(ch))  # Joaquín
     text, words = normalize_text(query), word_tokens(query)
     word_set = set(words)
     found: set[str] = set()

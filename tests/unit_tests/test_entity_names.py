@@ -1,0 +1,58 @@
+"""A question that names a relative by name reaches that relative's memories, not the user's.
+
+Names come from the record's entity id and its sentences: a Chinese given name after a surname
+("女儿周小禾" for ``daughter_xiaohe``), a diminutive that is one of the name's syllables ("阿杰" for
+``brother_ajie``), and a Latin name written with accents ("Joaquín" for ``husband_joaquin``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
+from langchain_lifecycle_memory.read.routing import entity_aliases, query_entities
+
+FAMILY = {
+    "daughter_xiaohe": ["用户的女儿周小禾在读大二，学护理专业。", "用户的女儿小禾喜欢玩剧本杀。"],
+    "brother_ajie": ["用户的弟弟阿杰住在佛山南海。"],
+    "husband_joaquin": ["The user's husband Joaquín is a firefighter."],
+    "husband_zhou": ["用户的爱人老周是跑长途的货车司机。"],
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "entities"),
+    [
+        ("小禾大学读的什么专业？", {"daughter_xiaohe"}),
+        ("阿杰现在住在哪？", {"brother_ajie"}),
+        ("What does Joaquín do for work?", {"husband_joaquin"}),
+        ("What does Joaquin do for work?", {"husband_joaquin"}),
+        ("老周这周出车吗？", {"husband_zhou"}),
+        # a one-character piece of a name is no name: "周末" is not about 老周
+        ("周末我想找点自己喜欢的娱乐活动。", set()),
+        ("我在读什么书？", set()),
+    ],
+)
+def test_a_query_names_the_relative_it_is_about(query: str, entities: set[str]) -> None:
+    aliases = {entity: entity_aliases(entity, contents) for entity, contents in FAMILY.items()}
+    assert query_entities(query, aliases) == entities
+
+
+def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(embeddings=embeddings))
+    facts = [
+        Fact(entity="user", attribute="job", value="小学音乐老师", content="用户是一名小学音乐老师。", kind="profile"),
+        Fact(
+            entity="daughter_xiaohe", attribute="major", value="护理专业", content=FAMILY["daughter_xiaohe"][0],
+            kind="profile",
+        ),
+        Fact(entity="son_xiaochuan", attribute="grade", value="高一", content="用户的儿子周小川在读高一。"),
+    ]  # fmt: skip
+    memory.add_facts(facts, "mei", at="2025-02-10")
+
+    block = memory.inject("小禾大学读的什么专业？", "mei", now="2025-02-13")
+
+    assert "护理" in block.text, block.text
+    assert "高一" not in block.text, block.text
