@@ -24,7 +24,12 @@ from langchain_lifecycle_memory.eval import run_scenarios
 
 ROOT = Path(__file__).resolve().parents[1]
 HELD_OUT = [
-    "heldout_domains", "heldout_domains_robustness", "heldout_themes_b", "heldout_recall", "heldout_reconcile", "extra"
+    "heldout_domains",
+    "heldout_domains_robustness",
+    "heldout_themes_b",
+    "heldout_recall",
+    "heldout_reconcile",
+    "extra",
 ]
 
 
