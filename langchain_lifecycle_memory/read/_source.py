@@ -26,9 +26,9 @@ MIN_ROWS = 1000
 """Namespaces smaller than this are read from Chroma quickly enough: they get no file."""
 _FORMAT = 1
 HELD_ROWS = 16_000
-"""Rows of all snapshots held here (about 2.5 KB each; least recently searched go first); a bigger one is held alone."""
+"""Rows of all snapshots held here (least recently searched go first); a bigger one is held alone."""
 _NAMESPACE_ROWS = 10
-"""What holding a namespace costs beyond its rows, in rows (measured: about 25 KB)."""
+"""What holding a namespace costs beyond its rows, counted in rows."""
 
 
 def stale(snap: Snapshot) -> bool:

@@ -137,7 +137,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     Names come from the id (``sister_claire`` -> ``claire``) and, in Chinese statements, from the characters
     after the relation word, one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
     """
-    norm = normalize_text(entity)
+    norm = normalize_text(_unaccented(entity))
     names: set[str] = set()
     relations: set[str] = set()
     romanized = ""
@@ -160,6 +160,11 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     return names, relations
 
 
+def _unaccented(text: str) -> str:
+    """``text`` without combining accents, so "Joaquín" and ``joaquin`` name the same person either way round."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
 def _given_name(text: str, romanized: str) -> list[str]:
     """The Chinese name ``text`` starts with, one character per syllable of ``romanized`` (a diminutive extra)."""
     prefix = _NAME_PREFIXES.get(text[:1])
@@ -170,7 +175,7 @@ def _given_name(text: str, romanized: str) -> list[str]:
 
 def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
     """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
-    query = "".join(ch for ch in unicodedata.normalize("NFKD", query) if not unicodedata.combining(ch))  # Joaquín
+    query = _unaccented(query)
     text, words = normalize_text(query), word_tokens(query)
     word_set = set(words)
     found: set[str] = set()
