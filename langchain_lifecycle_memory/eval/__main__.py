@@ -31,7 +31,6 @@ LLM_HOOKS = {
     "--cues-llm": "write-time cues (e.g. the local model's /v1 URL)",
     "--judge-llm": "the conflict judge and the slot judge (ours)",
     "--query-llm": "LLM query expansion (LifecycleRetriever.query_model, ours)",
-    "--rerank-llm": "an LLM relevance filter as the retriever's reranker (ours)",
 }
 
 
@@ -62,8 +61,6 @@ def _parser() -> argparse.ArgumentParser:
     lo.add_argument("--limit-conversations", type=int, metavar="N")
     lo.add_argument("--text", dest="text_format", default=DEFAULT_TEXT, help="speaker, or a +-join of date/prev/next")
     lo.add_argument("--retrievers", nargs="+", help="default default-nothreshold dense bm25 langgraph-inmemory")
-    lo.add_argument("--no-speaker-entity", action="store_true", help="store every turn as the user's")
-    lo.add_argument("--variant", action="append", default=[], metavar="NAME=JSON", help="extra retriever settings")
     for p in (sc, lo):
         p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
         p.add_argument("--embedder", choices=sorted(EMBEDDERS), help="offline encoder (default: the package's)")
@@ -119,10 +116,6 @@ def _options(args: argparse.Namespace, stats: dict[str, Any], caches: dict[str, 
         options["update"] = UpdateConfig(judge=create_conflict_judge(judge), slot_judge=create_slot_judge(judge))
     if args.query_llm:
         retriever = {**(retriever or {}), "query_model": chat("query expansion", args.query_llm)}
-    if args.rerank_llm:
-        from langchain_lifecycle_memory.eval._rerank import LLMRelevanceFilter
-
-        retriever = {**(retriever or {}), "reranker": LLMRelevanceFilter(model=chat("reranker", args.rerank_llm))}
     options["retriever"], options["llm"] = retriever, None
     if args.extractor == "llm":
         from langchain_lifecycle_memory.eval.scenarios import llm_extractor
@@ -297,13 +290,6 @@ def _locomo(args: argparse.Namespace) -> int:
         audit = None
     elif audit is not None and not audit.is_file():
         return _fail(f"audit file {args.audit} not found; pass --audit none to run without it.", 1)
-    variants: dict[str, dict[str, Any]] = {}
-    for spec in args.variant:
-        name, sep, blob = spec.partition("=")
-        try:
-            variants[name] = json.loads(blob) if sep else {}
-        except json.JSONDecodeError as e:
-            return _fail(f"--variant {spec!r}: the part after '=' must be a JSON object ({e}).", 2)
     retrievers = args.retrievers or list(BASELINES)
     unknown = sorted(set(retrievers) - set(BASELINES))
     if unknown:
@@ -316,10 +302,8 @@ def _locomo(args: argparse.Namespace) -> int:
             limit_conversations=args.limit_conversations,
             text_format=args.text_format,
             retrievers=retrievers,
-            variants=variants,
             embeddings=_embedder(args.embedder),
             progress=lambda line: print(line, file=sys.stderr),
-            speaker_entity=not args.no_speaker_entity,
         )
     except (ValueError, KeyError, json.JSONDecodeError) as e:
         return _fail(f"{args.file}: {type(e).__name__}: {e}", 1)

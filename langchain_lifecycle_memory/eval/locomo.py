@@ -29,7 +29,6 @@ from langchain_lifecycle_memory.eval._baselines import (
 from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.graph.naive import drop_store, fresh_store
 from langchain_lifecycle_memory.read.injection import format_memories
-from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.write.update import UpdateConfig
 
@@ -273,12 +272,10 @@ def _ingest(
     conv: Conversation,
     embeddings: CachedEmbeddings,
     text_format: str,
-    speaker: bool,
     names: Sequence[str],
-    variants: dict[str, dict[str, Any]],
     k: int,
 ) -> tuple[LifecycleMemory, dict[str, Retriever]]:
-    """One conversation stored through the facade; the retrievers in ``names`` (and the variants) over it."""
+    """One conversation stored through the facade (each turn under its speaker); the retrievers in ``names``."""
     # The questions are about months-old turns: episodes must not expire (default TTL 30 days).
     update = UpdateConfig(policy=RetentionPolicy(ttl={"episode": None}))
     memory = LifecycleMemory(
@@ -291,8 +288,8 @@ def _ingest(
     memory.retriever.embed_episodes(texts)
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
-        entity = turn.speaker if speaker else None
-        record = memory.add_episode(text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=entity)
+        at, source = turn.at, turn.dia_id
+        record = memory.add_episode(text, user_id=conv.sample_id, at=at, source_id=source, entity=turn.speaker)
         by_record[record.id] = turn.dia_id
 
     def hits(docs: Sequence[Any]) -> list[Hit]:  # the dia_id from the episode's source, else by its record id
@@ -317,11 +314,7 @@ def _ingest(
         runners["bm25"] = bm25_retriever(texts, conv.turns, k)
     if "langgraph-inmemory" in names:
         runners["langgraph-inmemory"] = inmemory_retriever(embeddings, user, texts, conv.turns, k)
-    runners = {name: run for name, run in runners.items() if name in names}
-    for name, options in variants.items():
-        retriever = LifecycleRetriever(store=memory.store, namespace_template=memory.namespace_template, **options)
-        runners[name] = lambda q, r=retriever: hits(r.invoke(q, user_id=user, k=k, now=now))
-    return memory, runners
+    return memory, {name: run for name, run in runners.items() if name in names}
 
 
 def _put(by_category: dict[str, list[float]], category: str, value: float) -> None:
@@ -388,17 +381,15 @@ def evaluate_locomo(
     limit_conversations: int | None = None,
     text_format: str = "date+prev+next",
     retrievers: Sequence[str] = BASELINES,
-    variants: dict[str, dict[str, Any]] | None = None,
     embeddings: Embeddings | None = None,
     max_tokens: int = 600,
     progress: Callable[[str], None] | None = None,
-    speaker_entity: bool = True,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns the ``--json`` dict. ``variants``: extra ``LifecycleRetriever`` settings by name."""
+    """Run the benchmark; returns the ``--json`` dict."""
     parts = check_text_format(text_format)
     unknown = sorted(set(retrievers) - set(BASELINES))
     if unknown:
-        msg = f"Unknown retriever(s) {unknown}; choose from {list(BASELINES)} or pass `variants`."
+        msg = f"Unknown retriever(s) {unknown}; choose from {list(BASELINES)}."
         raise ValueError(msg)
     stats = EvidenceStats()
     conversations = load_locomo(path, stats=stats, limit=limit_conversations)
@@ -413,12 +404,12 @@ def evaluate_locomo(
         embeddings = UniversalSentenceEncoderEmbeddings()
     cached = CachedEmbeddings(embeddings)
     kmax = max(ks)
-    names = [*retrievers, *(variants or {})]
+    names = list(retrievers)
     tally = _Tally(names, ks, max_tokens, turn_only=bool(parts - {"date"}))
     timings: dict[str, float] = dict.fromkeys(["ingest", *names], 0.0)
     for conv in conversations:
         t0 = time.perf_counter()
-        memory, runners = _ingest(conv, cached, text_format, speaker_entity, retrievers, variants or {}, kmax)
+        memory, runners = _ingest(conv, cached, text_format, retrievers, kmax)
         timings["ingest"] += time.perf_counter() - t0
         questions = [q for q in conv.questions if q.evidence]
         plain = {t.dia_id: index_text(t) for t in conv.turns}
@@ -435,7 +426,6 @@ def evaluate_locomo(
         "ks": list(ks),
         "conversations": [c.sample_id for c in conversations],
         "text_format": text_format,
-        "speaker_entity": speaker_entity,
         "audit": None if audit is None else str(audit),
         "seconds": {k: round(v, 1) for k, v in timings.items()},
         "notes": stats.notes(),

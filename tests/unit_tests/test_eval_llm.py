@@ -149,17 +149,3 @@ def test_update_config_reaches_ours_so_a_judge_can_be_measured() -> None:
     report = run_scenarios([scenario], update=UpdateConfig(judge=RunnableLambda(judge)))
     assert asked == ["The user cycles to work."]
     assert report.summary["passed"] == 1, report.failures()
-
-
-def test_llm_relevance_filter_keeps_what_the_model_names_and_everything_on_a_useless_reply() -> None:
-    from langchain_core.documents import Document
-
-    from langchain_lifecycle_memory.eval._rerank import LLMRelevanceFilter
-
-    docs = [Document(page_content="The user's laptop is an Apple MacBook."), Document(page_content="No oven.")]
-    model = ScriptedChatModel(replies=["2", "none", "I am not sure."])
-    rerank = LLMRelevanceFilter(model=model)
-    assert [d.page_content for d in rerank.compress_documents(docs, "Bake a cake?")] == ["No oven."]
-    assert rerank.compress_documents(docs, "How do I make an apple pie?") == []
-    assert rerank.compress_documents(docs, "Anything?") == docs  # nothing usable: nothing lost
-    assert "1. The user's laptop" in model.prompts[0][-1].content
