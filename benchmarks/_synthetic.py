@@ -124,10 +124,8 @@ def stats(samples: list[float]) -> dict[str, float]:
 
 def client(workdir: Path, server: str | None) -> Any:
     import chromadb
-    from chromadb.config import Settings
 
-    settings = Settings(anonymized_telemetry=False)
     if server:
         host, port = server.rsplit(":", 1)
-        return chromadb.HttpClient(host=host, port=int(port), settings=settings)
-    return chromadb.PersistentClient(path=str(workdir), settings=settings)
+        return chromadb.HttpClient(host=host, port=int(port))
+    return chromadb.PersistentClient(path=str(workdir))

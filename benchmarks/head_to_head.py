@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MEM0_TELEMETRY", "False")  # mem0: no telemetry, no remote notice config
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # Chroma
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel

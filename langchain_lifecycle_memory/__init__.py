@@ -3,13 +3,6 @@
 Public names load lazily. Layout: ``write`` -> ``store`` -> ``read`` and ``lifecycle``, wired by ``graph``.
 """
 
-import os as _os
-
-# Offline by default: Chroma's telemetry would try the network. Setting it through the
-# environment (not per client) also keeps every in-process client's settings identical,
-# which Chroma requires for ephemeral clients.
-_os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"

@@ -54,9 +54,8 @@ def _ephemeral_client() -> Any:
     global _CLIENT
     if _CLIENT is None:
         import chromadb
-        from chromadb.config import Settings
 
-        _CLIENT = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+        _CLIENT = chromadb.EphemeralClient()
     return _CLIENT
 
 

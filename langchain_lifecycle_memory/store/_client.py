@@ -26,12 +26,6 @@ _RACE_TRIES = 4
 _OUTAGE_MODULES = ("httpx.", "httpcore.", "urllib3.", "requests.")
 
 
-def _settings() -> Any:
-    from chromadb.config import Settings
-
-    return Settings(anonymized_telemetry=False)
-
-
 class _SharedExclusive:
     """Many holders of the shared side at once, or one of the exclusive side (a reopen)."""
 
@@ -174,7 +168,7 @@ class StoreClient:
     def _reopen(self) -> None:
         import chromadb
 
-        self._client = chromadb.PersistentClient(path=self.path, settings=_settings())
+        self._client = chromadb.PersistentClient(path=self.path)
         self.epoch += 1
 
     @contextlib.contextmanager
@@ -258,7 +252,7 @@ def open_client(
     if host:
         where = f"Chroma server {host}:{port}"
         try:
-            made = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_settings())
+            made = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers)
         except Exception as e:
             msg = (
                 f"Cannot reach the {where} ({type(e).__name__}: {e}). Start one with "
@@ -272,6 +266,6 @@ def open_client(
         shared = _EMBEDDED.get(folder)
         if shared is None:
             os.makedirs(folder, exist_ok=True)
-            made = chromadb.PersistentClient(path=folder, settings=_settings())
+            made = chromadb.PersistentClient(path=folder)
             shared = _EMBEDDED[folder] = StoreClient(made, f"embedded Chroma at {folder}", folder)
     return shared

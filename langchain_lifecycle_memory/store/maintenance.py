@@ -101,12 +101,11 @@ def _run(command: list[str], timeout: float) -> None:
 _REBUILD = """
 import json, os, re, shutil, sys
 import chromadb
-from chromadb.config import Settings
 from langchain_lifecycle_memory.store._buckets import BUCKET_CONFIGURATION
 from langchain_lifecycle_memory.store._client import StoreClient
 
 root = sys.argv[1]
-client = chromadb.PersistentClient(path=root, settings=Settings(anonymized_telemetry=False))
+client = chromadb.PersistentClient(path=root)
 calls = StoreClient(client, "Chroma being compacted")
 
 

@@ -52,7 +52,6 @@ def _kernel_env(tmp: Path) -> dict[str, str]:
     env.update(
         LANGSMITH_TRACING="false",
         LANGCHAIN_TRACING_V2="false",
-        ANONYMIZED_TELEMETRY="False",
         HF_HUB_OFFLINE="1",
         MPLBACKEND="module://matplotlib_inline.backend_inline",
         PYTHONDONTWRITEBYTECODE="1",
