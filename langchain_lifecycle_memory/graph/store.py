@@ -7,13 +7,15 @@ like the package's own writes, so "User prefers VS Code" archives "User prefers 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langgraph.store.base import Op, PutOp, Result
 
+from langchain_lifecycle_memory.read import current_snapshot
 from langchain_lifecycle_memory.schema import KINDS, Fact, MemoryRecord, MemorySource, MemoryStatus, utcnow
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
@@ -24,6 +26,8 @@ from langchain_lifecycle_memory.write.write_path import as_messages, extract_saf
 __all__ = ["ChromaMemoryStore", "item_text"]
 
 
+BULK_WRITE = 64
+"""A ``put_records`` call writing this many records into a namespace refreshes its search snapshot file."""
 _EN_SUBJECT = re.compile(r"^(\s*)(?:the\s+)?user(?P<own>'s)?\s+(?P<verb>[A-Za-z]+)", re.IGNORECASE)
 _IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was", "goes": "go"}
 
@@ -94,6 +98,18 @@ class ChromaMemoryStore(ChromaRecordStore):
         if self._extractor is None:
             self._extractor = resolve_extractor(self._extractor_spec)
         return self._extractor
+
+    def put_records(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """``ChromaRecordStore.put_records``; a bulk write also brings its namespaces' search snapshot files up to date.
+
+        A namespace that gets ``BULK_WRITE`` records or more in one call (an import) has its file refreshed, so a fresh
+        process's first search loads it instead of reading every row (namespaces under 1,000 records get no file).
+        """
+        written = super().put_records(records)
+        for namespace, n in Counter(r.namespace for r in written).items():
+            if n >= BULK_WRITE:
+                current_snapshot(self, namespace)
+        return written
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """``BaseStore.batch``; puts of items in LangMem's shape go through extract → update first."""

@@ -35,9 +35,7 @@ def stale(snap: Snapshot) -> bool:
     """Whether the snapshot is worth saving (again): big enough, and its file missing or far behind."""
     if len(snap) < MIN_ROWS:
         return False
-    if snap.saved_seq is None:
-        return True
-    return snap.revision.seq - snap.saved_seq > max(64, len(snap) // 20)
+    return snap.unsaved is None or snap.unsaved > max(64, len(snap) // 20)
 
 
 def save(store: Any, snap: Snapshot) -> None:
@@ -65,7 +63,7 @@ def save(store: Any, snap: Snapshot) -> None:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
         os.replace(tmp, path)
-        snap.saved_seq = snap.revision.seq
+        snap.unsaved = 0
     except OSError:
         with contextlib.suppress(OSError, UnboundLocalError):
             os.remove(tmp)
@@ -95,7 +93,7 @@ def load(store: Any, namespace: tuple[str, ...], revision: Any) -> Snapshot | No
     if len(rows) != len(vectors) or index.size != len(rows):
         return None
     saved = type(revision)(token, seq, deletions, lineage)
-    return Snapshot(tuple(namespace), saved, rows, vectors, index, {}, seq)  # type: ignore[arg-type]
+    return Snapshot(tuple(namespace), saved, rows, vectors, index, {}, 0)  # type: ignore[arg-type]
 
 
 _HELD: LRUCache[tuple[int, tuple[str, ...]], Snapshot] = LRUCache(

@@ -140,8 +140,8 @@ class Snapshot:
     index: LexicalIndex
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
     """Lexical analyses by text, carried from snapshot to snapshot."""
-    saved_seq: int | None = None
-    """Sequence number of the snapshot file this one descends from (``None``: none)."""
+    unsaved: int | None = None
+    """Rows written since the snapshot file this one descends from (``None``: no file)."""
 
     def __post_init__(self) -> None:
         rows = self.rows
@@ -289,7 +289,8 @@ class Snapshot:
             order = np.array(sorted(range(len(merged)), key=lambda i: merged[i].order_key), dtype=np.int64)
             merged, vectors = [merged[i] for i in order], vectors[order]
         index = self.index.updated(np.array(kept, dtype=np.int64), [r.text for r, _ in added], order=order)
-        return Snapshot(self.namespace, rows.revision, merged, vectors, index, self.cache, self.saved_seq)
+        unsaved = None if self.unsaved is None else self.unsaved + len(rows.ids)
+        return Snapshot(self.namespace, rows.revision, merged, vectors, index, self.cache, unsaved)
 
 
 def build(namespace: tuple[str, ...], rows: Any, cache: dict[str, Any] | None = None) -> Snapshot:

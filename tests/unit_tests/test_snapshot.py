@@ -193,3 +193,18 @@ def test_a_fresh_process_searches_from_the_snapshot_file_plus_later_writes(tmp_p
     assert cat.content not in _search(store, "the user drives a Tesla Model 3?")
     store.purge(("memories", "u1"))
     assert _files(tmp_path / "db") == []
+
+
+@pytest.mark.usefixtures("small_files")
+def test_a_bulk_write_leaves_the_file_a_fresh_process_searches_from(tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "db", embeddings=CharEmbeddings())
+    ns = ("memories", "u1")
+    store.put_records([MemoryRecord(namespace=ns, content=f"note {i}: the user reads book {i}") for i in range(3)])
+    assert _files(tmp_path / "db") == []  # a few records: no file (the writer never searched)
+    bulk = [MemoryRecord(namespace=ns, content=f"import {i}: the user visited city {i}") for i in range(70)]
+    store.put_records(bulk)  # an import's batch
+    (file,) = _files(tmp_path / "db")
+    with np.load(file) as saved:
+        assert len(saved["ids"]) == 73  # every row, the ones written before the bulk too
+    _source.forget_held()  # a new process
+    assert "import 42: the user visited city 42" in _search(store, "which city is import 42?")
