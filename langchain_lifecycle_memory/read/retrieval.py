@@ -146,6 +146,9 @@ class LifecycleRetriever(BaseRetriever):
     """Threshold calibration of the episode encoder's (query-centred) cosines."""
     episode_rank_calibration: ScoreCalibration = E5_RANK_CALIBRATION
     """Ordering calibration of the episode encoder's cosines."""
+    situation: int = Field(default=3, ge=0)
+    """The user's live facts stated with a near deadline ("this week I'm in a walking boot") that join any request
+    for the user, newest first (``0``: off)."""
     profile_fallback: int = Field(default=16, ge=0)
     """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request."""
 

@@ -179,6 +179,8 @@ def score(
     profile = _profile(cfg, snap, opts, eligible, about, fused) if for_user and not kept.any() else None
     if profile is not None:
         kept = profile
+    if for_user and cfg.situation:
+        kept = kept | _situation(cfg, snap, eligible, about)
     rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
     keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, parts, episode, factor)
     ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
@@ -202,6 +204,8 @@ def score(
 
 PROFILE = "profile"
 """The reason of a record kept as general context: nothing answered a request about the user."""
+SITUATION = "situation"
+"""The reason of a record kept below the threshold as part of the user's passing situation (``_situation``)."""
 _LASTING = ("preference", "profile", "fact")
 
 
@@ -220,6 +224,20 @@ def _profile(
     order = np.lexsort((-snap.fresh_at[pool], -snap.confidence[pool], -fused[pool]))
     chosen = np.zeros(len(snap), dtype=bool)
     chosen[pool[order[: cfg.profile_fallback]]] = True
+    return chosen
+
+
+_SHORT = 31 * 86_400 * 1_000_000
+"""A deadline at most this far (microseconds) after a fact became true marks it as a passing situation."""
+
+
+def _situation(cfg: Any, snap: Snapshot, eligible: np.ndarray, about: np.ndarray) -> np.ndarray:
+    """The user's passing situation: live facts stated with a near deadline ("this week I'm on crutches")."""
+    passing = (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
+    passing &= ~np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in ("episode", "sensitive")])
+    pool = np.flatnonzero(eligible & about & passing)
+    chosen = np.zeros(len(snap), dtype=bool)
+    chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.situation]]] = True
     return chosen
 
 
@@ -276,7 +294,7 @@ def _candidate(
         if cues and p in cues:
             evidence["cue"] = cues[p]
     decision: Decision = "kept"
-    reason = PROFILE if profile else ""
+    reason = PROFILE if profile else SITUATION if kept[p] and fused[p] < opts.min_score else ""
     if not eligible[p]:
         decision, reason = lifecycle_decision(record, **opts.filters()) or ("below_threshold", "not eligible")
     elif not kept[p]:

@@ -1,0 +1,54 @@
+"""The user's passing situation: facts stated with a near deadline accompany a request for the user while live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, LifecycleRetriever
+
+AT = "2025-06-02T08:00:00Z"
+RENTAL = "This week the user is driving a rental, a white Hyundai Kona, while their car is in the shop"
+JOB = "The user works as a beekeeper"
+
+
+def _memory(embeddings: Any, tmp_path: Path, **retriever: Any) -> LifecycleMemory:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    memory = LifecycleMemory(store, retriever=LifecycleRetriever(store=store, **retriever) if retriever else None)
+    facts = [
+        Fact(entity="user", attribute="job", value="beekeeper", content=JOB, kind="profile"),
+        Fact(entity="user", attribute="rental_car", value="Hyundai Kona", content=RENTAL, kind="event", ttl_days=7),
+        Fact(
+            entity="brother_tom", attribute="injury", value="broken wrist", kind="event", ttl_days=10,
+            content="The user's brother Tom has a broken wrist for the next ten days",
+        ),
+    ]  # fmt: skip
+    memory.add_facts(facts, "ann", at=AT)
+    return memory
+
+
+def test_a_passing_situation_reaches_a_request_that_shares_no_words_with_it(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    ask = "Where should I stop to fill up on the drive to the lake on Saturday?"
+    during = memory.inject(ask, "ann", now="2025-06-04T12:00:00Z").text
+    assert "Hyundai Kona" in during
+    assert "broken wrist" not in during  # someone else's situation is not the user's
+    after = memory.inject(ask, "ann", now="2025-06-20T12:00:00Z").text
+    assert "Hyundai Kona" not in after  # past its deadline: gone, like any expired memory
+    general = memory.inject("How do tides work?", "ann", now="2025-06-04T12:00:00Z").text
+    assert "Hyundai Kona" not in general  # a question about the world, not a request for the user
+
+
+def test_situation_0_turns_it_off(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path, situation=0)
+    text = memory.inject("Where should I stop to fill up on the drive to the lake?", "ann", now="2025-06-04").text
+    assert "Hyundai Kona" not in text
+
+
+def test_explain_says_why_a_situation_was_kept(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    explanation = memory.explain("Plan my Saturday errands for me.", "ann", now="2025-06-04T12:00:00Z")
+    [rental] = [c for c in explanation.candidates if c.record.value == "Hyundai Kona"]
+    assert rental.decision == "kept"
+    assert rental.reason in {"situation", ""}  # "" when its own score cleared the threshold
+    assert rental.reason == "situation" or rental.fused >= explanation.min_score
