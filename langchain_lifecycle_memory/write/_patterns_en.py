@@ -27,7 +27,10 @@ from langchain_lifecycle_memory.write._patterns import (
 from langchain_lifecycle_memory.write._patterns import EN_I as I_
 from langchain_lifecycle_memory.write._values import clean
 
-__all__ = ["EN_RULES"]
+__all__ = ["EN_APPOSITIVE", "EN_RULES"]
+
+EN_APPOSITIVE = re.compile(r"(?:a|an|the)\s+(?!.*\b(?:I|me|my|is|are|was|were|am|has|have|had)\b)", re.IGNORECASE)
+"""A noun phrase right after a fact's value, which describes it: "a rental, a white Kia Niro EV" (no verb)."""
 
 Specs = dict[str, AttributeSpec]
 

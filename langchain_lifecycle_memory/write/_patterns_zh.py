@@ -26,7 +26,10 @@ from langchain_lifecycle_memory.write._patterns import (
 )
 from langchain_lifecycle_memory.write._values import ZH_LEADING, clean
 
-__all__ = ["ZH_RULES"]
+__all__ = ["ZH_APPOSITIVE", "ZH_RULES"]
+
+ZH_APPOSITIVE = re.compile(r"一[个辆只台部条位家件款把双套]")
+"""A noun phrase right after a fact's value, which describes it: "租来的车，一辆白色的起亚"."""
 
 Specs = dict[str, AttributeSpec]
 _GRADE = r"大[一二三四五]|研[一二三]|高[一二三]|初[一二三]|(?:小学|初中|高中)?[一二三四五六]年级"

@@ -17,8 +17,8 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeS
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, VERB_CONCEPTS, ZH_RELATIONS, romanize
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
-from langchain_lifecycle_memory.write._patterns_en import EN_RULES
-from langchain_lifecycle_memory.write._patterns_zh import ZH_RULES
+from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
+from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
 from langchain_lifecycle_memory.write._slot_identity import same_value
 from langchain_lifecycle_memory.write.redaction import Redactor
 
@@ -359,7 +359,10 @@ def _content(sentence: str, value: str, zh: bool) -> str:
     start = index or 0
     while start and not marker.search(clauses[start]):
         start -= 1
-    chosen = body if index is None else ("，" if zh else ", ").join(clauses[start : index + 1])
+    end = start if index is None else index + 1
+    while end < len(clauses) and (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end]):
+        end += 1
+    chosen = body if index is None else ("，" if zh else ", ").join(clauses[start:end])
     return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
 
 

@@ -362,3 +362,15 @@ def test_parse_model_date_is_lenient() -> None:
     assert parse_model_date("2024-02", NOW) == datetime(2024, 2, 1, tzinfo=timezone.utc)
     assert parse_model_date("2024-02-10T08:00:00Z", NOW) == datetime(2024, 2, 10, 8, tzinfo=timezone.utc)
     assert parse_model_date("not a date", NOW) is None
+
+
+def test_an_appositive_after_the_value_stays_in_the_content() -> None:
+    """ "a rental, a white Kia Niro EV": the noun phrase right after the value describes it; a new clause does not."""
+    [rental] = extract_rule_facts(
+        "This week I'm driving a rental, a white Kia Niro EV, while mine is in the shop.", now=NOW
+    )
+    assert "Kia Niro EV" in rental.content and "shop" not in rental.content
+    [job] = extract_rule_facts("I work at Acme, a small robotics startup in Lyon.", now=NOW)
+    assert job.value == "Acme" and "robotics startup in Lyon" in job.content
+    [car] = extract_rule_facts("我这周开的是租来的车，一辆白色的起亚。", now=NOW)
+    assert "起亚" in car.content
