@@ -32,7 +32,7 @@ from langchain_lifecycle_memory.read.routing import (
     mentioned_attributes,
     query_entities,
 )
-from langchain_lifecycle_memory.read.snapshot import Snapshot
+from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import MemoryStatus
 
@@ -233,7 +233,7 @@ _SHORT = 31 * 86_400 * 1_000_000
 
 def _situation(cfg: Any, snap: Snapshot, eligible: np.ndarray, about: np.ndarray) -> np.ndarray:
     """The user's passing situation: live facts stated with a near deadline ("this week I'm on crutches")."""
-    passing = (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
+    passing = (snap.expires_at < OPEN) & (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
     passing &= ~np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in ("episode", "sensitive")])
     pool = np.flatnonzero(eligible & about & passing)
     chosen = np.zeros(len(snap), dtype=bool)

@@ -52,3 +52,13 @@ def test_explain_says_why_a_situation_was_kept(embeddings: Any, tmp_path: Path) 
     assert rental.decision == "kept"
     assert rental.reason in {"situation", ""}  # "" when its own score cleared the threshold
     assert rental.reason == "situation" or rental.fused >= explanation.min_score
+
+
+def test_a_fact_dated_before_1970_with_no_deadline_is_not_a_situation(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    born = Fact(entity="user", attribute="birth_city", value="Tromsø", content="The user was born in Tromsø")
+    memory.add_facts([born.model_copy(update={"valid_from": "1962-03-04T00:00:00Z"})], "ann", at="1962-03-04")
+    text = memory.inject("Plan my Saturday errands for me.", "ann", now="2025-06-04T12:00:00Z").text
+    assert "Hyundai Kona" in text
+    explanation = memory.explain("Plan my Saturday errands for me.", "ann", now="2025-06-04T12:00:00Z")
+    assert all(c.reason != "situation" for c in explanation.candidates if c.record.value == "Tromsø")
