@@ -288,8 +288,9 @@ def _ingest(
     memory.retriever.embed_episodes(texts)
     by_record = {}
     for turn, text in zip(conv.turns, texts, strict=True):
-        at, source = turn.at, turn.dia_id
-        record = memory.add_episode(text, user_id=conv.sample_id, at=at, source_id=source, entity=turn.speaker)
+        record = memory.add_episode(
+            text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=turn.speaker
+        )
         by_record[record.id] = turn.dia_id
 
     def hits(docs: Sequence[Any]) -> list[Hit]:  # the dia_id from the episode's source, else by its record id

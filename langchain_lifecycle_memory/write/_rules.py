@@ -359,7 +359,7 @@ def _content(sentence: str, value: str, zh: bool) -> str:
     start = index or 0
     while start and not marker.search(clauses[start]):
         start -= 1
-    end = start if index is None else index + 1
+    end = len(clauses) if index is None else index + 1  # no value found: the whole body, nothing to extend
     while end < len(clauses) and (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end]):
         end += 1
     chosen = body if index is None else ("，" if zh else ", ").join(clauses[start:end])
