@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -159,8 +160,10 @@ def child_first(cfg: dict[str, Any], work: Path) -> dict[str, Any]:
     else:
         from langchain_chroma import Chroma  # noqa: F401
     import_s, emb, snapshot_file = time.perf_counter() - t0, HashEmbeddings(), None
-    if ours and cfg.get("remove_file"):
-        ChromaMemoryStore(str(work / "ours"), embeddings=emb).remove_snapshot_files(NS)
+    if ours and cfg.get("remove_file"):  # the package's own files, removed without opening the store (not timed)
+        from langchain_lifecycle_memory.store.records import SNAPSHOT_FOLDER
+
+        shutil.rmtree(work / "ours" / SNAPSHOT_FOLDER, ignore_errors=True)
     t0 = time.perf_counter()
     if ours:
         store = ChromaMemoryStore(str(work / "ours"), embeddings=emb)
