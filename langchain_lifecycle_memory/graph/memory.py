@@ -55,6 +55,9 @@ class LifecycleMemory:
         cue_model: BaseChatModel | None = None,
         num_cues: int = 4,
     ) -> None:
+        if isinstance(store, (str, os.PathLike)):
+            msg = f"LifecycleMemory's first argument is a store; for a folder write LifecycleMemory(path={store!r})."
+            raise TypeError(msg)
         self.store = store if store is not None else ChromaMemoryStore(path)
         # The rule extractor is built on first write (compiling its patterns is wasted on a
         # read-only process such as `lifecycle-memory search`); anything else is checked now.
