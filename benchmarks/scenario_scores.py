@@ -29,6 +29,7 @@ HELD_OUT = [
     "heldout_themes_b",
     "heldout_recall",
     "heldout_reconcile",
+    "heldout_fresh",
     "extra",
 ]
 

@@ -30,6 +30,12 @@ from langchain_lifecycle_memory.store.repair import check_slots, repair_namespac
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._change import (
+    DEFAULT_CHANGE_THRESHOLD,
+    NAMED_CHANGE_THRESHOLD,
+    states_a_change,
+    superseded_by_change,
+)
 from langchain_lifecycle_memory.write._grounding import grounded
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._slot_identity import (
@@ -47,6 +53,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+_ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 DEFAULT_ALIKE_THRESHOLD = 0.35
@@ -77,6 +84,10 @@ class UpdateConfig(BaseModel):
     """Optional ``create_slot_judge(model)``: one call per turn for undecided slot names."""
     alike_threshold: float | None = None
     """Cosine of two values "of the same kind" (``AttributeSpec.replaces_alike``); ``None`` as ``slot_threshold``."""
+    change_threshold: float | None = None
+    """Cosine at which a statement worded as a change ("moved everything to Y", "改到周四了") archives the live
+    free-text statement it is about (``_change.py``); ``None`` as ``slot_threshold``; above 1 turns it off.
+    A ``judge`` decides instead when one is set."""
 
 
 class UpdatePlan(BaseModel):
@@ -236,6 +247,18 @@ class _Planner:
         if not pending:
             for old in active:
                 self._archive(old, when, record.id)
+            if self.cfg.judge is None and states_a_change(record.content):
+                self._supersede_stated(record, self.store.search_records(self.ns, record.content, k=5, now=self.at))
+
+    def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]]) -> None:
+        """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``)."""
+        threshold = _calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
+        untouched = [(old, score) for old, score in similar if old.id not in self._touched]
+        if threshold is None or threshold > 1:
+            return
+        named = min(threshold, NAMED_CHANGE_THRESHOLD)
+        if (old := superseded_by_change(record, untouched, threshold, named)) is not None:
+            self._archive(old, record.valid_from, record.id)
 
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
@@ -281,7 +304,10 @@ class _Planner:
         status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE
         record = self._new_record(fact, source, status)
         self._write(record, self.plan.added)
-        if self.cfg.judge is None or not similar or status is MemoryStatus.PENDING:
+        if not similar or status is MemoryStatus.PENDING:
+            return
+        if self.cfg.judge is None:
+            self._supersede_stated(record, [(old, score) for old, score in similar if old.status in _ACTIVE])
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
         if not candidates:

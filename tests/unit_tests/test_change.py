@@ -1,0 +1,96 @@
+"""A statement worded as a change replaces the free-text statement it is about (``write/_change.py``).
+
+Through the facade's default path (rule extraction): what the user sees is ``active()`` and the injected block.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, UpdateConfig
+
+
+def _memory(embeddings: Any, tmp_path: Path, **update: Any) -> LifecycleMemory:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    return LifecycleMemory(store, update=UpdateConfig(**update) if update else None)
+
+
+def _said(memory: LifecycleMemory, *turns: tuple[str, str]) -> list[str]:
+    for at, text in turns:
+        memory.add_messages([{"role": "user", "content": text}], "kim", at=at)
+    return [r.content for r in memory.active("kim")]
+
+
+def test_a_stated_change_archives_the_statement_it_replaces(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-02-01", "I rehearse with the Larkfield Community Choir on Monday nights."),
+        ("2025-06-01", "My Larkfield Community Choir rehearsals moved to Wednesday nights now."),
+    )
+    assert not any("Monday" in c for c in active), active
+    assert any("Wednesday" in c for c in active), active
+    block = memory.inject("Can I make a dinner on Monday evening?", "kim", now="2025-06-02").text
+    assert "Monday nights" not in block
+    past = memory.inject("When did the choir rehearse?", "kim", now="2025-06-02", as_of="2025-03-01").text
+    assert "Monday" in past  # the old statement is history, not lost
+
+
+def test_a_change_in_chinese_archives_the_statement_it_replaces(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(memory, ("2025-02-01", "我每周六上午去上陶艺课。"), ("2025-05-01", "我的陶艺课改到每周日下午了。"))
+    assert not any("周六" in c for c in active), active
+    assert any("周日" in c for c in active), active
+
+
+def test_an_addition_replaces_nothing(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-02-01", "I volunteer at the Birchwood animal shelter on Saturdays."),
+        ("2025-03-01", "I now also volunteer at the Birchwood food bank on Sundays."),
+    )
+    assert len(active) == 2, active
+
+
+def test_someone_elses_change_leaves_the_users_statement(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts([Fact(content="The user swims at the Eastgate pool every morning", kind="preference")], "kim")
+    changed = Fact(entity="sister_ana", content="The user's sister Ana switched to the Westgate pool", kind="fact")
+    memory.add_facts([changed], "kim")
+    assert len(memory.active("kim")) == 2
+
+
+def test_a_slot_value_goes_only_when_the_change_names_it(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    contacts = "The user's emergency contacts are their cousin Idris and their neighbour Bea"
+    memory.add_facts(
+        [
+            Fact(entity="user", attribute="barber", value="Tomasz", content="The user's barber is Tomasz", kind="fact"),
+            Fact(entity="user", attribute="emergency_contact", value="cousin Idris", content=contacts, kind="profile"),
+        ],
+        "kim",
+        at="2025-01-01",
+    )
+    active = _said(
+        memory,
+        ("2025-04-01", "Tomasz closed his shop, so Rafael cuts my hair now."),
+        ("2025-04-02", "Bea moved away, so take her off my emergency contacts now."),
+    )
+    assert "The user's barber is Tomasz" not in active, active  # named: replaced
+    assert contacts in active, active  # Bea is not the slot's value: kept (a judge or the user decides)
+
+
+@pytest.mark.parametrize("threshold", [1.01])
+def test_the_switch_turns_it_off(embeddings: Any, tmp_path: Path, threshold: float) -> None:
+    memory = _memory(embeddings, tmp_path, change_threshold=threshold)
+    active = _said(memory, ("2025-02-01", "我每周六上午去上陶艺课。"), ("2025-05-01", "我的陶艺课改到每周日下午了。"))
+    assert len(active) == 2, active
+
+
+def test_a_folder_as_the_first_argument_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"LifecycleMemory\(path="):
+        LifecycleMemory(str(tmp_path / "m"))  # type: ignore[arg-type]
