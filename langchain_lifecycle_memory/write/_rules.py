@@ -7,19 +7,28 @@ First-person statements (or about "my sister Maya" / "我老婆小芳") run thro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, VERB_CONCEPTS, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory.write._lexicon import VERB_CONCEPTS, ZH_RELATIONS
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
 from langchain_lifecycle_memory.write._slot_identity import same_value
+from langchain_lifecycle_memory.write._subjects import (
+    EN_FIRST_PERSON,
+    EN_INTRO,
+    ZH_PERSON,
+    ZH_REL,
+    Subject,
+    add_elided_i,
+    clause_subject,
+)
 from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = ["extract_rule_facts"]
@@ -41,42 +50,6 @@ _NOT_A_STATEMENT = re.compile(
     r"^(?:如果|假如|要是|假设|也许|可能|我想知道|帮我|帮忙|给我|告诉我|忘掉|忘记|删除|删掉|推荐|查一下|搜一下|你)",
     re.IGNORECASE,
 )
-_EN_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur)\b")
-_EN_INTRO = re.compile(
-    r"^(?:(?:by the way|btw|also|oh|so|and|well|anyway|fyi|actually|honestly|just so you know|fun fact|ok|okay|"
-    r"yes|yeah|no|hi|hey|hello|please|note that|note|remember that|remember|don't forget that|don't forget)"
-    r"[,!:.]?\s+)+",
-    re.IGNORECASE,
-)
-_EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, flags), r)
-    for p, r, flags in (
-        (r"[’`]", "'", 0), (r"\bI'm\b", "I am", re.I), (r"\bI've\b", "I have", re.I), (r"\bI'd\b", "I would", re.I),
-        (r"\bI'll\b", "I will", re.I), (r"\bwe're\b|\bwe are\b", "I am", re.I),
-        (r"\bwe've\b|\bwe have\b", "I have", re.I),
-        (r"\bwe\b", "I", re.I), (r"\bour\b", "my", re.I), (r"\bdon't\b", "do not", re.I),
-        (r"\bdoesn't\b", "does not", re.I), (r"\bcan't\b", "cannot", re.I), (r"\bhaven't\b", "have not", re.I),
-    )
-)  # fmt: skip
-_ELIDED_I = re.compile(
-    r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
-)
-_EN_PERSON = re.compile(
-    r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
-    + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
-    + r")(?:-in-law)?)(?:,)?(?:\s+(?P<name>(?-i:[A-Z])[a-z]+),?)?(?P<pos>'s)?\s+(?P<rest>.+)$",
-    re.IGNORECASE,
-)
-_ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
-_ZH_PERSON = re.compile(
-    r"^我(?:的|家)?(?P<rel>" + _ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?)??"
-    r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
-    r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽).*)$"
-)
-# One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
-_EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
-                       "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
-_NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 _REDACTOR = Redactor(mode="keep", keep_originals=True)
 _PII_ATTRIBUTES = {
     "email": "email",
@@ -85,12 +58,6 @@ _PII_ATTRIBUTES = {
     "phone": "phone",
     "bank_card": "bank_card",
 }
-
-
-@dataclass(frozen=True)
-class _Subject:
-    entity: str
-    text: str  # the sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")
 
 
 # A full stop that ends no sentence (a title: "Dr. Okafor") and a comma that separates no clause
@@ -131,7 +98,7 @@ def _clauses(sentence: str, zh: bool) -> list[str]:
         return [sentence]
     if not zh:
         return parts
-    about_speaker = parts[0].startswith("我") and not _ZH_PERSON.match(parts[0])
+    about_speaker = parts[0].startswith("我") and not ZH_PERSON.match(parts[0])
     out = [parts[0]]
     for part in parts[1:]:
         if _ZH_ELIDED.match(part) and not part.startswith("我"):
@@ -173,66 +140,32 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
 
 def _not_a_statement(sentence: str, zh: bool) -> bool:
     body = sentence.rstrip("。.!！~～ ")
-    if body.endswith(("?", "？")) or _NOT_A_STATEMENT.search(
-        body.removeprefix("请") if zh else _EN_INTRO.sub("", body)
-    ):
+    if body.endswith(("?", "？")) or _NOT_A_STATEMENT.search(body.removeprefix("请") if zh else EN_INTRO.sub("", body)):
         return True
     if zh:  # questions, and suggestions to the assistant ("…给我讲个笑话吧")
         return bool(re.search(r"(?:吗|呢|么|嘛|没有|吧)$", body))
-    return bool(_QUESTION_EN.search(_EN_INTRO.sub("", body)))
+    return bool(_QUESTION_EN.search(EN_INTRO.sub("", body)))
 
 
-def _third_to_first(rest: str) -> str:
-    verb, _, tail = rest.partition(" ")
-    low = verb.casefold()
-    if low in (irregular := {"is": "am", "'s": "am", "has": "have", "does": "do"}):
-        verb = irregular[low]
-    elif re.search(r"(?:ch|sh|ss|x|o)es$", low):
-        verb = verb[:-2]
-    elif low.endswith("ies"):
-        verb = verb[:-3] + "y"
-    elif low.endswith("s") and not low.endswith("ss") and low != "was":
-        verb = verb[:-1]
-    return f"I {verb} {tail}".strip()
+def statements(
+    text: str, speaker_entity: str = "user", known: Iterable[str] = ()
+) -> Iterator[tuple[str, str, Subject, bool]]:
+    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone.
 
-
-def _subject(sentence: str, zh: bool, speaker: str) -> _Subject | None:
-    if zh:
-        if "我" not in sentence:
-            return None
-        if m := _ZH_PERSON.match(sentence):
-            name = m.group("name") or ""
-            if _NOT_NAME.search(name):
-                return None
-            rel = ZH_RELATIONS[m.group("rel")][0]
-            return _Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest"))
-        return _Subject(speaker, sentence)
-    text = _EN_INTRO.sub("", sentence.strip())
-    for pattern, repl in _EN_CONTRACTIONS:
-        text = pattern.sub(repl, text)
-    text = _add_elided_i(text)
-    if not _EN_FIRST_PERSON.search(text):
-        return None
-    if m := _EN_PERSON.match(text):
-        rel = m.group("rel").casefold().replace("-in-law", "_in_law").replace("-", "").replace(" ", "_")
-        rel = _EN_RELATION_FORMAL.get(rel, rel)
-        name = (m.group("name") or "").casefold()
-        rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
-        return _Subject(f"{rel}_{name}" if name else rel, rest)
-    return _Subject(speaker, text)
-
-
-def statements(text: str, speaker_entity: str = "user") -> Iterator[tuple[str, str, _Subject, bool]]:
-    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone."""
+    ``known``: entities already spoken of (``sister_maya``); a clause led by one's name is about them.
+    """
+    people = {e.rsplit("_", 1)[-1]: e for e in known if "_" in e}
     text = _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))  # hidden from the patterns, see _HIDDEN
     for sentence in filter(None, map(str.strip, _SPLIT.split(text))):
         zh = _chinese_frame(sentence)
         if _not_a_statement(sentence, zh):
             continue
         for clause in _clauses(sentence, zh):
-            subject = _subject(clause, zh, speaker_entity)
+            subject = clause_subject(clause, zh, speaker_entity, people)
+            if subject is not None and "_" in subject.entity:
+                people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
             if subject is not None and zh:  # "我在 Shopee 做运营" as "我在Shopee做运营": the patterns see the latter
-                subject = _Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
+                subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
             if subject is not None:
                 yield sentence, clause, subject, zh
 
@@ -323,12 +256,8 @@ def _conjugate(verb: str) -> str:
     return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
 
 
-def _add_elided_i(text: str) -> str:
-    return "I " + text[:1].lower() + text[1:] if _ELIDED_I.match(text) else text
-
-
 def _en_rewrite(text: str) -> str:
-    text = _add_elided_i(text)
+    text = add_elided_i(text)
     for pattern, repl in _EN_REWRITES:
         text = pattern.sub(repl, text)
     text = _EN_I_VERB.sub(lambda m: f"the user {m.group(1)}{_conjugate(m.group(2))}", text)
@@ -342,17 +271,17 @@ def _en_rewrite(text: str) -> str:
 
 
 def _zh_rewrite(text: str) -> str:
-    text = re.sub(r"我(?:的|家)?(" + _ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
+    text = re.sub(r"我(?:的|家)?(" + ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
     text = re.sub(r"^(?:请|麻烦)?(?:记住|记一下|别忘了|注意)[，,：:]?", "", text.strip())
     text = text.replace("我的", "用户的").replace("我家", "用户家").replace("我们", "用户").replace("我", "用户")
     return text.strip(" ，,;；:：。！!~～")
 
 
 def _content(sentence: str, value: str, zh: bool) -> str:
-    body = sentence if zh else _EN_INTRO.sub("", sentence.strip())
+    body = sentence if zh else EN_INTRO.sub("", sentence.strip())
     splitter = r"\s*[，,;；]\s*" if zh else r"\s*[,;:]\s*|\s+(?=(?:if|because|while|when|although|though|but)\s)"
     clauses = [c for c in re.split(splitter, body) if c.strip()] or [body]
-    marker = re.compile(r"我") if zh else _EN_FIRST_PERSON
+    marker = re.compile(r"我") if zh else EN_FIRST_PERSON
     needle = normalize_value(value)
     words = (needle, needle.split(" ")[0] if needle else "")  # the whole value, else its first word
     index = next((i for w in words for i, c in enumerate(clauses) if w and w in normalize_value(c)), None)
@@ -415,7 +344,7 @@ def extract_rule_facts(
     specs = {spec.name: spec for spec in attributes}
     facts: list[Fact] = []
     seen: set[tuple[str, str | None, str, str]] = set()
-    for sentence, clause, subject, zh in statements(text, speaker_entity):
+    for sentence, clause, subject, zh in statements(text, speaker_entity, (e for e, _, _ in slots)):
         rules = ZH_RULES if zh else EN_RULES
         found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
         # A verb's object that cannot be what the verb says ("我说实话") is no fact.
@@ -429,12 +358,12 @@ def extract_rule_facts(
     return [_shown(f) for f in facts]
 
 
-_MIN_SAID = 4  # content words (latin) or characters (CJK) a statement needs to be kept as it was said
+_MIN_SAID = {True: 3, False: 2}  # characters (zh) or content words (en) a statement needs to be kept as said
 
 
-def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float | None], seen: set[Any]) -> list[Fact]:
+def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float | None], seen: set[Any]) -> list[Fact]:
     """A statement no rule understood, kept as said (no slot) unless negated, conditional, asked or reported."""
-    if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause):
+    if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause) or not (zh or _EN_SUBJECT.search(subject.text)):
         return []
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
@@ -442,7 +371,7 @@ def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float
         else " ".join(w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS)
     )
     size = len(re.findall(r"[\u3400-\u9fff]", body)) if zh else len(body.split())
-    if size < _MIN_SAID:
+    if size < _MIN_SAID[zh]:
         return []
     content = _zh_rewrite(clause) if zh else _en_rewrite(clause)
     key = ("said", None, content, subject.entity)
@@ -454,13 +383,19 @@ def _said(clause: str, subject: _Subject, zh: bool, stamp: tuple[datetime, float
     return [fact.model_copy(update={"evidence": clause})]
 
 
+# A negation is kept as said ("I don't own a car", "我没有驾照": facts too). Not kept: doubt, wishes, reported
+# speech, what is said to the assistant or about the conversation ("I like that idea", "我喜欢你"), and
+# requests ("Put on some music for me": no first-person subject).
 _NOT_SAID_EN = re.compile(
-    r"\b(?:not|n't|never|no longer|if|unless|would|should|could|might|maybe|perhaps|please|wonder|"
-    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|going to|gonna)\b|n't\b|\?",
+    r"\b(?:if|unless|would|should|could|might|maybe|perhaps|please|wonder|not sure|no idea|never mind|"
+    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|going to|gonna|don't know|doesn't matter|"
+    r"you|your|(?:that|this|a|the) (?:idea|question|suggestion|answer|point|one))\b|\?",
     re.IGNORECASE,
 )
+_EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 _NOT_SAID_ZH = re.compile(
-    r"不|没|别|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
+    r"别|不(?:知道|清楚|确定|用|客气|要)|没(?:事|关系|问题|想好)|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
+    r"|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
     r"|^我(?:现在|马上|正|等会儿?)?(?:去|来|回|出门)"  # what the speaker is off to do now, not who they are
 )
 _FUNCTION_WORDS = frozenset(
@@ -473,7 +408,7 @@ _FUNCTION_WORDS = frozenset(
 def _facts(
     c: Candidate,
     clause: str,
-    subject: _Subject,
+    subject: Subject,
     zh: bool,
     specs: dict[str, AttributeSpec],
     when: datetime,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -183,7 +184,11 @@ def test_quitting_retracts_the_slot_that_holds_the_value(text: str, value: str) 
     ],
 )
 def test_negated_or_hypothetical_statements_give_no_positive_fact(text: str) -> None:
-    assert all(f.attribute == "dislikes" for f in extract_rule_facts(text, now=NOW))
+    for fact in extract_rule_facts(text, now=NOW):
+        if fact.slot is not None:
+            assert fact.attribute == "dislikes"
+        else:  # kept as said, its negation and all
+            assert re.search(r"\bnot\b|\bnever\b|n't|不|没", fact.content), fact.content
 
 
 @pytest.mark.parametrize(
@@ -374,3 +379,35 @@ def test_an_appositive_after_the_value_stays_in_the_content() -> None:
     assert job.value == "Acme" and "robotics startup in Lyon" in job.content
     [car] = extract_rule_facts("我这周开的是租来的车，一辆白色的起亚。", now=NOW)
     assert "起亚" in car.content
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("我没有驾照，出门全靠公共交通。", "用户没有驾照"),
+        ("I don't own a car.", "The user doesn't own a car"),
+        ("We rent our flat.", "The user rents"),
+    ],
+)
+def test_negations_and_short_statements_are_kept_as_said(text: str, kept: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert fact.slot is None and fact.content.startswith(kept), fact.content
+
+
+@pytest.mark.parametrize(
+    "text", ["不用了，谢谢。", "没事，不着急。", "I like your idea.", "Play something relaxing for me.", "你说得对。"]
+)
+def test_replies_and_requests_to_the_assistant_are_not_kept(text: str) -> None:
+    assert extract_rule_facts(text, now=NOW) == []
+
+
+def test_a_statement_led_by_a_known_name_is_about_that_person() -> None:
+    slots = [("son_theo", "school", "Kingsley Primary")]
+    [zh] = extract_rule_facts("Theo 有哮喘，随身带着喷雾。", now=NOW, slots=slots)
+    [en] = extract_rule_facts("Theo plays the cello in the school orchestra.", now=NOW, slots=slots)
+    assert (zh.entity, en.entity) == ("son_theo", "son_theo")
+    # Named earlier in the same message
+    facts = extract_rule_facts("My sister Ines is a nurse. Ines works nights at the county hospital.", now=NOW)
+    assert [f.entity for f in facts] == ["sister_ines", "sister_ines"]
+    # A name nobody spoke of is not the user's to keep
+    assert extract_rule_facts("Kevin rides his bike to the county hospital.", now=NOW, slots=slots) == []

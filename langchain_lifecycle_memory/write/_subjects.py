@@ -1,0 +1,118 @@
+"""Who a clause is about, and the clause as the patterns see it (in the first person).
+
+The speaker ("I…", "我…"), a relative ("my sister Maya…", "我老婆小芳…"), or someone already spoken of by
+name ("Felix 有哮喘").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_RELATIONS, romanize
+
+__all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
+
+EN_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur)\b")
+EN_INTRO = re.compile(
+    r"^(?:(?:by the way|btw|also|oh|so|and|well|anyway|fyi|actually|honestly|just so you know|fun fact|ok|okay|"
+    r"yes|yeah|no|hi|hey|hello|please|note that|note|remember that|remember|don't forget that|don't forget)"
+    r"[,!:.]?\s+)+",
+    re.IGNORECASE,
+)
+_EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, flags), r)
+    for p, r, flags in (
+        (r"[’`]", "'", 0), (r"\bI'm\b", "I am", re.I), (r"\bI've\b", "I have", re.I), (r"\bI'd\b", "I would", re.I),
+        (r"\bI'll\b", "I will", re.I), (r"\bwe're\b|\bwe are\b", "I am", re.I),
+        (r"\bwe've\b|\bwe have\b", "I have", re.I),
+        (r"\bwe\b", "I", re.I), (r"\bour\b", "my", re.I), (r"\bdon't\b", "do not", re.I),
+        (r"\bdoesn't\b", "does not", re.I), (r"\bcan't\b", "cannot", re.I), (r"\bhaven't\b", "have not", re.I),
+    )
+)  # fmt: skip
+_ELIDED_I = re.compile(
+    r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
+)
+_EN_PERSON = re.compile(
+    r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
+    + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+    + r")(?:-in-law)?)(?:,)?(?:\s+(?P<name>(?-i:[A-Z])[a-z]+),?)?(?P<pos>'s)?\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
+ZH_PERSON = re.compile(
+    r"^我(?:的|家)?(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?)??"
+    r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
+    r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽).*)$"
+)
+# One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
+_EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
+                       "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
+_NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
+
+
+@dataclass(frozen=True)
+class Subject:
+    entity: str
+    text: str  # the sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")
+
+
+def add_elided_i(text: str) -> str:
+    return "I " + text[:1].lower() + text[1:] if _ELIDED_I.match(text) else text
+
+
+def _third_to_first(rest: str) -> str:
+    verb, _, tail = rest.partition(" ")
+    low = verb.casefold()
+    if low in (irregular := {"is": "am", "'s": "am", "has": "have", "does": "do"}):
+        verb = irregular[low]
+    elif re.search(r"(?:ch|sh|ss|x|o)es$", low):
+        verb = verb[:-2]
+    elif low.endswith("ies"):
+        verb = verb[:-3] + "y"
+    elif low.endswith("s") and not low.endswith("ss") and low != "was":
+        verb = verb[:-1]
+    return f"I {verb} {tail}".strip()
+
+
+_NAMED = re.compile(r"^(?P<name>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}?)(?P<pos>'s|的)?\s*(?P<rest>\S.*)$")
+
+
+def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | None:
+    """A statement led by the name of someone the speaker already spoke of ("Felix 有哮喘", "Mia uses Lyft")."""
+    m = _NAMED.match(sentence.strip())
+    entity = people.get(romanize(m.group("name")).casefold() if m else "")
+    if m is None or entity is None:
+        return None
+    rest = m.group("rest")
+    if zh:
+        return Subject(entity, ("我的" if m.group("pos") else "我") + rest)
+    return Subject(entity, "my " + rest if m.group("pos") else _third_to_first(rest))
+
+
+def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]) -> Subject | None:
+    if (known := _known_person(sentence, zh, people)) is not None:
+        return known
+    if zh:
+        if "我" not in sentence:
+            return None
+        if m := ZH_PERSON.match(sentence):
+            name = m.group("name") or ""
+            if _NOT_NAME.search(name):
+                return None
+            rel = ZH_RELATIONS[m.group("rel")][0]
+            return Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest"))
+        return Subject(speaker, sentence)
+    text = EN_INTRO.sub("", sentence.strip())
+    for pattern, repl in _EN_CONTRACTIONS:
+        text = pattern.sub(repl, text)
+    text = add_elided_i(text)
+    if not EN_FIRST_PERSON.search(text):
+        return None
+    if m := _EN_PERSON.match(text):
+        rel = m.group("rel").casefold().replace("-in-law", "_in_law").replace("-", "").replace(" ", "_")
+        rel = _EN_RELATION_FORMAL.get(rel, rel)
+        name = (m.group("name") or "").casefold()
+        rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
+        return Subject(f"{rel}_{name}" if name else rel, rest)
+    return Subject(speaker, text)
