@@ -44,7 +44,7 @@ from typing import Any
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write import _lexicon, _patterns, _rules
+from langchain_lifecycle_memory.write import _lexicon, _patterns, _rules, _subjects
 from langchain_lifecycle_memory.write._patterns_en import EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_RULES
 from langchain_lifecycle_memory.write._values import clean
@@ -184,12 +184,12 @@ class _TermIndex:
 
 def _relation(clause: str, zh: bool) -> str | None:
     if zh:
-        m = _rules._ZH_PERSON.match(clause)
+        m = _subjects.ZH_PERSON.match(clause)
         return f"ZH_RELATIONS:{m.group('rel')}" if m else None
-    text = _rules._EN_INTRO.sub("", clause.strip())
-    for pattern, repl in _rules._EN_CONTRACTIONS:
+    text = _subjects.EN_INTRO.sub("", clause.strip())
+    for pattern, repl in _subjects._EN_CONTRACTIONS:
         text = pattern.sub(repl, text)
-    m = _rules._EN_PERSON.match(text)
+    m = _subjects._EN_PERSON.match(text)
     if m is None:
         return None
     rel = next((r for r in _lexicon.EN_RELATIONS if r == m.group("rel").casefold()), m.group("rel").casefold())
