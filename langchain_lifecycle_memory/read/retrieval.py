@@ -38,7 +38,7 @@ from langchain_lifecycle_memory.read.fusion import (
     candidate_document,
     parse_paraphrases,
 )
-from langchain_lifecycle_memory.read.routing import AttributeRouter
+from langchain_lifecycle_memory.read.routing import AttributeRouter, without_time
 from langchain_lifecycle_memory.read.scoring import Query, RetrievalOptions
 from langchain_lifecycle_memory.read.vectors import TextVectors
 from langchain_lifecycle_memory.schema import MemoryStatus, ensure_aware, utcnow
@@ -299,7 +299,7 @@ class LifecycleRetriever(BaseRetriever):
         return router
 
     def _run(self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False) -> RetrievalExplanation:
-        q = self._query(query)
+        q = self._query(query if opts.as_of is None else without_time(query))
         snap = current(self.store, opts.namespace)
         explanation = scoring.score(
             self, q, snap, opts, full=full, router=self._router(), episode_encoder=self._episode_encoder()

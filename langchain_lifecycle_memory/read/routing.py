@@ -30,6 +30,7 @@ __all__ = [
     "query_entities",
     "value_in",
     "value_mentioned",
+    "without_time",
 ]
 
 SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
@@ -105,6 +106,30 @@ def is_personal(query: str) -> bool:
     """Whether the query is about or for the user ("my", "I", "我", "帮我", "recommend..."), not general knowledge."""
     words = re.findall(r"[a-z']+", normalize_text(query))
     return any(w.replace("'", "") in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL)
+
+
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?"
+    r"|nov(?:ember)?|dec(?:ember)?)"
+)
+_PART = r"(?:early|mid|late|the start of|the beginning of|the end of|the middle of|spring|summer|fall|autumn|winter)"
+# When a question is asked of the past (``as_of``), its time phrase has done its work as a filter; left in
+# the text, "2022年元旦那会儿" or "in mid-2022" outweighs the words that say what is asked about.
+_TIME = re.compile(
+    r"(?:19|20)\d{2}\s*年(?:初|底|末|中|上半年|下半年|[春夏秋冬]天?|\d{1,2}\s*月(?:份|初|底|中)?)?|"
+    rf"\b(?:back\s+)?(?:in|during|around|at|by|as of|since|from|before|after)?\s*(?:{_PART}(?:\s+of)?[\s-]*)?"
+    rf"(?:{_MONTH}\s*,?\s*)?(?:19|20)\d{{2}}\b|\b(?:in|during)\s+{_MONTH}\b|\bback then\b|\bat (?:that|the) time\b"
+    r"|\blast (?:year|month|week|spring|summer|fall|autumn|winter)\b|\b\w+ (?:years?|months?|weeks?) ago\b"
+    r"|\d{1,2}\s*月(?:份|初|底|中)?|元旦|春节|国庆|年初|年底|年末|上半年|下半年|去年|前年"
+    r"|那(?:会儿?|时候?|阵子?)|当时|的时候|以前|之前",
+    re.IGNORECASE,
+)
+
+
+def without_time(query: str) -> str:
+    """``query`` without its time phrases ("2023年底我在哪个部门？" -> "我在哪个部门？"); kept if nothing is left."""
+    rest = re.sub(r"\s+", " ", _TIME.sub(" ", query)).strip()
+    return rest if re.search(r"\w", rest) else query
 
 
 _HOW_TO = re.compile(r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?", re.IGNORECASE)

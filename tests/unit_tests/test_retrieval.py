@@ -18,8 +18,10 @@ from langchain_lifecycle_memory.read.retrieval import (
     LifecycleRetriever,
     RetrievalExplanation,
 )
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.read.routing import without_time
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
+from langchain_lifecycle_memory.write.update import reconcile
 
 T0 = datetime(2024, 1, 1, 10, tzinfo=timezone.utc)
 T1 = datetime(2024, 3, 1, 10, tzinfo=timezone.utc)
@@ -205,6 +207,43 @@ def test_as_of_returns_the_value_valid_at_that_time(seed_demo: ChromaMemoryStore
     assert january[0].metadata["status"] == "archived"
     explanation = retriever.explain("What editor did I use?", as_of="2024-01-15T00:00:00Z")
     assert {c.record.value: c.decision for c in explanation.candidates}["VS Code"] == "not_valid_at_as_of"
+
+
+@pytest.mark.parametrize(
+    ("question", "as_of", "expected"),
+    [
+        ("2022年元旦那会儿我在哪个部门？", "2022-01-01", "财务部"),
+        ("2023年底我在哪个部门？", "2023-12-01", "审计部"),
+        ("2022年初我在哪个部门工作？", "2022-03-01", "财务部"),
+    ],
+)
+def test_a_question_of_the_past_is_not_drowned_by_its_time_phrase(
+    mem_store: ChromaMemoryStore, question: str, as_of: str, expected: str
+) -> None:
+    history = [
+        ("2021-04-12", "department", "财务部出纳", "用户在公司财务部做出纳。"),
+        ("2022-01-10", "dance_class", "周二晚上", "用户每周二晚上上拉丁舞课。"),
+        ("2022-10-17", "department", "审计部", "用户调到审计部了。"),
+        ("2024-06-03", "department", "采购部主管", "用户现在去采购部当主管了。"),
+    ]
+    for at, attribute, value, content in history:
+        reconcile(mem_store, NS, [Fact(entity="user", attribute=attribute, value=value, content=content)], at=at)
+    retriever = LifecycleRetriever(store=mem_store, namespace=NS, now="2024-07-01T00:00:00Z")
+    assert [d.metadata["value"][:3] for d in retriever.invoke(question, as_of=as_of)] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("question", "left"),
+    [
+        ("2023年底我在哪个部门？", "我在哪个部门？"),
+        ("2022 年春天 Nora 在哪里上学？", "Nora 在哪里上学？"),
+        ("Who was my doctor in mid-2022?", "Who was my doctor ?"),
+        ("How much was my rent in January 2023, back then?", "How much was my rent , ?"),
+        ("2022", "2022"),  # nothing left: the question stays as asked
+    ],
+)
+def test_without_time_drops_time_phrases_only(question: str, left: str) -> None:
+    assert without_time(question) == left
 
 
 def test_expired_and_pending_records_are_left_out(store: ChromaMemoryStore) -> None:
