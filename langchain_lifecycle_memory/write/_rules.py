@@ -394,7 +394,7 @@ _NOT_SAID_EN = re.compile(
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 _NOT_SAID_ZH = re.compile(
-    r"别|不(?:知道|清楚|确定|用|客气|要)|没(?:事|关系|问题|想好)|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
+    r"别|不(?:知道|清楚|确定|客气)|没(?:关系|问题|想好)|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
     r"|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
     r"|^我(?:现在|马上|正|等会儿?)?(?:去|来|回|出门)"  # what the speaker is off to do now, not who they are
 )

@@ -33,6 +33,7 @@ _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _ELIDED_I = re.compile(
     r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
 )
+_ELIDED_AM = re.compile(r"^(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)")
 _EN_PERSON = re.compile(
     r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
     + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
@@ -58,6 +59,8 @@ class Subject:
 
 
 def add_elided_i(text: str) -> str:
+    if _ELIDED_AM.match(text):  # "Allergic to sesame, found out the hard way": the copula's subject elided
+        return "I am " + text[:1].lower() + text[1:]
     return "I " + text[:1].lower() + text[1:] if _ELIDED_I.match(text) else text
 
 

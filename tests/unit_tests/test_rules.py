@@ -411,3 +411,15 @@ def test_a_statement_led_by_a_known_name_is_about_that_person() -> None:
     assert [f.entity for f in facts] == ["sister_ines", "sister_ines"]
     # A name nobody spoke of is not the user's to keep
     assert extract_rule_facts("Kevin rides his bike to the county hospital.", now=NOW, slots=slots) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
+        ("Also allergic to sesame, found out the hard way.", "allergy", "sesame"),  # the copula's subject elided
+        ("我还会说一点俄语。", "language", "俄语"),  # a quantity word is not the value
+    ],
+)
+def test_elided_subjects_and_quantity_words(text: str, attribute: str, value: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert (fact.entity, fact.attribute, fact.value) == ("user", attribute, value)
