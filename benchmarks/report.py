@@ -79,19 +79,14 @@ def scenarios(data: dict[str, Any]) -> str:
         "",
         table(("file", "probes", "gold facts", "rule extractor"), rows),
     ]
-    domains = files.get("heldout_domains.jsonl")
-    if domains:
-        cats = sorted(domains["gold"]["by_category"])
+    for name in ("heldout_domains.jsonl", "heldout_fresh.jsonl"):
+        if (scores := files.get(name)) is None:
+            continue
         rows = [
-            (c, *(f"{domains[x]['by_category'][c][0]}/{domains[x]['by_category'][c][1]}" for x in ("gold", "rule")))
-            for c in cats
+            (c, *(f"{scores[x]['by_category'][c][0]}/{scores[x]['by_category'][c][1]}" for x in ("gold", "rule")))
+            for c in sorted(scores["gold"]["by_category"])
         ]
-        out += [
-            "",
-            "By category, `heldout_domains.jsonl`:",
-            "",
-            table(("category", "gold facts", "rule extractor"), rows),
-        ]
+        out += ["", f"By category, `{name}`:", "", table(("category", "gold facts", "rule extractor"), rows)]
     return "\n".join(out)
 
 
