@@ -38,7 +38,9 @@ def settings(pairs: list[str]) -> dict[str, object] | None:
     """``["k=v", ...]`` as keyword arguments, each value read as JSON when it parses (``0``, ``0.5``, ``null``)."""
     out: dict[str, object] = {}
     for pair in pairs:
-        key, _, raw = pair.partition("=")
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--retriever takes KEY=VALUE settings (profile_fallback=0), not {pair!r}")
         try:
             out[key] = json.loads(raw)
         except json.JSONDecodeError:

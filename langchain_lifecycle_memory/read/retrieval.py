@@ -88,7 +88,7 @@ class LifecycleRetriever(BaseRetriever):
             LifecycleRetriever(store=store).invoke("我用什么编辑器？", config={"configurable": {"user_id": "u1"}})
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     store: Any
     """A ``ChromaMemoryStore`` (or anything with its record API)."""

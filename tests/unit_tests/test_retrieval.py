@@ -532,3 +532,8 @@ def test_saturated_matches_are_ordered_by_evidence_not_by_recency(store: ChromaM
     # Ranking by the threshold calibration itself lets the newer, weaker turn win the tie.
     clipped = LifecycleRetriever(store=store, namespace=NS, now=NOW, rank_calibration=None)
     assert contents(clipped.invoke(query)) == [partial, full]
+
+
+def test_a_misspelt_setting_is_an_error_not_ignored(mem_store: ChromaMemoryStore) -> None:
+    with pytest.raises(ValueError, match="profile_fallbak"):
+        LifecycleRetriever(store=mem_store, namespace=NS, profile_fallbak=0)  # type: ignore[call-arg]
