@@ -53,7 +53,7 @@ Decision = Literal[
 class ScoreCalibration(BaseModel):
     """Fixed linear maps of each channel's raw score to [0, 1] (the defaults fit the default USE embedder)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     dense_floor: float = 0.22
     """Cosine at and below which the dense channel says nothing."""
@@ -101,7 +101,7 @@ class ChannelWeights(BaseModel):
         0.0
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     dense: float = Field(default=0.8, ge=0.0, le=1.0)
     lexical: float = Field(default=1.0, ge=0.0, le=1.0)

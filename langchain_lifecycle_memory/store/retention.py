@@ -95,7 +95,7 @@ class RetentionPolicy(BaseModel):
         True
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     ttl: dict[str, timedelta | None] = Field(default_factory=lambda: dict(DEFAULT_TTLS))
     """Lifetime per kind, counted from the record's ``valid_from``."""

@@ -195,7 +195,7 @@ class Redactor(BaseModel):
         'mail [EMAIL] or call 13761245093'
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: RedactionMode = "mask"
     """``mask``: replace with a label; ``drop``: remove the text; ``keep``: only report."""

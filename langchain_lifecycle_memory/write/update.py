@@ -63,7 +63,7 @@ DEFAULT_ALIKE_THRESHOLD = 0.35
 class UpdateConfig(BaseModel):
     """How facts become records."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     pending_below: float = Field(default=0.5, ge=0.0, le=1.0)
     """Facts with lower confidence are stored ``pending`` (not injected)."""

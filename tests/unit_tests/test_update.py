@@ -9,6 +9,8 @@ import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.errors import InvalidTransitionError
+from langchain_lifecycle_memory.store.retention import RetentionPolicy
+from langchain_lifecycle_memory.write.redaction import Redactor
 from langchain_lifecycle_memory.write.update import UpdateConfig, apply_plan, plan_updates, reconcile, repair_slots
 
 NS = ("memories", "u1")
@@ -281,3 +283,16 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
     assert [
         r.value for r in reconcile(mem_store, ns, [name("Samuel", "Call me Samuel.")], at="2024-03-01").archived
     ] == ["Sam"]
+
+
+@pytest.mark.parametrize(
+    ("make", "typo"),
+    [
+        (lambda: UpdateConfig(chnage_threshold=0.5), "chnage_threshold"),
+        (lambda: RetentionPolicy(tll={"event": 3}), "tll"),
+        (lambda: Redactor(mdoe="drop"), "mdoe"),
+    ],
+)
+def test_a_misspelt_setting_is_an_error_not_ignored(make: Any, typo: str) -> None:
+    with pytest.raises(ValueError, match=typo):
+        make()
