@@ -16,9 +16,9 @@ from langchain_lifecycle_memory.schema import MemoryRecord
 __all__ = ["DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "states_a_change", "superseded_by_change"]
 
 DEFAULT_CHANGE_THRESHOLD = 0.45
-"""Bundled encoder, statement to statement: the mean of two statements of one slot with different values
-(0.56 median on the public, extra and dev files' gold facts) against two slots of one entity (3.7 % of
-those pairs reach 0.45)."""
+"""Bundled encoder, statement to statement. On the public, extra and dev files' gold facts, two statements of
+one slot with different values have a median cosine of 0.56; of the pairs of two slots of one entity, 3.7 %
+reach 0.45."""
 
 NAMED_CHANGE_THRESHOLD = 0.3
 """Bundled encoder: the same when the change names what the old statement named (a word pair, a capitalized
@@ -40,6 +40,11 @@ _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
+_FUNCTION = frozenset(
+    "the user user's users their they them his her hers she him and but for with from into onto about over was were "
+    "are has have had been being this that these those there then than who which what when where every each its not "
+    "all any some our your you one".split()
+)
 
 
 def states_a_change(text: str) -> bool:
@@ -56,7 +61,8 @@ def _names(text: str, *, first: bool = True) -> set[str]:
     """
     words = _LATIN.findall(text)
     found = {w.casefold() for w in words[0 if first else 1 :] if w[0].isupper() and len(w) > 3 and w != "User"}
-    found |= {f"{a} {b}".casefold() for a, b in zip(words, words[1:]) if len(a) > 2 and len(b) > 2}
+    content = [w.casefold() if len(w) > 2 and w.casefold() not in _FUNCTION else "" for w in words]
+    found |= {f"{a} {b}" for a, b in zip(content, content[1:]) if a and b}
     for run in _CJK_RUN.findall(text.replace("用户", " ")):
         found |= {run[i : i + 3] for i in range(len(run) - 2)}
     return found

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, UpdateConfig
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord, UpdateConfig
+from langchain_lifecycle_memory.write._change import superseded_by_change
 
 
 def _memory(embeddings: Any, tmp_path: Path, **update: Any) -> LifecycleMemory:
@@ -94,3 +95,14 @@ def test_the_switch_turns_it_off(embeddings: Any, tmp_path: Path, threshold: flo
 def test_a_folder_as_the_first_argument_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"LifecycleMemory\(path="):
         LifecycleMemory(str(tmp_path / "m"))  # type: ignore[arg-type]
+
+
+def test_a_weak_match_needs_a_shared_name_not_shared_grammar() -> None:
+    ns = ("memories", "kim")
+    new = MemoryRecord(namespace=ns, content="The user closed their Harborline account and moved to Meridian now.")
+    bank = MemoryRecord(namespace=ns, content="The user banks with Harborline Credit Union.")
+    other = MemoryRecord(namespace=ns, content="The user is on the user council of the library.")
+    # 0.35 is below the plain threshold: only a thing both statements name lets the change through
+    assert superseded_by_change(new, [(bank, 0.35)], 0.45, 0.3) is bank
+    assert superseded_by_change(new, [(other, 0.35)], 0.45, 0.3) is None  # "the user" names nothing
+    assert superseded_by_change(new, [(other, 0.5)], 0.45, 0.3) is other
