@@ -373,7 +373,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     size = len(re.findall(r"[\u3400-\u9fff]", body)) if zh else len(body.split())
     if size < _MIN_SAID[zh]:
         return []
-    content = _zh_rewrite(clause) if zh else _en_rewrite(clause)
+    dropped = zh and "我" not in clause and subject.entity == "user"  # "拉丁舞课改到…": the speaker's, unsaid
+    content = _zh_rewrite(subject.text if dropped else clause) if zh else _en_rewrite(clause)
     key = ("said", None, content, subject.entity)
     if key in seen:
         return []

@@ -49,6 +49,9 @@ ZH_PERSON = re.compile(
 # One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
 _EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
                        "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
+_ZH_DROPPED = re.compile(
+    r"^(?![^，,]*[他她它你您们])(?!.*(?:" + ZH_REL + r"))[^，,]*(?:改到|改成|换成|换到|调到|搬到|转到|改为|挪到)"
+)
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 
 
@@ -98,7 +101,9 @@ def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]
         return known
     if zh:
         if "我" not in sentence:
-            return None
+            # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
+            # speaker's news when it states a change and names no one else.
+            return Subject(speaker, "我的" + sentence) if _ZH_DROPPED.search(sentence) else None
         if m := ZH_PERSON.match(sentence):
             name = m.group("name") or ""
             if _NOT_NAME.search(name):

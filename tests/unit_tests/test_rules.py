@@ -423,3 +423,10 @@ def test_a_statement_led_by_a_known_name_is_about_that_person() -> None:
 def test_elided_subjects_and_quantity_words(text: str, attribute: str, value: str) -> None:
     [fact] = extract_rule_facts(text, now=NOW)
     assert (fact.entity, fact.attribute, fact.value) == ("user", attribute, value)
+
+
+def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
+    [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
+    assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
+    assert extract_rule_facts("他搬到上海了。", now=NOW) == []  # someone else's move
+    assert extract_rule_facts("今天天气不错。", now=NOW) == []  # no change, no one: not kept
