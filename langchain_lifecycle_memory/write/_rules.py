@@ -80,6 +80,8 @@ def _shown(fact: Fact) -> Fact:
 
 def _chinese_frame(sentence: str) -> bool:
     """Whether a sentence is built in Chinese: "我每个月 grocery budget 是 600 dollars" is, "I'm learning 手语" not."""
+    if sentence.lstrip().startswith("我"):  # the subject decides: "我哥哥 Felix 是 airline mechanic"
+        return True
     chars = len(_CJK.findall(sentence))
     return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))
 
@@ -370,7 +372,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
         if zh
         else " ".join(w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS)
     )
-    size = len(re.findall(r"[\u3400-\u9fff]", body)) if zh else len(body.split())
+    # Chinese characters and, in a mixed sentence, its Latin words ("我是 airline mechanic")
+    size = len(re.findall(r"[\u3400-\u9fff]|[A-Za-z]{2,}", body)) if zh else len(body.split())
     if size < _MIN_SAID[zh]:
         return []
     dropped = zh and "我" not in clause and subject.entity == "user"  # "拉丁舞课改到…": the speaker's, unsaid

@@ -42,7 +42,7 @@ _EN_PERSON = re.compile(
 )
 ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
 ZH_PERSON = re.compile(
-    r"^我(?:的|家)?(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?)??"
+    r"^我(?:的|家)?(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽).*)$"
 )
@@ -109,7 +109,8 @@ def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]
             if _NOT_NAME.search(name):
                 return None
             rel = ZH_RELATIONS[m.group("rel")][0]
-            return Subject(f"{rel}_{romanize(name)}" if name else rel, "我" + m.group("rest"))
+            name = romanize(name.strip()).casefold()  # "小芳" -> "fang", " Felix " -> "felix"
+            return Subject(f"{rel}_{name}" if name else rel, "我" + m.group("rest"))
         return Subject(speaker, sentence)
     text = EN_INTRO.sub("", sentence.strip())
     for pattern, repl in _EN_CONTRACTIONS:

@@ -430,3 +430,15 @@ def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
     assert extract_rule_facts("他搬到上海了。", now=NOW) == []  # someone else's move
     assert extract_rule_facts("今天天气不错。", now=NOW) == []  # no change, no one: not kept
+
+
+@pytest.mark.parametrize(
+    ("text", "entity", "kept"),
+    [
+        ("我哥哥 Felix 是 airline mechanic。", "brother_felix", "用户的哥哥 Felix 是 airline mechanic"),
+        ("我的 e-reader 是 Boox Palma。", None, "用户的 e-reader 是 Boox Palma"),
+    ],
+)
+def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, entity: str | None, kept: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert (fact.entity, fact.content) == (entity, kept)
