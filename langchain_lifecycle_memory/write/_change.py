@@ -12,8 +12,11 @@ import re
 from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
 
-__all__ = ["DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "states_a_change", "superseded_by_change"]
+__all__ = [
+    "DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "states_a_change", "superseded_by_change",
+]  # fmt: skip
 
 DEFAULT_CHANGE_THRESHOLD = 0.45
 """Bundled encoder, statement to statement. On the public, extra and dev files' gold facts, two statements of
@@ -32,19 +35,21 @@ _EN_CHANGE = re.compile(
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
+ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
+"""A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 _ZH_CHANGE = re.compile(
-    r"换(?:了|成|到|去|用)|改(?:成|到|为|用|去|了)|调(?:到|去|回)|搬(?:到|去|家|了)|转(?:到|去|学|为)"
+    ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|调(?:去|回)|搬(?:去|家|了)|转(?:去|学)"
     r"|现在|如今|不再|退休|离职|辞职|新的"
 )
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
-_FUNCTION = frozenset(
-    "the user user's users their they them his her hers she him and but for with from into onto about over was were "
-    "are has have had been being this that these those there then than who which what when where every each its not "
-    "all any some our your you one".split()
-)
+_FUNCTION = EN_FUNCTION_WORDS | {
+    "user", "user's", "users", "their", "they", "them", "his", "her", "hers", "she", "him", "from", "into", "onto",
+    "about", "over", "being", "these", "those", "then", "than", "who", "which", "what", "when", "where", "every",
+    "each", "its", "all", "any", "some", "your", "you", "one",
+}  # fmt: skip
 
 
 def states_a_change(text: str) -> bool:

@@ -9,12 +9,19 @@ from typing import NamedTuple
 from langchain_lifecycle_memory.schema import normalize_value
 
 __all__ = [
-    "CITY_SUFFIX", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX",
-    "VERB_CONCEPTS", "ZH_RELATIONS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term", "lookup",
-    "romanize",
+    "CITY_SUFFIX", "EN_FUNCTION_WORDS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION", "NOUN_ATTRIBUTES",
+    "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_RELATIONS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term",
+    "lookup", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
+
+EN_FUNCTION_WORDS = frozenset(
+    "i me my mine we our us am is are was were be been have has had do does did will would can could should "
+    "the a an and or but so to of in on at for with just really very also too not no it this that there "
+    "im ive id ill dont cant".split()
+)
+"""English words that carry grammar, not content (a statement kept as said needs content words)."""
 
 
 def _terms(text: str) -> frozenset[str]:

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import VERB_CONCEPTS, ZH_RELATIONS
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, VERB_CONCEPTS, ZH_RELATIONS
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
@@ -370,7 +370,7 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
         if zh
-        else " ".join(w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in _FUNCTION_WORDS)
+        else " ".join(w for w in re.findall(r"[A-Za-z0-9']+", clause) if w.casefold() not in EN_FUNCTION_WORDS)
     )
     # Chinese characters and, in a mixed sentence, its Latin words ("我是 airline mechanic")
     size = len(re.findall(r"[\u3400-\u9fff]|[A-Za-z]{2,}", body)) if zh else len(body.split())
@@ -401,11 +401,6 @@ _NOT_SAID_ZH = re.compile(
     r"别|不(?:知道|清楚|确定|客气)|没(?:关系|问题|想好)|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
     r"|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
     r"|^我(?:现在|马上|正|等会儿?)?(?:去|来|回|出门)"  # what the speaker is off to do now, not who they are
-)
-_FUNCTION_WORDS = frozenset(
-    "i me my mine we our us am is are was were be been have has had do does did will would can could should "
-    "the a an and or but so to of in on at for with just really very also too not no it this that there "
-    "im ive id ill dont cant".split()
 )
 
 
