@@ -3,7 +3,9 @@
 "I closed my Harborline account and moved everything to Meridian Trust", "she's who I see now",
 "拉丁舞课改到每周四晚上了": a statement in the grammar of change (a change verb, "now", "no longer",
 "new") replaces the most similar live statement about the same entity, when the extractor found no
-slot to put either in. Statements that add ("also", "too", "也") replace nothing. Pure: no I/O.
+slot to put either in. So does a restatement whose number differs from the old one's ("my budget for the
+photographer is $1,800" -> "we bumped the photographer budget up to $2,600"). Statements that add ("also",
+"too", "也") replace nothing. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
 
 __all__ = [
-    "DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "states_a_change", "superseded_by_change",
+    "DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "quantities", "restates_a_number",
+    "states_a_change", "superseded_by_change",
 ]  # fmt: skip
 
 DEFAULT_CHANGE_THRESHOLD = 0.45
@@ -42,6 +45,8 @@ _ZH_CHANGE = re.compile(
     r"|现在|如今|不再|退休|离职|辞职|新的"
 )
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又")
+_NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
+_DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
@@ -52,11 +57,36 @@ _FUNCTION = EN_FUNCTION_WORDS | {
 }  # fmt: skip
 
 
+def _adds(text: str) -> bool:
+    return bool(_EN_ADDITIVE.search(text) or _ZH_ADDITIVE.search(text))
+
+
 def states_a_change(text: str) -> bool:
     """Whether ``text`` is worded as a change of what held before, not as an addition to it."""
-    if _EN_ADDITIVE.search(text) or _ZH_ADDITIVE.search(text):
+    if _adds(text):
         return False
     return bool(_EN_CHANGE.search(text) or _EN_NEW.search(text) or _ZH_CHANGE.search(text))
+
+
+def quantities(text: str) -> set[str]:
+    """The numbers ``text`` states, separators dropped; years and calendar days are dates, not quantities.
+
+    >>> sorted(quantities("In March 2024 the rent went from 4,200 to 4850 yuan, paid on the 5th"))
+    ['4200', '4850']
+    """
+    found = set()
+    for m in _NUMBER.finditer(text):
+        number = re.sub(r"[,]", "", m.group())
+        if _DATE_PART.match(text, m.end()) or (len(number) == 4 and number[:2] in ("19", "20")):
+            continue
+        found.add(number)
+    return found
+
+
+def restates_a_number(new: str, old: str) -> bool:
+    """Whether ``new`` states numbers and none of them is among the numbers ``old`` states."""
+    ours, theirs = quantities(new), quantities(old)
+    return bool(ours and theirs and not ours & theirs) and not _adds(new)
 
 
 def _names(text: str, *, first: bool = True) -> set[str]:
@@ -83,7 +113,8 @@ def superseded_by_change(
     """The one live statement that ``new`` (worded as a change) replaces, if any.
 
     Args:
-        new: The record just planned; its content must state a change (:func:`states_a_change`).
+        new: The record just planned; its content must state a change (:func:`states_a_change`) or
+            restate an old statement's number with another (:func:`restates_a_number`).
         similar: Live records with their cosine similarity to ``new``'s content, best first.
         threshold: The least similarity for "about the same thing".
         named: The least similarity when ``new`` names what ``old`` named ("closed my Harborline account").
@@ -92,13 +123,16 @@ def superseded_by_change(
         The most similar durable statement of the same entity that has no slot; a slot's value only
         when ``new`` has no slot and names that value.
     """
-    if not states_a_change(new.content):
+    worded = states_a_change(new.content)
+    if not worded and not quantities(new.content):
         return None
     names = _names(new.content)
     for old, score in similar:
         if score < min(threshold, named):
             return None
         if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
+            continue
+        if not worded and not restates_a_number(new.content, old.content):
             continue
         if old.slot is not None:  # a slot's value only goes when the change names it ("Dr. Okafor retired")
             if new.slot is None and names & _names(str(old.value)):

@@ -45,32 +45,47 @@ def _value_said(value: str, evidence: str) -> bool:
 
 _CLAUSE = re.compile(r"[.;!?。；！？，,]")
 _I_EN = re.compile(r"\b(?:I|me)\b")
-_I_ZH = re.compile(r"我(?![的家])")
+_MY_EN = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
+_I_ZH = re.compile(r"我")
 
 
-def _about_someone_else(value: str, evidence: str) -> bool:
-    """Whether the clause that holds the value speaks of a relative or friend, not of the speaker."""
+def _about_someone_else(value: str, evidence: str, *, person_value: bool = True) -> bool:
+    """Whether the clause that holds the value speaks of a relative or friend, not of the speaker.
+
+    ``person_value``: the value may be the relative itself ("add my coworker Tomas as an emergency contact");
+    never so for the user's own name ("my son Leo" does not name the user).
+    """
     at = normalize_value(evidence).find(normalize_value(value))
     clauses = _CLAUSE.split(evidence[: max(at, 0)] + evidence[max(at, 0) :].split("\n")[0]) if at >= 0 else [evidence]
     clause = next(
         (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
     )
-    if not (_RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)):
+    relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
+    at = clause.casefold().find(value.casefold())
+    if not relatives or (person_value and any(m.start() <= at and not clause[m.end() : at].strip() for m in relatives)):
         return False
-    speaker = _I_EN.search(clause) or any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
-    return not speaker
+    # The speaker is in the clause as "I"/"me", or as the owner of something that is not a person ("my
+    # emergency contacts are my sister Noor", "我的车是…"): "my sister" alone makes it about the sister.
+    own = any(_RELATIVE_EN.match(clause, m.start()) is None for m in _MY_EN.finditer(clause))
+    own_zh = any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
+    return not (_I_EN.search(clause) or own or own_zh)
 
 
-def grounded(fact: Fact) -> str | None:
-    """Why ``fact`` may not replace a stored value (``None``: it may)."""
+def grounded(fact: Fact, *, opening: bool = False) -> str | None:
+    """Why ``fact`` may not replace a stored value, or with ``opening`` fill an empty slot (``None``: it may).
+
+    Opening a slot asks less of a name: "Hi, I'm Marek" introduces the user; only a change of name needs
+    the user to name themselves ("call me Sam").
+    """
     evidence = fact.evidence
     if not evidence or fact.value is None:
         return None
     if not _value_said(fact.value, evidence):
         return f"the value {fact.value!r} is not in what was said"
     self_fact = (fact.entity or "user").casefold() in ("user", "self", "me", "i", "用户", "我")
-    if self_fact and _about_someone_else(fact.value, evidence):
+    name = bool(_NAME_ATTRIBUTES.search(fact.attribute or ""))
+    if self_fact and _about_someone_else(fact.value, evidence, person_value=not name):
         return "what was said is about someone else"
-    if self_fact and _NAME_ATTRIBUTES.search(fact.attribute or "") and not _NAMING.search(evidence):
+    if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"
     return None

@@ -33,6 +33,7 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeS
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     NAMED_CHANGE_THRESHOLD,
+    restates_a_number,
     states_a_change,
     superseded_by_change,
 )
@@ -193,10 +194,22 @@ class _Planner:
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
             fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
+        if fact.slot is not None and fact.operation == "assert" and (doubt := self._unchecked(fact)) is not None:
+            # A slot is opened only on a checked extraction ("my sister lives in Wrocław" is not the user's city):
+            # the statement is kept, without a slot, so nothing later supersedes through it.
+            logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
+            fact = fact.model_copy(update={"attribute": None, "value": None})
         if fact.slot is None:
             self._add_free_text(fact, source)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def _unchecked(self, fact: Fact) -> str | None:
+        """Why ``fact`` may not open its slot (``None``: it may; a slot with a current value checks later)."""
+        assert fact.slot is not None
+        if any(r.status is MemoryStatus.ACTIVE for r in self.live(fact.slot)):
+            return None
+        return grounded(fact, opening=True)
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
@@ -211,6 +224,9 @@ class _Planner:
         if same := [r for r in live if same_value(r.value, value)]:
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
+            if self._restated(fact, keep, card):  # the same value in new words: the newer words are current
+                self._supersede(fact.model_copy(update={"confidence": confidence}), slot, source, live, keep, when)
+                return
             status = keep.status
             if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
                 status = MemoryStatus.ACTIVE
@@ -249,6 +265,23 @@ class _Planner:
                 self._archive(old, when, record.id)
             if self.cfg.judge is None and states_a_change(record.content):
                 self._supersede_stated(record, self.store.search_records(self.ns, record.content, k=5, now=self.at))
+
+    @staticmethod
+    def _restated(fact: Fact, keep: MemoryRecord, card: str) -> bool:
+        """Whether ``fact`` restates ``keep``'s value with a number ``keep``'s statement does not have."""
+        return (
+            card == "single" and keep.status is MemoryStatus.ACTIVE and fact.operation == "assert"
+            and restates_a_number(fact.content, keep.content)
+        )  # fmt: skip
+
+    def _supersede(
+        self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord],
+        old: MemoryRecord, when: datetime,
+    ) -> None:  # fmt: skip
+        record = self._new_record(fact, source, MemoryStatus.ACTIVE).model_copy(update={"supersedes": old.id})
+        self._write(record, self.plan.added)
+        self._slots[slot] = [*live, record]
+        self._archive(old, max(when, old.valid_from), record.id)
 
     def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]]) -> None:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``)."""
@@ -347,6 +380,7 @@ def plan_updates(
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
     threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
+
     return resolve_facts(
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold, judge=cfg.slot_judge
     )

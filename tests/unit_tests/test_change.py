@@ -106,3 +106,37 @@ def test_a_weak_match_needs_a_shared_name_not_shared_grammar() -> None:
     assert superseded_by_change(new, [(bank, 0.35)], 0.45, 0.3) is bank
     assert superseded_by_change(new, [(other, 0.35)], 0.45, 0.3) is None  # "the user" names nothing
     assert superseded_by_change(new, [(other, 0.5)], 0.45, 0.3) is other
+
+
+def _statement(content: str) -> Fact:
+    return Fact(entity="user", content=content, kind="fact")
+
+
+def test_a_restated_number_archives_the_statement_it_replaces(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    for at, meters in (("2025-01-20", 1500), ("2025-04-02", 2400)):
+        memory.add_facts(
+            [_statement(f"The user swims {meters} meters each session at the Eastside pool.")], "kim", at=at
+        )
+    active = [r.content for r in memory.active("kim")]
+    assert active == ["The user swims 2400 meters each session at the Eastside pool."]
+    past = memory.inject("How far did I swim?", "kim", now="2025-04-03", as_of="2025-02-01").text
+    assert "1500" in past  # history, not lost
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The user swims 1500 meters each session.", "The user also swims 800 meters on Sundays."),
+        ("The user moved to Lisbon in 2019.", "The user started at Feedzai in 2021."),
+        ("The user pays 4200 yuan a month in rent.", "The user's cat Miso is 3 years old."),
+    ],
+    ids=["addition", "years-are-dates", "other-things"],
+)
+def test_a_different_number_alone_replaces_nothing_else(
+    embeddings: Any, tmp_path: Path, first: str, second: str
+) -> None:
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts([_statement(first)], "kim", at="2025-01-20")
+    memory.add_facts([_statement(second)], "kim", at="2025-04-02")
+    assert len(memory.active("kim")) == 2

@@ -286,6 +286,63 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
 
 
 @pytest.mark.parametrize(
+    ("fact", "why"),
+    [
+        (_city("Wrocław", "My sister Kasia lives in Wrocław.", "My sister Kasia lives in Wrocław."), "sister"),
+        (_city("Madrid", "The user lives in Madrid.", "I had a great trip last month."), "a value never said"),
+        (_city("成都", "用户住在成都。", "我哥哥在成都开了家火锅店。"), "brother, zh"),
+    ],
+    ids=["relative", "unsaid", "relative-zh"],
+)
+def test_an_unchecked_extraction_opens_no_slot_and_keeps_the_statement(
+    mem_store: ChromaMemoryStore, fact: Fact, why: str
+) -> None:
+    ns = ("memories", f"first-{why[:5]}")
+    reconcile(mem_store, ns, [fact], at="2024-01-01")
+    kept = mem_store.list_records(ns)
+    assert [(r.attribute, r.value, r.status) for r in kept] == [(None, None, MemoryStatus.ACTIVE)], why
+    assert kept[0].content == fact.content  # the statement stays findable, only the slot is not opened
+    own = _city("Gdańsk", "The user lives in Gdańsk.", "I live in Gdańsk.")
+    reconcile(mem_store, ns, [own], at="2024-02-01")
+    assert {r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])} == {None, "Gdańsk"}, why
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "said"),
+    [
+        ("emergency_contact", "Tomas Lindgren", "Please add my coworker Tomas Lindgren as an emergency contact."),
+        ("emergency_contacts", "Noor", "My emergency contacts are my sister Noor and my neighbour Ray."),
+        ("car", "Corolla", "My sister sold me her Corolla."),
+    ],
+    ids=["relative-is-the-value", "my-own-list", "i-in-clause"],
+)
+def test_the_users_own_slot_naming_a_relative_is_opened(
+    mem_store: ChromaMemoryStore, attribute: str, value: str, said: str
+) -> None:
+    ns = ("memories", f"own-{attribute}")
+    fact = Fact(entity="user", attribute=attribute, value=value, content=said, evidence=said)
+    reconcile(mem_store, ns, [fact], at="2024-01-01")
+    assert [(r.attribute, r.value) for r in mem_store.list_records(ns)] == [(attribute, value)]
+
+
+def test_the_same_value_restated_with_a_new_number_replaces_the_old_words(mem_store: ChromaMemoryStore) -> None:
+    # A small model files both budget statements under one slot and value: the newer words must be current.
+    ns = ("memories", "restated")
+
+    def budget(amount: str) -> Fact:
+        said = f"My budget for the wedding photographer is ${amount}."
+        return Fact(entity="user", attribute="job_title", value="photographer", content=said, evidence=said)
+
+    reconcile(mem_store, ns, [budget("1,800")], at="2025-02-01")
+    reconcile(mem_store, ns, [budget("1,800")], at="2025-02-10")  # the same words again: one record, refreshed
+    assert len(mem_store.list_records(ns)) == 1
+    result = reconcile(mem_store, ns, [budget("2,600")], at="2025-03-14")
+    assert ["2,600" in r.content for r in result.added] == [True]
+    assert ["1,800" in r.content for r in result.archived] == [True]
+    assert result.archived[0].superseded_by == result.added[0].id
+
+
+@pytest.mark.parametrize(
     ("make", "typo"),
     [
         (lambda: UpdateConfig(chnage_threshold=0.5), "chnage_threshold"),
@@ -296,3 +353,13 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
 def test_a_misspelt_setting_is_an_error_not_ignored(make: Any, typo: str) -> None:
     with pytest.raises(ValueError, match=typo):
         make()
+
+
+def test_an_introduction_opens_the_name_and_a_childs_name_does_not(mem_store: ChromaMemoryStore) -> None:
+    def name(value: str, said: str) -> Fact:
+        return Fact(entity="user", attribute="name", value=value, content=said, kind="profile", evidence=said)
+
+    reconcile(mem_store, ("memories", "intro"), [name("Marek", "Hi! I'm Marek, I translate manuals.")], at="2025-01-07")
+    assert [r.value for r in mem_store.list_records(("memories", "intro"))] == ["Marek"]
+    reconcile(mem_store, ("memories", "child"), [name("Leo", "My son Leo started school today.")], at="2025-01-07")
+    assert [(r.attribute, r.value) for r in mem_store.list_records(("memories", "child"))] == [(None, None)]
