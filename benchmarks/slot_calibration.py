@@ -7,16 +7,35 @@ Embeddings decide only where the vocabulary and the names' structure say nothing
   the robustness generator's list or the vocabulary's aliases).
 
 For each threshold the script prints accuracy on positives and negatives (balanced) and the
-best one, using the bundled encoder. Run: ``python benchmarks/slot_calibration.py``.
+best one, using the bundled encoder.
+
+Then ``STATEMENT_SLOT_THRESHOLD``: for names neither the vocabulary nor their structure relates, the
+cosine of the two slots' statements without the words naming their entity (``predicate``). Negatives:
+every such pair of two slots of one entity in the development files and ``heldout_domains.jsonl``;
+positives: such pairs in the slot-drift scenarios of ``heldout_domains_robustness.jsonl`` and the shared
+robustness sample (both already seen; ``heldout_fresh.jsonl`` is not used).
+Run: ``python benchmarks/slot_calibration.py [--shared PATH/TO/scenarios]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 from itertools import combinations
+from pathlib import Path
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, _Embedder, name_similarity
+from langchain_lifecycle_memory.write._slot_identity import (
+    DEFAULT_SLOT_THRESHOLD,
+    STATEMENT_SLOT_THRESHOLD,
+    _Embedder,
+    attribute_relation,
+    name_similarity,
+    predicate,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 POSITIVES = [
     ("occupation", "job"),
@@ -35,8 +54,47 @@ POSITIVES = [
 ]
 
 
+def unrelated_pairs(paths: list[Path], specs: dict, *, drift: bool) -> list[tuple[dict, dict]]:
+    """Gold fact pairs of one entity, two attribute names that the vocabulary and structure do not relate."""
+    found = []
+    for path in (p for p in paths if p.exists()):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            scenario = json.loads(line)
+            if drift and "drift" not in scenario["category"]:
+                continue
+            turns = [s for s in scenario["steps"] if s["type"] == "turn"]
+            facts = [f for s in turns for f in s.get("facts", []) if f.get("attribute")]
+            found += [
+                (a, b)
+                for a, b in combinations(facts, 2)
+                if a["entity"] == b["entity"] and a["attribute"] != b["attribute"]
+                and attribute_relation(a["attribute"], b["attribute"], specs) is None
+            ]  # fmt: skip
+    return found
+
+
+def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
+    def cosine(a: dict, b: dict) -> float:
+        u, v = embedder.vectors([predicate(a["content"], a["entity"]), predicate(b["content"], b["entity"])])
+        return sum(x * y for x, y in zip(u, v))
+
+    dev = [shared / "public.jsonl", *(ROOT / "tests/scenarios" / n for n in ("extra.jsonl", "dev_rules.jsonl"))]
+    other = unrelated_pairs([*dev, ROOT / "tests/scenarios/heldout_domains.jsonl"], specs, drift=False)
+    negatives = [cosine(a, b) for a, b in other]
+    drift = [shared / "robustness.jsonl", ROOT / "tests/scenarios/heldout_domains_robustness.jsonl"]
+    positives = [(a["attribute"], b["attribute"], cosine(a, b)) for a, b in unrelated_pairs(drift, specs, drift=True)]
+    print(f"statements: {len(negatives)} other-slot pairs; share at or above each threshold")
+    for t in (0.5, 0.55, 0.6, STATEMENT_SLOT_THRESHOLD, 0.7):
+        print(f"  >= {t:.2f}: {sum(n >= t for n in negatives) / len(negatives):.2%}")
+    for a, b, c in positives:
+        print(f"  drift pair {a} / {b}: {c:.2f} ({'one slot' if c >= STATEMENT_SLOT_THRESHOLD else 'two slots'})")
+
+
 def main() -> None:
     """Print the sweep and the best threshold."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "scenarios")
+    args = parser.parse_args()
     specs = {s.name: s for s in DEFAULT_ATTRIBUTES}
     embedder = _Embedder(UniversalSentenceEncoderEmbeddings())
     negatives = [name_similarity(a, b, embedder, specs) for a, b in combinations(specs, 2)]
@@ -51,6 +109,7 @@ def main() -> None:
         best = max(best, (balanced, t))
         print(f"threshold {t:.2f}: positives {tpr:.2f}  negatives {tnr:.3f}  balanced {balanced:.3f}")
     print(f"best {best[1]:.2f} (balanced accuracy {best[0]:.3f}); in use: {DEFAULT_SLOT_THRESHOLD}")
+    statement_sweep(args.shared, specs, embedder)
 
 
 if __name__ == "__main__":

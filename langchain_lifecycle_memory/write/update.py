@@ -381,9 +381,14 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
     threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
 
+    def statements(entity: str) -> dict[str, str]:
+        current = store.list_records(namespace, entity=entity, statuses=[MemoryStatus.ACTIVE])
+        return {r.attribute: r.content for r in sorted(current, key=precedence) if r.attribute}
+
     return resolve_facts(
-        facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold, judge=cfg.slot_judge
-    )
+        facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
+        judge=cfg.slot_judge, statements=statements,
+    )  # fmt: skip
 
 
 def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:

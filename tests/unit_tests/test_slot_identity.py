@@ -309,3 +309,28 @@ def test_as_of_lists_the_members_of_the_set_at_that_time(embeddings: Any) -> Non
 
     assert members("2024-05-15T00:00:00Z") == ["peanuts"]
     assert members("2024-06-15T00:00:00Z") == ["peanuts", "penicillin"]
+
+
+# ---------------------------------------------------------------- names only the statements relate
+
+
+def test_a_slot_named_anew_is_found_by_what_its_statement_says(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    kit = _fact("user", "meal_kit", "HelloFresh", "The user orders weekly meal kits from HelloFresh.")
+    memory.add_facts([kit], "u", at="2024-01-01")
+    memory.add_facts(
+        [_fact("user", "dinner_box_service", "Gousto", "The user orders weekly meal kits from Gousto now.")],
+        "u",
+        at="2024-03-01",
+    )
+    assert _active(memory, "user", "meal_kit") == ["Gousto"]
+    assert [r.value for r in memory.history("u", "user", "meal_kit")] == ["HelloFresh", "Gousto"]
+
+
+def test_what_a_relative_has_in_common_is_their_name_not_one_slot(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("brother_omar", "job", "airline pilot", "The user's brother Omar flies airliners.")], "u")
+    memory.add_facts([_fact("brother_omar", "condition", "asthma", "The user's brother Omar has asthma.")], "u")
+    memory.add_facts([_fact("brother_omar", "hobby", "chess", "The user's brother Omar plays chess online.")], "u")
+    assert _active(memory, "brother_omar", "job") == ["airline pilot"]
+    assert _active(memory, "brother_omar", "condition") == ["asthma"]
