@@ -194,22 +194,24 @@ class _Planner:
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
             fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
-        if fact.slot is not None and fact.operation == "assert" and (doubt := self._unchecked(fact)) is not None:
-            # A slot is opened only on a checked extraction ("my sister lives in Wrocław" is not the user's city):
-            # the statement is kept, without a slot, so nothing later supersedes through it.
+        doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
+        if doubt is not None:
+            # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):
+            # the statement is kept without its slot, beside the current value, and archives nothing.
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
             fact = fact.model_copy(update={"attribute": None, "value": None})
         if fact.slot is None:
-            self._add_free_text(fact, source)
+            self._add_free_text(fact, source, replaces=doubt is None)
         else:
             self._add_slot(fact, fact.slot, source)
 
     def _unchecked(self, fact: Fact) -> str | None:
-        """Why ``fact`` may not open its slot (``None``: it may; a slot with a current value checks later)."""
+        """Why ``fact`` may not go into its slot, checked against its own words (``None``: it may)."""
         assert fact.slot is not None
-        if any(r.status is MemoryStatus.ACTIVE for r in self.live(fact.slot)):
-            return None
-        return grounded(fact, opening=True)
+        live = self.live(fact.slot)
+        if any(same_value(r.value, fact.value) for r in live):
+            return None  # the value is already there: nothing is hidden
+        return grounded(fact, opening=not any(r.status is MemoryStatus.ACTIVE for r in live))
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
@@ -244,11 +246,6 @@ class _Planner:
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
         newest = max(active, key=precedence) if active else None
-        doubt = grounded(fact) if active and not pending else None
-        if doubt is not None:  # never archive on an unchecked extraction: keep both, the new one pending
-            logger.info("Not replacing %s.%s: %s; the new value is kept pending", *slot, doubt)
-            fact = fact.model_copy(update={"confidence": min(fact.confidence, self.cfg.pending_below / 2)})
-            pending = True
         if newest is not None and when < newest.valid_from and not pending:
             # An older statement learned late: history, not the current value.
             record = self._new_record(fact, source, MemoryStatus.ACTIVE)
@@ -299,7 +296,7 @@ class _Planner:
         """A set-valued slot: the new value joins, or replaces its kind's members (a switch, a slot of choices)."""
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
-        if not pending and (fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike) and grounded(fact) is None:
+        if not pending and (fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike):
             for old in self._alike(record, [r for r in live if r.status is MemoryStatus.ACTIVE]):
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
@@ -320,7 +317,7 @@ class _Planner:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
         return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
 
-    def _add_free_text(self, fact: Fact, source: MemorySource) -> None:
+    def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
         content = _clean(fact.content, self.cfg.redactor) or fact.content
         for earlier in self.plan.added:  # the same statement twice in one batch is one memory
             if normalize_value(earlier.content) == normalize_value(content):
@@ -337,7 +334,7 @@ class _Planner:
         status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE
         record = self._new_record(fact, source, status)
         self._write(record, self.plan.added)
-        if not similar or status is MemoryStatus.PENDING:
+        if not similar or status is MemoryStatus.PENDING or not replaces:
             return
         if self.cfg.judge is None:
             self._supersede_stated(record, [(old, score) for old, score in similar if old.status in _ACTIVE])

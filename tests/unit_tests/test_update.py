@@ -263,8 +263,9 @@ def test_an_unchecked_extraction_never_archives_the_current_value(
     reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
     result = reconcile(mem_store, ns, [fact], at="2024-02-01")
     assert result.archived == [], why
-    current = {r.value: r.status for r in mem_store.list_records(ns)}
-    assert current["Berlin"] is MemoryStatus.ACTIVE and current[fact.value] is MemoryStatus.PENDING, why
+    kept = {r.content: (r.value, r.status) for r in mem_store.list_records(ns)}
+    assert kept["The user lives in Berlin."] == ("Berlin", MemoryStatus.ACTIVE), why
+    assert kept[fact.content] == (None, MemoryStatus.ACTIVE), why  # the statement, without the slot
 
 
 def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store: ChromaMemoryStore) -> None:
