@@ -40,10 +40,12 @@ _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
-_ZH_CHANGE = re.compile(
+ZH_CHANGE = (
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|调(?:去|回)|搬(?:去|家|了)|转(?:去|学)"
     r"|现在|如今|不再|退休|离职|辞职|新的"
 )
+"""Chinese words of change: a changed-to verb, "now", "no longer", leaving a job, "new"."""
+_ZH_CHANGE = re.compile(ZH_CHANGE)
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又")
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from langchain_lifecycle_memory.write._change import ZH_CHANGED_TO
+from langchain_lifecycle_memory.write._change import ZH_CHANGE
 from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_RELATIONS, romanize
 
 __all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
@@ -50,7 +50,7 @@ ZH_PERSON = re.compile(
 # One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
 _EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
                        "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
-_ZH_DROPPED = re.compile(r"^(?![^，,]*[他她它你您们])(?!.*(?:" + ZH_REL + r"))[^，,]*" + ZH_CHANGED_TO)
+_ZH_DROPPED = re.compile(r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r")).*(?:" + ZH_CHANGE + ")")
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 
 

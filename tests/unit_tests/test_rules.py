@@ -433,6 +433,20 @@ def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("今年调薪了，现在月薪两万二。", "两万二"),  # "now" in a later clause
+        ("健身房换了一家，如今每周去四次。", "四次"),
+    ],
+)
+def test_a_chinese_statement_of_now_with_no_subject_is_the_speakers(text: str, kept: str) -> None:
+    facts = extract_rule_facts(text, now=NOW)
+    assert any(kept in f.content for f in facts), facts
+    assert extract_rule_facts("她现在在杭州读研。", now=NOW) == []  # someone else's
+    assert extract_rule_facts("我妹妹现在在杭州读研。", now=NOW)[0].entity == "sister"
+
+
+@pytest.mark.parametrize(
     ("text", "entity", "kept"),
     [
         ("我哥哥 Felix 是 airline mechanic。", "brother_felix", "用户的哥哥 Felix 是 airline mechanic"),
