@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
+from langchain_lifecycle_memory.write._slot_identity import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "quantities", "restates_a_number",
@@ -37,6 +38,7 @@ _EN_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
+_EN_END = re.compile(r"\b(?:quit|quitting|stopped|no longer|anymore|any more|gave up|giving up)\b", re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
@@ -105,6 +107,14 @@ def _names(text: str, *, first: bool = True) -> set[str]:
     return found
 
 
+def _ends_slot(text: str, attribute: str | None) -> bool:
+    """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
+    head = words(attribute or "")[-1:]
+    if not head or len(head[0]) < 3 or not _EN_END.search(text):
+        return False
+    return stem(head[0]) in {stem(w.casefold()) for w in _LATIN.findall(text)}
+
+
 def _entity(record: MemoryRecord) -> str:
     return record.entity or "user"
 
@@ -123,7 +133,8 @@ def superseded_by_change(
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only
-        when ``new`` has no slot and names that value.
+        when ``new`` has no slot and names that value ("Dr. Okafor retired"), or ends the slot it names
+        ("I quit smoking" ends ``smoke``).
     """
     worded = states_a_change(new.content)
     if not worded and not quantities(new.content):
@@ -136,8 +147,8 @@ def superseded_by_change(
             continue
         if not worded and not restates_a_number(new.content, old.content):
             continue
-        if old.slot is not None:  # a slot's value only goes when the change names it ("Dr. Okafor retired")
-            if new.slot is None and names & _names(str(old.value)):
+        if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
+            if new.slot is None and (names & _names(str(old.value)) or _ends_slot(new.content, old.attribute)):
                 return old
         elif score >= threshold or names & _names(old.content, first=False):
             return old

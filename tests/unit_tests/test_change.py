@@ -140,3 +140,21 @@ def test_a_different_number_alone_replaces_nothing_else(
     memory.add_facts([_statement(first)], "kim", at="2025-01-20")
     memory.add_facts([_statement(second)], "kim", at="2025-04-02")
     assert len(memory.active("kim")) == 2
+
+
+def test_a_retraction_under_the_wrong_name_ends_the_slot_its_words_name(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    smoke = Fact(entity="user", attribute="smoke", value="a pack a day", content="I smoke about a pack a day.")
+    memory.add_facts([smoke], "kim", at="2025-01-15")
+    quit_ = Fact(entity="user", attribute="alcohol", content="I quit smoking! Three weeks clean.", operation="retract")
+    memory.add_facts([quit_], "kim", at="2025-03-25")  # a small model's name for it: nothing under "alcohol"
+    assert [r.content for r in memory.active("kim")] == ["I quit smoking! Three weeks clean."]
+    assert "a pack a day" not in memory.inject("What should I tell my doctor about my habits?", "kim").text
+
+
+def test_a_change_about_a_slot_that_does_not_end_it_keeps_it(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    editor = Fact(entity="user", attribute="editor", value="Helix", content="I write code in the Helix editor.")
+    memory.add_facts([editor], "kim", at="2025-01-15")
+    memory.add_facts([_statement("I changed my editor theme to a dark one.")], "kim", at="2025-03-25")
+    assert {r.value for r in memory.active("kim")} == {"Helix", None}
