@@ -62,10 +62,12 @@ _TTL_FIXED: tuple[tuple[re.Pattern[str], float], ...] = tuple(
 )
 _EN_FOR_N = re.compile(r"\bfor\s+(?:the\s+next\s+)?" + _EN_NUM + r"\s+(day|week|month)s?\b", re.IGNORECASE)
 _ZH_FOR_N = re.compile(r"(?:接下来|未来|这)" + _ZH_NUM + r"\s*(?:个)?\s*(天|周|星期|礼拜|月)")
-# "I started at Northwind this week": the hint dates a change, it does not limit a lifetime.
+# "I started at Northwind this week", "I quit smoking, 30 days smoke-free today": the hint dates a change or
+# an ending, it does not limit a lifetime.
 _STARTED = re.compile(
-    r"\b(?:started|start|joined|moved|began|signed|bought|got|switched|hired|promoted)\b"
-    r"|入职|搬|开始|买了|换了|改用|升职|加入|来到",
+    r"\b(?:started|start|joined|moved|began|signed|bought|got|switched|hired|promoted"
+    r"|quit|stopped|gave up|retired)\b"
+    r"|入职|搬|开始|买了|换了|改用|升职|加入|来到|戒|辞职|离职|退休|不再",
     re.IGNORECASE,
 )
 

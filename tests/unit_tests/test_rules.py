@@ -363,6 +363,13 @@ def test_resolve_ttl_days(text: str, ttl: float) -> None:
     assert resolve_ttl_days(text) == ttl
 
 
+@pytest.mark.parametrize(
+    "text", ["I quit smoking! 30 days smoke-free today.", "我今天正式戒酒了。", "I stopped eating meat this week."]
+)
+def test_an_ending_dated_by_today_is_not_temporary(text: str) -> None:
+    assert resolve_ttl_days(text) is None
+
+
 def test_parse_model_date_is_lenient() -> None:
     assert parse_model_date("2024-02", NOW) == datetime(2024, 2, 1, tzinfo=timezone.utc)
     assert parse_model_date("2024-02-10T08:00:00Z", NOW) == datetime(2024, 2, 10, 8, tzinfo=timezone.utc)
