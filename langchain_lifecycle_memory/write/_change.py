@@ -3,9 +3,8 @@
 "I closed my Harborline account and moved everything to Meridian Trust", "she's who I see now",
 "拉丁舞课改到每周四晚上了": a statement in the grammar of change (a change verb, "now", "no longer",
 "new") replaces the most similar live statement about the same entity, when the extractor found no
-slot to put either in. So does a restatement whose number differs from the old one's ("my budget for the
-photographer is $1,800" -> "we bumped the photographer budget up to $2,600"). Statements that add ("also",
-"too", "也") replace nothing. Pure: no I/O.
+slot to put either in. Statements that add ("also", "too", "也") replace nothing. A slot's value restated
+with another number (:func:`restates_a_number`) is the update step's concern. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -125,8 +124,7 @@ def superseded_by_change(
     """The one live statement that ``new`` (worded as a change) replaces, if any.
 
     Args:
-        new: The record just planned; its content must state a change (:func:`states_a_change`) or
-            restate an old statement's number with another (:func:`restates_a_number`).
+        new: The record just planned; its content must state a change (:func:`states_a_change`).
         similar: Live records with their cosine similarity to ``new``'s content, best first.
         threshold: The least similarity for "about the same thing".
         named: The least similarity when ``new`` names what ``old`` named ("closed my Harborline account").
@@ -136,16 +134,13 @@ def superseded_by_change(
         when ``new`` has no slot and names that value ("Dr. Okafor retired"), or ends the slot it names
         ("I quit smoking" ends ``smoke``).
     """
-    worded = states_a_change(new.content)
-    if not worded and not quantities(new.content):
+    if not states_a_change(new.content):
         return None
     names = _names(new.content)
     for old, score in similar:
         if score < min(threshold, named):
             return None
         if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
-            continue
-        if not worded and not restates_a_number(new.content, old.content):
             continue
         if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
             if new.slot is None and (names & _names(str(old.value)) or _ends_slot(new.content, old.attribute)):

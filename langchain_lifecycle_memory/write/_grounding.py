@@ -10,7 +10,9 @@ import re
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
 
-__all__ = ["grounded"]
+__all__ = ["SOMEONE_ELSE", "grounded"]
+
+SOMEONE_ELSE = "what was said is about someone else"
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -85,7 +87,7 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
     self_fact = (fact.entity or "user").casefold() in ("user", "self", "me", "i", "用户", "我")
     name = bool(_NAME_ATTRIBUTES.search(fact.attribute or ""))
     if self_fact and _about_someone_else(fact.value, evidence, person_value=not name):
-        return "what was said is about someone else"
+        return SOMEONE_ELSE
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"
     return None

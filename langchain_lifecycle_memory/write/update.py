@@ -37,7 +37,7 @@ from langchain_lifecycle_memory.write._change import (
     states_a_change,
     superseded_by_change,
 )
-from langchain_lifecycle_memory.write._grounding import grounded
+from langchain_lifecycle_memory.write._grounding import SOMEONE_ELSE, grounded
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
@@ -201,11 +201,12 @@ class _Planner:
         doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
         if doubt is not None:
             # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):
-            # the statement is kept without its slot, beside the current value, and archives nothing.
+            # the statement is kept without its slot, beside the current value. It replaces only what its own
+            # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else.
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
             fact = fact.model_copy(update={"attribute": None, "value": None})
         if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt is None)
+            self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE)
         else:
             self._add_slot(fact, fact.slot, source)
 

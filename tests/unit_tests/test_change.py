@@ -112,16 +112,13 @@ def _statement(content: str) -> Fact:
     return Fact(entity="user", content=content, kind="fact")
 
 
-def test_a_restated_number_archives_the_statement_it_replaces(embeddings: Any, tmp_path: Path) -> None:
+def test_statements_that_differ_only_in_a_number_are_both_kept(embeddings: Any, tmp_path: Path) -> None:
+    # Distinct notes a LangGraph app writes ("note number 0", "room 4 is booked") are not restatements: only
+    # a slot's value restated with a new number, or a change in words, replaces (test_update.py).
     memory = _memory(embeddings, tmp_path)
-    for at, meters in (("2025-01-20", 1500), ("2025-04-02", 2400)):
-        memory.add_facts(
-            [_statement(f"The user swims {meters} meters each session at the Eastside pool.")], "kim", at=at
-        )
-    active = [r.content for r in memory.active("kim")]
-    assert active == ["The user swims 2400 meters each session at the Eastside pool."]
-    past = memory.inject("How far did I swim?", "kim", now="2025-04-03", as_of="2025-02-01").text
-    assert "1500" in past  # history, not lost
+    for at, room in (("2025-01-20", 4), ("2025-04-02", 5)):
+        memory.add_facts([_statement(f"Meeting room {room} is booked for the user's team.")], "kim", at=at)
+    assert len(memory.active("kim")) == 2
 
 
 @pytest.mark.parametrize(
@@ -158,3 +155,26 @@ def test_a_change_about_a_slot_that_does_not_end_it_keeps_it(embeddings: Any, tm
     memory.add_facts([editor], "kim", at="2025-01-15")
     memory.add_facts([_statement("I changed my editor theme to a dark one.")], "kim", at="2025-03-25")
     assert {r.value for r in memory.active("kim")} == {"Helix", None}
+
+
+def test_a_statement_kept_from_an_unchecked_fact_still_ends_what_it_names(embeddings: Any, tmp_path: Path) -> None:
+    # A small model copies its prompt's example value: alcohol = 不喝酒 for "I quit smoking!". The value is not
+    # in the words, so no slot; the words themselves still end the smoking slot they name.
+    memory = _memory(embeddings, tmp_path)
+    smoke = Fact(entity="user", attribute="smoke", value="a pack a day", content="I smoke about a pack a day.")
+    memory.add_facts([smoke], "kim", at="2025-01-15")
+    said = "I quit smoking! Three weeks smoke-free today."
+    copied = Fact(entity="user", attribute="alcohol", value="不喝酒", content=said, evidence=said)
+    memory.add_facts([copied], "kim", at="2025-03-25")
+    assert [(r.attribute, r.content) for r in memory.active("kim")] == [(None, said)]
+    history = memory.history("kim", "user", "smoke")
+    assert [r.status.value for r in history] == ["archived"]
+
+
+def test_a_relatives_news_kept_as_a_statement_replaces_nothing_of_the_users(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts([_statement("The user rents a small flat in Madrid.")], "kim", at="2025-01-15")
+    said = "My sister Ana just moved to a flat in Madrid."
+    filed = Fact(entity="user", attribute="city", value="Madrid", content=said, evidence=said)
+    memory.add_facts([filed], "kim", at="2025-03-25")
+    assert len(memory.active("kim")) == 2
