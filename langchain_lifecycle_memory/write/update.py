@@ -194,9 +194,12 @@ class _Planner:
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
             fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
-        if fact.slot is not None and fact.operation == "retract" and not self.live(fact.slot):
-            # Nothing to retract under that name ("I quit smoking!" filed as alcohol): the words are kept as a
-            # statement, which replaces what it names like any stated change.
+        if fact.slot is not None and (
+            (fact.operation == "retract" and not self.live(fact.slot))
+            or (fact.operation == "assert" and not fact.value)
+        ):
+            # Nothing to retract under that name, or no value to hold ("I quit smoking!" filed as alcohol): the
+            # words are kept as a statement, which replaces what it names like any stated change.
             fact = fact.model_copy(update={"attribute": None, "value": None, "operation": "assert"})
         doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
         if doubt is not None:

@@ -178,3 +178,12 @@ def test_a_relatives_news_kept_as_a_statement_replaces_nothing_of_the_users(embe
     filed = Fact(entity="user", attribute="city", value="Madrid", content=said, evidence=said)
     memory.add_facts([filed], "kim", at="2025-03-25")
     assert len(memory.active("kim")) == 2
+
+
+def test_a_slot_fact_without_a_value_is_a_statement_that_ends_what_it_names(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    smoke = Fact(entity="user", attribute="smoke", value="a pack a day", content="I smoke about a pack a day.")
+    memory.add_facts([smoke], "kim", at="2025-01-15")
+    said = "I quit smoking! Three weeks smoke-free."
+    memory.add_facts([Fact(entity="user", attribute="alcohol", content=said, evidence=said)], "kim", at="2025-03-25")
+    assert [(r.attribute, r.content) for r in memory.active("kim")] == [(None, said)]
