@@ -137,7 +137,9 @@ def head_to_head(data: dict[str, Any]) -> str:
             "*Answer*: the same model answers with those memories in that system's prompt, judged on the "
             "expected values. `none` has no memory; `full` puts the whole conversation in the prompt. "
             "`langmem+shim` runs LangMem with a client-side shim that turns tool calls the small model writes as "
-            "text back into tool calls.",
+            "text back into tool calls. mem0's prompt needs a 12,288-token context (`LOCAL_LLM_CTX=12288`); the "
+            "others ran on the server's default 4,096. The scenarios have three to five turns, so a system that keeps "
+            "every turn shows most of them in its top 3, and the answering model can pick the newest.",
             "",
             f"{provenance(data)} · model: `{data.get('model')}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama.cpp's "
             "OpenAI-compatible server)",
@@ -211,7 +213,8 @@ def head_to_head_result() -> dict[str, Any] | None:
     merged: dict[str, Any] = {"systems": {}}
     for part in parts:
         data = json.loads(part.read_text(encoding="utf-8"))
-        merged.update({k: v for k, v in data.items() if k not in ("systems", "queries")})
+        versions = {**merged.get("versions", {}), **{k: v for k, v in data.get("versions", {}).items() if v}}
+        merged.update({k: v for k, v in data.items() if k not in ("systems", "queries")}, versions=versions)
         merged["systems"].update(data["systems"])
     merged["systems"] = dict(
         sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
