@@ -1,7 +1,8 @@
 """The update (reconcile) step: new facts against what is stored, deterministically.
 
 Per slot: the same value refreshes, a new value supersedes (the old one archived), low confidence is
-``pending``, a retraction archives. Applying writes new records first, archivals last (crash-safe).
+``pending``, a retraction archives. A fact that fails its check against its own words (``_grounding.py``)
+keeps its statement without a slot. Applying writes new records first, archivals last (crash-safe).
 """
 
 from __future__ import annotations
