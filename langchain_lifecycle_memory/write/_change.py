@@ -17,7 +17,7 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
 from langchain_lifecycle_memory.write._slot_identity import stem, words
 
 __all__ = [
-    "DEFAULT_CHANGE_THRESHOLD", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "quantities", "restates_a_number",
+    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "quantities", "restates_a_number",
     "states_a_change", "superseded_by_change",
 ]  # fmt: skip
 
@@ -37,7 +37,9 @@ _EN_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
-_EN_END = re.compile(r"\b(?:quit|quitting|stopped|no longer|anymore|any more|gave up|giving up)\b", re.IGNORECASE)
+ENDED = r"\b(?:quit|quitting|stopped|gave up|giving up|retired|no longer|anymore|any more)\b|戒|辞职|离职|退休|不再"
+"""Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
+_ENDS = re.compile(ENDED, re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
@@ -79,7 +81,7 @@ def quantities(text: str) -> set[str]:
     """
     found = set()
     for m in _NUMBER.finditer(text):
-        number = re.sub(r"[,]", "", m.group())
+        number = m.group().replace(",", "")
         if _DATE_PART.match(text, m.end()) or (len(number) == 4 and number[:2] in ("19", "20")):
             continue
         found.add(number)
@@ -109,7 +111,7 @@ def _names(text: str, *, first: bool = True) -> set[str]:
 def _ends_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
     head = words(attribute or "")[-1:]
-    if not head or len(head[0]) < 3 or not _EN_END.search(text):
+    if not head or len(head[0]) < 3 or not _ENDS.search(text):
         return False
     return stem(head[0]) in {stem(w.casefold()) for w in _LATIN.findall(text)}
 

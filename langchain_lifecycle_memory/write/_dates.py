@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain_lifecycle_memory.schema import ensure_aware
+from langchain_lifecycle_memory.write._change import ENDED
 
 __all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from"]
 
@@ -65,9 +66,8 @@ _ZH_FOR_N = re.compile(r"(?:接下来|未来|这)" + _ZH_NUM + r"\s*(?:个)?\s*(
 # "I started at Northwind this week", "I quit smoking, 30 days smoke-free today": the hint dates a change or
 # an ending, it does not limit a lifetime.
 _STARTED = re.compile(
-    r"\b(?:started|start|joined|moved|began|signed|bought|got|switched|hired|promoted"
-    r"|quit|stopped|gave up|retired)\b"
-    r"|入职|搬|开始|买了|换了|改用|升职|加入|来到|戒|辞职|离职|退休|不再",
+    r"\b(?:started|start|joined|moved|began|signed|bought|got|switched|hired|promoted)\b"
+    r"|入职|搬|开始|买了|换了|改用|升职|加入|来到|" + ENDED,
     re.IGNORECASE,
 )
 

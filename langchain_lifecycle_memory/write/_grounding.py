@@ -63,8 +63,10 @@ def _about_someone_else(value: str, evidence: str, *, person_value: bool = True)
         (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
     )
     relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
-    at = clause.casefold().find(value.casefold())
-    if not relatives or (person_value and any(m.start() <= at and not clause[m.end() : at].strip() for m in relatives)):
+    where = clause.casefold().find(value.casefold())
+    if not relatives or (
+        person_value and any(m.start() <= where and not clause[m.end() : where].strip() for m in relatives)
+    ):
         return False
     # The speaker is in the clause as "I"/"me", or as the owner of something that is not a person ("my
     # emergency contacts are my sister Noor", "我的车是…"): "my sister" alone makes it about the sister.

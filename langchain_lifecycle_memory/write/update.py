@@ -7,6 +7,7 @@ keeps its statement without a slot. Applying writes new records first, archivals
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -232,12 +233,11 @@ class _Planner:
                 if fact.value is None or same_value(old.value, value):
                     self._archive(old, when, None)
             return
-        if same := [r for r in live if same_value(r.value, value)]:
+        same = [r for r in live if same_value(r.value, value)]
+        # The same value restated with a new number is a new version (the newer words are current), else a refresh.
+        if same and not self._restated(fact, same[-1], card):
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
-            if self._restated(fact, keep, card):  # the same value in new words: the newer words are current
-                self._supersede(fact.model_copy(update={"confidence": confidence}), slot, source, live, keep, when)
-                return
             status = keep.status
             if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
                 status = MemoryStatus.ACTIVE
@@ -279,15 +279,6 @@ class _Planner:
             card == "single" and keep.status is MemoryStatus.ACTIVE and fact.operation == "assert"
             and restates_a_number(fact.content, keep.content)
         )  # fmt: skip
-
-    def _supersede(
-        self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord],
-        old: MemoryRecord, when: datetime,
-    ) -> None:  # fmt: skip
-        record = self._new_record(fact, source, MemoryStatus.ACTIVE).model_copy(update={"supersedes": old.id})
-        self._write(record, self.plan.added)
-        self._slots[slot] = [*live, record]
-        self._archive(old, max(when, old.valid_from), record.id)
 
     def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]]) -> None:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``)."""
@@ -387,6 +378,7 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
     threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
 
+    @functools.cache  # one read per entity and batch
     def statements(entity: str) -> dict[str, str]:
         current = store.list_records(namespace, entity=entity, statuses=[MemoryStatus.ACTIVE])
         return {r.attribute: r.content for r in sorted(current, key=precedence) if r.attribute}
