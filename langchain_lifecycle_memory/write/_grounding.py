@@ -10,7 +10,7 @@ import re
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
 
-__all__ = ["SOMEONE_ELSE", "grounded"]
+__all__ = ["SOMEONE_ELSE", "about_someone_else", "grounded", "is_self", "speaks_of_someone_else"]
 
 SOMEONE_ELSE = "what was said is about someone else"
 
@@ -33,6 +33,11 @@ _NAMING = re.compile(
 _NAME_ATTRIBUTES = re.compile(r"(?:^|_)(?:name|nickname|first_name|full_name)$")
 
 
+def is_self(entity: str | None) -> bool:
+    """Whether a fact's entity is the speaker (or unset)."""
+    return (entity or "user").strip().casefold() in ("user", "self", "me", "i", "用户", "我", "本人")
+
+
 def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
     said = normalize_value(evidence)
     value = normalize_value(value)
@@ -45,13 +50,15 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
     return bool(words) and sum(w in said for w in words) >= share * len(words)
 
 
+_NAMES = re.compile(r"\s*(?:(?:'s name|'s)?\s*(?:is|was|:|called|named|是|叫|名叫)?)?\s*", re.IGNORECASE)
+"""What may stand between a relative and the value that names them ("my manager is Priya", "我同事叫小林")."""
 _CLAUSE = re.compile(r"[.;!?。；！？，,]")
 _I_EN = re.compile(r"\b(?:I|me)\b")
 _MY_EN = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
 _I_ZH = re.compile(r"我")
 
 
-def _about_someone_else(value: str, evidence: str, *, person_value: bool = True) -> bool:
+def about_someone_else(value: str, evidence: str, *, person_value: bool = True) -> bool:
     """Whether the clause that holds the value speaks of a relative or friend, not of the speaker.
 
     ``person_value``: the value may be the relative itself ("add my coworker Tomas as an emergency contact");
@@ -62,14 +69,21 @@ def _about_someone_else(value: str, evidence: str, *, person_value: bool = True)
     clause = next(
         (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
     )
-    relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
     where = clause.casefold().find(value.casefold())
-    if not relatives or (
-        person_value and any(m.start() <= where and not clause[m.end() : where].strip() for m in relatives)
-    ):
+    relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
+    if person_value and any(m.start() <= where and _NAMES.fullmatch(clause[m.end() : where]) for m in relatives):
         return False
-    # The speaker is in the clause as "I"/"me", or as the owner of something that is not a person ("my
-    # emergency contacts are my sister Noor", "我的车是…"): "my sister" alone makes it about the sister.
+    return speaks_of_someone_else(clause)
+
+
+def speaks_of_someone_else(clause: str) -> bool:
+    """Whether ``clause`` names a relative or friend ("my sister", "我老婆") and not the speaker as well.
+
+    The speaker is in it as "I"/"me", or as the owner of something that is not a person ("my emergency
+    contacts are my sister Noor", "我的车是…"): "my sister" alone makes it about the sister.
+    """
+    if not (_RELATIVE_EN.search(clause) or _RELATIVE_ZH.search(clause)):
+        return False
     own = any(_RELATIVE_EN.match(clause, m.start()) is None for m in _MY_EN.finditer(clause))
     own_zh = any(_RELATIVE_ZH.match(clause, m.start()) is None for m in _I_ZH.finditer(clause))
     return not (_I_EN.search(clause) or own or own_zh)
@@ -86,9 +100,9 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         return None
     if not _value_said(fact.value, evidence, 0.5 if opening else 0.6):
         return f"the value {fact.value!r} is not in what was said"
-    self_fact = (fact.entity or "user").casefold() in ("user", "self", "me", "i", "用户", "我")
+    self_fact = is_self(fact.entity)
     name = bool(_NAME_ATTRIBUTES.search(fact.attribute or ""))
-    if self_fact and _about_someone_else(fact.value, evidence, person_value=not name):
+    if self_fact and about_someone_else(fact.value, evidence, person_value=not name):
         return SOMEONE_ELSE
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"

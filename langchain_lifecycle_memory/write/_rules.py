@@ -31,7 +31,7 @@ from langchain_lifecycle_memory.write._subjects import (
 )
 from langchain_lifecycle_memory.write.redaction import Redactor
 
-__all__ = ["extract_rule_facts"]
+__all__ = ["clause_subjects", "extract_rule_facts", "shown"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SPACE_BY_CJK = re.compile(
@@ -67,6 +67,11 @@ _TITLE_DOT = re.compile(
 )
 _DIGIT_COMMA = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _HIDDEN = str.maketrans({"\u2024": ".", "\u066c": ","})
+
+
+def shown(text: str) -> str:
+    """``text`` with the full stops and commas hidden from the patterns given back."""
+    return text.translate(_HIDDEN)
 
 
 def _shown(fact: Fact) -> Fact:
@@ -149,10 +154,10 @@ def _not_a_statement(sentence: str, zh: bool) -> bool:
     return bool(_QUESTION_EN.search(EN_INTRO.sub("", body)))
 
 
-def statements(
+def clause_subjects(
     text: str, speaker_entity: str = "user", known: Iterable[str] = ()
-) -> Iterator[tuple[str, str, Subject, bool]]:
-    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone.
+) -> Iterator[tuple[str, str, Subject | None, bool]]:
+    """``(sentence, clause, subject or None, zh)`` for every clause of every statement in ``text``.
 
     ``known``: entities already spoken of (``sister_maya``); a clause led by one's name is about them.
     """
@@ -166,10 +171,18 @@ def statements(
             subject = clause_subject(clause, zh, speaker_entity, people)
             if subject is not None and "_" in subject.entity:
                 people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
-            if subject is not None and zh:  # "我在 Shopee 做运营" as "我在Shopee做运营": the patterns see the latter
-                subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
-            if subject is not None:
-                yield sentence, clause, subject, zh
+            yield sentence, clause, subject, zh
+
+
+def statements(
+    text: str, speaker_entity: str = "user", known: Iterable[str] = ()
+) -> Iterator[tuple[str, str, Subject, bool]]:
+    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone."""
+    for sentence, clause, subject, zh in clause_subjects(text, speaker_entity, known):
+        if subject is not None and zh:  # "我在 Shopee 做运营" as "我在Shopee做运营": the patterns see the latter
+            subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
+        if subject is not None:
+            yield sentence, clause, subject, zh
 
 
 def _sensitive(sentence: str) -> Iterator[Candidate]:

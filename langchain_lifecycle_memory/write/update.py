@@ -41,6 +41,7 @@ from langchain_lifecycle_memory.write._change import (
 )
 from langchain_lifecycle_memory.write._grounding import SOMEONE_ELSE, grounded
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
+from langchain_lifecycle_memory.write._people import refile
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
@@ -366,15 +367,20 @@ def plan_updates(
     when = ensure_aware(at) or utcnow()
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
+    catalogue = store.slot_catalogue(tuple(namespace)) if any(f.evidence or f.slot for f in checked) else []
+    if any(f.evidence for f in checked):  # extracted: each fact under the person its own words are about
+        checked = refile(checked, known=(str(r["entity"]) for r in catalogue))
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
-        checked = _resolve(store, tuple(namespace), checked, cfg)
+        checked = _resolve(store, tuple(namespace), checked, cfg, catalogue)
     planner = _Planner(store, tuple(namespace), when, cfg)
     for fact in checked:
         planner.add(fact, source or MemorySource())
     return planner.plan
 
 
-def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
+def _resolve(
+    store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig, catalogue: list[dict]
+) -> list[Fact]:
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
     threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
 
@@ -384,7 +390,7 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
         return {r.attribute: r.content for r in sorted(current, key=precedence) if r.attribute}
 
     return resolve_facts(
-        facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
+        facts, catalogue, embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements,
     )  # fmt: skip
 

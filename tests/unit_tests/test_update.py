@@ -247,25 +247,32 @@ def _city(value: str, content: str, evidence: str | None, **kw: Any) -> Fact:
     return Fact(entity="user", attribute="city", value=value, content=content, kind="profile", evidence=evidence, **kw)
 
 
-@pytest.mark.parametrize(
-    ("fact", "why"),
-    [
-        (_city("Madrid", "The user lives in Madrid.", "My sister Ana just moved to Madrid."), "a relative's move"),
-        (_city("Madrid", "The user lives in Madrid.", "I had a great trip last month."), "a value never said"),
-        (_city("马德里", "用户住在马德里。", "我姐姐刚搬到马德里。"), "a relative's move, zh"),
-    ],
-    ids=["relative", "unsaid", "relative-zh"],
-)
-def test_an_unchecked_extraction_never_archives_the_current_value(
-    mem_store: ChromaMemoryStore, fact: Fact, why: str
-) -> None:
+def test_an_unchecked_extraction_never_archives_the_current_value(mem_store: ChromaMemoryStore) -> None:
     ns = ("memories", "grounding")
     reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
-    result = reconcile(mem_store, ns, [fact], at="2024-02-01")
-    assert result.archived == [], why
+    fact = _city("Madrid", "The user lives in Madrid.", "I had a great trip last month.")
+    assert reconcile(mem_store, ns, [fact], at="2024-02-01").archived == []
     kept = {r.content: (r.value, r.status) for r in mem_store.list_records(ns)}
-    assert kept["The user lives in Berlin."] == ("Berlin", MemoryStatus.ACTIVE), why
-    assert kept[fact.content] == (None, MemoryStatus.ACTIVE), why  # the statement, without the slot
+    assert kept["The user lives in Berlin."] == ("Berlin", MemoryStatus.ACTIVE)
+    assert kept[fact.content] == (None, MemoryStatus.ACTIVE)  # the statement, without the slot
+
+
+@pytest.mark.parametrize(
+    ("fact", "person"),
+    [
+        (_city("Madrid", "The user lives in Madrid.", "My sister Ana just moved to Madrid."), "sister_ana"),
+        (_city("马德里", "用户住在马德里。", "我姐姐刚搬到马德里。"), "sister"),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_relatives_move_filed_as_the_users_goes_under_the_relative(
+    mem_store: ChromaMemoryStore, fact: Fact, person: str
+) -> None:
+    ns = ("memories", f"refile-{person}")
+    reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
+    assert reconcile(mem_store, ns, [fact], at="2024-02-01").archived == []
+    current = {(r.entity, r.attribute): r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])}
+    assert current == {("user", "city"): "Berlin", (person, "city"): fact.value}
 
 
 def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store: ChromaMemoryStore) -> None:
@@ -286,26 +293,46 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
     ] == ["Sam"]
 
 
-@pytest.mark.parametrize(
-    ("fact", "why"),
-    [
-        (_city("Wrocław", "My sister Kasia lives in Wrocław.", "My sister Kasia lives in Wrocław."), "sister"),
-        (_city("Madrid", "The user lives in Madrid.", "I had a great trip last month."), "a value never said"),
-        (_city("成都", "用户住在成都。", "我哥哥在成都开了家火锅店。"), "brother, zh"),
-    ],
-    ids=["relative", "unsaid", "relative-zh"],
-)
-def test_an_unchecked_extraction_opens_no_slot_and_keeps_the_statement(
-    mem_store: ChromaMemoryStore, fact: Fact, why: str
-) -> None:
-    ns = ("memories", f"first-{why[:5]}")
+def test_an_unchecked_extraction_opens_no_slot_and_keeps_the_statement(mem_store: ChromaMemoryStore) -> None:
+    ns = ("memories", "first-unsaid")
+    fact = _city("Madrid", "The user lives in Madrid.", "I had a great trip last month.")
     reconcile(mem_store, ns, [fact], at="2024-01-01")
     kept = mem_store.list_records(ns)
-    assert [(r.attribute, r.value, r.status) for r in kept] == [(None, None, MemoryStatus.ACTIVE)], why
+    assert [(r.attribute, r.value, r.status) for r in kept] == [(None, None, MemoryStatus.ACTIVE)]
     assert kept[0].content == fact.content  # the statement stays findable, only the slot is not opened
     own = _city("Gdańsk", "The user lives in Gdańsk.", "I live in Gdańsk.")
     reconcile(mem_store, ns, [own], at="2024-02-01")
-    assert {r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])} == {None, "Gdańsk"}, why
+    assert {r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])} == {None, "Gdańsk"}
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "person"),
+    [
+        (
+            _city("Wrocław", "My sister Kasia lives in Wrocław.", "My sister Kasia lives in Wrocław, she plays viola."),
+            _city("Poznań", "Kasia just moved to Poznań.", "Kasia just moved to Poznań, she got a job there."),
+            "sister_kasia",
+        ),
+        (
+            _city("成都", "用户住在成都。", "我哥哥阿杰在成都开了家火锅店。"),
+            _city("重庆", "用户搬到重庆了。", "阿杰把火锅店搬到重庆了，生意更好。"),
+            "brother_jie",
+        ),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_relative_named_later_keeps_their_own_slot_and_the_users_city(
+    mem_store: ChromaMemoryStore, first: Fact, later: Fact, person: str
+) -> None:
+    # A small model files both as the user's city; the words say whose they are.
+    ns = ("memories", f"first-{person}")
+    reconcile(mem_store, ns, [first], at="2024-01-01")
+    own = _city("Gdańsk", "The user lives in Gdańsk.", "I live in Gdańsk.")
+    reconcile(mem_store, ns, [own], at="2024-02-01")
+    moved = reconcile(mem_store, ns, [later], at="2024-03-01")
+    assert [(r.entity, r.value) for r in moved.archived] == [(person, first.value)]
+    current = {(r.entity, r.attribute): r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])}
+    assert current == {("user", "city"): "Gdańsk", (person, "city"): later.value}
 
 
 @pytest.mark.parametrize(
@@ -364,3 +391,36 @@ def test_an_introduction_opens_the_name_and_a_childs_name_does_not(mem_store: Ch
     assert [r.value for r in mem_store.list_records(("memories", "intro"))] == ["Marek"]
     reconcile(mem_store, ("memories", "child"), [name("Leo", "My son Leo started school today.")], at="2025-01-07")
     assert [(r.attribute, r.value) for r in mem_store.list_records(("memories", "child"))] == [(None, None)]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "content", "said", "entity"),
+    [
+        (
+            "instrument",
+            "viola",
+            "Kasia plays viola.",
+            "My sister Kasia lives in Wrocław, she plays viola.",
+            "sister_kasia",
+        ),
+        ("school", "幼儿园大班", "小满上幼儿园大班。", "我女儿小满今年五岁，上幼儿园大班。", "daughter_满"),
+        (
+            None,
+            None,
+            "My son Tobias started first grade.",
+            "My son Tobias started first grade, he cried.",
+            "son_tobias",
+        ),
+        ("manager", "Priya", "My manager is Priya.", "My manager is Priya, she's great.", "user"),
+        ("city", "Berlin", "The user and their wife moved to Berlin.", "My wife and I moved to Berlin.", "user"),
+        ("city", "Gdańsk", "The user lives in Gdańsk.", "Hi! I'm Marek, I translate from my flat in Gdańsk.", "user"),
+    ],
+    ids=["pronoun", "zh-continued-clause", "statement", "relative-is-the-value", "both", "own-flat"],
+)
+def test_a_fact_goes_under_the_person_its_words_are_about(
+    mem_store: ChromaMemoryStore, attribute: str | None, value: str | None, content: str, said: str, entity: str
+) -> None:
+    ns = ("memories", f"whose-{entity}-{attribute}")
+    fact = Fact(entity="user", attribute=attribute, value=value, content=content, evidence=said)
+    reconcile(mem_store, ns, [fact], at="2024-01-01")
+    assert [(r.entity, r.value) for r in mem_store.list_records(ns)] == [(entity, value)]

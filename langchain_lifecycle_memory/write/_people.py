@@ -1,0 +1,95 @@
+"""Whose fact it is: an extracted fact about someone the user spoke of goes under that person, not the user.
+
+A small model files "My sister Kasia lives in Wrocław" and, months later, "Kasia just moved to Poznań" as the
+user's own city. The words say whose it is. The clause that holds the fact's value is read as the rule
+extractor reads it: a relative ("my sister Kasia", "我女儿小满"), someone already spoken of by name ("Kasia
+just moved…"), or a pronoun after either ("…, she plays viola"). The fact is re-filed under that person,
+where a later move replaces the earlier one and the user's own city stays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.write._grounding import about_someone_else, is_self, speaks_of_someone_else
+from langchain_lifecycle_memory.write._rules import clause_subjects, shown
+from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
+
+__all__ = ["refile", "whose"]
+
+_PRONOUN = re.compile(r"^\s*(?:(?:and|but|so)\s+)?(?:she|he|they|her|his|their)\b|^\s*[她他]", re.IGNORECASE)
+_PART = re.compile(r"[,;，；、]")
+_AS_SPEAKER = (
+    (re.compile(r"\bthe user's\b", re.IGNORECASE), "my"),
+    (re.compile(r"\bthe user\b", re.IGNORECASE), "I"),
+    (re.compile(r"用户的"), "我的"),
+    (re.compile(r"用户"), "我"),
+)
+
+
+def _first_person(clause: str) -> bool:
+    return bool(EN_FIRST_PERSON.search(clause)) or "我" in clause
+
+
+def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
+    """``(clause, person)`` for each clause of ``text``; ``person``: who it is about, ``None`` for the speaker.
+
+    A clause led by a third-person pronoun is about the person of the clause before it.
+    """
+    out: list[tuple[str, str | None]] = []
+    last: str | None = None
+    for _, clause, subject, _ in clause_subjects(text, "user", known):
+        person = None if subject is None or is_self(subject.entity) else subject.entity
+        if subject is None and last is not None and _PRONOUN.match(clause):
+            person = last
+        last = person if subject is not None or person is not None else last
+        out.append((shown(clause), person))
+    return out
+
+
+def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
+    """The person a user fact's own words are about (an entity id such as ``sister_kasia``), or ``None``.
+
+    Only for facts filed under the user. A slot fact is read at the clause that holds its value; a statement
+    (no value) at its own sentence. A clause that names the speaker too ("my wife and I moved") stays theirs,
+    and so does a value that is the person ("my manager is Priya").
+    """
+    if not is_self(fact.entity):
+        return None
+    known = list(known)
+    if fact.value:
+        value = normalize_value(fact.value)
+        clauses = _people_in(fact.evidence or "", known)
+        clause, person = next(((c, p) for c, p in clauses if value and value in normalize_value(c)), ("", None))
+    else:
+        text = fact.content
+        for pattern, repl in _AS_SPEAKER:
+            text = pattern.sub(repl, text)
+        clause, person = next(iter(_people_in(text, known)), ("", None))
+    if person is None or (fact.value and normalize_value(fact.value) in normalize_value(person.replace("_", " "))):
+        return None
+    if fact.value:  # the part that holds the value: "…, she plays viola", "…，上幼儿园大班" continue the person
+        value = normalize_value(fact.value)
+        clause = next((p for p in _PART.split(clause) if value in normalize_value(p)), clause)
+    if not _first_person(clause):
+        return person  # led by the person's name, by a pronoun, or continuing their clause
+    # "my sister Kasia lives in…"; not "my manager is Priya", nor "my wife and I…"
+    said = about_someone_else(fact.value, clause) if fact.value else speaks_of_someone_else(clause)
+    return person if said else None
+
+
+def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:
+    """``facts`` with each one about someone else under that person (``known``: entities already stored)."""
+    people = list(dict.fromkeys(known))
+    out = []
+    for fact in facts:
+        person = whose(fact, people)
+        if person is not None:
+            fact = fact.model_copy(update={"entity": person})
+            people.append(person)
+        elif fact.entity and not is_self(fact.entity):
+            people.append(fact.entity)
+        out.append(fact)
+    return out
