@@ -71,6 +71,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         "公司",
         "profile",
         ("the company I work for", "my workplace", "我在哪家公司上班", "工作单位"),
+        aliases=("workplace",),
     ),
     AttributeSpec(
         "city",
@@ -289,7 +290,6 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     AttributeSpec("goes_to", "where they go regularly", "常去的地方", "preference", (), cardinality="set"),
     AttributeSpec("craving", "what they crave at the moment", "最近想吃的东西", "preference", ()),
     AttributeSpec("fan_of", "what they are a fan of", "喜欢追的球队、明星或作品", "preference", (), cardinality="set"),
-    AttributeSpec("workplace", "where they work", "工作的地方", "profile", ()),
     AttributeSpec("work_field", "the field they work in", "工作的行业", "profile", ()),
     AttributeSpec("member_of", "what they have joined", "参加的团体、俱乐部", "fact", (), cardinality="set"),
     AttributeSpec("teaching", "what they teach", "教的课", "profile", (), cardinality="set"),

@@ -112,7 +112,7 @@ def _state(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 def _work(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """Work as / at / for / in, joined / started at: the job, the employer, the workplace or the field."""
+    """Work as / at / for / in, joined / started at: the job, the employer (a company or a place) or the field."""
     verb, prep = m.group("verb").casefold(), (m.group("prep") or "").casefold()
     value = clean(m.group("v"), zh)
     if not acceptable(value, zh):
@@ -129,7 +129,7 @@ def _work(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     elif prep == "in":
         yield Candidate("city" if upper and not ORG_SUFFIX.search(value) else "work_field", value, 70, m.start("v"))
     else:
-        yield Candidate("employer" if upper else "workplace", value, 80, m.start("v"), "profile")
+        yield Candidate("employer", value, 80, m.start("v"), "profile")
 
 
 _HOME = {"live": "city", "am living": "city", "am based": "city", "reside": "city", "moved": "city",
@@ -256,7 +256,8 @@ def _named(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         if name:
             yield Candidate("child", name, 80, m.start("name"), "profile")
         return
-    explicit = bool(name) and (m.groupdict().get("naming") or "named").strip(" ,") != ""
+    naming = m.groupdict().get("naming")  # None: "a dog named X"; "": "my dog X" (a name only after a pet word)
+    explicit = bool(name) and (naming is None or naming.strip(" ,") != "")
     if not explicit and not (is_term("pet", one, "<") or is_term("dog_breed", one, "<")):
         return  # "my favourite band Queen": only what one says one named is a pet without knowing the word
     if name and re.fullmatch(r"(?:friend|sister|brother|mom|dad|mother|father|wife|husband|partner|boss|colleague|"

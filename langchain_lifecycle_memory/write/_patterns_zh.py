@@ -74,10 +74,9 @@ def _workplace(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         return
     if place in LEX["city"] or CITY_SUFFIX.search(place):
         yield Candidate("city", place, 75, m.start("v"), "profile")
-    elif place in LEX["company"] or ORG_SUFFIX.search(place) or re.fullmatch(r"[A-Z][\w&.\- ]+", place):
-        yield Candidate("employer", place, 80, m.start("v"), "profile")
-    else:
-        yield Candidate("workplace", place, 70, m.start("v"), "profile")
+    else:  # an organisation or a place of work: one slot, where they work
+        named = place in LEX["company"] or ORG_SUFFIX.search(place) or re.fullmatch(r"[A-Z][\w&.\- ]+", place)
+        yield Candidate("employer", place, 80 if named else 70, m.start("v"), "profile")
     if role := m.group("role"):
         role = clean(role, zh)
         if acceptable(role, zh):

@@ -463,3 +463,18 @@ def test_a_chinese_statement_of_now_with_no_subject_is_the_speakers(text: str, k
 def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, entity: str | None, kept: str) -> None:
     [fact] = extract_rule_facts(text, now=NOW)
     assert (fact.entity, fact.content) == (entity, kept)
+
+
+@pytest.mark.parametrize(
+    ("text", "pets"),
+    [
+        ("I work from my flat in Leeds.", []),
+        ("My folks live in Tucson, I go home for Christmas every year.", []),
+        ("My favourite band Queen is touring.", []),
+        ("Say hi to my cat Mochi!", ["Mochi"]),
+        ("My tortoise's name is Sheldon.", ["Sheldon"]),
+        ("I have a parrot named Kiwi.", ["Kiwi"]),
+    ],
+)
+def test_a_name_after_my_is_a_pet_only_after_a_pet_word_or_a_naming_verb(text: str, pets: list[str]) -> None:
+    assert [f.value for f in extract_rule_facts(text, now=NOW) if f.attribute == "pet"] == pets
