@@ -19,7 +19,6 @@ from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
 
 __all__ = ["refile", "whose"]
 
-_PRONOUN = re.compile(r"^\s*(?:(?:and|but|so)\s+)?(?:she|he|they|her|his|their)\b|^\s*[她他]", re.IGNORECASE)
 _PART = re.compile(r"[,;，；、]")
 _AS_SPEAKER = (
     (re.compile(r"\bthe user's\b", re.IGNORECASE), "my"),
@@ -34,19 +33,11 @@ def _first_person(clause: str) -> bool:
 
 
 def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
-    """``(clause, person)`` for each clause of ``text``; ``person``: who it is about, ``None`` for the speaker.
-
-    A clause led by a third-person pronoun is about the person of the clause before it.
-    """
-    out: list[tuple[str, str | None]] = []
-    last: str | None = None
-    for _, clause, subject, _ in clause_subjects(text, "user", known):
-        person = None if subject is None or is_self(subject.entity) else subject.entity
-        if subject is None and last is not None and _PRONOUN.match(clause):
-            person = last
-        last = person if subject is not None or person is not None else last
-        out.append((shown(clause), person))
-    return out
+    """``(clause, person)`` for each clause of ``text``; ``person``: who it is about, ``None`` for the speaker."""
+    return [
+        (shown(clause), None if subject is None or is_self(subject.entity) else subject.entity)
+        for _, clause, subject, _ in clause_subjects(text, "user", known)
+    ]
 
 
 def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:

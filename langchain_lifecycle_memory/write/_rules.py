@@ -92,9 +92,10 @@ def _chinese_frame(sentence: str) -> bool:
 
 
 _EN_CLAUSE_BREAK = re.compile(
-    r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)|,\s+(?=I\b|my\b)",
+    r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)"
+    r"|,\s+(?=I\b|my\b|(?:she|he)\s)",
 )
-_ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外)")
+_ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外|[她他](?![们的]))")
 _ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)")
 
 
@@ -162,16 +163,18 @@ def clause_subjects(
     ``known``: entities already spoken of (``sister_maya``); a clause led by one's name is about them.
     """
     people = {e.rsplit("_", 1)[-1]: e for e in known if "_" in e}
+    last: Subject | None = None  # the person the clause before was about, if not the speaker
     text = _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))  # hidden from the patterns, see _HIDDEN
     for sentence in filter(None, map(str.strip, _SPLIT.split(text))):
         zh = _chinese_frame(sentence)
         if _not_a_statement(sentence, zh):
             continue
         for clause in _clauses(sentence, zh):
-            subject = clause_subject(clause, zh, speaker_entity, people)
+            subject = clause_subject(clause, zh, speaker_entity, people, last)
             if subject is not None and "_" in subject.entity:
                 people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
-            yield sentence, clause, subject, zh
+            last = None if subject is None or subject.entity == speaker_entity else subject
+            yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
 
 
 def statements(

@@ -58,6 +58,8 @@ _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还
 class Subject:
     entity: str
     text: str  # the sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")
+    mention: str = ""  # how the sentence names the person ("My sister Maya", "我女儿 Luna", "Felix")
+    restated: str = ""  # a clause led by a pronoun, with the person named instead ("she plays…" -> "Maya plays…")
 
 
 def add_elided_i(text: str) -> str:
@@ -89,15 +91,35 @@ def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | 
     entity = people.get(romanize(m.group("name")).casefold() if m else "")
     if m is None or entity is None:
         return None
-    rest = m.group("rest")
+    rest, mention = m.group("rest"), m.group("name")
     if zh:
-        return Subject(entity, ("我的" if m.group("pos") else "我") + rest)
-    return Subject(entity, "my " + rest if m.group("pos") else _third_to_first(rest))
+        return Subject(entity, ("我的" if m.group("pos") else "我") + rest, mention)
+    return Subject(entity, "my " + rest if m.group("pos") else _third_to_first(rest), mention)
 
 
-def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]) -> Subject | None:
+_PRONOUN = re.compile(r"^(?:(?:and|but|so)\s+)?(?:she|he)\s+(?P<rest>\S.*)$|^[她他](?P<zh>[^们的].*)$", re.IGNORECASE)
+
+
+def _pronoun(sentence: str, zh: bool, last: Subject | None) -> Subject | None:
+    """A clause led by "she"/"he"/"她"/"他", about the person of the clause before ("…, she plays viola")."""
+    if last is None or not last.mention or (m := _PRONOUN.match(sentence.strip())) is None:
+        return None
+    if m.group("zh"):
+        return Subject(last.entity, "我" + m.group("zh"), last.mention, f"{last.mention}{m.group('zh')}")
+    rest = m.group("rest")
+    if zh or rest is None:
+        return None
+    return Subject(last.entity, _third_to_first(rest), last.mention, f"{last.mention} {rest}")
+
+
+def clause_subject(
+    sentence: str, zh: bool, speaker: str, people: dict[str, str], last: Subject | None = None
+) -> Subject | None:
+    """Who ``sentence`` is about (``last``: the person the clause before was about, for a pronoun)."""
     if (known := _known_person(sentence, zh, people)) is not None:
         return known
+    if (continued := _pronoun(sentence, zh, last)) is not None:
+        return continued
     if zh:
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
@@ -109,7 +131,8 @@ def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]
                 return None
             rel = ZH_RELATIONS[m.group("rel")][0]
             name = romanize(name.strip()).casefold()  # "小芳" -> "fang", " Felix " -> "felix"
-            return Subject(f"{rel}_{name}" if name else rel, "我" + m.group("rest"))
+            mention = sentence[: m.start("rest")].rstrip()
+            return Subject(f"{rel}_{name}" if name else rel, "我" + m.group("rest"), mention)
         return Subject(speaker, sentence)
     text = EN_INTRO.sub("", sentence.strip())
     for pattern, repl in _EN_CONTRACTIONS:
@@ -122,5 +145,6 @@ def clause_subject(sentence: str, zh: bool, speaker: str, people: dict[str, str]
         rel = _EN_RELATION_FORMAL.get(rel, rel)
         name = (m.group("name") or "").casefold()
         rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
-        return Subject(f"{rel}_{name}" if name else rel, rest)
+        mention = text[: m.end("name") if m.group("name") else m.end("rel")]
+        return Subject(f"{rel}_{name}" if name else rel, rest, mention)
     return Subject(speaker, text)

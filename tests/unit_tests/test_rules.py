@@ -478,3 +478,25 @@ def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, enti
 )
 def test_a_name_after_my_is_a_pet_only_after_a_pet_word_or_a_naming_verb(text: str, pets: list[str]) -> None:
     assert [f.value for f in extract_rule_facts(text, now=NOW) if f.attribute == "pet"] == pets
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "My sister Kasia lives in Wrocław, she plays viola in a string quartet.",
+            ("sister_kasia", "instrument", "viola", "The user's sister Kasia plays viola in a string quartet."),
+        ),
+        ("My brother Tom is a nurse. He lives in Leeds.", ("brother_tom", "city", "Leeds", None)),
+        ("我女儿 Luna 也换了号，她现在用联通。", ("daughter_luna", "uses", "联通", "用户的女儿 Luna现在用联通")),
+    ],
+)
+def test_a_pronoun_continues_the_person_before_it(text: str, expected: tuple[str, str, str, str | None]) -> None:
+    entity, attribute, value, content = expected
+    [fact] = [f for f in extract_rule_facts(text, now=NOW) if f.value == value]
+    assert (fact.entity, fact.attribute) == (entity, attribute)
+    assert content is None or fact.content == content  # the person is named, not "she"
+
+
+def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
+    assert [f.value for f in extract_rule_facts("I met Anna yesterday, she is a dentist.", now=NOW)] == [None]
