@@ -66,7 +66,12 @@ def _statuses(statuses: StatusArg) -> list[str] | None:
         return None
     if isinstance(statuses, (str, MemoryStatus)):
         statuses = [statuses]
-    return [MemoryStatus(s).value for s in statuses]
+    try:
+        return [MemoryStatus(s).value for s in statuses]
+    except ValueError:
+        known = ", ".join(repr(s.value) for s in MemoryStatus)
+        msg = f"Unknown status in {statuses!r}; a record's status is one of {known} (None: all of them)."
+        raise ValueError(msg) from None
 
 
 def _expired_view(record: MemoryRecord, now: datetime) -> MemoryRecord:

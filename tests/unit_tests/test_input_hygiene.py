@@ -128,3 +128,8 @@ def test_a_plan_whose_first_write_fails_does_not_claim_nothing_landed(
             [{"entity": "user", "attribute": "tea", "value": "green", "content": "Likes green tea."}], "u1"
         )
     assert "Nothing was written" not in str(err.value) and "nothing was archived" in str(err.value)
+
+
+def test_an_unknown_status_names_the_known_ones(memory: LifecycleMemory) -> None:
+    with pytest.raises(ValueError, match="'pending', 'active', 'archived'"):
+        memory.list("u-status", statuses=["expired"])
