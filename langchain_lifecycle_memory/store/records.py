@@ -314,6 +314,20 @@ class RecordAPI:
         rows = [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
         return [r for r in rows if r["entity"] and r["attribute"]]
 
+    def people(self, namespace: tuple[str, ...]) -> list[str]:
+        """The entities other than the user that live records of ``namespace`` are about (``sister_kasia``...)."""
+        view = self._view(C.validate_namespace(namespace))
+        if view is None:
+            return []
+        where = {
+            "$and": [
+                {C.FLAT_PREFIX + "entity": {"$nin": ["user", ""]}},
+                {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}},
+            ]
+        }
+        got = self._client(lambda: view.get(where=where, include=["metadatas"]))
+        return list(dict.fromkeys(str(e) for m in got["metadatas"] if (e := (m or {}).get(C.FLAT_PREFIX + "entity"))))
+
     def history(
         self, namespace: tuple[str, ...], entity: str, attribute: str, *, now: datetime | str | None = None
     ) -> list[MemoryRecord]:

@@ -10,9 +10,21 @@ import re
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
 
-__all__ = ["SOMEONE_ELSE", "about_someone_else", "grounded", "is_self", "speaks_of_someone_else"]
+__all__ = [
+    "SAID_THRESHOLD",
+    "SOMEONE_ELSE",
+    "about_someone_else",
+    "grounded",
+    "is_self",
+    "speaks_of_someone_else",
+    "value_said",
+]
 
 SOMEONE_ELSE = "what was said is about someone else"
+SAID_THRESHOLD = 0.15
+"""Cosine (bundled encoder) below which an extracted statement is not in the turn it came from: a small
+model's copy of the prompt's example ("The user now uses the VS Code editor."), from
+``python benchmarks/said_calibration.py``."""
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -24,18 +36,23 @@ _RELATIVE_EN = re.compile(
 )
 _RELATIVE_ZH = re.compile(
     r"我(?:的|家)?(?:老婆|妻子|太太|老公|丈夫|对象|女朋友|男朋友|姐姐|妹妹|哥哥|弟弟|姐|妹|哥|弟|儿子|女儿|孩子|"
-    r"妈妈|爸爸|母亲|父亲|爷爷|奶奶|外公|外婆|姑姑|阿姨|叔叔|舅舅|表\w|堂\w|朋友|同事|老板|领导|室友|邻居)"
+    r"妈妈|爸爸|母亲|父亲|妈|爸|爷爷|奶奶|外公|外婆|姑姑|阿姨|叔叔|舅舅|表\w|堂\w|朋友|同事|老板|领导|室友|邻居)"
 )
 _NAMING = re.compile(
     r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b|\bname(?:'s)? [A-Z]|我叫|我的名字|叫我|本人",
     re.IGNORECASE,
 )
-_NAME_ATTRIBUTES = re.compile(r"(?:^|_)(?:name|nickname|first_name|full_name)$")
+NAME_ATTRIBUTE = re.compile(r"(?:^|_)(?:name|nickname|first_name|full_name)$")
 
 
 def is_self(entity: str | None) -> bool:
     """Whether a fact's entity is the speaker (or unset)."""
     return (entity or "user").strip().casefold() in ("user", "self", "me", "i", "用户", "我", "本人")
+
+
+def value_said(value: str | None, evidence: str, share: float = 0.5) -> bool:
+    """Whether ``value`` (or ``share`` of its words or characters) is in ``evidence``; no value: no."""
+    return bool(value) and _value_said(str(value), evidence, share)
 
 
 def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
@@ -76,6 +93,11 @@ def about_someone_else(value: str, evidence: str, *, person_value: bool = True) 
     return speaks_of_someone_else(clause)
 
 
+def relative_mentions(clause: str) -> list[re.Match[str]]:
+    """Where ``clause`` names a relative or friend of the speaker ("my sister", "我老婆"), in order."""
+    return sorted([*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)], key=lambda m: m.start())
+
+
 def speaks_of_someone_else(clause: str) -> bool:
     """Whether ``clause`` names a relative or friend ("my sister", "我老婆") and not the speaker as well.
 
@@ -101,7 +123,7 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
     if not _value_said(fact.value, evidence, 0.5 if opening else 0.6):
         return f"the value {fact.value!r} is not in what was said"
     self_fact = is_self(fact.entity)
-    name = bool(_NAME_ATTRIBUTES.search(fact.attribute or ""))
+    name = bool(NAME_ATTRIBUTE.search(fact.attribute or ""))
     if self_fact and about_someone_else(fact.value, evidence, person_value=not name):
         return SOMEONE_ELSE
     if self_fact and name and not opening and not _NAMING.search(evidence):

@@ -13,7 +13,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
-from langchain_lifecycle_memory.write._grounding import about_someone_else, is_self, speaks_of_someone_else
+from langchain_lifecycle_memory.write._grounding import (
+    NAME_ATTRIBUTE,
+    about_someone_else,
+    is_self,
+    relative_mentions,
+    speaks_of_someone_else,
+)
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
 from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
 
@@ -59,8 +65,14 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
         for pattern, repl in _AS_SPEAKER:
             text = pattern.sub(repl, text)
         clause, person = next(iter(_people_in(text, known)), ("", None))
-    if person is None or (fact.value and normalize_value(fact.value) in normalize_value(person.replace("_", " "))):
+    if person is None and clause:  # "过年回家发现我爸周建国在用…": the relative is named inside the clause
+        person = _named_inside(clause, fact.value, known)
+    if person is None:
         return None
+    if fact.value and normalize_value(fact.value) in normalize_value(person.replace("_", " ")):
+        # The value is the person: their name filed as the user's ("my brother Tomasz…" as user.name) is theirs;
+        # any other slot of the user's that names them ("my manager is Priya") stays the user's.
+        return person if NAME_ATTRIBUTE.search(fact.attribute or "") else None
     if fact.value:  # the part that holds the value: "…, she plays viola", "…，上幼儿园大班" continue the person
         value = normalize_value(fact.value)
         clause = next((p for p in _PART.split(clause) if value in normalize_value(p)), clause)
@@ -69,6 +81,16 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
     # "my sister Kasia lives in…"; not "my manager is Priya", nor "my wife and I…"
     said = about_someone_else(fact.value, clause) if fact.value else speaks_of_someone_else(clause)
     return person if said else None
+
+
+def _named_inside(clause: str, value: str | None, known: list[str]) -> str | None:
+    """The relative a clause names before its value (or anywhere, for a statement), read from that mention on."""
+    at = normalize_value(clause).find(normalize_value(value)) if value else len(clause)
+    mentions = [m for m in relative_mentions(clause) if m.start() > 0 and (at < 0 or m.start() <= at)]
+    if not mentions:
+        return None
+    person = next(iter(_people_in(clause[mentions[-1].start() :], known)), ("", None))[1]
+    return person
 
 
 def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:

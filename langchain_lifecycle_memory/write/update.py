@@ -39,7 +39,7 @@ from langchain_lifecycle_memory.write._change import (
     states_a_change,
     superseded_by_change,
 )
-from langchain_lifecycle_memory.write._grounding import SOMEONE_ELSE, grounded
+from langchain_lifecycle_memory.write._grounding import SAID_THRESHOLD, SOMEONE_ELSE, grounded, value_said
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._people import refile
 from langchain_lifecycle_memory.write._slot_identity import (
@@ -92,6 +92,9 @@ class UpdateConfig(BaseModel):
     """Cosine at which a statement worded as a change ("moved everything to Y", "改到周四了") archives the live
     free-text statement it is about (``_change.py``); ``None`` as ``slot_threshold``; above 1 turns it off.
     A ``judge`` decides instead when one is set."""
+    said_threshold: float | None = None
+    """Cosine of an extracted statement and the turn it came from below which, its value not said either,
+    the fact is dropped: a small model's copy of the prompt's example; ``None`` as ``slot_threshold``."""
 
 
 class UpdatePlan(BaseModel):
@@ -193,6 +196,9 @@ class _Planner:
         )  # fmt: skip
 
     def add(self, fact: Fact, source: MemorySource) -> None:
+        if self._unsaid(fact):
+            logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)
+            return
         if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
@@ -215,6 +221,14 @@ class _Planner:
             self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def _unsaid(self, fact: Fact) -> bool:
+        """Neither the value nor the statement is in the words the fact was extracted from."""
+        threshold = _calibrated(self.cfg.said_threshold, self.store, SAID_THRESHOLD)
+        if threshold is None or not fact.evidence or value_said(fact.value, fact.evidence):
+            return False
+        said, stated = (np.asarray(v) for v in self.store.embeddings.embed_documents([fact.evidence, fact.content]))
+        return float(said @ stated / (np.linalg.norm(said) * np.linalg.norm(stated) or 1.0)) < threshold
 
     def _unchecked(self, fact: Fact) -> str | None:
         """Why ``fact`` may not go into its slot, checked against its own words (``None``: it may)."""
@@ -367,20 +381,17 @@ def plan_updates(
     when = ensure_aware(at) or utcnow()
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
-    catalogue = store.slot_catalogue(tuple(namespace)) if any(f.evidence or f.slot for f in checked) else []
     if any(f.evidence for f in checked):  # extracted: each fact under the person its own words are about
-        checked = refile(checked, known=(str(r["entity"]) for r in catalogue))
+        checked = refile(checked, known=store.people(tuple(namespace)))
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
-        checked = _resolve(store, tuple(namespace), checked, cfg, catalogue)
+        checked = _resolve(store, tuple(namespace), checked, cfg)
     planner = _Planner(store, tuple(namespace), when, cfg)
     for fact in checked:
         planner.add(fact, source or MemorySource())
     return planner.plan
 
 
-def _resolve(
-    store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig, catalogue: list[dict]
-) -> list[Fact]:
+def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
     threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
 
@@ -390,7 +401,7 @@ def _resolve(
         return {r.attribute: r.content for r in sorted(current, key=precedence) if r.attribute}
 
     return resolve_facts(
-        facts, catalogue, embeddings=store.embeddings, threshold=threshold,
+        facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements,
     )  # fmt: skip
 

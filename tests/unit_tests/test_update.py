@@ -250,7 +250,7 @@ def _city(value: str, content: str, evidence: str | None, **kw: Any) -> Fact:
 def test_an_unchecked_extraction_never_archives_the_current_value(mem_store: ChromaMemoryStore) -> None:
     ns = ("memories", "grounding")
     reconcile(mem_store, ns, [_city("Berlin", "The user lives in Berlin.", "I live in Berlin.")], at="2024-01-01")
-    fact = _city("Madrid", "The user lives in Madrid.", "I had a great trip last month.")
+    fact = _city("Madrid", "The user had a great trip last month.", "I had a great trip last month.")
     assert reconcile(mem_store, ns, [fact], at="2024-02-01").archived == []
     kept = {r.content: (r.value, r.status) for r in mem_store.list_records(ns)}
     assert kept["The user lives in Berlin."] == ("Berlin", MemoryStatus.ACTIVE)
@@ -295,7 +295,7 @@ def test_a_grounded_move_archives_and_a_name_needs_a_naming_statement(mem_store:
 
 def test_an_unchecked_extraction_opens_no_slot_and_keeps_the_statement(mem_store: ChromaMemoryStore) -> None:
     ns = ("memories", "first-unsaid")
-    fact = _city("Madrid", "The user lives in Madrid.", "I had a great trip last month.")
+    fact = _city("Madrid", "The user had a great trip last month.", "I had a great trip last month.")
     reconcile(mem_store, ns, [fact], at="2024-01-01")
     kept = mem_store.list_records(ns)
     assert [(r.attribute, r.value, r.status) for r in kept] == [(None, None, MemoryStatus.ACTIVE)]
@@ -390,7 +390,8 @@ def test_an_introduction_opens_the_name_and_a_childs_name_does_not(mem_store: Ch
     reconcile(mem_store, ("memories", "intro"), [name("Marek", "Hi! I'm Marek, I translate manuals.")], at="2025-01-07")
     assert [r.value for r in mem_store.list_records(("memories", "intro"))] == ["Marek"]
     reconcile(mem_store, ("memories", "child"), [name("Leo", "My son Leo started school today.")], at="2025-01-07")
-    assert [(r.attribute, r.value) for r in mem_store.list_records(("memories", "child"))] == [(None, None)]
+    records = mem_store.list_records(("memories", "child"))
+    assert [(r.entity, r.attribute, r.value) for r in records] == [("son_leo", "name", "Leo")]  # the son's name
 
 
 @pytest.mark.parametrize(
@@ -414,8 +415,27 @@ def test_an_introduction_opens_the_name_and_a_childs_name_does_not(mem_store: Ch
         ("manager", "Priya", "My manager is Priya.", "My manager is Priya, she's great.", "user"),
         ("city", "Berlin", "The user and their wife moved to Berlin.", "My wife and I moved to Berlin.", "user"),
         ("city", "Gdańsk", "The user lives in Gdańsk.", "Hi! I'm Marek, I translate from my flat in Gdańsk.", "user"),
+        (
+            "name",
+            "Tomasz",
+            "My brother Tomasz came over.",
+            "my brother Tomasz came over in his Subaru.",
+            "brother_tomasz",
+        ),
+        ("phone", "Mate 60", "用户在用 Mate 60。", "过年回家发现我爸建国在用华为 Mate 60，还天天炫耀。", "father_建国"),
+        ("car", "Corolla", "The user drives a Corolla.", "My sister sold me her Corolla.", "user"),
     ],
-    ids=["pronoun", "zh-continued-clause", "statement", "relative-is-the-value", "both", "own-flat"],
+    ids=[
+        "pronoun",
+        "zh-continued-clause",
+        "statement",
+        "relative-is-the-value",
+        "both",
+        "own-flat",
+        "a-relatives-name-is-theirs",
+        "named-inside-the-clause",
+        "speaker-in-the-clause",
+    ],
 )
 def test_a_fact_goes_under_the_person_its_words_are_about(
     mem_store: ChromaMemoryStore, attribute: str | None, value: str | None, content: str, said: str, entity: str
@@ -424,3 +444,54 @@ def test_a_fact_goes_under_the_person_its_words_are_about(
     fact = Fact(entity="user", attribute=attribute, value=value, content=content, evidence=said)
     reconcile(mem_store, ns, [fact], at="2024-01-01")
     assert [(r.entity, r.value) for r in mem_store.list_records(ns)] == [(entity, value)]
+
+
+@pytest.mark.parametrize(
+    ("fact", "kept"),
+    [
+        (
+            Fact(
+                entity="user",
+                attribute="editor",
+                value="VS Code",
+                content="The user now uses the VS Code editor.",
+                evidence="Got the Mazda back from the shop, new brake pads and all.",
+            ),
+            False,
+        ),
+        (
+            Fact(
+                entity="user", content="I use VS Code as my code editor.", evidence="最近早上起不来，闹钟响三遍都没用"
+            ),
+            False,
+        ),
+        (
+            Fact(
+                entity="user",
+                content="The user has trouble waking up in the morning.",
+                evidence="最近早上起不来，闹钟响三遍都没用",
+            ),
+            True,
+        ),
+        (Fact(entity="user", attribute="diet", value="素食", content="用户吃素", evidence="我吃素三年了"), True),
+    ],
+    ids=["prompt-example-echo", "echo-as-a-statement", "translated-statement", "value-said"],
+)
+def test_an_extracted_fact_in_none_of_the_users_words_is_not_stored(
+    mem_store: ChromaMemoryStore, fact: Fact, kept: bool
+) -> None:
+    ns = ("memories", f"said-{kept}-{len(fact.content)}")
+    reconcile(mem_store, ns, [fact], at="2024-01-01")
+    assert [r.content for r in mem_store.list_records(ns)] == ([fact.content] if kept else [])
+
+
+def test_a_person_known_only_from_a_statement_is_known_by_name(mem_store: ChromaMemoryStore) -> None:
+    ns = ("memories", "known-by-statement")
+    said = "My sister Kasia lives in Wrocław, she plays viola."
+    reconcile(mem_store, ns, [Fact(entity="user", content="My sister Kasia lives in Wrocław.", evidence=said)])
+    reconcile(mem_store, ns, [_city("Gdańsk", "The user lives in Gdańsk.", "I live in Gdańsk.")])
+    moved = _city("Poznań", "Kasia just moved to Poznań.", "Kasia just moved to Poznań, she got a job there.")
+    reconcile(mem_store, ns, [moved])
+    current = {(r.entity, r.attribute): r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])}
+    assert current[("user", "city")] == "Gdańsk"
+    assert current[("sister_kasia", "city")] == "Poznań"
