@@ -17,6 +17,12 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def dev_files(shared: Path) -> list[Path]:
+    """The development scenario files that calibrations read: the public sample and ours (never held-out ones)."""
+    root = RESULTS.parents[1]
+    return [shared / "public.jsonl", root / "tests/scenarios/extra.jsonl", root / "tests/scenarios/dev_rules.jsonl"]
+
+
 def _shown(arg: str) -> str:
     """An argument as a reader can rerun it: a file outside the repository becomes ``PATH/TO/<name>``."""
     path = Path(arg)

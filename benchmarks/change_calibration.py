@@ -16,6 +16,7 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+from _results import dev_files
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.write._change import DEFAULT_CHANGE_THRESHOLD, NAMED_CHANGE_THRESHOLD
@@ -55,11 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "scenarios")
     args = parser.parse_args()
-    files = [
-        args.shared / "public.jsonl",
-        ROOT / "tests/scenarios/extra.jsonl",
-        ROOT / "tests/scenarios/dev_rules.jsonl",
-    ]
+    files = dev_files(args.shared)
     embeddings = UniversalSentenceEncoderEmbeddings()
     same, other = (cosines(embeddings, p) for p in pairs([f for f in files if f.exists()]))
     print(f"same slot: {len(same)} pairs, median {np.median(same):.2f}")

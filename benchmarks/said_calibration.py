@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _results import dev_files
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.write._grounding import SAID_THRESHOLD, value_said
@@ -52,12 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "scenarios")
     args = parser.parse_args()
-    paths = [
-        args.shared / "public.jsonl",
-        ROOT / "tests/scenarios/extra.jsonl",
-        ROOT / "tests/scenarios/dev_rules.jsonl",
-    ]
-    data = turns_and_facts(paths)
+    data = turns_and_facts(dev_files(args.shared))
     said = [(fact, turn) for turn, facts in data for fact, _ in facts]
     # What the check drops needs both: the value not said (the statement is then all there is) and a low cosine.
     unsaid_value = np.array([not value_said(v, turn) for turn, facts in data for _, v in facts])
