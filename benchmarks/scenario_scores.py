@@ -30,6 +30,7 @@ HELD_OUT = [
     "heldout_recall",
     "heldout_reconcile",
     "heldout_fresh",
+    "heldout_sets",
     "extra",
 ]
 

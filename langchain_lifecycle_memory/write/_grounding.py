@@ -55,6 +55,13 @@ def value_said(value: str | None, evidence: str, share: float = 0.5) -> bool:
     return bool(value) and _value_said(str(value), evidence, share)
 
 
+def mostly_said(text: str, evidence: str, share: float = 0.5) -> bool:
+    """Whether ``share`` of ``text``'s words (Chinese: characters) are in ``evidence``: a restatement of it."""
+    said = normalize_value(evidence)
+    tokens = [t for t in re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", normalize_value(text))]
+    return bool(tokens) and sum(t in said for t in tokens) >= share * len(tokens)
+
+
 def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
     said = normalize_value(evidence)
     value = normalize_value(value)

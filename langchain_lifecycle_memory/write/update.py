@@ -39,7 +39,13 @@ from langchain_lifecycle_memory.write._change import (
     states_a_change,
     superseded_by_change,
 )
-from langchain_lifecycle_memory.write._grounding import SAID_THRESHOLD, SOMEONE_ELSE, grounded, value_said
+from langchain_lifecycle_memory.write._grounding import (
+    SAID_THRESHOLD,
+    SOMEONE_ELSE,
+    grounded,
+    mostly_said,
+    value_said,
+)
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._people import refile
 from langchain_lifecycle_memory.write._slot_identity import (
@@ -227,6 +233,8 @@ class _Planner:
         threshold = _calibrated(self.cfg.said_threshold, self.store, SAID_THRESHOLD)
         if threshold is None or not fact.evidence or value_said(fact.value, fact.evidence):
             return False
+        if mostly_said(fact.content, fact.evidence):
+            return False  # the words restated ("The user's feet are done."): no need to embed them
         said, stated = (np.asarray(v) for v in self.store.embeddings.embed_documents([fact.evidence, fact.content]))
         return float(said @ stated / (np.linalg.norm(said) * np.linalg.norm(stated) or 1.0)) < threshold
 
