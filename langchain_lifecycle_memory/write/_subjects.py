@@ -31,10 +31,17 @@ _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bdoesn't\b", "does not", re.I), (r"\bcan't\b", "cannot", re.I), (r"\bhaven't\b", "have not", re.I),
     )
 )  # fmt: skip
+# Chat drops the "I" of a past-tense verb ("Got an e-bike last month", "Adopted a cat"): a sentence led by
+# one, optionally after "just" / "recently" / "finally", is the speaker's.
 _ELIDED_I = re.compile(
-    r"^(?=(?:[Jj]ust |[Rr]ecently )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped)\b)"
+    r"^(?=(?:[Jj]ust |[Rr]ecently |[Ff]inally )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped"
+    r"|[Gg]ot|[Bb]ought|[Ss]old|[Mm]ade|[Tt]ook|[Ww]ent|[Bb]egan|[Ff]ound|[Ll]ost|[Mm]et|[Ll]eft)\b)"
 )
-_ELIDED_AM = re.compile(r"^(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)")
+_ELIDED_PAST = re.compile(r"^(?=[A-Z][a-z]+ed\s+(?!(?:to|by|with|of|about|from|up|me|you|it)\b)\w)")
+_ELIDED_AM = re.compile(
+    r"^(?!(?:[Uu]sed|[Nn]eed|[Nn]eeded|[Ww]anted|[Tt]ried|[Dd]ecided|[Pp]lanned|[Hh]oped)\s)"
+    r"(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)"
+)
 _EN_PERSON = re.compile(
     r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
     + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
@@ -63,9 +70,11 @@ class Subject:
 
 
 def add_elided_i(text: str) -> str:
+    if _ELIDED_I.match(text):  # "Moved to Leeds in May", "Got an e-bike"
+        return "I " + text[:1].lower() + text[1:]
     if _ELIDED_AM.match(text):  # "Allergic to sesame, found out the hard way": the copula's subject elided
         return "I am " + text[:1].lower() + text[1:]
-    return "I " + text[:1].lower() + text[1:] if _ELIDED_I.match(text) else text
+    return "I " + text[:1].lower() + text[1:] if _ELIDED_PAST.match(text) else text  # "Adopted a cat"
 
 
 def _third_to_first(rest: str) -> str:

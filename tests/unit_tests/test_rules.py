@@ -500,3 +500,17 @@ def test_a_pronoun_continues_the_person_before_it(text: str, expected: tuple[str
 
 def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
     assert [f.value for f in extract_rule_facts("I met Anna yesterday, she is a dentist.", now=NOW)] == [None]
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Got an e-bike last month.", "The user got an e-bike last month."),
+        ("Moved to Leeds in May.", "The user moved to Leeds in May."),
+        ("Bought a Tesla Model 3.", "The user bought a Tesla Model 3."),
+        ("Finally started running again.", "The user finally started running again."),
+        ("Allergic to sesame, found out the hard way.", "The user is allergic to sesame."),
+    ],
+)
+def test_a_sentence_led_by_a_past_tense_verb_is_the_speakers(text: str, content: str) -> None:
+    assert [f.content for f in extract_rule_facts(text, now=NOW)][:1] == [content]
