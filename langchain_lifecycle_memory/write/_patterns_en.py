@@ -67,6 +67,9 @@ def _occupation(value: str) -> bool:
     return is_term("occupation", value, "<") or bool(_TRADE.search(value.split()[-1])) and len(value.split()) <= 3
 
 
+_PATRON = re.compile(r"\b(?:regular|member|customer|client|guest|patient|fan|visitor|subscriber)s?$", re.IGNORECASE)
+
+
 def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """For "I am a/an <noun phrase> (at <Org>)": an occupation, a diet, a fan, a native speaker."""
     value = clean(m.group("v"), zh)
@@ -81,7 +84,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("fan_of", fan.group(1), 70, m.start("v"), "preference", cardinality="set")
     elif is_term("diet", value):
         yield Candidate("diet", value, 85, m.start("v"))
-    elif _occupation(value):
+    elif _occupation(value) or (org[:1].isupper() and not _PATRON.search(value)):  # a role "at <Org>" is a job
         level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)
         yield Candidate("job_title" if re.search(level, value, re.I) else "job", value, 80, m.start("v"))

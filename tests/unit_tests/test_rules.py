@@ -514,3 +514,15 @@ def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
 )
 def test_a_sentence_led_by_a_past_tense_verb_is_the_speakers(text: str, content: str) -> None:
     assert [f.content for f in extract_rule_facts(text, now=NOW)][:1] == [content]
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        ("I'm a sous-chef at Marlowe's Bistro.", [("job", "sous-chef"), ("employer", "Marlowe's Bistro")]),
+        ("I'm an actuary at Aviva.", [("job", "actuary"), ("employer", "Aviva")]),
+        ("I'm a regular at Joe's Cafe.", []),
+    ],
+)
+def test_a_role_at_a_named_organisation_is_a_job(text: str, slots: list[tuple[str, str]]) -> None:
+    assert [(f.attribute, f.value) for f in extract_rule_facts(text, now=NOW) if f.attribute] == slots
