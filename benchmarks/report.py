@@ -118,13 +118,36 @@ def locomo(data: dict[str, Any]) -> str:
     )
 
 
-def head_to_head(data: dict[str, Any]) -> str:
+def head_to_head_people(data: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            "### Held out: other people in the user's life",
+            "",
+            "`benchmarks/scenarios/heldout_people.jsonl` was written after the table above and before the change "
+            "it measures (facts about a relative re-filed under that person), and has not been edited since: "
+            "8 scenarios, 16 questions. In each, the user states a fact of their own, a relative's or friend's "
+            "fact of the same kind, and later an update about that person by name or by relation alone; one "
+            "question asks the user's fact, one the other person's current fact.",
+            "",
+            f"{provenance(data)} · model: `{data.get('model')}`",
+            "",
+            table(("system", "memory", "answer", "errors", "LLM calls", "seconds"), _h2h_rows(data)),
+        ]
+    )
+
+
+def _h2h_rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = []
     for name, s in data["systems"].items():
         rows.append(
             (name, pct(s["memory"]["passed"], s["memory"]["total"]), pct(s["answer"]["passed"], s["answer"]["total"]),
              len(s["errors"]), s["llm_calls"], f"{s['seconds']:.0f}")
         )  # fmt: skip
+    return rows
+
+
+def head_to_head(data: dict[str, Any]) -> str:
+    rows = _h2h_rows(data)
     versions = ", ".join(f"{k} {v}" for k, v in sorted(data.get("versions", {}).items()) if v)
     return "\n".join(
         [
@@ -196,17 +219,18 @@ SECTIONS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
     ("scenarios.json", scenarios),
     ("locomo.json", locomo),
     ("head_to_head.json", head_to_head),
+    ("h2h_people", head_to_head_people),
     ("perf_guard.json", perf_guard),
     ("query_walk.json", query_walk),
 ]
 
 
-def head_to_head_result() -> dict[str, Any] | None:
-    """``head_to_head.json``, or the per-system files of ``results/h2h/`` merged (one run per system)."""
+def head_to_head_result(folder: str = "h2h") -> dict[str, Any] | None:
+    """``head_to_head.json``, or the per-system files of ``results/<folder>/`` merged (one run per system)."""
     whole = RESULTS / "head_to_head.json"
-    if whole.is_file():
+    if folder == "h2h" and whole.is_file():
         return json.loads(whole.read_text(encoding="utf-8"))
-    parts = sorted((RESULTS / "h2h").glob("*.json"))
+    parts = sorted((RESULTS / folder).glob("*.json"))
     if not parts:
         return None
     order = ["ours", "langmem", "langmem+shim", "mem0", "none", "full"]
@@ -229,6 +253,7 @@ def render() -> str:
     parts = [INTRO.strip()]
     for name, section in SECTIONS:
         data = head_to_head_result() if name == "head_to_head.json" else None
+        data = head_to_head_result(name) if name == "h2h_people" else data
         path = RESULTS / name
         if data is None and path.is_file():
             data = json.loads(path.read_text(encoding="utf-8"))
