@@ -127,7 +127,9 @@ def head_to_head_people(data: dict[str, Any]) -> str:
             "it measures (facts about a relative re-filed under that person), and has not been edited since: "
             "8 scenarios, 16 questions. In each, the user states a fact of their own, a relative's or friend's "
             "fact of the same kind, and later an update about that person by name or by relation alone; one "
-            "question asks the user's fact, one the other person's current fact.",
+            "question asks the user's fact, one the other person's current fact. `full` never passes the memory "
+            "level here (the whole conversation holds the old values the questions forbid), but with four turns "
+            "the model answers most questions from it. LangMem and mem0 have not been run on this file.",
             "",
             f"{provenance(data)} · model: `{data.get('model')}`",
             "",
