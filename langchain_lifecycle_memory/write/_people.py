@@ -19,6 +19,7 @@ from langchain_lifecycle_memory.write._grounding import (
     is_self,
     relative_mentions,
     speaks_of_someone_else,
+    value_said,
 )
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
 from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
@@ -56,11 +57,16 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
     if not is_self(fact.entity):
         return None
     known = list(known)
-    if fact.value:
-        value = normalize_value(fact.value)
-        clauses = _people_in(fact.evidence or "", known)
-        clause, person = next(((c, p) for c, p in clauses if value and value in normalize_value(c)), ("", None))
-    else:
+    clauses = _people_in(fact.evidence or "", known) if fact.value else []
+    value = normalize_value(fact.value)
+    held = [(c, p) for c, p in clauses if value in normalize_value(c)] or [
+        (c, p)
+        for c, p in clauses
+        if value_said(fact.value, c)  # "Argentine tango teacher" for "改教 Argentine tango"
+    ]
+    if held:
+        clause, person = held[0]
+    else:  # a statement, or a value the words do not hold: the fact's own sentence
         text = fact.content
         for pattern, repl in _AS_SPEAKER:
             text = pattern.sub(repl, text)
@@ -73,13 +79,12 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
         # The value is the person: their name filed as the user's ("my brother Tomasz…" as user.name) is theirs;
         # any other slot of the user's that names them ("my manager is Priya") stays the user's.
         return person if NAME_ATTRIBUTE.search(fact.attribute or "") else None
-    if fact.value:  # the part that holds the value: "…, she plays viola", "…，上幼儿园大班" continue the person
-        value = normalize_value(fact.value)
+    if held:  # the part that holds the value: "…, she plays viola", "…，上幼儿园大班" continue the person
         clause = next((p for p in _PART.split(clause) if value in normalize_value(p)), clause)
     if not _first_person(clause):
         return person  # led by the person's name, by a pronoun, or continuing their clause
     # "my sister Kasia lives in…"; not "my manager is Priya", nor "my wife and I…"
-    said = about_someone_else(fact.value, clause) if fact.value else speaks_of_someone_else(clause)
+    said = about_someone_else(fact.value, clause) if held else speaks_of_someone_else(clause)
     return person if said else None
 
 

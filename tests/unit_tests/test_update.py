@@ -495,3 +495,37 @@ def test_a_person_known_only_from_a_statement_is_known_by_name(mem_store: Chroma
     current = {(r.entity, r.attribute): r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])}
     assert current[("user", "city")] == "Gdańsk"
     assert current[("sister_kasia", "city")] == "Poznań"
+
+
+@pytest.mark.parametrize(
+    ("fact", "entity"),
+    [
+        (
+            Fact(
+                entity="user",
+                attribute="age",
+                value="5",
+                content="我的女儿小满今年五岁。",
+                evidence="我女儿小满今年五岁，上幼儿园大班。",
+            ),
+            "daughter_满",
+        ),
+        (
+            Fact(
+                entity="user",
+                attribute="job",
+                value="salsa teacher",
+                content="My husband Rafael teaches salsa.",
+                evidence="My husband Rafael teaches salsa at a studio in 天河, 周末课最多。",
+            ),
+            "husband_rafael",
+        ),
+    ],
+    ids=["value-not-in-the-words", "value-half-said"],
+)
+def test_a_relatives_fact_whose_value_the_words_do_not_hold_is_still_theirs(
+    mem_store: ChromaMemoryStore, fact: Fact, entity: str
+) -> None:
+    ns = ("memories", f"unheld-{entity}")
+    reconcile(mem_store, ns, [fact], at="2024-01-01")
+    assert {r.entity for r in mem_store.list_records(ns)} == {entity}
