@@ -71,7 +71,7 @@ LEX: dict[str, frozenset[str]] = {
         "shiba inu|shiba|german shepherd|dachshund|bulldog|french bulldog|pug|chihuahua|samoyed|greyhound|"
         "boxer|rottweiler|schnauzer|maltese|shih tzu|doberman|柯基|哈士奇|金毛|拉布拉多|泰迪|柴犬|边牧|萨摩耶|比格|"
         "贵宾|德牧|法斗|博美|雪纳瑞|马尔济斯|中华田园犬",
-        "pet": "dog|puppy|cat|kitten|parrot|horse|pony|hamster|rabbit|bunny|turtle|tortoise|goldfish|fish|"
+        "pet": "dog|puppy|kitten|hamster|rabbit|bunny|turtle|tortoise|goldfish|fish|"
         "guinea pig|bird|"
         "budgie|ferret|gecko|snake|lizard|hedgehog|chinchilla|猫|小猫|猫咪|狗|小狗|狗狗|兔子|乌龟|金鱼|"
         "鱼|龙猫|刺猬|蜥蜴|蛇|鸟|八哥|布偶|布偶猫|英短|美短|橘猫|狸花猫",

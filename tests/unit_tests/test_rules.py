@@ -471,7 +471,7 @@ def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, enti
         ("I work from my flat in Leeds.", []),
         ("My folks live in Tucson, I go home for Christmas every year.", []),
         ("My favourite band Queen is touring.", []),
-        ("Say hi to my cat Mochi!", ["Mochi"]),
+        ("Say hi to my hamster Mochi!", ["Mochi"]),
         ("My tortoise's name is Sheldon.", ["Sheldon"]),
         ("I have a parrot named Kiwi.", ["Kiwi"]),
     ],
