@@ -19,7 +19,9 @@ __all__ = [
     "MemoryRecord",
     "MemorySource",
     "MemoryStatus",
+    "SELF_ENTITIES",
     "ensure_aware",
+    "is_self_entity",
     "normalize_value",
     "utcnow",
 ]
@@ -85,6 +87,15 @@ def normalize_value(value: str | None) -> str:
         return ""
     text = unicodedata.normalize("NFKC", str(value)).casefold()
     return " ".join(text.split())
+
+
+SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
+"""Entity ids that name the user (the speaker)."""
+
+
+def is_self_entity(entity: str | None) -> bool:
+    """Whether a record's or fact's entity is the user (or unset)."""
+    return entity is None or normalize_value(entity) in SELF_ENTITIES
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -14,7 +14,7 @@ import numpy as np
 
 from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
-from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.schema import is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "without_time",
 ]
 
-SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
 
 # One tuple per relation. Family words name a person on their own ("老婆喜欢什么？"); social ones
 # ("friends", "同事") and one-character forms only when possessed ("my friend", "我哥") or named.
@@ -76,11 +75,6 @@ _NAME_PREFIXES = {"小": "xiao", "老": "lao", "阿": "a", "大": "da"}
 """Diminutives before a Chinese given name, with their pinyin (``ajie`` is "阿杰": the 阿 is one of its syllables)."""
 _SEPARATORS = re.compile(r"[_\-\s]+")
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
-
-
-def is_self_entity(entity: str | None) -> bool:
-    """Whether a record's entity is the user (or unset)."""
-    return entity is None or normalize_value(entity) in SELF_ENTITIES
 
 
 def is_other_person(entity: str | None) -> bool:

@@ -300,33 +300,25 @@ class RecordAPI:
 
         Read from the mirrored fields alone: no record is parsed.
         """
-        view = self._view(C.validate_namespace(namespace))
-        if view is None:
-            return []
-        where = {
-            "$and": [
-                {C.FLAT_PREFIX + "cardinality": {"$in": ["single", "set"]}},
-                {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}},
-            ]
-        }
-        got = self._client(lambda: view.get(where=where, include=["metadatas"]))
         fields = ("entity", "attribute", "value", "cardinality", "status")
-        rows = [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
-        return [r for r in rows if r["entity"] and r["attribute"]]
+        live = self._live_fields(namespace, {C.FLAT_PREFIX + "cardinality": {"$in": ["single", "set"]}}, fields)
+        return [r for r in live if r["entity"] and r["attribute"]]
 
     def people(self, namespace: tuple[str, ...]) -> list[str]:
         """The entities other than the user that live records of ``namespace`` are about (``sister_kasia``...)."""
+        live = self._live_fields(namespace, {C.FLAT_PREFIX + "entity": {"$nin": ["user", ""]}}, ("entity",))
+        return list(dict.fromkeys(str(r["entity"]) for r in live if r["entity"]))
+
+    def _live_fields(
+        self, namespace: tuple[str, ...], where: dict[str, Any], fields: tuple[str, ...]
+    ) -> list[dict[str, Any]]:
+        """``fields`` of the active/pending records of ``namespace`` that match ``where``, from mirrored metadata."""
         view = self._view(C.validate_namespace(namespace))
         if view is None:
             return []
-        where = {
-            "$and": [
-                {C.FLAT_PREFIX + "entity": {"$nin": ["user", ""]}},
-                {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}},
-            ]
-        }
-        got = self._client(lambda: view.get(where=where, include=["metadatas"]))
-        return list(dict.fromkeys(str(e) for m in got["metadatas"] if (e := (m or {}).get(C.FLAT_PREFIX + "entity"))))
+        live = {"$and": [where, {C.FLAT_PREFIX + "status": {"$ne": MemoryStatus.ARCHIVED.value}}]}
+        got = self._client(lambda: view.get(where=live, include=["metadatas"]))
+        return [{f: (m or {}).get(C.FLAT_PREFIX + f) for f in fields} for m in got["metadatas"]]
 
     def history(
         self, namespace: tuple[str, ...], entity: str, attribute: str, *, now: datetime | str | None = None

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 
-from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 
 __all__ = [
+    "NAME_ATTRIBUTE",
     "SAID_THRESHOLD",
     "SOMEONE_ELSE",
     "about_someone_else",
     "grounded",
-    "is_self",
+    "mostly_said",
+    "relative_mentions",
     "speaks_of_someone_else",
     "value_said",
 ]
@@ -43,11 +45,6 @@ _NAMING = re.compile(
     re.IGNORECASE,
 )
 NAME_ATTRIBUTE = re.compile(r"(?:^|_)(?:name|nickname|first_name|full_name)$")
-
-
-def is_self(entity: str | None) -> bool:
-    """Whether a fact's entity is the speaker (or unset)."""
-    return (entity or "user").strip().casefold() in ("user", "self", "me", "i", "用户", "我", "本人")
 
 
 def value_said(value: str | None, evidence: str, share: float = 0.5) -> bool:
@@ -129,7 +126,7 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         return None
     if not _value_said(fact.value, evidence, 0.5 if opening else 0.6):
         return f"the value {fact.value!r} is not in what was said"
-    self_fact = is_self(fact.entity)
+    self_fact = is_self_entity(fact.entity)
     name = bool(NAME_ATTRIBUTE.search(fact.attribute or ""))
     if self_fact and about_someone_else(fact.value, evidence, person_value=not name):
         return SOMEONE_ELSE

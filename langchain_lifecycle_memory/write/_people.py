@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.write._grounding import (
     NAME_ATTRIBUTE,
     about_someone_else,
-    is_self,
     relative_mentions,
     speaks_of_someone_else,
     value_said,
@@ -42,7 +41,7 @@ def _first_person(clause: str) -> bool:
 def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
     """``(clause, person)`` for each clause of ``text``; ``person``: who it is about, ``None`` for the speaker."""
     return [
-        (shown(clause), None if subject is None or is_self(subject.entity) else subject.entity)
+        (shown(clause), None if subject is None or is_self_entity(subject.entity) else subject.entity)
         for _, clause, subject, _ in clause_subjects(text, "user", known)
     ]
 
@@ -54,7 +53,7 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
     (no value) at its own sentence. A clause that names the speaker too ("my wife and I moved") stays theirs,
     and so does a value that is the person ("my manager is Priya").
     """
-    if not is_self(fact.entity):
+    if not is_self_entity(fact.entity):
         return None
     known = list(known)
     clauses = _people_in(fact.evidence or "", known) if fact.value else []
@@ -75,7 +74,7 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
         person = _named_inside(clause, fact.value, known)
     if person is None:
         return None
-    if fact.value and normalize_value(fact.value) in normalize_value(person.replace("_", " ")):
+    if value and value in normalize_value(person.replace("_", " ")):
         # The value is the person: their name filed as the user's ("my brother Tomasz…" as user.name) is theirs;
         # any other slot of the user's that names them ("my manager is Priya") stays the user's.
         return person if NAME_ATTRIBUTE.search(fact.attribute or "") else None
@@ -90,12 +89,11 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
 
 def _named_inside(clause: str, value: str | None, known: list[str]) -> str | None:
     """The relative a clause names before its value (or anywhere, for a statement), read from that mention on."""
-    at = normalize_value(clause).find(normalize_value(value)) if value else len(clause)
+    at = clause.casefold().find(value.casefold()) if value else -1  # offsets in the clause itself
     mentions = [m for m in relative_mentions(clause) if m.start() > 0 and (at < 0 or m.start() <= at)]
     if not mentions:
         return None
-    person = next(iter(_people_in(clause[mentions[-1].start() :], known)), ("", None))[1]
-    return person
+    return next(iter(_people_in(clause[mentions[-1].start() :], known)), ("", None))[1]
 
 
 def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:
@@ -107,7 +105,7 @@ def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:
         if person is not None:
             fact = fact.model_copy(update={"entity": person})
             people.append(person)
-        elif fact.entity and not is_self(fact.entity):
+        elif fact.entity and not is_self_entity(fact.entity):
             people.append(fact.entity)
         out.append(fact)
     return out
