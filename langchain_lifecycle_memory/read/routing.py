@@ -23,6 +23,7 @@ __all__ = [
     "attribute_mentioned",
     "entity_aliases",
     "humanize",
+    "is_collective",
     "is_other_person",
     "is_personal",
     "is_self_entity",
@@ -94,12 +95,42 @@ _ZH_PERSONAL = (
     *("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点"),
     *("值得", "适合"),
 )
+# Two shapes of a request that is the speaker's without saying "I" (closed word classes, not topics): the
+# speaker is left out before a verb of intent or a done deed ("想换辆新车…", "网上买了个书架", "Thinking
+# about a sofa…"), or before their home or company ("家里…", "一起去…"); or it asks the assistant for
+# advice ("你觉得…", "…怎么办", "any ideas…"). A time word alone is not one: "明天会下雨吗？" asks about the world.
+_ELIDED_SPEAKER = re.compile(
+    r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s]{0,4}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑)"
+    r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
+    r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
+    re.IGNORECASE,
+)
+_ADVICE = re.compile(
+    r"你(?:觉得|看|说)|建议|怎么办|比较好|合适|行吗|可以吗|要注意|准备什么"
+    r"|\bwhat do you think\b|\bany (?:ideas|suggestions|tips|advice)\b"
+    r"|\bwould (?:it )?be (?:best|better|smartest|wise)\b",
+    re.IGNORECASE,
+)
 
 
 def is_personal(query: str) -> bool:
-    """Whether the query is about or for the user ("my", "I", "我", "帮我", "recommend..."), not general knowledge."""
+    """Whether the query is about or for the user, not general knowledge.
+
+    It says so ("my", "I", "我", "帮我", "recommend..."), leaves out its subject before a verb of intent
+    ("想换辆新车…") or asks the assistant for advice ("…你觉得怎么样？").
+    """
     words = re.findall(r"[a-z']+", normalize_text(query))
-    return any(w.replace("'", "") in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL)
+    if any(w.replace("'", "") in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
+        return True
+    return _ELIDED_SPEAKER.search(query) is not None or _ADVICE.search(query) is not None
+
+
+_COLLECTIVE = re.compile(r"\b(?:we|us|our|family|kids|children)\b|我们|咱们|全家|一家|家人|孩子们", re.IGNORECASE)
+
+
+def is_collective(query: str) -> bool:
+    """Whether the request is for the user's household too ("Should we take the kids…", "我们想全家一起…")."""
+    return _COLLECTIVE.search(query) is not None
 
 
 _MONTH = (
@@ -126,15 +157,29 @@ def without_time(query: str) -> str:
     return rest if re.search(r"\w", rest) else query
 
 
-_HOW_TO = re.compile(r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?", re.IGNORECASE)
+_HOW_TO = re.compile(
+    r"^\s*how (?:\w+ )?(?:do|can|would|should|to) (?:i|we|you|one)?|^[^我，,]*?(?:怎么|如何)(?:做|制作|煮|炒|烤|烧)",
+    re.IGNORECASE,
+)
 _POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"叫什么|什么名字|名字是|\bname\b|\bcalled\b", re.IGNORECASE)
+_ASKS_LANGUAGE = re.compile(
+    r"什么是|是什么意思|翻译|解释一下|有什么区别"
+    r"|\b(?:what does \S+ mean|translate|explain|define|difference between)\b",
+    re.IGNORECASE,
+)
 
 
 def asks_for_the_user(query: str) -> bool:
-    """Whether general facts about the user can serve a request: not a how-to about the world, nor a name question."""
+    """Whether general facts about the user can serve a request.
+
+    Not a how-to about the world, a name question, nor a question about words or the world ("什么是通货膨胀",
+    "translate…"): for those, facts about the user are noise unless a search matched them.
+    """
     if _HOW_TO.match(query):
-        return bool(_POSSESSED.search(query))
+        return bool(_POSSESSED.search(query)) or "我的" in query
+    if _ASKS_LANGUAGE.search(query) and not _POSSESSED.search(query) and "我的" not in query:
+        return False
     return is_personal(query) and not _ASKS_NAME.search(query)
 
 

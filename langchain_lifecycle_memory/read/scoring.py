@@ -9,6 +9,7 @@ scaled down; kept records are ordered by an open-ceiling calibration plus small 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,13 +29,15 @@ from langchain_lifecycle_memory.read.fusion import (
 from langchain_lifecycle_memory.read.routing import (
     AttributeRouter,
     asks_for_the_user,
+    is_collective,
     is_personal,
     mentioned_attributes,
     query_entities,
+    value_in,
 )
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
-from langchain_lifecycle_memory.schema import MemoryStatus
+from langchain_lifecycle_memory.schema import MemoryStatus, normalize_value
 
 __all__ = ["Query", "RetrievalOptions", "kept_if_live", "score"]
 
@@ -171,16 +174,21 @@ def score(
     )  # fmt: skip
     parts = (cosine, in_dense, coverage * support, slot, damp)
     channels = _channels(cal, parts, None if episode is None else episode[0])
-    about = snap.entity_mask(targets) if targets else ~snap.entity_mask(snap.other_entities)
+    about = _naming(snap, targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
-    profile = _profile(cfg, snap, opts, eligible, about, fused) if for_user and not kept.any() else None
+    household = about
+    if not targets and any(map(is_collective, q.texts)):  # "Should we take the kids…": their facts count too
+        household = about | snap.entity_mask(snap.other_entities)
+    profile = _profile(cfg, snap, opts, eligible, household, fused) if for_user and not kept.any() else None
     if profile is not None:
         kept = profile
     if for_user and cfg.situation:
         kept = kept | _situation(cfg, snap, eligible, about)
+    if targets and cfg.situation and kept.any():
+        kept = kept | _news(cfg, snap, eligible & about, kept)
     rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
     keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, parts, episode, factor)
     ranked = np.flatnonzero(kept)[np.argsort(-keys[kept], kind="stable")]
@@ -200,6 +208,19 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+def _naming(snap: Snapshot, targets: set[str]) -> np.ndarray:
+    """Records about the people a query names: filed under them, or naming them ("Tomasz sold the Subaru").
+
+    A name two people share names neither.
+    """
+    about = snap.entity_mask(targets)
+    shared = Counter(n for names, _ in snap.entity_alias.values() for n in names)
+    for name in {n for e in targets for n in snap.entity_alias.get(e, ((), ()))[0] if shared[n] == 1}:
+        for p in np.flatnonzero(snap.index.scores(name)[0] > 0):  # BM25 finds candidates; the whole name decides
+            about[p] |= value_in(name, normalize_value(snap.rows[p].content))
+    return about
 
 
 PROFILE = "profile"
@@ -236,6 +257,20 @@ def _situation(cfg: Any, snap: Snapshot, eligible: np.ndarray, about: np.ndarray
     passing = (snap.expires_at < OPEN) & (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
     passing &= ~np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in ("episode", "sensitive")])
     pool = np.flatnonzero(eligible & about & passing)
+    chosen = np.zeros(len(snap), dtype=bool)
+    chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.situation]]] = True
+    return chosen
+
+
+def _news(cfg: Any, snap: Snapshot, theirs: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Unfiled records about the people asked about, newer than all that was kept about them.
+
+    "Tomasz sold the Subaru, he got a Tesla" said in passing, and never filed as his car, still reaches
+    "What does my brother drive now?" next to the older answer, newest first.
+    """
+    since = snap.valid_from[kept & theirs].max(initial=np.iinfo(np.int64).min)
+    sensitive = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k == "sensitive"])
+    pool = np.flatnonzero(theirs & (snap.attribute_code < 0) & (snap.valid_from > since) & ~sensitive)
     chosen = np.zeros(len(snap), dtype=bool)
     chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.situation]]] = True
     return chosen

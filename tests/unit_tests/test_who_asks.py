@@ -1,0 +1,61 @@
+"""Who a request is for: said by its shape, not by a first-person word, and who a record is about."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
+
+AT = "2025-03-02T08:00:00Z"
+NOW = "2025-06-04T12:00:00Z"
+
+
+def _memory(embeddings: Any, tmp_path: Path) -> LifecycleMemory:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="user", attribute="medical_condition", value="痛风", content="用户有痛风，去年发作过两次。"),
+        Fact(entity="user", attribute="job", value="surveyor", content="The user works as a land surveyor."),
+        Fact(
+            entity="daughter_mei", attribute="condition", value="noise sensitivity", kind="profile",
+            content="The user's daughter Mei panics at loud bangs and crowds.",
+        ),
+    ]  # fmt: skip
+    memory.add_facts(facts, "ann", at=AT)
+    return memory
+
+
+def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    for ask in (
+        "下周想约朋友去吃火锅配啤酒，你觉得怎么样？",  # subject left out before 想, advice asked
+        "周末打算去吃海鲜自助，要注意什么？",
+        "Thinking about a food tour in Lisbon next month, any ideas?",
+    ):
+        assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
+    for world in (
+        "明天会下雨吗？",
+        "红烧肉怎么做比较好吃？",
+        "帮我解释一下什么是通货膨胀",
+        "How fast do cheetahs run?",
+    ):
+        assert memory.inject(world, "ann", now=NOW).empty, world  # the world, words or a recipe: not the user
+
+
+def test_a_request_for_the_household_shows_their_lasting_facts_too(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    together = memory.inject("Should we take the kids to the stadium concert on Saturday?", "ann", now=NOW).text
+    assert "Mei" in together
+    alone = memory.inject("Should I take the evening train or the morning one on Saturday?", "ann", now=NOW).text
+    assert "Mei" not in alone  # the user's own request: someone else's facts stay out
+
+
+def test_a_record_that_names_the_person_asked_about_is_about_them(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    old = "The user's brother Tomasz drives a Subaru Outback."
+    car = Fact(entity="brother_tomasz", attribute="car", value="Subaru Outback", content=old)
+    memory.add_facts([car], "ann", at=AT)
+    news = "Tomasz sold the Subaru; he picked up a Tesla Model Y last week."  # filed under the user, names him
+    memory.add_facts([Fact(entity="user", attribute=None, value=None, content=news)], "ann", at="2025-05-20T08:00:00Z")
+    text = memory.inject("What car does my brother drive now?", "ann", now=NOW).text
+    assert "Tesla Model Y" in text
