@@ -79,7 +79,7 @@ def scenarios(data: dict[str, Any]) -> str:
         "",
         table(("file", "probes", "gold facts", "rule extractor"), rows),
     ]
-    for name in ("heldout_domains.jsonl", "heldout_fresh.jsonl"):
+    for name in ("heldout_domains.jsonl", "heldout_fresh.jsonl", "heldout_life.jsonl"):
         if (scores := files.get(name)) is None:
             continue
         rows = [

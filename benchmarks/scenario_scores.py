@@ -31,6 +31,7 @@ HELD_OUT = [
     "heldout_reconcile",
     "heldout_fresh",
     "heldout_sets",
+    "heldout_life",
     "extra",
 ]
 
