@@ -59,4 +59,3 @@ def test_a_record_that_names_the_person_asked_about_is_about_them(embeddings: An
     memory.add_facts([Fact(entity="user", attribute=None, value=None, content=news)], "ann", at="2025-05-20T08:00:00Z")
     text = memory.inject("What car does my brother drive now?", "ann", now=NOW).text
     assert "Tesla Model Y" in text
-
