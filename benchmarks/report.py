@@ -79,6 +79,23 @@ def scenarios(data: dict[str, Any]) -> str:
         "",
         table(("file", "probes", "gold facts", "rule extractor"), rows),
     ]
+    held = {n: row for n, row in files.items() if n.startswith("heldout_")}
+    if held:
+        totals: dict[str, dict[str, list[int]]] = {}
+        for row in held.values():
+            for x in ("gold", "rule"):
+                for c, (passed, total) in row[x]["by_category"].items():
+                    cell = totals.setdefault(c, {"gold": [0, 0], "rule": [0, 0]})[x]
+                    cell[0], cell[1] = cell[0] + passed, cell[1] + total
+        probes = sum(row["probes"] for row in held.values())
+        rows = [(c, *(pct(*totals[c][x]) for x in ("gold", "rule"))) for c in sorted(totals)]
+        rows.append(("all", *(pct(sum(r[x]["passed"] for r in held.values()), probes) for x in ("gold", "rule"))))
+        out += [
+            "",
+            f"All {len(held)} held-out files together, by category:",
+            "",
+            table(("category", "gold facts", "rule extractor"), rows),
+        ]
     for name in ("heldout_domains.jsonl", "heldout_fresh.jsonl", "heldout_life.jsonl"):
         if (scores := files.get(name)) is None:
             continue
