@@ -149,6 +149,9 @@ class LifecycleRetriever(BaseRetriever):
     situation: int = Field(default=3, ge=0)
     """The user's live facts stated with a near deadline ("this week I'm in a walking boot") that join any request
     for the user, newest first (``0``: off)."""
+    news: int = Field(default=3, ge=0)
+    """Unfiled records about the person a question names, newer than what answered it, that join the answer
+    ("Tomasz sold the Subaru" beside "The user's brother drives a Subaru"), newest first (``0``: off)."""
     profile_fallback: int = Field(default=16, ge=0)
     """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request."""
 

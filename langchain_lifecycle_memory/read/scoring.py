@@ -187,7 +187,7 @@ def score(
         kept = profile
     if for_user and cfg.situation:
         kept = kept | _situation(cfg, snap, eligible, about)
-    if targets and cfg.situation and kept.any():
+    if targets and cfg.news and kept.any():
         kept = kept | _news(cfg, snap, eligible & about, kept)
     rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor
     keys = _sort_keys(cfg, q, snap, opts, kept, fused, rrf, parts, episode, factor)
@@ -272,7 +272,7 @@ def _news(cfg: Any, snap: Snapshot, theirs: np.ndarray, kept: np.ndarray) -> np.
     sensitive = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k == "sensitive"])
     pool = np.flatnonzero(theirs & (snap.attribute_code < 0) & (snap.valid_from > since) & ~sensitive)
     chosen = np.zeros(len(snap), dtype=bool)
-    chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.situation]]] = True
+    chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.news]]] = True
     return chosen
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, LifecycleRetriever
 
 AT = "2025-03-02T08:00:00Z"
 NOW = "2025-06-04T12:00:00Z"
@@ -51,7 +51,8 @@ def test_a_request_for_the_household_shows_their_lasting_facts_too(embeddings: A
 
 
 def test_a_record_that_names_the_person_asked_about_is_about_them(embeddings: Any, tmp_path: Path) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    memory = LifecycleMemory(store)
     old = "The user's brother Tomasz drives a Subaru Outback."
     car = Fact(entity="brother_tomasz", attribute="car", value="Subaru Outback", content=old)
     memory.add_facts([car], "ann", at=AT)
@@ -59,3 +60,5 @@ def test_a_record_that_names_the_person_asked_about_is_about_them(embeddings: An
     memory.add_facts([Fact(entity="user", attribute=None, value=None, content=news)], "ann", at="2025-05-20T08:00:00Z")
     text = memory.inject("What car does my brother drive now?", "ann", now=NOW).text
     assert "Tesla Model Y" in text
+    off = LifecycleMemory(store, retriever=LifecycleRetriever(store=store, news=0))
+    assert "Tesla Model Y" not in off.inject("What car does my brother drive now?", "ann", now=NOW).text
