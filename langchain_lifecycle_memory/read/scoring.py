@@ -37,7 +37,7 @@ from langchain_lifecycle_memory.read.routing import (
 )
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
-from langchain_lifecycle_memory.schema import MemoryStatus, normalize_value
+from langchain_lifecycle_memory.schema import MemoryStatus, is_self_entity, normalize_value
 
 __all__ = ["Query", "RetrievalOptions", "kept_if_live", "score"]
 
@@ -211,14 +211,16 @@ def score(
 
 
 def _naming(snap: Snapshot, targets: set[str]) -> np.ndarray:
-    """Records about the people a query names: filed under them, or naming them ("Tomasz sold the Subaru").
+    """Records about the people a query names: filed under them, or the user's and naming them.
 
-    A name two people share names neither.
+    "Tomasz sold the Subaru" said by the user is about Tomasz; someone else's record stays theirs ("Bob:
+    Alice, do you still hike?" is Bob's); a name two people share names neither.
     """
     about = snap.entity_mask(targets)
+    users = snap.entity_mask(e for e in snap.entities if is_self_entity(e))
     shared = Counter(n for names, _ in snap.entity_alias.values() for n in names)
     for name in {n for e in targets for n in snap.entity_alias.get(e, ((), ()))[0] if shared[n] == 1}:
-        for p in np.flatnonzero(snap.index.scores(name)[0] > 0):  # BM25 finds candidates; the whole name decides
+        for p in np.flatnonzero((snap.index.scores(name)[0] > 0) & users):  # BM25 finds them; the whole name decides
             about[p] |= value_in(name, normalize_value(snap.rows[p].content))
     return about
 
