@@ -176,9 +176,10 @@ def asks_for_the_user(query: str) -> bool:
     Not a how-to about the world, a name question, nor a question about words or the world ("什么是通货膨胀",
     "translate…"): for those, facts about the user are noise unless a search matched them.
     """
+    possessed = bool(_POSSESSED.search(query)) or "我的" in query
     if _HOW_TO.match(query):
-        return bool(_POSSESSED.search(query)) or "我的" in query
-    if _ASKS_LANGUAGE.search(query) and not _POSSESSED.search(query) and "我的" not in query:
+        return possessed
+    if _ASKS_LANGUAGE.search(query) and not possessed:
         return False
     return is_personal(query) and not _ASKS_NAME.search(query)
 

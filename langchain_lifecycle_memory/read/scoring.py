@@ -240,7 +240,7 @@ def _profile(
         return None
     if (~eligible & (fused >= opts.min_score)).any():
         return None
-    lasting = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in _LASTING])
+    lasting = snap.kind_mask(_LASTING)
     pool = np.flatnonzero(eligible & lasting & about)
     if not len(pool):
         return None
@@ -257,7 +257,7 @@ _SHORT = 31 * 86_400 * 1_000_000
 def _situation(cfg: Any, snap: Snapshot, eligible: np.ndarray, about: np.ndarray) -> np.ndarray:
     """The user's passing situation: live facts stated with a near deadline ("this week I'm on crutches")."""
     passing = (snap.expires_at < OPEN) & (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
-    passing &= ~np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k in ("episode", "sensitive")])
+    passing &= ~snap.kind_mask(("episode", "sensitive"))
     pool = np.flatnonzero(eligible & about & passing)
     chosen = np.zeros(len(snap), dtype=bool)
     chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.situation]]] = True
@@ -271,8 +271,9 @@ def _news(cfg: Any, snap: Snapshot, theirs: np.ndarray, kept: np.ndarray) -> np.
     "What does my brother drive now?" next to the older answer, newest first.
     """
     since = snap.valid_from[kept & theirs].max(initial=np.iinfo(np.int64).min)
-    sensitive = np.isin(snap.kind_code, [i for i, k in enumerate(snap.kinds) if k == "sensitive"])
-    pool = np.flatnonzero(theirs & (snap.attribute_code < 0) & (snap.valid_from > since) & ~sensitive)
+    pool = np.flatnonzero(
+        theirs & (snap.attribute_code < 0) & (snap.valid_from > since) & ~snap.kind_mask(["sensitive"])
+    )
     chosen = np.zeros(len(snap), dtype=bool)
     chosen[pool[np.argsort(-snap.fresh_at[pool], kind="stable")[: cfg.news]]] = True
     return chosen

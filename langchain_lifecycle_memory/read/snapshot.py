@@ -229,7 +229,7 @@ class Snapshot:
         """Boolean mask of records ``fusion.lifecycle_decision`` lets through (vectorised twin)."""
         mask = np.ones(len(self.rows), dtype=bool)
         if kinds is not None:
-            mask &= np.isin(self.kind_code, [i for i, k in enumerate(self.kinds) if k in kinds])
+            mask &= self.kind_mask(kinds)
         if as_of is not None:
             t = micros(as_of)
             mask &= self.status_code != STATUSES.index(MemoryStatus.PENDING)
@@ -261,6 +261,11 @@ class Snapshot:
         """Records whose entity is one of ``entities``."""
         wanted = set(entities)
         return np.isin(self.entity_code, [i for i, e in enumerate(self.entities) if e in wanted])
+
+    def kind_mask(self, kinds: Iterable[str]) -> np.ndarray:
+        """Records whose kind is one of ``kinds``."""
+        wanted = set(kinds)
+        return np.isin(self.kind_code, [i for i, k in enumerate(self.kinds) if k in wanted])
 
     def value_mentions(self, queries: Sequence[str]) -> np.ndarray:
         """Records whose slot value a query contains (``routing.value_mentioned``)."""

@@ -22,7 +22,7 @@ import numpy as np
 from langgraph.store.base import PutOp
 from pydantic import ValidationError
 
-from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, is_self_entity, utcnow
 from langchain_lifecycle_memory.store import chroma as C
 from langchain_lifecycle_memory.store._buckets import ABSENT, Revision
 from langchain_lifecycle_memory.store.repair import slot_where
@@ -307,7 +307,7 @@ class RecordAPI:
     def people(self, namespace: tuple[str, ...]) -> list[str]:
         """The entities other than the user that live records of ``namespace`` are about (``sister_kasia``...)."""
         live = self._live_fields(namespace, {C.FLAT_PREFIX + "entity": {"$nin": ["user", ""]}}, ("entity",))
-        return list(dict.fromkeys(str(r["entity"]) for r in live if r["entity"]))
+        return list(dict.fromkeys(str(r["entity"]) for r in live if not is_self_entity(r["entity"])))
 
     def _live_fields(
         self, namespace: tuple[str, ...], where: dict[str, Any], fields: tuple[str, ...]

@@ -167,6 +167,7 @@ class _Planner:
         self.plan = UpdatePlan(namespace=namespace)
         self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
         self._touched: dict[str, MemoryRecord] = {}
+        self._said: dict[str, np.ndarray] = {}  # the turns' unit vectors: one embedding per turn, not per fact
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
         if slot not in self._slots:
@@ -235,8 +236,13 @@ class _Planner:
             return False
         if mostly_said(fact.content, fact.evidence):
             return False  # the words restated ("The user's feet are done."): no need to embed them
-        said, stated = (np.asarray(v) for v in self.store.embeddings.embed_documents([fact.evidence, fact.content]))
-        return float(said @ stated / (np.linalg.norm(said) * np.linalg.norm(stated) or 1.0)) < threshold
+        if fact.evidence not in self._said:
+            self._said[fact.evidence] = self._unit(fact.evidence)
+        return float(self._said[fact.evidence] @ self._unit(fact.content)) < threshold
+
+    def _unit(self, text: str) -> np.ndarray:
+        vector = np.asarray(self.store.embeddings.embed_documents([text])[0], dtype=np.float64)
+        return vector / (np.linalg.norm(vector) or 1.0)
 
     def _unchecked(self, fact: Fact) -> str | None:
         """Why ``fact`` may not go into its slot, checked against its own words (``None``: it may)."""
