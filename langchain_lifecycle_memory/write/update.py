@@ -416,7 +416,7 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
 
     return resolve_facts(
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
-        judge=cfg.slot_judge, statements=statements,
+        judge=cfg.slot_judge, statements=statements, changes=states_a_change,
     )  # fmt: skip
 
 

@@ -132,6 +132,26 @@ def test_extractor_cardinality_is_used_for_unknown_attributes(embeddings: Any) -
     assert _active(memory, "user", "board_game") == ["Chess", "Go"]
 
 
+def test_an_unknown_name_close_to_a_vocabulary_set_holds_a_set(embeddings: Any) -> None:
+    """ "kids" is not in the vocabulary and shares no word with it; its meaning is ``child`` (a set)."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "kids", "Mia", "The user has a daughter, Mia.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "kids", "Leo", "The user has a son, Leo.")], "u", at="2024-02-01")
+    assert _active(memory, "user", "kids") == ["Leo", "Mia"]
+    block = memory.inject("Plan a rainy-day activity for my kids", "u", now="2024-02-02")
+    assert "Mia" in block.text and "Leo" in block.text
+
+
+def test_a_name_only_loosely_like_a_vocabulary_set_stays_single(embeddings: Any) -> None:
+    """ "dentist" is near ``medical_condition`` in topic, not in meaning: the second dentist replaces the first."""
+    memory = _memory(embeddings)
+    memory.add_facts(
+        [_fact("user", "dentist", "Dr. Alvarez", "The user's dentist is Dr. Alvarez.")], "u", at="2024-01-01"
+    )
+    memory.add_facts([_fact("user", "dentist", "Dr. Chu", "The user's dentist is Dr. Chu.")], "u", at="2024-05-01")
+    assert _active(memory, "user", "dentist") == ["Dr. Chu"]
+
+
 # ---------------------------------------------------------------- slot identity
 
 
@@ -334,3 +354,35 @@ def test_what_a_relative_has_in_common_is_their_name_not_one_slot(embeddings: An
     memory.add_facts([_fact("brother_omar", "hobby", "chess", "The user's brother Omar plays chess online.")], "u")
     assert _active(memory, "brother_omar", "job") == ["airline pilot"]
     assert _active(memory, "brother_omar", "condition") == ["asthma"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            ("bike_model", "Trek FX 2", "The user rides a Trek FX 2 bike."),
+            ("road_bike", "Canyon Endurace", "The user now rides a Canyon Endurace bike."),
+        ),
+        (
+            ("yoga_studio", "Lotus Flow", "The user practises yoga at Lotus Flow."),
+            ("studio_for_yoga_classes", "Sun Salutation Loft", "用户现在在 Sun Salutation Loft 上瑜伽课。"),
+        ),
+    ],
+)
+def test_a_change_finds_the_slot_it_replaces_under_another_name(
+    embeddings: Any, first: tuple[str, str, str], second: tuple[str, str, str]
+) -> None:
+    """Worded as a change, a statement replaces the slot closest to it among names that share a word."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", *second)], "u", at="2024-06-01")
+    assert _active(memory, "user", first[0]) == [second[1]]
+    assert [r.value for r in memory.history("u", "user", first[0])] == [first[1], second[1]]
+
+
+def test_without_a_change_a_name_sharing_a_word_is_another_slot(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "work_laptop", "ThinkPad X1", "The user's work laptop is a ThinkPad X1.")], "u")
+    memory.add_facts([_fact("user", "gaming_laptop", "ROG Zephyrus", "The user games on a ROG Zephyrus laptop.")], "u")
+    assert _active(memory, "user", "work_laptop") == ["ThinkPad X1"]
+    assert _active(memory, "user", "gaming_laptop") == ["ROG Zephyrus"]
