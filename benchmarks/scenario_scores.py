@@ -32,6 +32,7 @@ HELD_OUT = [
     "heldout_fresh",
     "heldout_sets",
     "heldout_life",
+    "heldout_slots",
     "extra",
 ]
 
