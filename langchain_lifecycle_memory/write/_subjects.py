@@ -57,7 +57,19 @@ ZH_PERSON = re.compile(
 # One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
 _EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
                        "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
-_ZH_DROPPED = re.compile(r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r")).*(?:" + ZH_CHANGE + ")")
+_ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
+_ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
+# Chinese drops the subject of an act as readily as of a change. A clause naming no one else is the speaker's
+# act when its grammar needs an agent: a disposal "把…" or a one-character verb with its aspect ("开了…", "报过…")
+# at its start (after a time word), a habit adverb before a verb ("通勤路上一直在听…", "平时都…"), or a
+# completion adverb before one ("刚办下来…", "终于考过了"). "下雨了" and "面很好吃" have none of these.
+_ZH_WHEN = r"(?:(?:上|这|下)(?:周|个月|个星期)|去年|今年|前年|昨天|前天|今天|最近|周末|早上|晚上|前阵子)?"
+_ZH_ACT_FIRST = re.compile(
+    _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:把|[\u4e00-\u9fff](?:了|过)(?![\u4e00-\u9fff]?[了吗呢吧]))"
+)
+_ZH_HABIT = r"(?:一直|平时|平常|每天|每晚|每周|每个月|每月|每年|经常|常常|总是)(?:都|在|会)?[\u4e00-\u9fff]"
+_ZH_DONE = r"(?:刚刚?|终于|已经)(?:把|[\u4e00-\u9fff](?:了|过|下来|好|完|到))"
+_ZH_ACT = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + _ZH_HABIT + "|" + _ZH_DONE + ")")
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 
 
@@ -133,7 +145,11 @@ def clause_subject(
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
             # speaker's news when it states a change and names no one else.
-            return Subject(speaker, "我的" + sentence) if _ZH_DROPPED.search(sentence) else None
+            if _ZH_ACT_FIRST.search(sentence):
+                return Subject(speaker, "我" + sentence)
+            if _ZH_DROPPED.search(sentence):  # "拉丁舞课改到每周四了": what changed is the speaker's
+                return Subject(speaker, "我的" + sentence)
+            return Subject(speaker, "我" + sentence) if _ZH_ACT.search(sentence) else None
         if m := ZH_PERSON.match(sentence):
             name = m.group("name") or ""
             if _NOT_NAME.search(name):

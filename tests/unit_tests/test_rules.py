@@ -526,3 +526,25 @@ def test_a_sentence_led_by_a_past_tense_verb_is_the_speakers(text: str, content:
 )
 def test_a_role_at_a_named_organisation_is_a_job(text: str, slots: list[tuple[str, str]]) -> None:
     assert [(f.attribute, f.value) for f in extract_rule_facts(text, now=NOW) if f.attribute] == slots
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "报了个周末的陶艺班，每周六下午上课。",  # a one-character verb with its aspect opens the clause
+        "上个月把旧的 Kindle 送人了。",  # a disposal "把…": it has an agent, and no one else is named
+        "下班路上一直在听《三体》的有声书。",  # a habit adverb before a verb
+        "终于拿到驾照了，C1 的。",  # a completion adverb before a verb
+    ],
+)
+def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> None:
+    facts = extract_rule_facts(text)
+    assert facts, text
+    assert all(f.entity in (None, "user") and f.content.startswith("用户") for f in facts), facts
+
+
+@pytest.mark.parametrize(
+    "text", ["今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。"]
+)
+def test_a_chinese_clause_about_the_world_or_someone_else_is_not_the_speakers(text: str) -> None:
+    assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
