@@ -371,7 +371,7 @@ def extract_rule_facts(
         before = len(facts)
         for c in _select(candidates):
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen)
-        if len(facts) == before and not candidates:
+        if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
             facts += _said(clause, subject, zh, stamp, seen)
     return [_shown(f) for f in facts]
 
@@ -414,8 +414,9 @@ _NOT_SAID_EN = re.compile(
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 _NOT_SAID_ZH = re.compile(
-    r"别|不(?:知道|清楚|确定|客气)|没(?:关系|问题|想好)|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
-    r"|如果|假如|要是|假设|是否|帮我|给我|请|说|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
+    r"(?<![特区分个级类识差告])别(?!人)|不(?:知道|清楚|确定|客气)|没(?:关系|想好)|(?:^|[，,])没问题"
+    r"|[是要能会该有](?:不|没)[是要能会该有]|应该|你|您"
+    r"|如果|假如|要是|假设|是否|帮我|给我|请|说(?![\u4e00-\u9fff]{0,3}语)|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
     r"|^我(?:现在|马上|正|等会儿?)?(?:去|来|回|出门)"  # what the speaker is off to do now, not who they are
 )
 

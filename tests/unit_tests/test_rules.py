@@ -548,3 +548,22 @@ def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> No
 )
 def test_a_chinese_clause_about_the_world_or_someone_else_is_not_the_speakers(text: str) -> None:
     assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("我跑步一直穿 Brooks Ghost，缓震特别好。", "Brooks Ghost"),  # "特别" is no "别" (don't)
+        ("我从小在家跟奶奶说闽南语。", "闽南语"),  # speaking a language is no reported speech
+        ("我的韩语日常交流没问题。", "韩语"),  # "没问题" that ends a statement is a fact, not a reply
+    ],
+)
+def test_a_chinese_statement_is_kept_when_its_words_only_look_like_doubt_or_reported_speech(
+    text: str, kept: str
+) -> None:
+    assert any(kept in f.content for f in extract_rule_facts(text))
+
+
+@pytest.mark.parametrize("text", ["没问题", "别告诉别人", "我妈说她下周来", "他说明天下雨"])
+def test_replies_prohibitions_and_reported_speech_still_give_nothing(text: str) -> None:
+    assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
