@@ -36,6 +36,15 @@ STATEMENT_SLOT_THRESHOLD = 0.65
 a name that neither the vocabulary nor the names' structure relates is that slot ("expense_tracker" for
 "bookkeeping_app": names 0.39, statements 0.76). Of 621 pairs of two slots of one entity in the development
 files, none reaches it (``python benchmarks/slot_calibration.py``)."""
+CARDINALITY_THRESHOLD = 0.75
+"""Cosine (bundled encoder) from an attribute name outside the vocabulary to a vocabulary attribute (its name
+and description) above which the name holds values as that attribute does: "spoken_language" 0.88 to
+``language`` (a set), "side_project" 0.83 to ``project``; "pharmacy" is 0.70 to ``medication`` and is no set of
+medicines. Higher than :data:`DEFAULT_SLOT_THRESHOLD`: a wrong set keeps a stale value current."""
+CHANGE_SLOT_THRESHOLD = 0.45
+"""As :data:`STATEMENT_SLOT_THRESHOLD`, when the new statement is worded as a change ("switched to", "现在"): it
+replaces something, so a lower bar (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
+two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _STOP = frozenset(
@@ -168,16 +177,6 @@ def decide_cardinality(
         return spec.cardinality
     return fact.cardinality or ("set" if "set" in stored or set_cue(fact.content) else "single")
 
-
-CARDINALITY_THRESHOLD = 0.75
-"""Cosine (bundled encoder) from an attribute name outside the vocabulary to a vocabulary attribute (its name
-and description) above which the name holds values as that attribute does: "spoken_language" 0.88 to
-``language`` (a set), "side_project" 0.83 to ``project``; "pharmacy" is 0.70 to ``medication`` and is no set of
-medicines. Higher than :data:`DEFAULT_SLOT_THRESHOLD`: a wrong set keeps a stale value current."""
-CHANGE_SLOT_THRESHOLD = 0.45
-"""The same, when the new statement is worded as a change ("switched to", "现在", "now"): it replaces something,
-so a closer bar than :data:`STATEMENT_SLOT_THRESHOLD` (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
-two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
 # ---------------------------------------------------------------- entities
 
