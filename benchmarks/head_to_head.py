@@ -158,7 +158,7 @@ def _dated(system_prompt: str, at: str) -> str:
 
 
 class Ours:
-    """``LifecycleMemory(path=<fresh folder>, extractor=<model>)``; the ``inject(k=3)`` block as system message."""
+    """``LifecycleMemory(path=<fresh folder>, extractor=<model>)``; the ``inject(k=3)`` block in ``MEMORY_PROMPT``."""
 
     def __init__(self, ctx: Context, counter: CallCounter, shim: bool = False) -> None:
         from langchain_lifecycle_memory import LifecycleMemory
@@ -174,7 +174,9 @@ class Ours:
         return [self.memory.inject(q, user_id=self.user, now=at, k=TOP_K).text]
 
     def prompt(self, q: str, memories: list[str], at: str) -> list[BaseMessage]:
-        return [SystemMessage("\n".join(memories)), HumanMessage(q)]
+        from langchain_lifecycle_memory.read.injection import MEMORY_PROMPT
+
+        return MEMORY_PROMPT.invoke({"memories": "\n".join(memories), "messages": [HumanMessage(q)]}).to_messages()
 
 
 class LangMem:
@@ -286,6 +288,7 @@ def blank_row(name: str, scenario_id: str, query: dict[str, Any]) -> dict[str, A
     expect = query.get("expect", [])
     row = {"scenario": scenario_id, "system": name, "q": query["q"], "memories": [], "answer": None}
     row.update(memory_pass=False, answer_pass=False, missing=expect, missing_in_answer=expect, forbidden=[])
+    row["copied_line"] = False
     return {**row, "error": None}
 
 
@@ -308,8 +311,15 @@ def answer(row: dict[str, Any], messages: list[BaseMessage], query: dict[str, An
         row["answer"] = str(model.invoke(messages).content)
         row["missing_in_answer"] = missing_expects(row["answer"], query.get("expect", []))
         row["answer_pass"] = not row["missing_in_answer"]
+        row["copied_line"] = copies_a_line(row["answer"], row["memories"])
     except Exception as exc:
         row["error"] = _fail(exc)
+
+
+def copies_a_line(answer: str, memories: list[str]) -> bool:
+    """Whether the answer repeats a whole line of the memories shown (a small model echoing its prompt)."""
+    lines = (line.strip().removeprefix("- ").strip() for text in memories for line in text.splitlines())
+    return any(len(line) >= 12 and line in answer for line in lines)
 
 
 Pending = tuple[dict[str, Any], "list[BaseMessage] | None", dict[str, Any]]
@@ -353,6 +363,7 @@ def run_system(name: str, scenarios: list[dict[str, Any]], ctx: Context) -> tupl
     return {
         "memory": {"passed": sum(r["memory_pass"] for r in rows), "total": len(rows)},
         "answer": {"passed": sum(r["answer_pass"] for r in rows), "total": len(rows)},
+        "answers_copying_a_memory_line": sum(bool(r.get("copied_line")) for r in rows),
         **notes,
         "llm_calls": memory_calls.calls + answer_calls.calls,
         "llm_calls_memory": memory_calls.calls,

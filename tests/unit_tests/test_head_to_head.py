@@ -127,3 +127,9 @@ def test_a_failing_system_is_recorded_not_raised(tmp_path: Path, monkeypatch: py
     assert broken["memory"] == {"passed": 0, "total": 2} and broken["answer"]["passed"] == 0
     assert any("store down" in e for e in broken["errors"]) and any("still down" in e for e in broken["errors"])
     assert report["systems"]["full"]["memory"]["passed"] == 1
+
+
+def test_an_answer_that_repeats_a_memory_line_is_counted() -> None:
+    block = 'Header\n<memories>\n- [2025-04-12 · conf 0.90] "I moved to Xiamen"\n</memories>'
+    assert h2h.copies_a_line('[2025-04-12 · conf 0.90] "I moved to Xiamen"', [block])
+    assert not h2h.copies_a_line("You live in Xiamen.", [block])
