@@ -56,7 +56,7 @@ def test_input_order_is_kept() -> None:
     assert [line.split('"')[1] for line in _memory_lines(block)] == [f"memory number {i}" for i in (3, 1, 2)]
 
 
-@pytest.mark.parametrize("budget", [120, 160, 200, 300])
+@pytest.mark.parametrize("budget", [140, 160, 200, 300])
 def test_budget_is_respected_and_dropped_ids_reported(budget: int) -> None:
     records = [_rec(f"The user mentioned fact number {i} about their weekend plans.", f"m{i}") for i in range(20)]
     block = format_memories(records, max_tokens=budget, lang="en")
