@@ -11,7 +11,7 @@ from langchain_lifecycle_memory.schema import normalize_value
 __all__ = [
     "CITY_SUFFIX", "EN_FUNCTION_WORDS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION", "NOUN_ATTRIBUTES",
     "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_RELATIONS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term",
-    "lookup", "romanize",
+    "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -271,6 +271,32 @@ def lookup(value: str, attributes: Sequence[str] | None = None) -> tuple[str, st
         if (attributes is None or attr in attributes) and is_term(lex, value, mode):
             return attr, value
     return None
+
+
+_BROADER: dict[str, frozenset[str]] = {
+    "hobby": frozenset({"sport", "instrument", "music"}),
+    "drink": frozenset({"tea"}),
+}
+"""Classes whose values may be named as each other's: a sport or an instrument can be a hobby, a tea a drink."""
+
+
+def misfiled(attribute: str | None, value: str | None) -> str | None:
+    """The attribute a lexicon files ``value`` under when ``attribute`` is a lexicon class that does not hold it.
+
+    A small model copies its prompt's example slot ("editor" for "picked up the ukulele"): a value of one word
+    class under another class's name is the other class's. A value no lexicon knows stays where it was put.
+
+    >>> misfiled("editor", "ukulele"), misfiled("editor", "Cursor"), misfiled("hobby", "swimming")
+    ('instrument', None, None)
+    """
+    own = next(((lex, mode) for lex, mode, attr in VALUE_RULES if attr == attribute), None)
+    if own is None or not value or is_term(own[0], value, own[1]):
+        return None
+    found = lookup(value)
+    if found is None or found[0] == attribute:
+        return None
+    overlap = found[0] in _BROADER.get(attribute or "", ()) or attribute in _BROADER.get(found[0], ())
+    return None if overlap else found[0]
 
 
 def romanize(name: str) -> str:

@@ -19,6 +19,7 @@ from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_valu
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write import _slot_rename
 from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory.write._lexicon import misfiled
 from langchain_lifecycle_memory.write._prompts import _JSON_FORMAT, _SLOTS_NOTE, _SYSTEM, ExtractedFact, ExtractedFacts
 from langchain_lifecycle_memory.write._rules import extract_rule_facts
 from langchain_lifecycle_memory.write._structured import (
@@ -213,6 +214,15 @@ def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage])
     return out
 
 
+def _refiled(fact: Fact) -> Fact:
+    """``fact`` under the class its value belongs to, when the model filed it under another word class."""
+    attribute = misfiled(fact.attribute, fact.value) if fact.entity and fact.attribute else None
+    if attribute is None:
+        return fact
+    logger.info("Refiled an extracted %r from %s to %s (its value's class)", fact.value, fact.attribute, attribute)
+    return fact.model_copy(update={"attribute": attribute})
+
+
 class _LLMExtraction:
     """One model call per attempt, bounded retries, then ``ExtractionError``; capability errors fall back free."""
 
@@ -323,7 +333,7 @@ class _LLMExtraction:
                 if self.slot_context == "rename":
                     facts = yield from self.rename(facts, _slot_items(value))
                 said = "\n".join(m.text for m in messages if isinstance(m, HumanMessage))
-                return [f.model_copy(update={"evidence": said}) for f in _drop_echoes(facts, value, messages)]
+                return [_refiled(f).model_copy(update={"evidence": said}) for f in _drop_echoes(facts, value, messages)]
             self.failed(attempt, failure)
             attempt += 1
         failure = failure or _Failure("no attempt was made")

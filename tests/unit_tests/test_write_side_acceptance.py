@@ -117,3 +117,27 @@ def test_every_public_turn_through_the_writer(shared_dir: Path, embeddings: Any)
             assert all(r.status is MemoryStatus.ARCHIVED for r in history if r is not active[0])
             checked += 1
     assert checked > 100
+
+
+def test_a_value_filed_under_another_word_class_joins_its_own(embeddings: Any) -> None:
+    """A small model copies its prompt's example slot ("editor" for an ukulele): the user's real editor stays
+    current, and the ukulele joins the instruments; a value no lexicon knows stays where the model put it."""
+    turns = [
+        {"user": "I write all my code in Neovim.", "facts": [_fact("editor", "Neovim", "The user codes in Neovim.")]},
+        {"user": "我从小弹古筝。", "facts": [_fact("instrument", "古筝", "用户从小弹古筝")]},
+        {"user": "Also picked up the ukulele.", "facts": [_fact("editor", "ukulele", "The user plays the ukulele.")]},
+        {"user": "Trying Cursor as my editor.", "facts": [_fact("editor", "Cursor", "The user now uses Cursor.")]},
+    ]
+    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
+    for i, turn in enumerate(turns):
+        memory.add_messages([("user", turn["user"])], "u1", at=f"2024-0{i + 1}-01")
+    current = {(r.attribute, r.value) for r in memory.active("u1")}
+    assert {("instrument", "古筝"), ("instrument", "ukulele"), ("editor", "Cursor")} <= current
+    assert [(r.value, r.status) for r in memory.history("u1", "user", "editor")] == [
+        ("Neovim", MemoryStatus.ARCHIVED),
+        ("Cursor", MemoryStatus.ACTIVE),
+    ]
+
+
+def _fact(attribute: str, value: str, content: str) -> dict[str, Any]:
+    return {"entity": "user", "attribute": attribute, "value": value, "content": content, "kind": "preference"}
