@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from head_to_head import copies_a_line
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "benchmarks.md"
@@ -150,7 +153,10 @@ def head_to_head_people(data: dict[str, Any]) -> str:
             "",
             f"{provenance(data)} · model: `{data.get('model')}`",
             "",
-            table(("system", "memory", "answer", "errors", "LLM calls", "seconds"), _h2h_rows(data)),
+            table(
+                ("system", "memory", "answer", "answers copying a memory line", "errors", "LLM calls", "seconds"),
+                _h2h_rows(data),
+            ),
         ]
     )
 
@@ -160,7 +166,7 @@ def _h2h_rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
     for name, s in data["systems"].items():
         rows.append(
             (name, pct(s["memory"]["passed"], s["memory"]["total"]), pct(s["answer"]["passed"], s["answer"]["total"]),
-             len(s["errors"]), s["llm_calls"], f"{s['seconds']:.0f}")
+             s.get("answers_copying_a_memory_line", "-"), len(s["errors"]), s["llm_calls"], f"{s['seconds']:.0f}")
         )  # fmt: skip
     return rows
 
@@ -176,8 +182,9 @@ def head_to_head(data: dict[str, Any]) -> str:
             "relatives, retractions, numbers that change, implicit switches; zh, en and mixed) go to each system "
             "as its documentation says to use it, with the same chat model and embedder. *Memory*: the top 3 "
             "memories shown (ours: the injected block) contain every expected value and no forbidden one. "
-            "*Answer*: the same model answers with those memories in that system's prompt, judged on the "
-            "expected values. `none` has no memory; `full` puts the whole conversation in the prompt. "
+            "*Answer*: the same model answers with those memories in that system's prompt (ours: `MEMORY_PROMPT`), "
+            "judged on the expected values; an answer that repeats a whole memory line is counted apart (`-`: not "
+            "recorded in that run). `none` has no memory; `full` puts the whole conversation in the prompt. "
             "`langmem+shim` runs LangMem with a client-side shim that turns tool calls the small model writes as "
             "text back into tool calls. mem0's prompt needs a 12,288-token context (`LOCAL_LLM_CTX=12288`); the "
             "others ran on the server's default 4,096. The scenarios have three to five turns, so a system that keeps "
@@ -188,7 +195,9 @@ def head_to_head(data: dict[str, Any]) -> str:
             "",
             f"Scenarios run: {data.get('scenarios', 'all')} (the ids are in the command). Versions: {versions}.",
             "",
-            table(("system", "memory", "answer", "errors", "LLM calls", "seconds"), rows),
+            table(
+                ("system", "memory", "answer", "answers copying a memory line", "errors", "LLM calls", "seconds"), rows
+            ),
         ]
     )
 
@@ -258,6 +267,10 @@ def head_to_head_result(folder: str = "h2h") -> dict[str, Any] | None:
         data = json.loads(part.read_text(encoding="utf-8"))
         versions = {**merged.get("versions", {}), **{k: v for k, v in data.get("versions", {}).items() if v}}
         merged.update({k: v for k, v in data.items() if k not in ("systems", "queries")}, versions=versions)
+        for name, totals in data["systems"].items():
+            rows = [r for r in data.get("queries", []) if r.get("system") == name and r.get("answer") is not None]
+            if "answers_copying_a_memory_line" not in totals and rows:  # a run from before the count: its detail
+                totals["answers_copying_a_memory_line"] = sum(copies_a_line(r["answer"], r["memories"]) for r in rows)
         merged["systems"].update(data["systems"])
     merged["systems"] = dict(
         sorted(merged["systems"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
