@@ -288,7 +288,7 @@ def blank_row(name: str, scenario_id: str, query: dict[str, Any]) -> dict[str, A
     expect = query.get("expect", [])
     row = {"scenario": scenario_id, "system": name, "q": query["q"], "memories": [], "answer": None}
     row.update(memory_pass=False, answer_pass=False, missing=expect, missing_in_answer=expect, forbidden=[])
-    row["copied_line"] = False
+    row.update(copied_line=False)
     return {**row, "error": None}
 
 

@@ -292,11 +292,10 @@ def misfiled(attribute: str | None, value: str | None) -> str | None:
     own = next(((lex, mode) for lex, mode, attr in VALUE_RULES if attr == attribute), None)
     if own is None or not value or is_term(own[0], value, own[1]):
         return None
-    found = lookup(value)
-    if found is None or found[0] == attribute:
+    found = lookup(value)  # never ``attribute`` itself: its own lexicon was just checked
+    if found is None or found[0] in _BROADER.get(attribute or "", ()) or attribute in _BROADER.get(found[0], ()):
         return None
-    overlap = found[0] in _BROADER.get(attribute or "", ()) or attribute in _BROADER.get(found[0], ())
-    return None if overlap else found[0]
+    return found[0]
 
 
 def romanize(name: str) -> str:

@@ -216,7 +216,7 @@ def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage])
 
 def _refiled(fact: Fact) -> Fact:
     """``fact`` under the class its value belongs to, when the model filed it under another word class."""
-    attribute = misfiled(fact.attribute, fact.value) if fact.entity and fact.attribute else None
+    attribute = misfiled(fact.attribute, fact.value)
     if attribute is None:
         return fact
     logger.info("Refiled an extracted %r from %s to %s (its value's class)", fact.value, fact.attribute, attribute)
