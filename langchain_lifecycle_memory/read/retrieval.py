@@ -152,6 +152,9 @@ class LifecycleRetriever(BaseRetriever):
     news: int = Field(default=3, ge=0)
     """Unfiled records about the person a question names, newer than what answered it, that join the answer
     ("Tomasz sold the Subaru" beside "The user's brother drives a Subaru"), newest first (``0``: off)."""
+    set_members: bool = True
+    """A kept member of a set-valued slot brings the slot's other live members ("which passports do I hold?" found
+    one citizenship: all of them answer it). Off: each member is scored on its own."""
     profile_fallback: int = Field(default=16, ge=0)
     """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request."""
 

@@ -178,6 +178,8 @@ def score(
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
     kept = eligible & (fused >= opts.min_score)
+    if cfg.set_members and kept.any():
+        kept = kept | _members(snap, eligible, kept)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
     household = about
     if not targets and any(map(is_collective, q.texts)):  # "Should we take the kids…": their facts count too
@@ -208,6 +210,16 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+def _members(snap: Snapshot, eligible: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The eligible members of every set-valued slot a kept record belongs to: a set is answered whole."""
+    rows = snap.rows
+    sets = {(rows[p].entity, rows[p].attribute) for p in np.flatnonzero(kept) if rows[p].is_set and rows[p].attribute}
+    if not sets:
+        return np.zeros(len(snap), dtype=bool)
+    member = np.fromiter((r.is_set and (r.entity, r.attribute) in sets for r in rows), dtype=bool, count=len(rows))
+    return eligible & member
 
 
 def _naming(snap: Snapshot, targets: set[str]) -> np.ndarray:

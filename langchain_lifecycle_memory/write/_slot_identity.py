@@ -57,6 +57,19 @@ _SET_CUE = re.compile(
 )
 
 
+_NAMES_THE_ONE = re.compile(
+    r"(?:\b(?:my|our|his|her|their)|'s)\s+(?:[\w'-]+\s+){0,3}?(?:is|was)\b|的[^有，。,；;！!？?]{1,10}?(?:是|叫)",
+    re.IGNORECASE,
+)
+_CLASSIFIER = r"[一两几]\s*[台张个款只盆家辆部件把双套份门项本枚块]"
+_HOLDS = re.compile(
+    r"\b(?:ha(?:s|ve|d)\b(?!\s+(?:the|to|been|had|got)\b)|owns?|owned|holds?|held|bought|got|purchased"
+    r"|subscribes?|subscribed|signed up|joined|pays? for|paid for|picked up|earned|collects?)\b"
+    r"|持有|拥有|买了|入手|开通|订阅|办了|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
+    re.IGNORECASE,
+)
+
+
 def words(name: str) -> list[str]:
     """``codeEditor`` / ``code_editor`` / ``code-editor`` → ``["code", "editor"]``."""
     text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
@@ -126,6 +139,15 @@ def set_cue(text: str | None) -> bool:
     return bool(text and _SET_CUE.search(text))
 
 
+def holds_one_of(text: str | None) -> bool:
+    """Whether a statement says the subject has or got one more thing, not who fills a role.
+
+    "has a monstera", "bought a used PS5", "subscribes to Apple TV+", "持有中信银行信用卡", "有一台破壁机" hold
+    one of possibly many; "my dentist is Dr. Ruiz", "用户的私教是阿凯", "banks with Harborline" name the one.
+    """
+    return bool(text and _HOLDS.search(text) and not _NAMES_THE_ONE.search(text))
+
+
 def _acronym_match(short: list[str], long: list[str]) -> bool:
     i = 0
     for token in short:
@@ -162,8 +184,15 @@ def decide_cardinality(
     stored: Sequence[str],
     specs: dict[str, AttributeSpec],
     nearest: Callable[[str], AttributeSpec | None] | None = None,
+    *,
+    values: Sequence[str | None] = (),
+    replaces: Callable[[str], bool] | None = None,
 ) -> str:
     """Single- or set-valued, in order: vocabulary, extractor, stored slot, the fact's words, single.
+
+    ``values``: the slot's live values; ``replaces(content)``: whether a statement is worded as a change. A name
+    outside the vocabulary that holds another value takes a second one as a member when the statement says the
+    user has one more such thing (:func:`holds_one_of`) and is not worded as a change.
 
     ``nearest(attribute)``: the vocabulary attribute a name means by embeddings ("spoken_language" holds a set
     like ``language``), consulted after the names' structure.
@@ -171,11 +200,20 @@ def decide_cardinality(
     spec = specs.get(attribute) or next(
         (s for s in specs.values() if attribute_relation(attribute, s.name, specs) == "same"), None
     )
-    if spec is None and nearest is not None:
-        spec = nearest(attribute)
     if spec is not None:
         return spec.cardinality
-    return fact.cardinality or ("set" if "set" in stored or set_cue(fact.content) else "single")
+    if nearest is not None and (near := nearest(attribute)) is not None and near.cardinality == "set":
+        return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
+    if fact.cardinality:
+        return fact.cardinality
+    if "set" in stored or set_cue(fact.content):
+        return "set"
+    another = values and fact.operation == "assert" and not any(same_value(v, fact.value) for v in values)
+    if replaces is not None and another:
+        # A second value stated as one more thing held ("bought a", "持有") and not as a change joins the first.
+        adds = holds_one_of(fact.content) and not fact.switch and not replaces(fact.content)
+        return "set" if adds else "single"
+    return "single"
 
 
 # ---------------------------------------------------------------- entities
@@ -300,7 +338,7 @@ def resolve_facts(
     nearest = None
     if embedder is not None:
         nearest = partial(_nearest_spec, embedder=embedder, specs=spec_map, threshold=CARDINALITY_THRESHOLD)
-    return _with_cardinality(out, by_entity, spec_map, nearest)
+    return _with_cardinality(out, catalogue, spec_map, nearest, changes)
 
 
 def _resolve_attribute(
@@ -389,10 +427,14 @@ def _nearest_spec(
 
 def _with_cardinality(
     facts: list[Fact],
-    by_entity: dict[str, dict[str, list[str]]],
+    catalogue: Sequence[dict[str, Any]],
     specs: dict[str, AttributeSpec],
     nearest: Callable[[str], AttributeSpec | None] | None,
+    replaces: Callable[[str], bool] | None,
 ) -> list[Fact]:
+    stored: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in catalogue:
+        stored.setdefault((str(r["entity"]), str(r["attribute"])), []).append(r)
     values: dict[tuple[str, str], set[str]] = {}
     for f in facts:
         if f.slot is not None and f.operation == "assert":
@@ -400,7 +442,10 @@ def _with_cardinality(
     out = []
     for f in facts:
         if f.slot is not None:
-            card = decide_cardinality(f, f.slot[1], by_entity.get(f.slot[0], {}).get(f.slot[1], []), specs, nearest)
+            rows = stored.get(f.slot, [])
+            cards = [str(r.get("cardinality") or "single") for r in rows]
+            live = [r.get("value") for r in rows if r.get("status") != "pending"]
+            card = decide_cardinality(f, f.slot[1], cards, specs, nearest, values=live, replaces=replaces)
             if card == "single" and len(values.get(f.slot, ())) > 1 and f.slot[1] not in specs:
                 card = "set"  # two values of one slot stated together hold together
             f = f.model_copy(update={"cardinality": card})

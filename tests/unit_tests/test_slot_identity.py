@@ -10,7 +10,7 @@ import chromadb
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryStatus
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever, MemoryStatus
 from langchain_lifecycle_memory.write._slot_identity import create_slot_judge, same_value
 from langchain_lifecycle_memory.write.update import UpdateConfig
 
@@ -150,6 +150,63 @@ def test_a_name_only_loosely_like_a_vocabulary_set_stays_single(embeddings: Any)
     )
     memory.add_facts([_fact("user", "dentist", "Dr. Chu", "The user's dentist is Dr. Chu.")], "u", at="2024-05-01")
     assert _active(memory, "user", "dentist") == ["Dr. Chu"]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "first", "second"),
+    [
+        ("game_console", ("Switch", "The user has a Nintendo Switch."), ("PS5", "The user bought a used PS5.")),
+        ("credit_card", ("招商银行", "用户持有招商银行信用卡。"), ("中信银行", "用户持有中信银行信用卡。")),
+        ("kitchen_gadget", ("空气炸锅", "用户家里有一台空气炸锅"), ("破壁机", "用户家里有一台破壁机")),
+        ("streaming_app", ("Mubi", "The user subscribes to Mubi."), ("Max", "The user subscribes to Max.")),
+    ],
+)
+def test_a_second_thing_the_user_has_joins_the_first(
+    embeddings: Any, attribute: str, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    """A name outside the vocabulary: "has a", "bought a", "持有", "有一台" hold one more, they replace nothing."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", attribute, *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", attribute, *second)], "u", at="2024-03-01")
+    assert _active(memory, "user", attribute) == sorted([first[0], second[0]])
+
+
+@pytest.mark.parametrize(
+    ("attribute", "first", "second"),
+    [
+        ("bank", ("Harborline", "The user banks with Harborline."), ("Meridian", "The user banks with Meridian.")),
+        ("ski_pass", ("Epic", "The user has the Epic Pass."), ("Ikon", "The user has the Ikon Pass this season.")),
+        ("tablet", ("iPad", "The user has an iPad."), ("Galaxy Tab", "The user switched to a Galaxy Tab.")),
+        ("私教", ("小周", "用户的私教是小周"), ("阿凯", "用户的私教是阿凯")),
+        ("console", ("Switch", "The user has a Switch."), ("PS5", "The user's console is a PS5 now.")),
+    ],
+)
+def test_a_value_that_fills_a_role_or_is_said_to_change_replaces(
+    embeddings: Any, attribute: str, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    """No possession ("banks with"), the definite one ("has the", "用户的私教是") or a change: a replacement."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", attribute, *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", attribute, *second)], "u", at="2024-03-01")
+    assert _active(memory, "user", attribute) == [second[0]]
+    assert first[0] in {r.value for r in memory.history("u", "user", attribute)}
+
+
+def test_a_set_found_by_one_member_is_injected_whole(embeddings: Any) -> None:
+    """The question reaches one citizenship by its words; the prompt gets every current one."""
+    memory = _memory(embeddings)
+    facts = [
+        _fact("user", "nationality", "Canadian", "The user is a Canadian citizen by birth.", cardinality="set"),
+        _fact("user", "nationality", "Irish", "The user holds an Irish passport.", cardinality="set"),
+        _fact("user", "nationality", "New Zealand", "The user also became a New Zealand citizen.", cardinality="set"),
+        _fact("user", "city", "Wellington", "The user lives in Wellington."),
+    ]
+    memory.add_facts(facts, "u", at="2024-01-01")
+    block = memory.inject("Which passports can I use for the Brazil trip?", "u", now="2024-02-01")
+    assert all(v in block.text for v in ("Canadian", "Irish", "New Zealand")), block.text
+    alone = LifecycleMemory(memory.store, retriever=LifecycleRetriever(store=memory.store, set_members=False))
+    text = alone.inject("Which passports can I use for the Brazil trip?", "u", now="2024-02-01").text
+    assert not all(v in text for v in ("Canadian", "Irish", "New Zealand"))  # each member scored alone
 
 
 # ---------------------------------------------------------------- slot identity
