@@ -32,12 +32,15 @@ _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )  # fmt: skip
 # Chat drops the "I" of a past-tense verb ("Got an e-bike last month", "Adopted a cat"): a sentence led by
-# one, optionally after "just" / "recently" / "finally", is the speaker's.
+# one, optionally after "just" / "recently" / an adverb ("Finally signed up for…"), is the speaker's.
 _ELIDED_I = re.compile(
     r"^(?=(?:[Jj]ust |[Rr]ecently |[Ff]inally )?(?:[Mm]oved|[Ss]tarted|[Ss]witched|[Jj]oined|[Qq]uit|[Ss]topped"
     r"|[Gg]ot|[Bb]ought|[Ss]old|[Mm]ade|[Tt]ook|[Ww]ent|[Bb]egan|[Ff]ound|[Ll]ost|[Mm]et|[Ll]eft)\b)"
 )
-_ELIDED_PAST = re.compile(r"^(?=[A-Z][a-z]+ed\s+(?!(?:to|by|with|of|about|from|up|me|you|it)\b)\w)")
+_ELIDED_PAST = re.compile(
+    r"^(?=(?:(?:[Jj]ust|[Rr]ecently|[A-Z][a-z]+ly) [a-z]+ed|[A-Z][a-z]+ed)"
+    r"\s+(?!(?:to|by|with|of|about|from|me|you|it)\b|up\b(?! for\b))\w)"
+)
 _ELIDED_AM = re.compile(
     r"^(?!(?:[Uu]sed|[Nn]eed|[Nn]eeded|[Ww]anted|[Tt]ried|[Dd]ecided|[Pp]lanned|[Hh]oped)\s)"
     r"(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)"

@@ -12,7 +12,7 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, check_text
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, check_text, is_self_entity
 
 logger = logging.getLogger(__name__)
 
@@ -88,16 +88,25 @@ def wants_slots(extractor: Runnable) -> bool:
 
 
 def current_slots(store: Any, namespace: tuple[str, ...], *, limit: int = 30) -> list[tuple[str, str, str | None]]:
-    """The namespace's active slots ``(entity, attribute, current value)``, newest first; a set's values joined."""
+    """The namespace's active slots ``(entity, attribute, current value)``, newest first; a set's values joined.
+
+    People the user spoke of whose records have no slot yet come last as ``(entity, "", None)``: "Theo switched
+    schools" is about the son named in a statement kept as said. Extractors that list slots skip them.
+    """
     records = store.list_records(namespace, statuses=MemoryStatus.ACTIVE)
     values: dict[tuple[str, str], list[str]] = {}
+    people: dict[str, None] = {}
     for r in sorted(records, key=lambda r: r.updated_at, reverse=True):
+        if r.kind != "episode" and r.entity and not is_self_entity(r.entity):
+            people.setdefault(r.entity)
         if r.slot is None or r.kind == "episode" or (r.slot not in values and len(values) >= limit):
             continue
         seen = values.setdefault(r.slot, [])
         if r.value and r.value not in seen:
             seen.append(r.value)
-    return [(e, a, ", ".join(v) or None) for (e, a), v in values.items()]
+    slots = [(e, a, ", ".join(v) or None) for (e, a), v in values.items()]
+    named = {e for e, _ in values}
+    return slots + [(e, "", None) for e in people if e not in named]
 
 
 def extract_safely(

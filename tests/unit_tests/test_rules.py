@@ -205,6 +205,26 @@ def test_a_statement_no_rule_understands_is_kept_as_said(text: str, kept: str) -
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Finally signed up for Crunchyroll so I can keep up.", "The user finally signed up for Crunchyroll"),
+        ("Recently rejoined the climbing gym downtown.", "The user recently rejoined the climbing gym"),
+    ],
+)
+def test_a_past_tense_act_led_by_an_adverb_is_the_speakers(text: str, kept: str) -> None:
+    """Chat drops the "I" before "finally signed up…" as before "signed up…"."""
+    assert any(f.content.startswith(kept) for f in extract_rule_facts(text, now=NOW))
+
+
+def test_a_person_known_only_from_a_statement_kept_as_said_is_known_later() -> None:
+    """ "Theo switched…" is about the son the user named before, though that statement filed no slot."""
+    assert not extract_rule_facts("Theo switched to the Brightside after-school program.", now=NOW)
+    slots = [("son_theo", "", None)]  # what the write path passes for a person with no slot yet
+    facts = extract_rule_facts("Theo switched to the Brightside after-school program.", now=NOW, slots=slots)
+    assert [f.entity for f in facts] == ["son_theo"] and "Brightside" in facts[0].content
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Thanks, that helps!",

@@ -141,3 +141,12 @@ def test_a_value_filed_under_another_word_class_joins_its_own(embeddings: Any) -
 
 def _fact(attribute: str, value: str, content: str) -> dict[str, Any]:
     return {"entity": "user", "attribute": attribute, "value": value, "content": content, "kind": "preference"}
+
+
+def test_a_relative_named_in_a_statement_kept_as_said_is_recognised_next_time(embeddings: Any) -> None:
+    """Offline extractor: the son named in one turn is the subject of "Theo switched…" in a later one."""
+    memory = LifecycleMemory(_store(embeddings))
+    memory.add_messages([("user", "Our son Theo goes to the Little Oaks after-school program.")], "u", at="2023-09-01")
+    memory.add_messages([("user", "Theo switched to the Brightside after-school program.")], "u", at="2024-09-01")
+    theirs = [r.content for r in memory.active("u") if r.entity == "son_theo"]
+    assert any("Brightside" in c for c in theirs), theirs
