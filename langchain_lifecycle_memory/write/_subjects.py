@@ -109,6 +109,13 @@ def _third_to_first(rest: str) -> str:
 _NAMED = re.compile(r"^(?P<name>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}?)(?P<pos>'s|的)?\s*(?P<rest>\S.*)$")
 
 
+_RELATIVE_FIRST = re.compile(
+    r"^(?:(?:" + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True)) + r")(?:-in-law)?s?\b"
+    r"|(?:" + "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True)) + "))",
+    re.IGNORECASE,
+)
+
+
 def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | None:
     """A statement led by the name of someone the speaker already spoke of ("Felix 有哮喘", "Mia uses Lyft")."""
     m = _NAMED.match(sentence.strip())
@@ -116,6 +123,8 @@ def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | 
     if m is None or entity is None:
         return None
     rest, mention = m.group("rest"), m.group("name")
+    if m.group("pos") and _RELATIVE_FIRST.match(rest):
+        return None  # "Carmen's mom is moving in": about another person, not Carmen
     if zh:
         return Subject(entity, ("我的" if m.group("pos") else "我") + rest, mention)
     return Subject(entity, "my " + rest if m.group("pos") else _third_to_first(rest), mention)

@@ -222,6 +222,11 @@ def test_a_person_known_only_from_a_statement_kept_as_said_is_known_later() -> N
     slots = [("son_theo", "", None)]  # what the write path passes for a person with no slot yet
     facts = extract_rule_facts("Theo switched to the Brightside after-school program.", now=NOW, slots=slots)
     assert [f.entity for f in facts] == ["son_theo"] and "Brightside" in facts[0].content
+    # Someone else of theirs is not them: "Carmen's mom is moving in" says nothing about Carmen.
+    known = [("wife_carmen", "", None)]
+    assert extract_rule_facts("Carmen's car is a Tesla.", now=NOW, slots=known)[0].entity == "wife_carmen"
+    theirs = extract_rule_facts("Carmen's mom is moving in.", now=NOW, slots=known)
+    assert all(f.entity != "wife_carmen" for f in theirs)
 
 
 @pytest.mark.parametrize(
