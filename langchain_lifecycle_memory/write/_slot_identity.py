@@ -65,6 +65,7 @@ _CLASSIFIER = r"[一两几]\s*[台张个款只盆家辆部件把双套份门项�
 _HOLDS = re.compile(
     r"\b(?:ha(?:s|ve|d)\b(?!\s+(?:the|to|been|had|got)\b)|owns?|owned|holds?|held|bought|got|purchased"
     r"|subscribes?|subscribed|signed up|joined|pays? for|paid for|picked up|earned|collects?)\b"
+    r"|\b(?!(?:is|was|has)\b)[a-z]+(?:s|ed)\s+an?\s+(?!(?:month|week|year|day|lot|bit|little|few)\b)"
     r"|持有|拥有|买了|入手|开通|订阅|办了|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
     re.IGNORECASE,
 )

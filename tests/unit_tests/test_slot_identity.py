@@ -159,12 +159,13 @@ def test_a_name_only_loosely_like_a_vocabulary_set_stays_single(embeddings: Any)
         ("credit_card", ("招商银行", "用户持有招商银行信用卡。"), ("中信银行", "用户持有中信银行信用卡。")),
         ("kitchen_gadget", ("空气炸锅", "用户家里有一台空气炸锅"), ("破壁机", "用户家里有一台破壁机")),
         ("streaming_app", ("Mubi", "The user subscribes to Mubi."), ("Max", "The user subscribes to Max.")),
+        ("card", ("Amex", "The user holds an Amex card."), ("Chase", "The user uses a Chase card for groceries.")),
     ],
 )
 def test_a_second_thing_the_user_has_joins_the_first(
     embeddings: Any, attribute: str, first: tuple[str, str], second: tuple[str, str]
 ) -> None:
-    """A name outside the vocabulary: "has a", "bought a", "持有", "有一台" hold one more, they replace nothing."""
+    """A name outside the vocabulary: "has a", "bought a", "uses a", "持有", "有一台" hold one more, not a swap."""
     memory = _memory(embeddings)
     memory.add_facts([_fact("user", attribute, *first)], "u", at="2024-01-01")
     memory.add_facts([_fact("user", attribute, *second)], "u", at="2024-03-01")
