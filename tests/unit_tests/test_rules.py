@@ -301,6 +301,15 @@ def test_other_people_get_their_own_entities(text: str, expected: tuple[str, str
 
 
 @pytest.mark.parametrize(
+    ("text", "entity"),
+    [("我女儿朵朵这学期报了拉丁舞。", "daughter_duoduo"), ("我儿子乐乐昨天学会了游泳。", "son_lele")],
+)
+def test_a_time_word_after_a_relatives_name_is_not_part_of_it(text: str, entity: str) -> None:
+    """ "朵朵这学期…": the name ends where a time word ("这学期", "昨天") begins."""
+    assert {f.entity for f in extract_rule_facts(text, now=NOW)} == {entity}
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "value"),
     [
         ("我的手机号是 13761245093，有急事打这个。", "phone", "13761245093"),
