@@ -197,6 +197,7 @@ def test_negated_or_hypothetical_statements_give_no_positive_fact(text: str) -> 
         ("I have a bad knee from an old skiing accident.", "The user has a bad knee from an old skiing accident."),
         ("我有点怕高，坐飞机也紧张。", "用户有点怕高，坐飞机也紧张"),
         ("This week I'm only eating soup because of my tooth.", "This week the user is only eating soup"),
+        ("我现在去采购部当主管了。", "用户现在去采购部当主管了"),  # "现在…了": a new situation, not an errand
     ],
 )
 def test_a_statement_no_rule_understands_is_kept_as_said(text: str, kept: str) -> None:
