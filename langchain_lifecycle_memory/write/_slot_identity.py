@@ -394,11 +394,11 @@ def _by_statement(
 ) -> str:
     """The stored slot whose current statement says what ``content`` says, among names nothing else relates.
 
-    ``changed``: ``content`` is worded as a change, so it is about some stored slot; names that share a word
-    but differ by one ("work_laptop" / "company_laptop") are candidates too, at a lower bar.
+    Names that share a word but differ by one ("work_laptop" / "company_laptop") are candidates too.
+    ``changed``: ``content`` is worded as a change, so it is about some stored slot: a lower bar.
     """
     relations = {b: attribute_relation(attribute, b, specs) for b in stored}
-    open_ = [b for b, rel in relations.items() if rel is None or (changed and _kin(attribute, b, specs))]
+    open_ = [b for b, rel in relations.items() if rel is None or _kin(attribute, b, specs)]
     said = statements(entity) if open_ else {}
     candidates = [b for b in open_ if said.get(b)]
     if not candidates:

@@ -439,8 +439,19 @@ def test_a_change_finds_the_slot_it_replaces_under_another_name(
 
 
 def test_without_a_change_a_name_sharing_a_word_is_another_slot(embeddings: Any) -> None:
+    """Statements that say different things (0.5 apart) keep two slots though the names share a word."""
     memory = _memory(embeddings)
     memory.add_facts([_fact("user", "work_laptop", "ThinkPad X1", "The user's work laptop is a ThinkPad X1.")], "u")
     memory.add_facts([_fact("user", "gaming_laptop", "ROG Zephyrus", "The user games on a ROG Zephyrus laptop.")], "u")
     assert _active(memory, "user", "work_laptop") == ["ThinkPad X1"]
     assert _active(memory, "user", "gaming_laptop") == ["ROG Zephyrus"]
+
+
+def test_a_name_sharing_a_word_joins_the_slot_whose_statement_it_restates(embeddings: Any) -> None:
+    """ "season_ticket" then "ticket": the statements say the same thing of another season (no change word)."""
+    memory = _memory(embeddings)
+    first = _fact("user", "season_ticket", "Row 12", "The user has the Row 12 season ticket for the 2023-24 season.")
+    second = _fact("user", "ticket", "Row 30", "The user has the Row 30 season ticket for the 2024-25 season.")
+    memory.add_facts([first], "u", at="2023-09-01")
+    memory.add_facts([second], "u", at="2024-09-01")
+    assert _active(memory, "user", "season_ticket") == ["Row 30"]
