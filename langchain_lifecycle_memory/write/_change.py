@@ -32,7 +32,8 @@ Chinese characters): "banks with Harborline" / "closed my Harborline account" is
 
 _EN_CHANGE = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|transferr(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)"
-    r"|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no longer|nowadays|these days|now)\b"
+    r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no longer|nowadays"
+    r"|these days|now)\b"
     r"|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)",
     re.IGNORECASE,
 )
@@ -45,7 +46,7 @@ ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 ZH_CHANGE = (
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|调(?:去|回)|搬(?:去|家|了)|转(?:去|学)"
-    r"|现在|如今|不再|退休|离职|辞职|新的"
+    r"|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
 )
 """Chinese words of change: a changed-to verb, "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)

@@ -455,3 +455,23 @@ def test_a_name_sharing_a_word_joins_the_slot_whose_statement_it_restates(embedd
     memory.add_facts([first], "u", at="2023-09-01")
     memory.add_facts([second], "u", at="2024-09-01")
     assert _active(memory, "user", "season_ticket") == ["Row 30"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            ("city", "Denver", "The user's cousin lives in Denver."),
+            ("home_city", "Portland", "The user's cousin relocated to Portland."),
+        ),
+        (("job_title", "Junior Analyst", "用户是初级分析师"), ("position", "Senior Analyst", "用户升职为高级分析师")),
+    ],
+)
+def test_relocating_and_promotion_are_changes(
+    embeddings: Any, first: tuple[str, str, str], second: tuple[str, str, str]
+) -> None:
+    """ "relocated", "升职": worded as a change, the statement replaces the slot it is closest to."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", *second)], "u", at="2024-06-01")
+    assert _active(memory, "user", first[0]) == [second[1]]
