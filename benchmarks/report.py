@@ -99,7 +99,13 @@ def scenarios(data: dict[str, Any]) -> str:
             "",
             table(("category", "gold facts", "rule extractor"), rows),
         ]
-    for name in ("heldout_domains.jsonl", "heldout_fresh.jsonl", "heldout_life.jsonl", "heldout_slots.jsonl"):
+    for name in (
+        "heldout_domains.jsonl",
+        "heldout_fresh.jsonl",
+        "heldout_life.jsonl",
+        "heldout_slots.jsonl",
+        "heldout_winter.jsonl",
+    ):
         if (scores := files.get(name)) is None:
             continue
         rows = [

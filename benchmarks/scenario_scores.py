@@ -33,6 +33,7 @@ HELD_OUT = [
     "heldout_sets",
     "heldout_life",
     "heldout_slots",
+    "heldout_winter",
     "extra",
 ]
 
