@@ -461,8 +461,8 @@ def test_a_name_sharing_a_word_joins_the_slot_whose_statement_it_restates(embedd
     ("first", "second"),
     [
         (
-            ("city", "Denver", "The user lives in Denver."),
-            ("home_city", "Portland", "The user relocated to Portland."),
+            ("city", "Denver", "The user lives in Denver for work."),
+            ("home_city", "Portland", "The user relocated to Portland for work."),
         ),
         (("job_title", "Junior Analyst", "用户是初级分析师"), ("position", "Senior Analyst", "用户升职为高级分析师")),
     ],
