@@ -40,8 +40,11 @@ from langchain_lifecycle_memory.write._change import (
     superseded_by_change,
 )
 from langchain_lifecycle_memory.write._grounding import (
+    EXAMPLE_SLOT_TOPIC,
+    FILED_THRESHOLD,
     SAID_THRESHOLD,
     SOMEONE_ELSE,
+    filed_as_the_example,
     grounded,
     mostly_said,
     value_said,
@@ -250,7 +253,11 @@ class _Planner:
         live = self.live(fact.slot)
         if any(same_value(r.value, fact.value) for r in live):
             return None  # the value is already there: nothing is hidden
-        return grounded(fact, opening=not any(r.status is MemoryStatus.ACTIVE for r in live))
+        doubt = grounded(fact, opening=not any(r.status is MemoryStatus.ACTIVE for r in live))
+        if doubt is None and filed_as_the_example(fact) and (t := _calibrated(None, self.store, FILED_THRESHOLD)):
+            if float(self._unit(str(fact.evidence)) @ self._unit(EXAMPLE_SLOT_TOPIC)) < t:
+                doubt = f"nothing in what was said is about {fact.attribute}"
+        return doubt
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at

@@ -139,6 +139,34 @@ def test_a_value_filed_under_another_word_class_joins_its_own(embeddings: Any) -
     ]
 
 
+def test_a_fact_in_the_prompts_example_slot_needs_words_about_it(embeddings: Any) -> None:
+    """ "Got an e-bike…" filed as ``editor`` (the prompt's example answer) is kept as said, beside the current
+    editor; a turn about a tool for code files its value there, whether or not a lexicon knows it."""
+    turns = [
+        {"user": "I write all my code in Neovim.", "facts": [_fact("editor", "Neovim", "The user codes in Neovim.")]},
+        {"user": "Got an e-bike last month, riding along the river to the office.",
+         "facts": [_fact("editor", "e-bike", "The user got an e-bike.")]},
+        {"user": "Lately I use Zed for coding.", "facts": [_fact("editor", "Zed", "The user uses Zed for coding.")]},
+        {"user": "我现在用 Fleet 写代码。", "facts": [_fact("editor", "Fleet", "用户现在用 Fleet 写代码。")]},
+    ]  # fmt: skip
+    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
+    memory.add_messages([("user", turns[0]["user"])], "u1", at="2024-01-01")
+    memory.add_messages([("user", turns[1]["user"])], "u1", at="2024-02-01")
+    assert [(r.value, r.status) for r in memory.history("u1", "user", "editor")] == [("Neovim", MemoryStatus.ACTIVE)]
+    assert any(r.attribute is None and "e-bike" in r.content for r in memory.active("u1"))
+    for i, turn in enumerate(turns[2:]):
+        memory.add_messages([("user", turn["user"])], "u1", at=f"2024-0{i + 3}-01")
+        current = [r.value for r in memory.history("u1", "user", "editor") if r.status is MemoryStatus.ACTIVE]
+        assert current == [turn["facts"][0]["value"]]
+
+
+def test_the_example_slot_is_the_prompts_example_answer() -> None:
+    from langchain_lifecycle_memory.write._grounding import EXAMPLE_SLOT
+    from langchain_lifecycle_memory.write._prompts import _JSON_FORMAT
+
+    assert f'"attribute": "{EXAMPLE_SLOT}"' in _JSON_FORMAT
+
+
 def _fact(attribute: str, value: str, content: str) -> dict[str, Any]:
     return {"entity": "user", "attribute": attribute, "value": value, "content": content, "kind": "preference"}
 
