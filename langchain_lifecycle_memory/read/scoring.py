@@ -214,12 +214,8 @@ def score(
 
 def _members(snap: Snapshot, eligible: np.ndarray, kept: np.ndarray) -> np.ndarray:
     """The eligible members of every set-valued slot a kept record belongs to: a set is answered whole."""
-    rows = snap.rows
-    sets = {(rows[p].entity, rows[p].attribute) for p in np.flatnonzero(kept) if rows[p].is_set and rows[p].attribute}
-    if not sets:
-        return np.zeros(len(snap), dtype=bool)
-    member = np.fromiter((r.is_set and (r.entity, r.attribute) in sets for r in rows), dtype=bool, count=len(rows))
-    return eligible & member
+    sets = snap.set_code[kept]
+    return eligible & np.isin(snap.set_code, sets[sets >= 0])
 
 
 def _naming(snap: Snapshot, targets: set[str]) -> np.ndarray:

@@ -213,6 +213,15 @@ class Snapshot:
         )
 
     @functools.cached_property
+    def set_code(self) -> np.ndarray:
+        """Each record's set-valued slot, numbered (-1: none, a single-valued slot, or free text)."""
+        numbered: dict[Any, int] = {}
+        keys = [(r.entity, r.attribute) if r.is_set and r.attribute else None for r in self.rows]
+        return np.fromiter(
+            (-1 if k is None else numbered.setdefault(k, len(numbered)) for k in keys), dtype=np.int64, count=len(keys)
+        )
+
+    @functools.cached_property
     def rank(self) -> np.ndarray:
         """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
         return np.argsort(np.lexsort((np.array(self.ids, dtype=str), self.created, self.valid_from)))

@@ -45,9 +45,10 @@ _ELIDED_AM = re.compile(
     r"^(?!(?:[Uu]sed|[Nn]eed|[Nn]eeded|[Ww]anted|[Tt]ried|[Dd]ecided|[Pp]lanned|[Hh]oped)\s)"
     r"(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)"
 )
+_EN_REL = "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
 _EN_PERSON = re.compile(
     r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
-    + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+    + _EN_REL
     + r")(?:-in-law)?)(?:,)?(?:\s+(?P<name>(?-i:[A-Z])[a-z]+),?)?(?P<pos>'s)?\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
@@ -109,11 +110,7 @@ def _third_to_first(rest: str) -> str:
 _NAMED = re.compile(r"^(?P<name>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}?)(?P<pos>'s|的)?\s*(?P<rest>\S.*)$")
 
 
-_RELATIVE_FIRST = re.compile(
-    r"^(?:(?:" + "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True)) + r")(?:-in-law)?s?\b"
-    r"|(?:" + "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True)) + "))",
-    re.IGNORECASE,
-)
+_RELATIVE_FIRST = re.compile(r"^(?:(?:" + _EN_REL + r")(?:-in-law)?s?\b|(?:" + ZH_REL + "))", re.IGNORECASE)
 
 
 def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | None:

@@ -239,9 +239,13 @@ class _Planner:
             return False
         if mostly_said(fact.content, fact.evidence):
             return False  # the words restated ("The user's feet are done."): no need to embed them
-        if fact.evidence not in self._said:
-            self._said[fact.evidence] = self._unit(fact.evidence)
-        return float(self._said[fact.evidence] @ self._unit(fact.content)) < threshold
+        return float(self._turn_unit(fact.evidence) @ self._unit(fact.content)) < threshold
+
+    def _turn_unit(self, text: str) -> np.ndarray:
+        """``_unit`` of a turn (or the example slot's topic), embedded once per plan."""
+        if text not in self._said:
+            self._said[text] = self._unit(text)
+        return self._said[text]
 
     def _unit(self, text: str) -> np.ndarray:
         vector = np.asarray(self.store.embeddings.embed_documents([text])[0], dtype=np.float64)
@@ -255,7 +259,7 @@ class _Planner:
             return None  # the value is already there: nothing is hidden
         doubt = grounded(fact, opening=not any(r.status is MemoryStatus.ACTIVE for r in live))
         if doubt is None and filed_as_the_example(fact) and (t := _calibrated(None, self.store, FILED_THRESHOLD)):
-            if float(self._unit(str(fact.evidence)) @ self._unit(EXAMPLE_SLOT_TOPIC)) < t:
+            if float(self._turn_unit(str(fact.evidence)) @ self._turn_unit(EXAMPLE_SLOT_TOPIC)) < t:
                 doubt = f"nothing in what was said is about {fact.attribute}"
         return doubt
 
