@@ -14,6 +14,8 @@ cosine of the two slots' statements without the words naming their entity (``pre
 every such pair of two slots of one entity in the development files and ``heldout_domains.jsonl``;
 positives: such pairs in the slot-drift scenarios of ``heldout_domains_robustness.jsonl`` and the shared
 robustness sample (both already seen; ``heldout_fresh.jsonl`` is not used).
+Last, the examples the docs quote: names outside the vocabulary with the nearest vocabulary attribute
+(``CARDINALITY_THRESHOLD``: only a set-valued one decides), and statement pairs of names sharing a word.
 Run: ``python benchmarks/slot_calibration.py [--shared PATH/TO/scenarios]``.
 """
 
@@ -27,6 +29,7 @@ from pathlib import Path
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._slot_identity import (
+    CARDINALITY_THRESHOLD,
     DEFAULT_SLOT_THRESHOLD,
     STATEMENT_SLOT_THRESHOLD,
     _Embedder,
@@ -52,6 +55,28 @@ POSITIVES = [
     ("date_of_birth", "birthday"),
     ("years_old", "age"),
 ]
+
+
+NAME_EXAMPLES = ("spoken_language", "side_project", "pharmacy", "kitchen_appliance")
+STATEMENT_EXAMPLES = [  # the user's statements under two names that share a word
+    ("The user's work phone is an iPhone SE.", "The user's personal phone is a OnePlus 11."),
+    (
+        "The user has the Ikon Pass for the 2023-24 ski season.",
+        "The user has the Indy Pass for the 2024-25 ski season.",
+    ),
+    ("The user's work laptop is a Dell Latitude 7440.", "The user's company laptop is an HP EliteBook 840."),
+]
+
+
+def examples(specs: dict, embedder: _Embedder) -> None:
+    """The docs' examples: a name's nearest vocabulary attribute, and two statements' cosine."""
+    for name in NAME_EXAMPLES:
+        score, near = max((name_similarity(name, b, embedder, specs), b) for b in specs)
+        verdict = "decides" if score >= CARDINALITY_THRESHOLD and specs[near].cardinality == "set" else "no"
+        print(f"  {name} -> {near} ({specs[near].cardinality}): {score:.2f}, {verdict}")
+    for a, b in STATEMENT_EXAMPLES:
+        u, v = embedder.vectors([predicate(a, "user"), predicate(b, "user")])
+        print(f"  {predicate(a, 'user')!r} / {predicate(b, 'user')!r}: {sum(x * y for x, y in zip(u, v)):.2f}")
 
 
 def unrelated_pairs(paths: list[Path], specs: dict, *, drift: bool) -> list[tuple[dict, dict]]:
@@ -110,6 +135,8 @@ def main() -> None:
         print(f"threshold {t:.2f}: positives {tpr:.2f}  negatives {tnr:.3f}  balanced {balanced:.3f}")
     print(f"best {best[1]:.2f} (balanced accuracy {best[0]:.3f}); in use: {DEFAULT_SLOT_THRESHOLD}")
     statement_sweep(args.shared, specs, embedder)
+    print("examples quoted in docs/design.md:")
+    examples(specs, embedder)
 
 
 if __name__ == "__main__":
