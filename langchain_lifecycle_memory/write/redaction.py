@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from typing import Literal
 
@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["PII_KINDS", "PIIMatch", "RedactionResult", "Redactor", "contains_pii", "redact"]
 
-PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4")
+PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4", "secret")
 """Every kind the detector knows, in the order that breaks ties between equal overlapping spans."""
 
 DEFAULT_LABELS: dict[str, str] = {"email": "EMAIL", "cn_id": "ID_NUMBER", "cn_mobile": "PHONE", "phone": "PHONE",
-                                  "bank_card": "BANK_CARD", "ipv6": "IP_ADDRESS", "ipv4": "IP_ADDRESS"}  # fmt: skip
+                                  "bank_card": "BANK_CARD", "ipv6": "IP_ADDRESS", "ipv4": "IP_ADDRESS",
+                                  "secret": "SECRET"}  # fmt: skip
 
 RedactionMode = Literal["keep", "mask", "drop"]
 
@@ -49,6 +50,37 @@ _IPV6 = re.compile(
 _ID_CONTEXT = re.compile(
     r"(身份证|证件|身份号码|公民身份|ID\s*(?:card|number|no\.?|#)|identity|national\s+id)", re.IGNORECASE
 )
+# A credential is the value a credential noun is said to be: "the Wi-Fi password is tulip-42", "PIN for the debit
+# card: 4821", "changed the gate code to 5521#", "门禁密码改成了 0715#". The noun is a closed class (what unlocks
+# something); the value is what follows its verb, "is"/":"/"to"/是/为/改成. A bare lowercase word is not taken
+# ("the password is written down", "the code is on GitHub"): a secret has a digit or a symbol, mixed case, or quotes.
+_SECRET_NOUN = (
+    r"pass(?:word|code|phrase)s?|PINs?(?:\s+(?:code|number))?|(?:api|access|secret|private|license|licence)\s+keys?"
+    r"|(?:auth|access|api|bearer)\s+tokens?|(?:security|verification|one[- ]time|door|gate|alarm|lock|garage|entry"
+    r"|unlock)\s+codes?|OTP|CVV|CVC|(?:safe|lock|locker)\s+combination"
+)
+_SECRET_EN = re.compile(
+    r"\b(?:" + _SECRET_NOUN + r")\b(?:\s+(?:for|to|of|on|at|into)\s+[^.!?;:\n\"'`“”]{1,40}?)?"
+    r"(?:\s*[:=]|\s+(?:is|was|are|is now|now|became|changed to|set to|to))\s*(?P<q>[\"'`“‘]?)(?P<value>[^\s\"'`”’]+)",
+    re.IGNORECASE,
+)
+_SECRET_ZH = re.compile(
+    r"(?:密码|口令|密钥|验证码|校验码|安全码|门禁码|开锁码|PIN码?)[^，。！？；,.!?;\n]{0,10}?"
+    r"(?:是|为|：|:|=|改成了?|换成了?|设成了?|设为|改为)\s*(?P<q>[\"'`“‘「]?)(?P<value>[\x21-\x7e]{3,})",
+    re.IGNORECASE,
+)
+_SECRET_SHAPE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]|[A-Z]{2,}[a-z]")
+
+
+def _find_secret(text: str) -> Iterator[tuple[int, int, bool]]:
+    for pattern in (_SECRET_EN, _SECRET_ZH):
+        for m in pattern.finditer(text):
+            value = m.group("value")
+            trimmed = value.rstrip(".,;!?)，。；！？") or value
+            if m.group("q") or _SECRET_SHAPE.search(trimmed) or pattern is _SECRET_ZH:
+                yield m.start("value"), m.start("value") + len(trimmed), True
+
+
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
 
@@ -153,6 +185,7 @@ _FINDERS: dict[str, _Finder] = {
     "bank_card": _matches(_CARD, _card_ok),
     "ipv6": _matches(_IPV6, _ipv6_ok),
     "ipv4": _matches(_IPV4, lambda ip: all(int(o) <= 255 and (o == "0" or o[0] != "0") for o in ip.split("."))),
+    "secret": _find_secret,
 }
 
 
@@ -264,6 +297,27 @@ class Redactor(BaseModel):
             cursor = m.end
         parts.append(text[cursor:])
         return RedactionResult(text="".join(parts), found=found, mode=self.mode)
+
+    def redact_together(self, texts: Sequence[str | None]) -> list[str | None]:
+        """Redact texts that say one thing (a fact's statement, value, evidence): what is found in one goes in all.
+
+        Example:
+            >>> Redactor().redact_together(["The Wi-Fi password is tulip-42.", "tulip-42"])
+            ['The Wi-Fi password is [SECRET].', '[SECRET]']
+        """
+        if self.mode == "keep":
+            return list(texts)
+        found = {
+            m.original: m.kind for t in texts if t for m in _detect(t, self.kinds, keep_originals=True) if m.original
+        }
+        out: list[str | None] = []
+        for text in texts:
+            if text:
+                text = self.redact(text).text
+                for original, kind in sorted(found.items(), key=lambda pair: -len(pair[0])):
+                    text = text.replace(original, self.mask_for(kind) if self.mode == "mask" else "")
+            out.append(text)
+        return out
 
 
 def redact(

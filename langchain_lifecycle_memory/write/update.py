@@ -206,6 +206,9 @@ class _Planner:
         )  # fmt: skip
 
     def add(self, fact: Fact, source: MemorySource) -> None:
+        if self.cfg.redactor is not None:  # "the Wi-Fi password is tulip-42" with the value "tulip-42": masked in both
+            content, value, evidence = self.cfg.redactor.redact_together([fact.content, fact.value, fact.evidence])
+            fact = fact.model_copy(update={"content": content or fact.content, "value": value, "evidence": evidence})
         if self._unsaid(fact):
             logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)
             return

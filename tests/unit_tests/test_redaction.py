@@ -185,5 +185,49 @@ def test_redactor_rejects_a_broken_mask_format() -> None:
 
 
 def test_match_model_and_kinds_are_public() -> None:
-    assert set(PII_KINDS) == {"email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv4", "ipv6"}
+    assert set(PII_KINDS) == {"email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv4", "ipv6", "secret"}
     assert PIIMatch(kind="email", start=0, end=3).original is None
+
+
+# A credential is the value a credential noun is said to be, in either language, whatever unlocks it.
+SECRETS = [
+    ("The Wi-Fi password is tulip-42, don't lose it.", "tulip-42"),
+    ("PIN for the debit card: 4821", "4821"),
+    ("I changed the gate code to 5521#.", "5521#"),
+    ("Our staging API key is sk-live-abc123XYZ", "sk-live-abc123XYZ"),
+    ("The password is 'bluebird'", "bluebird"),
+    ("I set the locker combination to 12-34-56", "12-34-56"),
+    ("门禁密码改成了 0715#", "0715#"),
+    ("我的支付宝支付密码是 880211", "880211"),
+    ("验证码是 839201，五分钟内有效", "839201"),
+]
+NOT_SECRETS = [
+    "my password is written down somewhere",
+    "I forgot my password again",
+    "My password manager is 1Password",
+    "the code is on GitHub",
+    "dress code is casual",
+    "passwords are a pain",
+    "密码学是我的研究方向",
+]
+
+
+@pytest.mark.parametrize(("text", "value"), SECRETS)
+def test_a_credential_said_to_be_a_value_is_masked(text: str, value: str) -> None:
+    result = redact(text)
+    assert value not in result.text
+    assert "[SECRET]" in result.text
+    assert result.kinds == {"secret"}
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_talk_about_credentials_without_one_is_left_alone(text: str) -> None:
+    assert redact(text).text == text
+
+
+def test_a_value_found_in_the_statement_is_masked_in_every_field() -> None:
+    content, value, evidence = Redactor().redact_together(
+        ["The user's Wi-Fi password is tulip-42.", "tulip-42", "wifi is tulip-42 btw"]
+    )
+    assert (content, value, evidence) == ("The user's Wi-Fi password is [SECRET].", "[SECRET]", "wifi is [SECRET] btw")
+    assert Redactor(mode="keep").redact_together(["PIN: 4821", "4821"]) == ["PIN: 4821", "4821"]

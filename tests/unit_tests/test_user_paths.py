@@ -386,3 +386,33 @@ def test_numbered_attributes_are_separate_slots(
     listed = sorted((r.attribute, r.value, r.status.value) for r in memory.list("bob"))
 
     assert listed == sorted((a, v, "active") for a, v, _ in facts), f"merged into one slot: {listed}"
+
+
+@pytest.mark.parametrize(
+    ("facts", "question", "secret", "kept"),
+    [
+        (  # what an LLM extractor returns: the credential as the value, the statement around it
+            [{"entity": "user", "attribute": "wifi_password", "value": "tulip-42", "kind": "fact",
+              "content": "The user's home Wi-Fi network is Maplewood and its password is tulip-42."}],
+            "My laptop won't join the home Wi-Fi, what should I check?", "tulip-42", "Maplewood",
+        ),
+        (
+            [{"entity": "user", "attribute": "储物柜密码", "value": "3917", "kind": "fact",
+              "content": "用户在乐刻健身，储物柜的密码是 3917"}],
+            "我去健身房储物柜怎么开？", "3917", "乐刻",
+        ),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_credential_is_never_stored_or_injected_the_rest_of_the_fact_is(
+    embeddings: Any, tmp_path: Path, facts: list[dict[str, Any]], question: str, secret: str, kept: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_facts(facts, user_id="u", at="2026-05-10")
+
+    block = memory.inject(question, user_id="u", now="2026-05-11")
+    stored = [(r.content, r.value) for r in memory.list("u")]
+
+    assert secret not in block.text and kept in block.text, block.text
+    assert not any(secret in f"{content} {value}" for content, value in stored), stored
+    assert any("[SECRET]" in content for content, _ in stored), stored
