@@ -163,6 +163,8 @@ class Concept(NamedTuple):
     """Attributes a lexicon may give the object instead (``play`` + "cello" -> ``instrument``)."""
     cardinality: str
     kind: str
+    known_only: bool = False
+    """The verb means other things too (开 drives, opens, starts: "开了个会员"): only a lexicon's object counts."""
 
 
 # Verbs of use and habit, by concept: "I play X" / "我玩X" both give the slot of ``play``. A retraction
@@ -170,6 +172,7 @@ class Concept(NamedTuple):
 VERB_CONCEPTS: dict[str, Concept] = {
     "use": Concept("uses", ("editor", "programming_language", "smartphone", "laptop"), "set", "preference"),
     "drive": Concept("car", ("car",), "single", "fact"),
+    "drive_or_open": Concept("car", ("car",), "single", "fact", known_only=True),
     "ride": Concept("rides", (), "set", "fact"),
     "wear": Concept("wears", (), "set", "fact"),
     "play": Concept("plays", ("instrument", "sport", "hobby"), "set", "preference"),
@@ -201,7 +204,7 @@ EN_VERBS: dict[str, str] = {
 }  # fmt: skip
 """English verb (base form, after the subject) -> concept."""
 ZH_VERBS: dict[str, str] = {
-    "用": "use", "开": "drive", "骑": "ride", "穿": "wear", "戴": "wear", "玩": "play", "打": "play_sport",
+    "用": "use", "开": "drive_or_open", "骑": "ride", "穿": "wear", "戴": "wear", "玩": "play", "打": "play_sport",
     "踢": "play_sport", "弹": "play_music", "拉": "play_music", "喝": "drink", "吃": "eat", "读": "read", "追": "watch",
     "听": "listen", "说": "speak", "讲": "speak", "收集": "collect", "收藏": "collect", "种": "grow", "写": "write",
     "抽": "smoke", "学习": "learn", "学": "learn", "练习": "practice", "练": "practice", "吹": "play_music",
@@ -224,7 +227,7 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
         return None
     if found := (lookup(value, spec.lexicons) if spec.lexicons else None):
         return found[0], ""
-    return spec.attribute, spec.cardinality
+    return None if spec.known_only else (spec.attribute, spec.cardinality)
 
 
 # Pinyin for common given-name characters, so "我老婆小芳" becomes the entity `wife_fang`. Not pypinyin: it

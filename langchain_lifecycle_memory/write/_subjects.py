@@ -39,7 +39,7 @@ _ELIDED_I = re.compile(
 )
 _ELIDED_PAST = re.compile(
     r"^(?=(?:(?:[Jj]ust|[Rr]ecently|[A-Z][a-z]+ly) [a-z]+ed|[A-Z][a-z]+ed)"
-    r"\s+(?!(?:to|by|with|of|about|from|me|you|it)\b|up\b(?! for\b))\w)"
+    r"\s+(?!(?:to|by|with|of|about|from|me|you|it)\b|up\b(?! (?:for|an?|the|some|my|our)\b))\w)"
 )
 _ELIDED_AM = re.compile(
     r"^(?!(?:[Uu]sed|[Nn]eed|[Nn]eeded|[Ww]anted|[Tt]ried|[Dd]ecided|[Pp]lanned|[Hh]oped)\s)"
@@ -70,6 +70,12 @@ _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
 _ZH_WHEN = r"(?:(?:上|这|下)(?:周|个月|个星期)|去年|今年|前年|昨天|前天|今天|最近|周末|早上|晚上|前阵子)?"
 _ZH_ACT_FIRST = re.compile(
     _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:把|[\u4e00-\u9fff](?:了|过)(?![\u4e00-\u9fff]?[了吗呢吧]))"
+)
+# The same act after a topic or a beneficiary ("车位租了一个地下的", "给朵朵报了个口才班"): two or three characters
+# before a one-character verb with 了 and its object ("雨下了一整夜" has no topic, "电脑坏了，…" no object).
+_ZH_TOPIC_ACT = re.compile(
+    _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:[给帮替为][\u4e00-\u9fff]{1,3}?|[\u4e00-\u9fff]{2,3}?)[\u4e00-\u9fff]了"
+    r"(?:个|[一两几][\u4e00-\u9fff])?[\u4e00-\u9fff]{2}"
 )
 _ZH_HABIT = r"(?:一直|平时|平常|每天|每晚|每周|每个月|每月|每年|经常|常常|总是)(?:都|在|会)?[\u4e00-\u9fff]"
 _ZH_DONE = r"(?:刚刚?|终于|已经)(?:把|[\u4e00-\u9fff](?:了|过|下来|好|完|到))"
@@ -154,7 +160,7 @@ def clause_subject(
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
             # speaker's news when it states a change and names no one else.
-            if _ZH_ACT_FIRST.search(sentence):
+            if _ZH_ACT_FIRST.search(sentence) or _ZH_TOPIC_ACT.search(sentence):
                 return Subject(speaker, "我" + sentence)
             if _ZH_DROPPED.search(sentence):  # "拉丁舞课改到每周四了": what changed is the speaker's
                 return Subject(speaker, "我的" + sentence)

@@ -545,6 +545,7 @@ def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
         ("Bought a Tesla Model 3.", "The user bought a Tesla Model 3."),
         ("Finally started running again.", "The user finally started running again."),
         ("Allergic to sesame, found out the hard way.", "The user is allergic to sesame."),
+        ("Picked up a pothos at the farmers market.", "The user picked up a pothos at the farmers market."),
     ],
 )
 def test_a_sentence_led_by_a_past_tense_verb_is_the_speakers(text: str, content: str) -> None:
@@ -570,6 +571,8 @@ def test_a_role_at_a_named_organisation_is_a_job(text: str, slots: list[tuple[st
         "上个月把旧的 Kindle 送人了。",  # a disposal "把…": it has an agent, and no one else is named
         "下班路上一直在听《三体》的有声书。",  # a habit adverb before a verb
         "终于拿到驾照了，C1 的。",  # a completion adverb before a verb
+        "车位租了一个地下的，每月三百。",  # a topic before the act, the act with its object
+        "给豆豆报了个游泳班，周六上午。",  # a beneficiary before it
     ],
 )
 def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> None:
@@ -579,7 +582,7 @@ def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> No
 
 
 @pytest.mark.parametrize(
-    "text", ["今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。"]
+    "text", ["今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。", "雨下了一整夜。"]
 )
 def test_a_chinese_clause_about_the_world_or_someone_else_is_not_the_speakers(text: str) -> None:
     assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
@@ -602,3 +605,16 @@ def test_a_chinese_statement_is_kept_when_its_words_only_look_like_doubt_or_repo
 @pytest.mark.parametrize("text", ["没问题", "别告诉别人", "我妈说她下周来", "他说明天下雨"])
 def test_replies_prohibitions_and_reported_speech_still_give_nothing(text: str) -> None:
     assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "car"),
+    [
+        ("我开了B站大会员。", None),
+        ("我开了一家花店。", None),
+        ("我现在开比亚迪了。", "比亚迪"),
+        ("I drive a Subaru.", "Subaru"),
+    ],
+)
+def test_a_verb_that_also_means_open_names_a_car_only_when_its_object_is_one(text: str, car: str | None) -> None:
+    assert next((f.value for f in extract_rule_facts(text) if f.attribute == "car"), None) == car
