@@ -10,7 +10,7 @@ import re
 
 from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._lexicon import lookup
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, lookup
 
 __all__ = [
     "EXAMPLE_SLOT",
@@ -84,7 +84,9 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
         chars = [c for c in value if _CJK.match(c)]
         return sum(c in said for c in chars) >= share * len(chars)
     words = _WORD.findall(value)
-    return bool(words) and sum(w in said for w in words) >= share * len(words)
+    # A word is said in full or cut short ("Mon/Wed/Fri" for Monday, Wednesday and Friday; "hep A" for hepatitis A).
+    short = {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
+    return bool(words) and sum(w in said or any(w.startswith(s) for s in short) for w in words) >= share * len(words)
 
 
 _NAMES = re.compile(r"\s*(?:(?:'s name|'s)?\s*(?:is|was|:|called|named|是|叫|名叫)?)?\s*", re.IGNORECASE)

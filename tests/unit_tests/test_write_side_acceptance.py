@@ -178,3 +178,21 @@ def test_a_relative_named_in_a_statement_kept_as_said_is_recognised_next_time(em
     memory.add_messages([("user", "Theo switched to the Brightside after-school program.")], "u", at="2024-09-01")
     theirs = [r.content for r in memory.active("u") if r.entity == "son_theo"]
     assert any("Brightside" in c for c in theirs), theirs
+
+
+def test_a_value_the_user_said_in_short_still_replaces_the_old_one(embeddings: Any) -> None:
+    """ "On site Mon/Wed/Fri now" extracted as "Monday, Wednesday and Friday": the value is said, cut short, so the
+    office days it changes are archived; a value the words do not hold at all is still kept without its slot."""
+    turns = [
+        {"user": "I'm in the office Tuesdays and Thursdays.",
+         "facts": [_fact("office_days", "Tuesdays and Thursdays", "The user is in the office Tue and Thu.")]},
+        {"user": "New policy: on site Mon/Wed/Fri now.",
+         "facts": [_fact("office_days", "Monday, Wednesday and Friday", "The user is on site Mon, Wed and Fri.")]},
+        {"user": "Ugh, traffic was awful today.",
+         "facts": [_fact("office_days", "weekends", "The user works weekends.")]},
+    ]  # fmt: skip
+    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
+    for i, turn in enumerate(turns):
+        memory.add_messages([("user", turn["user"])], "u", at=f"2024-0{i + 1}-01")
+    current = [r.value for r in memory.history("u", "user", "office_days") if r.status is MemoryStatus.ACTIVE]
+    assert current == ["Monday, Wednesday and Friday"]
