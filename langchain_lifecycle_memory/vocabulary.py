@@ -75,7 +75,7 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     ),
     AttributeSpec(
         "city",
-        "city they live or work in",
+        "city they live in (home) or work in",
         "城市",
         "profile",
         ("the city where I live", "local recommendations near me", "我住在哪个城市", "本地推荐"),

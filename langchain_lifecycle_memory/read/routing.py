@@ -199,10 +199,11 @@ def value_in(needle: str, haystack: str) -> bool:
 def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str], set[str]]:
     """``(names, relations)`` by which a query can refer to ``entity``.
 
-    Names come from the id (``sister_claire`` -> ``claire``) and, in Chinese statements, from the characters
-    after the relation word, one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
+    Names come from the id (``sister_claire`` -> ``claire``), from the capitalised word after an English relation
+    word ("my brother Raj" -> ``raj``) and, in Chinese statements, from the characters after the relation word,
+    one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
     """
-    norm = normalize_text(_unaccented(entity))
+    norm = re.sub(r"[_\s-]in[_\s-]law(?![a-z])", "", normalize_text(_unaccented(entity)))  # not the names "in", "law"
     names: set[str] = set()
     relations: set[str] = set()
     romanized = ""
@@ -215,7 +216,11 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
         if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
             romanized = part
     zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
+    en_relations = "|".join(sorted((re.escape(r) for r in relations if r.isascii()), key=len, reverse=True))
+    after_en = re.compile(rf"\b(?i:{en_relations})(?:-in-law)?,?\s+([A-Z][a-z]+)\b") if en_relations else None
     for content in contents:
+        if after_en is not None:  # "The user's brother Raj lives in Winnipeg": the name right after the relation
+            names.update(normalize_text(_unaccented(m)) for m in after_en.findall(content))
         text = normalize_text(content)
         for rel in zh_relations if romanized else ():
             start = text.find(rel)

@@ -56,3 +56,24 @@ def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any) -> 
 
     assert "护理" in block.text, block.text
     assert "高一" not in block.text, block.text
+
+
+def test_a_relative_named_after_the_relation_word_in_english_is_found_by_name(embeddings: Any) -> None:
+    """ "My brother lives in Halifax", later "My brother Raj just moved to Winnipeg" (filed as ``home_city``): a
+    question naming Raj is about the brother, and his home is the new city only."""
+    assert entity_aliases("brother", ["The user's brother Raj lives in Winnipeg."])[0] == {"raj"}
+    assert entity_aliases("mother_in_law", [])[0] == set()  # "in" and "law" name no one
+    memory = LifecycleMemory(ChromaMemoryStore(embeddings=embeddings))
+    memory.add_facts(
+        [Fact(entity="brother", attribute="city", value="Halifax", content="The user's brother lives in Halifax.")],
+        "u", at="2024-03-18",
+    )  # fmt: skip
+    memory.add_facts(
+        [Fact(entity="brother", attribute="home_city", value="Winnipeg",
+              content="The user's brother Raj lives in Winnipeg.")],
+        "u", at="2024-10-07",
+    )  # fmt: skip
+
+    block = memory.inject("I want to mail Raj a housewarming gift, which city does it go to?", "u", now="2024-10-09")
+
+    assert "Winnipeg" in block.text and "Halifax" not in block.text, block.text
