@@ -105,6 +105,7 @@ def scenarios(data: dict[str, Any]) -> str:
         "heldout_life.jsonl",
         "heldout_slots.jsonl",
         "heldout_winter.jsonl",
+        "heldout_spring.jsonl",
     ):
         if (scores := files.get(name)) is None:
             continue

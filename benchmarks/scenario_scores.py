@@ -34,6 +34,7 @@ HELD_OUT = [
     "heldout_life",
     "heldout_slots",
     "heldout_winter",
+    "heldout_spring",
     "extra",
 ]
 
