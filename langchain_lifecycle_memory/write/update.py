@@ -278,7 +278,11 @@ class _Planner:
             return
         same = [r for r in live if same_value(r.value, value)]
         # The same value restated with a new number is a new version (the newer words are current), else a refresh.
-        if same and not self._restated(fact, same[-1], card):
+        if same and self._restated(fact.evidence, same[-1], card) and not self._restated(fact.content, same[-1], card):
+            # The model's statement dropped the number its words changed ("The user is a photographer." from "we
+            # bumped the photographer budget up to $2,600"): the words themselves are the new version.
+            fact = fact.model_copy(update={"content": str(fact.evidence)})
+        if same and not self._restated(fact.content, same[-1], card):
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
             status = keep.status
@@ -316,12 +320,14 @@ class _Planner:
                 self._supersede_stated(record, self.store.search_records(self.ns, record.content, k=5, now=self.at))
 
     @staticmethod
-    def _restated(fact: Fact, keep: MemoryRecord, card: str) -> bool:
-        """Whether ``fact`` restates ``keep``'s value with a number ``keep``'s statement does not have."""
+    def _restated(words: str | None, keep: MemoryRecord, card: str) -> bool:
+        """Whether ``words`` restate ``keep``'s single value with a number ``keep``'s statement does not have."""
         return (
-            card == "single" and keep.status is MemoryStatus.ACTIVE and fact.operation == "assert"
-            and restates_a_number(fact.content, keep.content)
-        )  # fmt: skip
+            card == "single"
+            and keep.status is MemoryStatus.ACTIVE
+            and bool(words)
+            and restates_a_number(str(words), keep.content)
+        )
 
     def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]]) -> None:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``)."""

@@ -196,3 +196,21 @@ def test_a_value_the_user_said_in_short_still_replaces_the_old_one(embeddings: A
         memory.add_messages([("user", turn["user"])], "u", at=f"2024-0{i + 1}-01")
     current = [r.value for r in memory.history("u", "user", "office_days") if r.status is MemoryStatus.ACTIVE]
     assert current == ["Monday, Wednesday and Friday"]
+
+
+def test_a_refresh_whose_words_change_a_number_is_the_new_version(embeddings: Any) -> None:
+    """A small model files "we bumped the photographer budget up to $2,600" as the value it already holds, in a
+    statement without the number: the user's words, which change it, become the current statement."""
+    turns = [
+        {"user": "My budget for the wedding photographer is $1,800.",
+         "facts": [_fact("job_title", "photographer", "My budget for the wedding photographer is $1,800.")]},
+        {"user": "Update: we bumped the photographer budget up to $2,600 after seeing some portfolios.",
+         "facts": [_fact("job_title", "photographer", "The user is a photographer.")]},
+        {"user": "Still loving the photographer we picked!",
+         "facts": [_fact("job_title", "photographer", "The user is a photographer.")]},
+    ]  # fmt: skip
+    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
+    for i, turn in enumerate(turns):
+        memory.add_messages([("user", turn["user"])], "u", at=f"2025-0{i + 1}-01")
+    block = memory.inject("What's my budget for the wedding photographer?", "u", now="2025-05-01")
+    assert "2,600" in block.text and "1,800" not in block.text, block.text
