@@ -180,6 +180,14 @@ def test_a_relative_named_in_a_statement_kept_as_said_is_recognised_next_time(em
     assert any("Brightside" in c for c in theirs), theirs
 
 
+def _replayed(embeddings: Any, turns: list[dict[str, Any]]) -> LifecycleMemory:
+    """User ``u``'s memory after ``turns``, one a month from January 2024, each extracted as its gold facts."""
+    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
+    for i, turn in enumerate(turns):
+        memory.add_messages([("user", turn["user"])], "u", at=f"2024-0{i + 1}-01")
+    return memory
+
+
 def test_a_value_the_user_said_in_short_still_replaces_the_old_one(embeddings: Any) -> None:
     """ "On site Mon/Wed/Fri now" extracted as "Monday, Wednesday and Friday": the value is said, cut short, so the
     office days it changes are archived; a value the words do not hold at all is still kept without its slot."""
@@ -191,9 +199,7 @@ def test_a_value_the_user_said_in_short_still_replaces_the_old_one(embeddings: A
         {"user": "Ugh, traffic was awful today.",
          "facts": [_fact("office_days", "weekends", "The user works weekends.")]},
     ]  # fmt: skip
-    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
-    for i, turn in enumerate(turns):
-        memory.add_messages([("user", turn["user"])], "u", at=f"2024-0{i + 1}-01")
+    memory = _replayed(embeddings, turns)
     current = [r.value for r in memory.history("u", "user", "office_days") if r.status is MemoryStatus.ACTIVE]
     assert current == ["Monday, Wednesday and Friday"]
 
@@ -209,8 +215,5 @@ def test_a_refresh_whose_words_change_a_number_is_the_new_version(embeddings: An
         {"user": "Still loving the photographer we picked!",
          "facts": [_fact("job_title", "photographer", "The user is a photographer.")]},
     ]  # fmt: skip
-    memory = LifecycleMemory(_store(embeddings), extractor=_gold_model(turns))
-    for i, turn in enumerate(turns):
-        memory.add_messages([("user", turn["user"])], "u", at=f"2025-0{i + 1}-01")
-    block = memory.inject("What's my budget for the wedding photographer?", "u", now="2025-05-01")
+    block = _replayed(embeddings, turns).inject("What's my budget for the wedding photographer?", "u", now="2024-05-01")
     assert "2,600" in block.text and "1,800" not in block.text, block.text
