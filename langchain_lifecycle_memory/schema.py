@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import uuid
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from uuid_utils.compat import uuid7
 
 from langchain_lifecycle_memory.errors import InvalidTransitionError
 
@@ -203,8 +203,7 @@ class MemoryRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    id: str = Field(default_factory=lambda: str(uuid7()))
-    """Time-ordered (UUIDv7): records written with the same ``created_at`` (a transcript's turns) keep their order."""
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     namespace: tuple[str, ...]
     content: str
     entity: str | None = None

@@ -35,16 +35,3 @@ def test_without_speakers_the_turn_that_names_her_wins(tmp_path: Path, embedding
     memory = _memory(tmp_path, embeddings, speakers=False)
     docs = memory.search("What does Alice love doing outdoors?", "chat-1", k=3, min_score=0.0)
     assert docs[0].page_content.startswith("Bob:")
-
-
-def test_turns_stored_at_one_session_time_keep_their_order_in_ties(tmp_path: Path, embeddings: object) -> None:
-    # A transcript imported with one timestamp per session: equal turns tie on every score, and the
-    # order they come back in is the order they were said, run after run (not a random id's).
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "mem", embeddings=embeddings), retrieval_log=None)
-    said = [f"D1:{n}" for n in range(1, 13)]
-    for dia in said:
-        memory.add_episode("Alice: ok, see you at the climbing gym then", "chat-1", at="2023-05-08T13:56:00Z",
-                           source_id=dia, entity="Alice")  # fmt: skip
-    docs = memory.search("When is Alice going to the gym?", "chat-1", k=12, min_score=0.0, now="2023-05-09T10:00:00Z")
-    assert [d.metadata["source"]["message_ids"][0] for d in docs] == said
-    assert [r.source.message_ids[0] for r in memory.list("chat-1")] == said
