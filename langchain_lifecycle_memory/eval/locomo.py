@@ -287,10 +287,11 @@ def _ingest(
     # The episode encoder's vectors in one batch (add_episode would embed them one by one: same vectors).
     memory.retriever.embed_episodes(texts)
     by_record = {}
+    said: dict[int, int] = {}  # turns so far per session: a session's turns are said one after another
     for turn, text in zip(conv.turns, texts, strict=True):
-        record = memory.add_episode(
-            text, user_id=conv.sample_id, at=turn.at, source_id=turn.dia_id, entity=turn.speaker
-        )
+        said[turn.session] = said.get(turn.session, -1) + 1
+        at = turn.at + timedelta(seconds=said[turn.session])
+        record = memory.add_episode(text, user_id=conv.sample_id, at=at, source_id=turn.dia_id, entity=turn.speaker)
         by_record[record.id] = turn.dia_id
 
     def hits(docs: Sequence[Any]) -> list[Hit]:  # the dia_id from the episode's source, else by its record id

@@ -24,7 +24,7 @@ USERS = ["alice", "*", "alice.b", "alice%2Eb", "50%", "Alice"]
 
 
 def _pin(user: str) -> str:
-    return f"my PIN is {4400 + USERS.index(user)}"
+    return f"my locker number is {4400 + USERS.index(user)}"
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_purge_star_deletes_only_the_user_named_star(memory: LifecycleMemory, tm
     log = RetrievalLog(tmp_path / "log.jsonl")
     memory.retrieval_log = log
     for user in USERS:
-        memory.inject("PIN", user)
+        memory.inject("locker", user)
     report = memory.purge("*")
     assert report.namespaces == [("memories", "*")]
     assert memory.list("*") == []
@@ -81,21 +81,21 @@ def test_purge_star_deletes_only_the_user_named_star(memory: LifecycleMemory, tm
 def test_each_user_sees_only_their_own_memory(memory: LifecycleMemory) -> None:
     for user in USERS:
         assert contents(memory, user) == [_pin(user)]
-        assert [d.page_content for d in memory.search("what is my PIN", user)] == [_pin(user)]
+        assert [d.page_content for d in memory.search("what is my locker number", user)] == [_pin(user)]
 
 
 def test_retriever_escapes_like_the_writer(memory: LifecycleMemory) -> None:
     retriever = LifecycleRetriever(store=memory.store)
 
     def ask(user: str) -> list[str]:
-        return [d.page_content for d in retriever.invoke("what is my PIN", config={"configurable": {"user_id": user}})]
+        return [d.page_content for d in retriever.invoke("what is my locker number", config={"configurable": {"user_id": user}})]
 
     assert ask("alice%2Eb") == [_pin("alice%2Eb")]
     assert _pin("alice.b") not in ask("alice%2Eb")
     assert ask("alice.b") == [_pin("alice.b")]
     assert ask("50%") == [_pin("50%")]
     assert ask("*") == [_pin("*")]
-    assert [d.page_content for d in retriever.invoke("what is my PIN", user_id="alice.b")] == [_pin("alice.b")]
+    assert [d.page_content for d in retriever.invoke("what is my locker number", user_id="alice.b")] == [_pin("alice.b")]
 
 
 # ---------------------------------------------------------------------- CLI
@@ -111,7 +111,7 @@ def store_path(memory: LifecycleMemory, tmp_path: Path) -> Path:
 def test_cli_purge_star_deletes_only_star(store_path: Path, tmp_path: Path) -> None:
     log = tmp_path / "cli.jsonl"
     for user in USERS:
-        assert cli(store_path, "search", "PIN", "--user", user, "--log", str(log)).exit_code == 0
+        assert cli(store_path, "search", "locker", "--user", user, "--log", str(log)).exit_code == 0
     result = cli(store_path, "--json", "purge", "--user", "*", "--yes", "--log", str(log))
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["namespaces"] == [["memories", "*"]]
@@ -144,7 +144,7 @@ def test_cli_everyone_needs_the_explicit_flag(store_path: Path, tmp_path: Path) 
 def test_cli_stats_star_with_log_lists_only_star(store_path: Path, tmp_path: Path) -> None:
     log = tmp_path / "cli.jsonl"
     for user in USERS:
-        assert cli(store_path, "search", "PIN", "--user", user, "--log", str(log)).exit_code == 0
+        assert cli(store_path, "search", "locker", "--user", user, "--log", str(log)).exit_code == 0
     result = cli(store_path, "--json", "stats", "--user", "*", "--log", str(log))
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -165,6 +165,6 @@ def test_star_is_literal_on_every_backend(store: ChromaMemoryStore) -> None:
         mem.add_episode(_pin(user), user)
     retriever = LifecycleRetriever(store=store)
     config = {"configurable": {"user_id": "alice%2Eb"}}
-    assert [d.page_content for d in retriever.invoke("what is my PIN", config=config)] == [_pin("alice%2Eb")]
+    assert [d.page_content for d in retriever.invoke("what is my locker number", config=config)] == [_pin("alice%2Eb")]
     assert mem.purge("*").namespaces == [("memories", "*")]
     assert {u: contents(mem, u) for u in USERS} == {u: [] if u == "*" else [_pin(u)] for u in USERS}
