@@ -81,21 +81,23 @@ def test_purge_star_deletes_only_the_user_named_star(memory: LifecycleMemory, tm
 def test_each_user_sees_only_their_own_memory(memory: LifecycleMemory) -> None:
     for user in USERS:
         assert contents(memory, user) == [_pin(user)]
-        assert [d.page_content for d in memory.search("what is my locker number", user)] == [_pin(user)]
+        assert [d.page_content for d in memory.search("my locker number", user)] == [_pin(user)]
 
 
 def test_retriever_escapes_like_the_writer(memory: LifecycleMemory) -> None:
     retriever = LifecycleRetriever(store=memory.store)
 
     def ask(user: str) -> list[str]:
-        return [d.page_content for d in retriever.invoke("what is my locker number", config={"configurable": {"user_id": user}})]
+        return [
+            d.page_content for d in retriever.invoke("my locker number", config={"configurable": {"user_id": user}})
+        ]
 
     assert ask("alice%2Eb") == [_pin("alice%2Eb")]
     assert _pin("alice.b") not in ask("alice%2Eb")
     assert ask("alice.b") == [_pin("alice.b")]
     assert ask("50%") == [_pin("50%")]
     assert ask("*") == [_pin("*")]
-    assert [d.page_content for d in retriever.invoke("what is my locker number", user_id="alice.b")] == [_pin("alice.b")]
+    assert [d.page_content for d in retriever.invoke("my locker number", user_id="alice.b")] == [_pin("alice.b")]
 
 
 # ---------------------------------------------------------------------- CLI
@@ -165,6 +167,6 @@ def test_star_is_literal_on_every_backend(store: ChromaMemoryStore) -> None:
         mem.add_episode(_pin(user), user)
     retriever = LifecycleRetriever(store=store)
     config = {"configurable": {"user_id": "alice%2Eb"}}
-    assert [d.page_content for d in retriever.invoke("what is my locker number", config=config)] == [_pin("alice%2Eb")]
+    assert [d.page_content for d in retriever.invoke("my locker number", config=config)] == [_pin("alice%2Eb")]
     assert mem.purge("*").namespaces == [("memories", "*")]
     assert {u: contents(mem, u) for u in USERS} == {u: [] if u == "*" else [_pin(u)] for u in USERS}
