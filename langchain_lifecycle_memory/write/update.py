@@ -145,12 +145,6 @@ class UpdateResult(BaseModel):
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
 
 
-def _clean(text: str | None, redactor: Redactor | None) -> str | None:
-    if text is None or redactor is None:
-        return text
-    return redactor.redact(text).text
-
-
 def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
     """Whether redaction leaves nothing of ``value`` but masks (or nothing at all)."""
     if not value or redactor is None or redactor.mode == "keep":
@@ -198,8 +192,8 @@ class _Planner:
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
         valid_from = fact.valid_from or self.at
         return MemoryRecord(
-            namespace=self.ns, content=_clean(fact.content, self.cfg.redactor) or fact.content, entity=fact.entity,
-            attribute=fact.attribute, value=_clean(fact.value, self.cfg.redactor), kind=fact.kind, status=status,
+            namespace=self.ns, content=fact.content, entity=fact.entity,
+            attribute=fact.attribute, value=fact.value, kind=fact.kind, status=status,
             confidence=fact.confidence, source=source, created_at=self.at, updated_at=self.at, valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
@@ -268,7 +262,7 @@ class _Planner:
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
-        value = _clean(fact.value, self.cfg.redactor)
+        value = fact.value
         live = self.live(slot)
         card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
         if fact.operation == "retract":
@@ -278,11 +272,12 @@ class _Planner:
             return
         same = [r for r in live if same_value(r.value, value)]
         # The same value restated with a new number is a new version (the newer words are current), else a refresh.
-        if same and self._restated(fact.evidence, same[-1], card) and not self._restated(fact.content, same[-1], card):
+        new_words = bool(same) and self._restated(fact.content, same[-1], card)
+        if same and not new_words and self._restated(fact.evidence, same[-1], card):
             # The model's statement dropped the number its words changed ("The user is a photographer." from "we
             # bumped the photographer budget up to $2,600"): the words themselves are the new version.
-            fact = fact.model_copy(update={"content": str(fact.evidence)})
-        if same and not self._restated(fact.content, same[-1], card):
+            fact, new_words = fact.model_copy(update={"content": str(fact.evidence)}), True
+        if same and not new_words:
             keep = same[-1]
             confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
             status = keep.status
@@ -367,7 +362,7 @@ class _Planner:
         return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
 
     def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
-        content = _clean(fact.content, self.cfg.redactor) or fact.content
+        content = fact.content
         for earlier in self.plan.added:  # the same statement twice in one batch is one memory
             if normalize_value(earlier.content) == normalize_value(content):
                 if fact.kind == "sensitive" and earlier.kind != "sensitive":  # the stricter retention wins
