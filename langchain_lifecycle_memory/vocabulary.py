@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_ATTRIBUTES", "AttributeSpec", "attribute_names"]
+__all__ = ["DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names"]
 
 
 @dataclass(frozen=True)
@@ -318,3 +318,70 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
 def attribute_names(extra: tuple[AttributeSpec, ...] = ()) -> list[str]:
     """All attribute names, built-in first, then ``extra``."""
     return [a.name for a in (*DEFAULT_ATTRIBUTES, *extra)]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A word by which the user speaks of someone close ("my sister Kasia", "我表妹晓雯").
+
+    Extraction files that person's facts under ``<key>_<name>``; retrieval finds them by any form.
+
+    Example:
+        >>> next(r for r in RELATIONS if "妈" in r.zh).key
+        'mother'
+    """
+
+    key: str
+    """English stem of the entity id, whatever form was said ("mom" and "妈" are ``mother``)."""
+    en: tuple[str, ...]
+    zh: tuple[str, ...] = ()
+    """Chinese forms; ``"妈=妈妈"``: a colloquial form and the word a statement writes for it."""
+    family: bool = True
+    """Family words name a person on their own ("老婆喜欢什么？"); social ones ("friends", "同事") only when
+    possessed ("my friend") or named."""
+    broader: str | None = None
+    """A relation whose words name this person too ("my spouse", "爱人" for a wife or a husband)."""
+
+    def forms(self) -> tuple[str, ...]:
+        """Every word for this person, the broader relation's included."""
+        words = (*self.en, *(z.partition("=")[0] for z in self.zh))
+        broad = next((r for r in RELATIONS if r.key == self.broader), None)
+        return words + (broad.forms() if broad is not None else ())
+
+
+RELATIONS: tuple[Relation, ...] = (
+    Relation("wife", ("wife",), ("老婆=妻子", "妻子", "太太", "媳妇=妻子"), broader="spouse"),
+    Relation("husband", ("husband",), ("老公=丈夫", "丈夫"), broader="spouse"),
+    Relation("spouse", ("spouse",), ("爱人", "伴侣")),
+    Relation("partner", ("partner",), ("对象",)),
+    Relation("fiance", ("fiance", "fiancee", "fiancé", "fiancée"), ("未婚夫", "未婚妻")),
+    Relation("girlfriend", ("girlfriend",), ("女朋友", "女友")),
+    Relation("boyfriend", ("boyfriend",), ("男朋友", "男友")),
+    Relation("sister", ("sister", "sis"), ("姐姐", "妹妹", "姐", "妹")),
+    Relation("brother", ("brother", "bro"), ("哥哥", "弟弟", "哥", "弟")),
+    Relation("son", ("son", "stepson"), ("儿子",)),
+    Relation("daughter", ("daughter", "stepdaughter"), ("女儿", "闺女")),
+    Relation("child", ("child", "children", "kid", "kids"), ("孩子",)),
+    Relation("mother", ("mother", "mom", "mum", "mama", "stepmother"), ("妈妈", "母亲", "老妈=妈妈", "妈=妈妈")),
+    Relation("father", ("father", "dad", "daddy", "papa", "stepfather"), ("爸爸", "父亲", "老爸=爸爸", "爸=爸爸")),
+    Relation("grandmother", ("grandmother", "grandma", "granny"), ("奶奶", "外婆", "姥姥")),
+    Relation("grandfather", ("grandfather", "grandpa"), ("爷爷", "外公", "姥爷")),
+    Relation("grandchild", ("grandchild", "grandkid", "grandson", "granddaughter"), ("孙子", "孙女", "外孙", "外孙女")),
+    Relation("aunt", ("aunt", "auntie"), ("阿姨", "姑姑", "姨妈", "舅妈", "婶婶")),
+    Relation("uncle", ("uncle",), ("叔叔", "舅舅", "伯伯")),
+    Relation("cousin", ("cousin",), ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "堂妹", "堂弟")),
+    Relation("niece", ("niece",), ("侄女", "外甥女")),
+    Relation("nephew", ("nephew",), ("侄子", "外甥")),
+    Relation("father_in_law", (), ("公公", "岳父")),  # English: any relation word takes "-in-law"
+    Relation("mother_in_law", (), ("婆婆", "岳母")),
+    Relation("friend", ("friend", "best friend", "buddy", "pal"), ("朋友", "好朋友", "闺蜜", "发小", "兄弟"), False),
+    Relation("colleague", ("colleague", "coworker", "co-worker"), ("同事",), False),
+    Relation("manager", ("manager", "boss"), ("老板", "领导", "上司"), False),
+    Relation("roommate", ("roommate", "flatmate", "housemate"), ("室友", "舍友"), False),
+    Relation("neighbor", ("neighbor", "neighbour"), ("邻居",), False),
+    Relation("classmate", ("classmate", "schoolmate"), ("同学",), False),
+    Relation("teammate", ("teammate",), ("队友",), False),
+    Relation("teacher", ("teacher", "tutor", "coach", "mentor"), ("老师", "教练", "导师"), False),
+    Relation("landlord", ("landlord", "landlady"), ("房东",), False),
+)
+"""The relation words of both languages, one source for extraction and retrieval."""

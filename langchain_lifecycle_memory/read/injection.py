@@ -283,10 +283,14 @@ def format_memories(
     aware_now = ensure_aware(now)
 
     unique: dict[str, _Item] = {}  # the first memory of each id, in order
+    lines: set[tuple[str, datetime | None]] = set()  # two slots from one sentence would be one line twice
     outranked = _outranked_current(records)
     for index, memory in enumerate(records):
-        if index not in outranked and (item := _normalize(memory, index)).content.strip():
-            unique.setdefault(item.id, item)
+        item = _normalize(memory, index) if index not in outranked else None
+        if item is None or not item.content.strip() or (line := (item.content.strip(), item.valid_to)) in lines:
+            continue
+        lines.add(line)
+        unique.setdefault(item.id, item)
     items = list(unique.values())
     chosen = _detect_lang(query, items) if lang == "auto" else lang
     if chosen not in _TEXTS:

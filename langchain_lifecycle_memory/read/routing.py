@@ -15,7 +15,7 @@ import numpy as np
 from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import is_self_entity, normalize_value
-from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec
 
 __all__ = [
     "AttributeRouter",
@@ -35,36 +35,10 @@ __all__ = [
 ]
 
 
-# One tuple per relation. Family words name a person on their own ("老婆喜欢什么？"); social ones
-# ("friends", "同事") and one-character forms only when possessed ("my friend", "我哥") or named.
-_FAMILY: tuple[tuple[str, ...], ...] = (
-    ("wife", "spouse", "老婆", "妻子", "太太", "媳妇", "爱人"),
-    ("husband", "spouse", "老公", "丈夫", "爱人"),
-    ("partner", "对象", "伴侣"),
-    ("girlfriend", "女朋友", "女友"),
-    ("boyfriend", "男朋友", "男友"),
-    ("sister", "sis", "姐姐", "妹妹", "姐", "妹"),
-    ("brother", "bro", "哥哥", "弟弟", "哥", "弟"),
-    ("son", "儿子"),
-    ("daughter", "女儿", "闺女"),
-    ("child", "children", "kid", "孩子"),
-    ("mother", "mom", "mum", "mama", "妈妈", "母亲", "老妈", "妈"),
-    ("father", "dad", "daddy", "papa", "爸爸", "父亲", "老爸", "爸"),
-    ("grandmother", "grandma", "granny", "奶奶", "外婆", "姥姥"),
-    ("grandfather", "grandpa", "爷爷", "外公", "姥爷"),
-    ("aunt", "auntie", "阿姨", "姑姑", "姨妈"),
-    ("uncle", "叔叔", "舅舅", "伯伯"),
-    ("cousin", "表哥", "表姐", "堂哥", "堂姐", "表弟", "表妹"),
-)
-_SOCIAL: tuple[tuple[str, ...], ...] = (
-    ("friend", "buddy", "朋友"),
-    ("colleague", "coworker", "同事"),
-    ("boss", "manager", "老板", "领导", "上司"),
-    ("roommate", "flatmate", "室友"),
-    ("neighbor", "neighbour", "邻居"),
-    ("classmate", "同学"),
-    ("teacher", "老师"),
-)
+# One tuple of forms per relation (vocabulary.RELATIONS). Family words name a person on their own
+# ("老婆喜欢什么？"); social ones ("friends", "同事") and one-character forms only when possessed or named.
+_FAMILY = tuple(r.forms() for r in RELATIONS if r.family)
+_SOCIAL = tuple(r.forms() for r in RELATIONS if not r.family)
 _SOCIAL_FORMS = frozenset(form for group in _SOCIAL for form in group)
 _EN_RELATION_FORMS = frozenset(f for group in (*_FAMILY, *_SOCIAL) for f in group if f.isascii())
 _ZH_RELATION_FORMS = tuple(f for group in (*_FAMILY, *_SOCIAL) for f in group if not f.isascii() and len(f) > 1)

@@ -7,10 +7,11 @@ where the user names themselves; a fact that fails is stored ``pending`` and not
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, lookup
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, lookup
 
 __all__ = [
     "EXAMPLE_SLOT",
@@ -22,6 +23,7 @@ __all__ = [
     "about_someone_else",
     "filed_as_the_example",
     "grounded",
+    "holding",
     "mostly_said",
     "relative_mentions",
     "speaks_of_someone_else",
@@ -46,16 +48,9 @@ turns seen ("Got an e-bike…", "华为 Mate 60") are at 0.03 and below."""
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_RELATIVE_EN = re.compile(
-    r"\b(?:my|our)\s+(?:\w+\s+)?(?:wife|husband|partner|girlfriend|boyfriend|sister|brother|son|daughter|child|"
-    r"kid|mother|mom|mum|father|dad|grand\w+|aunt|uncle|cousin|niece|nephew|friend|colleague|coworker|boss|"
-    r"manager|roommate|neighbou?r|in-laws?|\w+-in-law)\b",
-    re.IGNORECASE,
-)
-_RELATIVE_ZH = re.compile(
-    r"我(?:的|家)?(?:老婆|妻子|太太|老公|丈夫|对象|女朋友|男朋友|姐姐|妹妹|哥哥|弟弟|姐|妹|哥|弟|儿子|女儿|孩子|"
-    r"妈妈|爸爸|母亲|父亲|妈|爸|爷爷|奶奶|外公|外婆|姑姑|阿姨|叔叔|舅舅|表\w|堂\w|朋友|同事|老板|领导|室友|邻居)"
-)
+_EN_FORMS = "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+_RELATIVE_EN = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_EN_FORMS}|in-laws?|\w+-in-law)\b", re.IGNORECASE)
+_RELATIVE_ZH = re.compile(ZH_MY + "(?:" + "|".join(sorted(ZH_RELATIONS, key=len, reverse=True)) + r"|表\w|堂\w)")
 _NAMING = re.compile(
     r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b|\bname(?:'s)? [A-Z]|我叫|我的名字|叫我|本人",
     re.IGNORECASE,
@@ -91,7 +86,7 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
 
 _NAMES = re.compile(r"\s*(?:(?:'s name|'s)?\s*(?:is|was|:|called|named|是|叫|名叫)?)?\s*", re.IGNORECASE)
 """What may stand between a relative and the value that names them ("my manager is Priya", "我同事叫小林")."""
-_CLAUSE = re.compile(r"[.;!?。；！？，,]")
+_CLAUSE = re.compile(r"[.;!?。；！？，,\n]")
 _I_EN = re.compile(r"\b(?:I|me)\b")
 _MY_EN = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
 _I_ZH = re.compile(r"我")
@@ -103,16 +98,28 @@ def about_someone_else(value: str, evidence: str, *, person_value: bool = True) 
     ``person_value``: the value may be the relative itself ("add my coworker Tomas as an emergency contact");
     never so for the user's own name ("my son Leo" does not name the user).
     """
-    at = normalize_value(evidence).find(normalize_value(value))
-    clauses = _CLAUSE.split(evidence[: max(at, 0)] + evidence[max(at, 0) :].split("\n")[0]) if at >= 0 else [evidence]
-    clause = next(
-        (c for c in clauses if normalize_value(value) in normalize_value(c)), clauses[-1] if at >= 0 else evidence
-    )
+    clause = holding(value, _CLAUSE.split(evidence)) or evidence
     where = clause.casefold().find(value.casefold())
     relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
     if person_value and any(m.start() <= where and _NAMES.fullmatch(clause[m.end() : where]) for m in relatives):
         return False
     return speaks_of_someone_else(clause)
+
+
+def holding(value: str | None, parts: Sequence[str]) -> str | None:
+    """The part that holds ``value``: word for word, else the one sharing most of its words (Chinese: characters).
+
+    The first wins a tie; ``None`` when no part shares any. "大三学生" is held by "我表妹今年大三".
+    """
+    if not value:
+        return None
+    wanted = normalize_value(value)
+    if literal := next((p for p in parts if wanted in normalize_value(p)), None):
+        return literal
+    tokens = set(re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", wanted))
+    shared = [len(tokens & set(re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", normalize_value(p)))) for p in parts]
+    best = max(shared, default=0)
+    return parts[shared.index(best)] if best else None
 
 
 def relative_mentions(clause: str) -> list[re.Match[str]]:

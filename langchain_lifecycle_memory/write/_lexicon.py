@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.vocabulary import RELATIONS
 
 __all__ = [
-    "CITY_SUFFIX", "EN_FUNCTION_WORDS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION", "NOUN_ATTRIBUTES",
-    "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_RELATIONS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term",
-    "lookup", "misfiled", "romanize",
+    "CITY_SUFFIX", "EN_FUNCTION_WORDS", "EN_RELATION_KEYS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION",
+    "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MY", "ZH_RELATIONS", "ZH_VERBS", "Concept",
+    "concept_attribute", "is_language", "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -131,28 +132,16 @@ NOUN_ATTRIBUTES: dict[str, str] = {
     "歌手": "favorite_singer", "singer": "favorite_singer", "颜色": "favorite_color", "color": "favorite_color",
     "colour": "favorite_color", "game": "favorite_game", "专业": "major", "major": "major",
 }  # fmt: skip
-EN_RELATIONS = _terms(
-    "sister|brother|mom|mother|dad|father|wife|husband|partner|girlfriend|boyfriend|son|daughter|colleague|"
-    "coworker|co-worker|boss|manager|friend|best friend|roommate|cousin|aunt|uncle|grandma|grandmother|grandpa|"
-    "grandfather|grandson|granddaughter|grandchild|grandkid|niece|nephew|fiance|fiancee|kid|child|neighbor|"
-    "neighbour|teammate|stepson|stepdaughter|stepmother|stepfather|spouse"
-)
+EN_RELATIONS = frozenset(form.casefold() for r in RELATIONS for form in r.en)
 """Relation words; ``-in-law`` may follow any of them ("my brother-in-law Mark")."""
-ZH_RELATIONS: dict[str, tuple[str, str]] = {}
+EN_RELATION_KEYS = {form.casefold().replace("-", "").replace(" ", "_"): r.key for r in RELATIONS for form in r.en}
+"""One entity key per relation, whatever the register: "my mom" and "my mother" are one person."""
+ZH_RELATIONS: dict[str, tuple[str, str]] = {
+    zh: (r.key, formal or zh) for r in RELATIONS for zh, _, formal in (item.partition("=") for item in r.zh)
+}
 """Chinese relation word -> (English relation for the entity key, formal word for content)."""
-for _en, _words in {
-    "wife": "妻子|太太|媳妇=妻子|爱人", "husband": "老公=丈夫|丈夫|先生", "sister": "姐姐|妹妹|姐",
-    "brother": "哥哥|弟弟|哥", "mother": "妈妈|母亲|妈=妈妈", "father": "爸爸|父亲|爸=爸爸", "son": "儿子",
-    "daughter": "女儿", "colleague": "同事", "friend": "朋友|好朋友|闺蜜|兄弟", "roommate": "室友",
-    "boss": "老板|领导|上司", "boyfriend": "男朋友|男友", "girlfriend": "女朋友|女友", "child": "孩子",
-    "grandfather": "爷爷|外公|姥爷", "grandmother": "奶奶|外婆|姥姥", "grandson": "孙子|外孙",
-    "granddaughter": "孙女|外孙女", "nephew": "侄子|外甥", "niece": "侄女|外甥女", "uncle": "叔叔|舅舅|伯伯",
-    "aunt": "阿姨|姑姑|舅妈|婶婶", "father_in_law": "公公|岳父", "mother_in_law": "婆婆|岳母",
-    "cousin": "表哥|表姐|表妹|表弟|堂哥|堂姐",
-}.items():  # fmt: skip
-    for _item in _words.split("|"):
-        _zh, _, _formal = _item.partition("=")
-        ZH_RELATIONS[_zh] = (_en, _formal or _zh)
+ZH_MY = r"我(?:的|家|[那这]个|们(?:[\u4e00-\u9fff]{1,2}的|的)?)?"
+"""The speaker as the one a Chinese relation word is relative to: 我的, 我家, 我那个, 我们组的 (同事)."""
 
 
 class Concept(NamedTuple):

@@ -16,6 +16,7 @@ from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_va
 from langchain_lifecycle_memory.write._grounding import (
     NAME_ATTRIBUTE,
     about_someone_else,
+    holding,
     relative_mentions,
     speaks_of_someone_else,
     value_said,
@@ -79,7 +80,7 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
         # any other slot of the user's that names them ("my manager is Priya") stays the user's.
         return person if NAME_ATTRIBUTE.search(fact.attribute or "") else None
     if held:  # the part that holds the value: "…, she plays viola", "…，上幼儿园大班" continue the person
-        clause = next((p for p in _PART.split(clause) if value in normalize_value(p)), clause)
+        clause = holding(fact.value, _PART.split(clause)) or clause
     if not _first_person(clause):
         return person  # led by the person's name, by a pronoun, or continuing their clause
     # "my sister Kasia lives in…"; not "my manager is Priya", nor "my wife and I…"

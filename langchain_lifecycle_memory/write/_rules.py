@@ -15,7 +15,7 @@ from typing import Any
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, VERB_CONCEPTS, ZH_RELATIONS
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, VERB_CONCEPTS, ZH_MY, ZH_RELATIONS
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
@@ -289,7 +289,7 @@ def _en_rewrite(text: str) -> str:
 
 
 def _zh_rewrite(text: str) -> str:
-    text = re.sub(r"我(?:的|家)?(" + ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
+    text = re.sub(ZH_MY + "(" + ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
     text = re.sub(r"^(?:请|麻烦)?(?:记住|记一下|别忘了|注意)[，,：:]?", "", text.strip())
     text = text.replace("我的", "用户的").replace("我家", "用户家").replace("我们", "用户").replace("我", "用户")
     return text.strip(" ，,;；:：。！!~～")

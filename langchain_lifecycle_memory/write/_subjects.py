@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from langchain_lifecycle_memory.write._change import ZH_CHANGE
-from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory.write._lexicon import EN_RELATION_KEYS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, romanize
 
 __all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
 
@@ -54,13 +54,10 @@ _EN_PERSON = re.compile(
 )
 ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
 ZH_PERSON = re.compile(
-    r"^我(?:的|家)?(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
+    "^" + ZH_MY + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|去年|明年|这|那|昨天|前天|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|现在|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽).*)$"
 )
-# One entity key per relation, whatever the register: "my mom" and "my mother" are one person.
-_EN_RELATION_FORMAL = {"mom": "mother", "mum": "mother", "dad": "father", "coworker": "colleague", "kid": "child",
-                       "grandma": "grandmother", "grandpa": "grandfather", "neighbour": "neighbor"}  # fmt: skip
 _ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
 _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
 # Chinese drops the subject of an act as readily as of a change. A clause naming no one else is the speaker's
@@ -182,7 +179,7 @@ def clause_subject(
         return None
     if m := _EN_PERSON.match(text):
         rel = m.group("rel").casefold().replace("-in-law", "_in_law").replace("-", "").replace(" ", "_")
-        rel = _EN_RELATION_FORMAL.get(rel, rel)
+        rel = EN_RELATION_KEYS.get(rel, rel)
         name = (m.group("name") or "").casefold()
         rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
         mention = text[: m.end("name") if m.group("name") else m.end("rel")]

@@ -165,6 +165,7 @@ class _Planner:
         self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
         self._touched: dict[str, MemoryRecord] = {}
         self._said: dict[str, np.ndarray] = {}  # the turns' unit vectors: one embedding per turn, not per fact
+        self.unsaid: list[Fact] = []
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
         if slot not in self._slots:
@@ -205,6 +206,7 @@ class _Planner:
             fact = fact.model_copy(update={"content": content or fact.content, "value": value, "evidence": evidence})
         if self._unsaid(fact):
             logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)
+            self.unsaid.append(fact)
             return
         if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
@@ -228,6 +230,20 @@ class _Planner:
             self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def keep_words(self, source: MemorySource) -> None:
+        """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
+
+        A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
+        """
+        for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
+            content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
+            expires = self.cfg.policy.expires_at_for("episode", self.at)
+            record = MemoryRecord(
+                namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
+                source=source, created_at=self.at, updated_at=self.at, valid_from=self.at, expires_at=expires,
+            )  # fmt: skip
+            self._write(record, self.plan.added)
 
     def _unsaid(self, fact: Fact) -> bool:
         """Neither the value nor the statement is in the words the fact was extracted from."""
@@ -417,6 +433,8 @@ def plan_updates(
     planner = _Planner(store, tuple(namespace), when, cfg)
     for fact in checked:
         planner.add(fact, source or MemorySource())
+    if checked and len(planner.unsaid) == len(checked):
+        planner.keep_words(source or MemorySource())
     return planner.plan
 
 

@@ -56,6 +56,18 @@ def test_input_order_is_kept() -> None:
     assert [line.split('"')[1] for line in _memory_lines(block)] == [f"memory number {i}" for i in (3, 1, 2)]
 
 
+def test_one_sentence_behind_two_slots_is_one_line() -> None:
+    """ "My wife Mei audits at Deloitte" holds her employer and her job: the block says it once."""
+    same = "The user's wife Mei audits at Deloitte."
+    records = [
+        _rec(same, "a", entity="wife_mei", attribute="employer", value="Deloitte"),
+        _rec(same, "b", entity="wife_mei", attribute="job", value="auditor"),
+        _rec("The user likes tea.", "c"),
+    ]
+    block = format_memories(records)
+    assert [line.split('"')[1] for line in _memory_lines(block)] == [same, "The user likes tea."]
+
+
 @pytest.mark.parametrize("budget", [140, 160, 200, 300])
 def test_budget_is_respected_and_dropped_ids_reported(budget: int) -> None:
     records = [_rec(f"The user mentioned fact number {i} about their weekend plans.", f"m{i}") for i in range(20)]

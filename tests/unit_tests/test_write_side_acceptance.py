@@ -217,3 +217,62 @@ def test_a_refresh_whose_words_change_a_number_is_the_new_version(embeddings: An
     ]  # fmt: skip
     block = _replayed(embeddings, turns).inject("What's my budget for the wedding photographer?", "u", now="2024-05-01")
     assert "2,600" in block.text and "1,800" not in block.text, block.text
+
+
+def test_a_relatives_fact_filed_as_the_users_goes_under_them(embeddings: Any) -> None:
+    """A small model files a flatmate's diet and a cousin's year of study as the user's: the words say whose they
+    are ("my flatmate Dani", "我表妹晓雯", "我们组的同事"), even where the value is not said word for word ("大三学生"
+    for "今年大三"), so the user's own values stay current."""
+    turns = [
+        {"user": "I've been pescatarian for about three years now.",
+         "facts": [_fact("diet", "pescatarian", "The user is pescatarian.")]},
+        {"user": "my flatmate Dani is full-on vegan, our shared fridge is basically oat milk and tofu",
+         "facts": [_fact("diet", "vegan", "The user is vegan.")]},
+        {"user": "我现在在读研二，每天泡实验室。", "facts": [_fact("school_year", "研二", "用户在读研二。")]},
+        {"user": "我表妹晓雯今年大三，在南京大学读化学，前两天还问我读研累不累",
+         "facts": [_fact("school_year", "大三学生", "用户是大三学生。")]},
+        {"user": "我最近每周二周四去练普拉提。", "facts": [_fact("sport", "普拉提", "用户在练普拉提。")]},
+        {"user": "我们组的同事阿杰在练泰拳，还给我们看他腿上的淤青",
+         "facts": [_fact("sport", "泰拳", "用户在练泰拳。")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    for attribute, mine in [("diet", "pescatarian"), ("school_year", "研二"), ("sport", "普拉提")]:
+        current = [r.value for r in memory.history("u", "user", attribute) if r.status is MemoryStatus.ACTIVE]
+        assert current == [mine], (attribute, current)
+    theirs = {r.entity for r in memory.active("u") if r.entity not in (None, "user")}
+    assert {"roommate_dani", "cousin_xiaowen", "colleague_jie"} <= theirs, theirs
+
+
+def test_an_extraction_with_no_fact_in_the_words_keeps_the_words(embeddings: Any) -> None:
+    """The model answers a turn with its prompt's example, which the words do not hold: the fact is dropped and the
+    turn is kept as an episode, so a later question still finds what was said."""
+    turns = [
+        {"user": "我爸又换手机了，那台华为给我妈用了，他自己买了个iPhone 16。",
+         "facts": [_fact("editor", "VS Code", "The user likes using the VS Code editor.")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    assert not any("VS Code" in r.content for r in memory.list("u"))
+    assert [r.kind for r in memory.list("u")] == ["episode"]  # kept like a turn whose extraction failed
+    block = memory.inject("我爸现在用的是什么手机？", "u", now="2024-01-20")
+    assert "iPhone 16" in block.text, block.text
+
+
+def test_a_relative_without_their_name_is_the_one_of_that_relation_the_user_named(embeddings: Any) -> None:
+    """ "My wife" after "my wife Mei" is Mei: her new employer replaces the old one. Of two sisters, neither."""
+
+    def said(entity: str, attribute: str, value: str, text: str) -> dict[str, Any]:
+        return {"user": text, "facts": [{**_fact(attribute, value, text), "entity": entity}]}
+
+    memory = _replayed(embeddings, [
+        said("wife_mei", "employer", "Deloitte", "My wife Mei works at Deloitte."),
+        said("wife", "employer", "KPMG", "My wife just joined KPMG."),
+        said("sister_ana", "city", "Lyon", "My sister Ana lives in Lyon."),
+        said("sister_bea", "city", "Nice", "My sister Bea lives in Nice."),
+        said("sister", "city", "Paris", "My sister moved to Paris."),
+    ])  # fmt: skip
+    assert [(r.value, r.status) for r in memory.history("u", "wife_mei", "employer")] == [
+        ("Deloitte", MemoryStatus.ARCHIVED),
+        ("KPMG", MemoryStatus.ACTIVE),
+    ]
+    for sister, city in [("sister_ana", "Lyon"), ("sister_bea", "Nice")]:
+        assert [r.value for r in memory.history("u", sister, "city")] == [city]
