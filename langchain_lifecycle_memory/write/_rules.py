@@ -246,7 +246,7 @@ _MODALS = frozenset(
 )
 _EN_ADV = (
     r"(?:(?:no longer|really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|"
-    r"never|recently|finally)\s+)*"
+    r"never|recently|finally|[a-z]{4,}(?<!p)ly)\s+)*"  # any "-ly" adverb ("basically"); not "supply", "rely"
 )
 _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, flags), r)

@@ -343,6 +343,19 @@ def test_english_content_is_a_standalone_third_person_sentence() -> None:
     assert fact.content == "The user plays the cello in a community orchestra."
 
 
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("I basically live at the climbing gym these days.", "The user basically lives at the climbing gym"),
+        ("I supply restaurants with herbs.", "The user supplies restaurants with herbs."),
+        ("I rely on my bike.", "The user relies on their bike."),
+    ],
+)
+def test_an_adverb_before_the_verb_stays_as_it_is(text: str, content: str) -> None:
+    """Any "-ly" adverb sits between the subject and its verb; "supply" and "rely" are the verbs themselves."""
+    assert [f.content for f in extract_rule_facts(text, now=NOW)][0].startswith(content)
+
+
 def test_relative_dates_resolve_against_the_conversation_time() -> None:
     [moved] = extract_rule_facts("上个月我搬到了上海", now=NOW)
     assert moved.valid_from is not None and (moved.valid_from.year, moved.valid_from.month) == (2024, 2)
