@@ -327,7 +327,7 @@ class Relation:
     Extraction files that person's facts under ``<key>_<name>``; retrieval finds them by any form.
 
     Example:
-        >>> next(r for r in RELATIONS if "妈" in r.zh).key
+        >>> next(r for r in RELATIONS if "mom" in r.en).key
         'mother'
     """
 
@@ -366,7 +366,9 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("father", ("father", "dad", "daddy", "papa", "stepfather"), ("爸爸", "父亲", "老爸=爸爸", "爸=爸爸")),
     Relation("grandmother", ("grandmother", "grandma", "granny"), ("奶奶", "外婆", "姥姥")),
     Relation("grandfather", ("grandfather", "grandpa"), ("爷爷", "外公", "姥爷")),
-    Relation("grandchild", ("grandchild", "grandkid", "grandson", "granddaughter"), ("孙子", "孙女", "外孙", "外孙女")),
+    Relation("grandchild", ("grandchild", "grandkid"), ()),
+    Relation("grandson", ("grandson",), ("孙子", "外孙"), broader="grandchild"),
+    Relation("granddaughter", ("granddaughter",), ("孙女", "外孙女"), broader="grandchild"),
     Relation("aunt", ("aunt", "auntie"), ("阿姨", "姑姑", "姨妈", "舅妈", "婶婶")),
     Relation("uncle", ("uncle",), ("叔叔", "舅舅", "伯伯")),
     Relation("cousin", ("cousin",), ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "堂妹", "堂弟")),
@@ -374,9 +376,11 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("nephew", ("nephew",), ("侄子", "外甥")),
     Relation("father_in_law", (), ("公公", "岳父")),  # English: any relation word takes "-in-law"
     Relation("mother_in_law", (), ("婆婆", "岳母")),
-    Relation("friend", ("friend", "best friend", "buddy", "pal"), ("朋友", "好朋友", "闺蜜", "发小", "兄弟"), False),
+    Relation("friend", ("friend", "buddy", "pal"), ("朋友", "好朋友", "闺蜜", "发小", "兄弟"), False),
+    Relation("best_friend", ("best friend",), (), False, broader="friend"),
     Relation("colleague", ("colleague", "coworker", "co-worker"), ("同事",), False),
-    Relation("manager", ("manager", "boss"), ("老板", "领导", "上司"), False),
+    Relation("boss", ("boss",), ("老板", "领导", "上司"), False),
+    Relation("manager", ("manager",), (), False, broader="boss"),
     Relation("roommate", ("roommate", "flatmate", "housemate"), ("室友", "舍友"), False),
     Relation("neighbor", ("neighbor", "neighbour"), ("邻居",), False),
     Relation("classmate", ("classmate", "schoolmate"), ("同学",), False),

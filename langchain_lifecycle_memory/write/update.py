@@ -23,6 +23,7 @@ from langchain_lifecycle_memory.schema import (
     MemorySource,
     MemoryStatus,
     ensure_aware,
+    is_self_entity,
     normalize_value,
     utcnow,
 )
@@ -50,7 +51,7 @@ from langchain_lifecycle_memory.write._grounding import (
     value_said,
 )
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
-from langchain_lifecycle_memory.write._people import refile
+from langchain_lifecycle_memory.write._people import canonical_entity, refile
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
@@ -238,10 +239,13 @@ class _Planner:
         """
         for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
+            words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
+            entity = refile([words], known=self.store.people(self.ns))[0].entity
             expires = self.cfg.policy.expires_at_for("episode", self.at)
             record = MemoryRecord(
                 namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
                 source=source, created_at=self.at, updated_at=self.at, valid_from=self.at, expires_at=expires,
+                entity=None if is_self_entity(entity) else entity,
             )  # fmt: skip
             self._write(record, self.plan.added)
 
@@ -426,6 +430,7 @@ def plan_updates(
     when = ensure_aware(at) or utcnow()
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
+    checked = [f.model_copy(update={"entity": canonical_entity(f.entity)}) for f in checked]  # "老妈" is "mother"
     if any(f.evidence for f in checked):  # extracted: each fact under the person its own words are about
         checked = refile(checked, known=store.people(tuple(namespace)))
     if cfg.resolve_slots and any(f.slot is not None for f in checked):

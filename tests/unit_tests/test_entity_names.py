@@ -77,3 +77,17 @@ def test_a_relative_named_after_the_relation_word_in_english_is_found_by_name(em
     block = memory.inject("I want to mail Raj a housewarming gift, which city does it go to?", "u", now="2024-10-09")
 
     assert "Winnipeg" in block.text and "Halifax" not in block.text, block.text
+
+
+@pytest.mark.parametrize(
+    ("entity", "canonical"),
+    [
+        ("老妈", "mother"), ("mom", "mother"), ("my_mom", "mother"), ("我爸", "father"),
+        ("表妹晓雯", "cousin_xiaowen"), ("user's sister Kasia", "sister_kasia"), ("co-worker_jim", "colleague_jim"),
+        ("mother-in-law", "mother_in_law"), ("Tomasz", "Tomasz"), ("sisterhood", "sisterhood"), ("user", "user"),
+    ],
+)  # fmt: skip
+def test_a_relative_has_one_id_whatever_word_named_them(entity: str, canonical: str) -> None:
+    from langchain_lifecycle_memory.write._people import canonical_entity
+
+    assert canonical_entity(entity) == canonical

@@ -245,16 +245,19 @@ def test_a_relatives_fact_filed_as_the_users_goes_under_them(embeddings: Any) ->
 
 def test_an_extraction_with_no_fact_in_the_words_keeps_the_words(embeddings: Any) -> None:
     """The model answers a turn with its prompt's example, which the words do not hold: the fact is dropped and the
-    turn is kept as an episode, so a later question still finds what was said."""
+    turn is kept as an episode about the person it speaks of, so a question about him finds it, and one about the
+    user's own phone does not."""
     turns = [
+        {"user": "我现在用的是小米14。", "facts": [_fact("smartphone", "小米14", "用户现在用小米14。")]},
         {"user": "我爸又换手机了，那台华为给我妈用了，他自己买了个iPhone 16。",
          "facts": [_fact("editor", "VS Code", "The user likes using the VS Code editor.")]},
     ]  # fmt: skip
     memory = _replayed(embeddings, turns)
     assert not any("VS Code" in r.content for r in memory.list("u"))
-    assert [r.kind for r in memory.list("u")] == ["episode"]  # kept like a turn whose extraction failed
-    block = memory.inject("我爸现在用的是什么手机？", "u", now="2024-01-20")
-    assert "iPhone 16" in block.text, block.text
+    [kept] = [r for r in memory.list("u") if r.kind == "episode"]  # kept like a turn whose extraction failed
+    assert kept.entity == "father"
+    assert "iPhone 16" in memory.inject("我爸现在用的是什么手机？", "u", now="2024-02-20").text
+    assert "iPhone 16" not in memory.inject("我现在用的是什么手机？", "u", now="2024-02-20").text
 
 
 def test_a_relative_without_their_name_is_the_one_of_that_relation_the_user_named(embeddings: Any) -> None:
@@ -276,3 +279,17 @@ def test_a_relative_without_their_name_is_the_one_of_that_relation_the_user_name
     ]
     for sister, city in [("sister_ana", "Lyon"), ("sister_bea", "Nice")]:
         assert [r.value for r in memory.history("u", sister, "city")] == [city]
+
+
+def test_a_relative_is_one_entity_whatever_word_named_them(embeddings: Any) -> None:
+    """A model names the user's mother ``mother`` in one turn and ``老妈`` in the next: one person, one slot."""
+    memory = _replayed(embeddings, [
+        {"user": "我妈在中国银行当柜员。", "facts": [{**_fact("employer", "中国银行", "用户的妈妈在中国银行当柜员"),
+                                                 "entity": "mother"}]},
+        {"user": "老妈调到街道办去上班了。", "facts": [{**_fact("employer", "街道办", "用户的妈妈在街道办上班"),
+                                                    "entity": "老妈"}]},
+    ])  # fmt: skip
+    assert [(r.value, r.status) for r in memory.history("u", "mother", "employer")] == [
+        ("中国银行", MemoryStatus.ARCHIVED),
+        ("街道办", MemoryStatus.ACTIVE),
+    ]
