@@ -21,6 +21,7 @@ __all__ = [
     "SAID_THRESHOLD",
     "SOMEONE_ELSE",
     "about_someone_else",
+    "dropped_names",
     "filed_as_the_example",
     "grounded",
     "holding",
@@ -120,6 +121,27 @@ def holding(value: str | None, parts: Sequence[str]) -> str | None:
     shared = [len(tokens & set(re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", normalize_value(p)))) for p in parts]
     best = max(shared, default=0)
     return parts[shared.index(best)] if best else None
+
+
+_LATIN_OR_NUMBER = re.compile(r"[A-Za-z][\w'-]*|\d+(?:[.,:]\d+)*")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+def dropped_names(content: str, evidence: str) -> list[str]:
+    """Names and numbers in ``evidence`` that ``content`` leaves out.
+
+    A name is a capitalised word inside a sentence ("… the new manager is Priya Raman"), or any Latin word in
+    Chinese ("新的 manager 叫 Priya"); "I was reorganized into the payments group." leaves out ``Priya``.
+    """
+    cjk = bool(_CJK.search(evidence))
+    said = normalize_value(content)
+    found = []
+    for sentence in _SENTENCE.split(evidence):
+        for i, word in enumerate(_LATIN_OR_NUMBER.findall(sentence)):
+            named = word[0].isupper() and i > 0 and not re.match(r"I(?:'|$)", word)
+            if (word[0].isdigit() or named or (cjk and len(word) > 1)) and normalize_value(word) not in said:
+                found.append(word)
+    return found
 
 
 def relative_mentions(clause: str) -> list[re.Match[str]]:

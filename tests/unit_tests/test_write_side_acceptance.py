@@ -293,3 +293,17 @@ def test_a_relative_is_one_entity_whatever_word_named_them(embeddings: Any) -> N
         ("中国银行", MemoryStatus.ARCHIVED),
         ("街道办", MemoryStatus.ACTIVE),
     ]
+
+
+def test_a_statement_that_leaves_out_the_turns_names_is_kept_in_its_words(embeddings: Any) -> None:
+    """The model reads "Reorg 之后我被分到 payments 组了，新的 manager 叫 Priya Raman" as "I was reorganized into the
+    payments group.": the block still names the new manager. A statement that keeps every name stays the model's."""
+    turns = [
+        {"user": "Reorg 之后我被分到 payments 组了，新的 manager 叫 Priya Raman。",
+         "facts": [_fact("team", "payments", "I was reorganized into the payments group.")]},
+        {"user": "I work at Siemens in Munich.",
+         "facts": [_fact("employer", "Siemens", "The user works at Siemens in Munich.")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    assert "Priya Raman" in memory.inject("Who is my manager now?", "u", now="2024-03-01").text
+    assert "The user works at Siemens in Munich." in [r.content for r in memory.active("u")]
