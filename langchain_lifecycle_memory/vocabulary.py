@@ -342,11 +342,15 @@ class Relation:
     broader: str | None = None
     """A relation whose words name this person too ("my spouse", "爱人" for a wife or a husband)."""
 
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The relation's own words, English then Chinese (colloquial forms as said)."""
+        return (*self.en, *(z.partition("=")[0] for z in self.zh))
+
     def forms(self) -> tuple[str, ...]:
         """Every word for this person, the broader relation's included."""
-        words = (*self.en, *(z.partition("=")[0] for z in self.zh))
         broad = next((r for r in RELATIONS if r.key == self.broader), None)
-        return words + (broad.forms() if broad is not None else ())
+        return self.words + (broad.forms() if broad is not None else ())
 
 
 RELATIONS: tuple[Relation, ...] = (

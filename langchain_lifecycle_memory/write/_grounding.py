@@ -25,6 +25,7 @@ __all__ = [
     "filed_as_the_example",
     "grounded",
     "holding",
+    "in_own_words",
     "mostly_said",
     "relative_mentions",
     "speaks_of_someone_else",
@@ -64,10 +65,14 @@ def value_said(value: str | None, evidence: str, share: float = 0.5) -> bool:
     return bool(value) and _value_said(str(value), evidence, share)
 
 
+_TOKEN = re.compile(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+")
+"""A word that carries meaning: a Chinese character, a word of two letters or more, a number."""
+
+
 def mostly_said(text: str, evidence: str, share: float = 0.5) -> bool:
     """Whether ``share`` of ``text``'s words (Chinese: characters) are in ``evidence``: a restatement of it."""
     said = normalize_value(evidence)
-    tokens = [t for t in re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", normalize_value(text))]
+    tokens = _TOKEN.findall(normalize_value(text))
     return bool(tokens) and sum(t in said for t in tokens) >= share * len(tokens)
 
 
@@ -117,8 +122,8 @@ def holding(value: str | None, parts: Sequence[str]) -> str | None:
     wanted = normalize_value(value)
     if literal := next((p for p in parts if wanted in normalize_value(p)), None):
         return literal
-    tokens = set(re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", wanted))
-    shared = [len(tokens & set(re.findall(r"[\u3400-\u9fff]|[^\W\d_]{2,}|\d+", normalize_value(p)))) for p in parts]
+    tokens = set(_TOKEN.findall(wanted))
+    shared = [len(tokens & set(_TOKEN.findall(normalize_value(p)))) for p in parts]
     best = max(shared, default=0)
     return parts[shared.index(best)] if best else None
 
@@ -142,6 +147,22 @@ def dropped_names(content: str, evidence: str) -> list[str]:
             if (word[0].isdigit() or named or (cjk and len(word) > 1)) and normalize_value(word) not in said:
                 found.append(word)
     return found
+
+
+OWN_WORDS_LIMIT = 400
+"""Longest turn (characters) kept as a fact's statement when the model's statement leaves out its names."""
+
+
+def in_own_words(facts: list[Fact]) -> list[Fact]:
+    """A model's one fact from a turn says it in the turn's words when its statement leaves out a name.
+
+    "I was reorganized into the payments group." for "Reorg 之后我被分到 payments 组了，新的 manager 叫 Priya
+    Raman": what the model left out (a name, a number) is still in the block.
+    """
+    if len(facts) != 1 or not (f := facts[0]).evidence or len(f.evidence) > OWN_WORDS_LIMIT:
+        return facts
+    said = value_said(f.value, f.evidence) or mostly_said(f.content, f.evidence)  # not a copy of the prompt
+    return [f.model_copy(update={"content": f.evidence})] if said and dropped_names(f.content, f.evidence) else facts
 
 
 def relative_mentions(clause: str) -> list[re.Match[str]]:

@@ -6,11 +6,11 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.schema import SELF_ENTITIES, normalize_value
 from langchain_lifecycle_memory.vocabulary import RELATIONS
 
 __all__ = [
-    "CITY_SUFFIX", "EN_FUNCTION_WORDS", "EN_RELATION_KEYS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION",
+    "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION",
     "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MY", "ZH_RELATIONS", "ZH_VERBS", "Concept",
     "concept_attribute", "is_language", "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
@@ -134,8 +134,6 @@ NOUN_ATTRIBUTES: dict[str, str] = {
 }  # fmt: skip
 EN_RELATIONS = frozenset(form.casefold() for r in RELATIONS for form in r.en)
 """Relation words; ``-in-law`` may follow any of them ("my brother-in-law Mark")."""
-EN_RELATION_KEYS = {form.casefold().replace("-", "").replace(" ", "_"): r.key for r in RELATIONS for form in r.en}
-"""One entity key per relation, whatever the register: "my mom" and "my mother" are one person."""
 ZH_RELATIONS: dict[str, tuple[str, str]] = {
     zh: (r.key, formal or zh) for r in RELATIONS for zh, _, formal in (item.partition("=") for item in r.zh)
 }
@@ -295,3 +293,30 @@ def romanize(name: str) -> str:
     core = name[1:] if len(name) == 2 and name[0] in "小阿老" else name
     letters = [_PINYIN.get(ch, "") for ch in core]
     return "".join(letters) if all(letters) else core
+
+
+def _id_form(text: str) -> str:
+    return re.sub(r"[\s-]+", "_", normalize_value(text))
+
+
+_RELATION_KEYS = sorted(((_id_form(w), r.key) for r in RELATIONS for w in r.words), key=lambda p: -len(p[0]))
+"""``(word as an id, relation key)``, longest word first."""
+_OWNER = re.compile(r"^(?:the_)?(?:user'?s|users|my|our|我的|我家|我|用户的?)_?")
+
+
+def canonical_entity(entity: str | None) -> str | None:
+    """One id per person, whatever word named them; an id that is no relation word is kept as it is.
+
+    ``老妈`` and ``mom`` are ``mother``, ``表妹晓雯`` is ``cousin_xiaowen``, "my sister Kasia" is ``sister_kasia``.
+    """
+    if entity is None or normalize_value(entity) in SELF_ENTITIES:
+        return entity
+    text = _id_form(entity)
+    text = _OWNER.sub("", text) or text
+    for form, key in _RELATION_KEYS:
+        if text == form:
+            return key
+        rest = text[len(form) :] if text.startswith(form) else ""
+        if rest.startswith("_") or (rest and not form.isascii()):
+            return f"{key}_{romanize(rest.strip('_')).casefold()}"
+    return entity

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Sequence
 
 from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
-from langchain_lifecycle_memory.vocabulary import RELATIONS
 from langchain_lifecycle_memory.write._grounding import (
     NAME_ATTRIBUTE,
     about_someone_else,
@@ -22,7 +21,7 @@ from langchain_lifecycle_memory.write._grounding import (
     speaks_of_someone_else,
     value_said,
 )
-from langchain_lifecycle_memory.write._lexicon import romanize
+from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
 from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
 
@@ -98,32 +97,6 @@ def _named_inside(clause: str, value: str | None, known: list[str]) -> str | Non
         return None
     mention = mentions[-1] if value else mentions[0]  # a statement is about the first person it names
     return next(iter(_people_in(clause[mention.start() :], known)), ("", None))[1]
-
-
-_KEY_OF = {
-    re.sub(r"[\s-]+", "_", normalize_value(form)): r.key
-    for r in RELATIONS
-    for form in (*r.en, *(z.partition("=")[0] for z in r.zh))
-}
-_OWNER = re.compile(r"^(?:the_)?(?:user'?s|users|my|our|我的|我家|我|用户的?)_?")
-
-
-def canonical_entity(entity: str | None) -> str | None:
-    """One id per person, whatever word named them; an id that is no relation word is kept as it is.
-
-    ``老妈`` and ``mom`` are ``mother``, ``表妹晓雯`` is ``cousin_xiaowen``, "my sister Kasia" is ``sister_kasia``.
-    """
-    if entity is None or is_self_entity(entity):
-        return entity
-    text = re.sub(r"[\s-]+", "_", normalize_value(entity))
-    text = _OWNER.sub("", text) or text
-    for form in sorted(_KEY_OF, key=len, reverse=True):
-        if text == form:
-            return _KEY_OF[form]
-        rest = text[len(form) :] if text.startswith(form) else ""
-        if rest.startswith("_") or (rest and not form.isascii()):
-            return f"{_KEY_OF[form]}_{romanize(rest.strip('_')).casefold()}"
-    return entity
 
 
 def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:

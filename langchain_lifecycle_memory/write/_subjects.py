@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from langchain_lifecycle_memory.write._change import ZH_CHANGE
-from langchain_lifecycle_memory.write._lexicon import EN_RELATION_KEYS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, romanize
+from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_MY, ZH_RELATIONS, canonical_entity, romanize
 
 __all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
 
@@ -179,8 +179,7 @@ def clause_subject(
     if not EN_FIRST_PERSON.search(text):
         return None
     if m := _EN_PERSON.match(text):
-        rel = m.group("rel").casefold().replace("-in-law", "_in_law").replace("-", "").replace(" ", "_")
-        rel = EN_RELATION_KEYS.get(rel, rel)
+        rel = canonical_entity(m.group("rel")) or ""  # "my mom" and "my mother" are one person
         name = (m.group("name") or "").casefold()
         rest = "my " + m.group("rest") if m.group("pos") else _third_to_first(m.group("rest"))
         mention = text[: m.end("name") if m.group("name") else m.end("rel")]

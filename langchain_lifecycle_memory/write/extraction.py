@@ -19,6 +19,7 @@ from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_valu
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write import _slot_rename
 from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory.write._grounding import in_own_words
 from langchain_lifecycle_memory.write._lexicon import misfiled
 from langchain_lifecycle_memory.write._prompts import _JSON_FORMAT, _SLOTS_NOTE, _SYSTEM, ExtractedFact, ExtractedFacts
 from langchain_lifecycle_memory.write._rules import extract_rule_facts
@@ -333,7 +334,10 @@ class _LLMExtraction:
                 if self.slot_context == "rename":
                     facts = yield from self.rename(facts, _slot_items(value))
                 said = "\n".join(m.text for m in messages if isinstance(m, HumanMessage))
-                return [_refiled(f).model_copy(update={"evidence": said}) for f in _drop_echoes(facts, value, messages)]
+                facts = [
+                    _refiled(f).model_copy(update={"evidence": said}) for f in _drop_echoes(facts, value, messages)
+                ]
+                return in_own_words(facts)
             self.failed(attempt, failure)
             attempt += 1
         failure = failure or _Failure("no attempt was made")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -46,14 +45,14 @@ from langchain_lifecycle_memory.write._grounding import (
     FILED_THRESHOLD,
     SAID_THRESHOLD,
     SOMEONE_ELSE,
-    dropped_names,
     filed_as_the_example,
     grounded,
     mostly_said,
     value_said,
 )
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
-from langchain_lifecycle_memory.write._people import canonical_entity, refile
+from langchain_lifecycle_memory.write._lexicon import canonical_entity
+from langchain_lifecycle_memory.write._people import refile
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
@@ -433,8 +432,6 @@ def plan_updates(
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
     checked = [f.model_copy(update={"entity": canonical_entity(f.entity)}) for f in checked]  # "老妈" is "mother"
-    if source is None or source.extractor != "rule":  # the rule extractor restates its own clause: no paraphrase
-        checked = _in_own_words(checked)
     if any(f.evidence for f in checked):  # extracted: each fact under the person its own words are about
         checked = refile(checked, known=store.people(tuple(namespace)))
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
@@ -445,27 +442,6 @@ def plan_updates(
     if checked and len(planner.unsaid) == len(checked):
         planner.keep_words(source or MemorySource())
     return planner.plan
-
-
-OWN_WORDS_LIMIT = 400
-"""Longest turn (characters) kept as a fact's statement when the model's statement leaves out its names."""
-
-
-def _in_own_words(facts: list[Fact]) -> list[Fact]:
-    """The one fact extracted from a turn says it in the turn's words when the model's statement leaves out a name.
-
-    "I was reorganized into the payments group." for "Reorg 之后我被分到 payments 组了，新的 manager 叫 Priya
-    Raman": what the model left out (a name, a number) is still in the block.
-    """
-    per_turn = Counter(f.evidence for f in facts if f.evidence)
-    return [
-        f.model_copy(update={"content": f.evidence})
-        if f.evidence and per_turn[f.evidence] == 1 and len(f.evidence) <= OWN_WORDS_LIMIT
-        and (value_said(f.value, f.evidence) or mostly_said(f.content, f.evidence))  # not a copy of the prompt
-        and dropped_names(f.content, f.evidence)
-        else f
-        for f in facts
-    ]  # fmt: skip
 
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
