@@ -156,7 +156,8 @@ class LifecycleRetriever(BaseRetriever):
     """A kept member of a set-valued slot brings the slot's other live members ("which passports do I hold?" found
     one citizenship: all of them answer it). Off: each member is scored on its own."""
     profile_fallback: int = Field(default=16, ge=0)
-    """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request."""
+    """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request
+    (with ``as_of``: those true then)."""
 
     _cached_router: AttributeRouter | None = PrivateAttr(default=None)
 

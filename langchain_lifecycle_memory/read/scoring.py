@@ -244,7 +244,7 @@ def _profile(
     cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, about: np.ndarray, fused: np.ndarray
 ) -> np.ndarray | None:
     """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did)."""
-    if not cfg.profile_fallback or opts.as_of is not None:
+    if not cfg.profile_fallback:
         return None
     if (~eligible & (fused >= opts.min_score)).any():
         return None

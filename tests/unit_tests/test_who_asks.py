@@ -62,3 +62,14 @@ def test_a_record_that_names_the_person_asked_about_is_about_them(embeddings: An
     assert "Tesla Model Y" in text
     off = LifecycleMemory(store, retriever=LifecycleRetriever(store=store, news=0))
     assert "Tesla Model Y" not in off.inject("What car does my brother drive now?", "ann", now=NOW).text
+
+
+def test_a_request_about_the_past_gets_the_lasting_facts_of_that_time(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    moved = Fact(entity="user", attribute="job", value="ferry pilot", content="The user now works as a ferry pilot.")
+    memory.add_facts([moved], "ann", at="2025-05-01T08:00:00Z")
+    then = "2025-04-01T00:00:00Z"
+    block = memory.inject("What was I up to back then? Write it as a short diary entry.", "ann", now=NOW, as_of=then)
+    assert "surveyor" in block.text
+    assert "ferry" not in block.text  # not yet true then
+    assert memory.inject("How fast do cheetahs run?", "ann", now=NOW, as_of=then).empty
