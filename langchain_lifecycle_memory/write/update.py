@@ -371,7 +371,39 @@ class _Planner:
                 r = r.model_copy(update={"cardinality": "set", "updated_at": self.at})
                 self._write(r, self.plan.refreshed)
             members.append(r)
+        if any(r.cardinality != "set" for r in live):  # the slot turns out to hold several values
+            members += self._restore_replaced(slot, [*members, record])
         self._slots[slot] = [*members, record]
+
+    def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
+        """Values archived only because the slot was taken to hold one, held again from where they were closed.
+
+        "每天吃一粒鱼油", then "每天补充一粒维生素D3" read as a replacement; "辅酶Q10我也开始吃了" shows the slot
+        holds several, so the fish oil is current again. A value replaced by words that state a change ("switched
+        to", "换成"), retracted or expired stays archived; the archived version stays as it is (history).
+        """
+        closed = self.store.list_records(
+            self.ns, entity=slot[0], attribute=slot[1], statuses=[MemoryStatus.ARCHIVED], resolve=False
+        )
+        held, restored = {r.id: r for r in members}, []
+        for old in sorted(closed, key=precedence, reverse=True):  # newest first: a chain unwinds from its end
+            by = held.get(old.superseded_by or "")
+            if (
+                by is None
+                or states_a_change(by.content)
+                or (old.expires_at is not None and old.expires_at <= self.at)
+                or any(same_value(old.value, r.value) for r in held.values())
+            ):
+                continue
+            again = MemoryRecord.model_validate({
+                **old.model_dump(exclude={"id"}), "status": MemoryStatus.ACTIVE, "valid_from": old.valid_to or self.at,
+                "valid_to": None, "superseded_by": None, "supersedes": None, "cardinality": "set",
+                "created_at": self.at, "updated_at": self.at, "metadata": {**old.metadata, "restores": old.id},
+            })  # fmt: skip
+            self._write(again, self.plan.added)
+            held[old.id], held[again.id] = again, again
+            restored.append(again)
+        return restored
 
     def _alike(self, record: MemoryRecord, members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Members whose value is of the same kind as ``record``'s (none without a calibrated threshold)."""

@@ -185,6 +185,37 @@ def test_a_second_value_of_an_unknown_name_joins_or_replaces_by_its_statement(
     assert first[0] in {r.value for r in memory.history("u", "user", attribute)}
 
 
+def test_a_value_replaced_only_by_default_is_held_again_once_the_slot_holds_several(embeddings: Any) -> None:
+    """The second value read as a replacement (nothing said either way); the third says "also": the first is
+    current again from where it was closed, the closed version stays in the history, and the prompt lists all three."""
+    memory = _memory(embeddings)
+    places = [
+        ("Café Luma", "The user works from Café Luma most mornings."),
+        ("Beanery", "The user works from Beanery on Fridays."),
+        ("Halcyon", "The user also works from Halcyon when it rains."),
+    ]
+    for month, (value, content) in enumerate(places, start=1):
+        memory.add_facts([_fact("user", "work_spot", value, content)], "u", at=f"2024-0{month}-01")
+    assert _active(memory, "user", "work_spot") == ["Beanery", "Café Luma", "Halcyon"]
+    luma = [r for r in memory.history("u", "user", "work_spot") if r.value == "Café Luma"]
+    assert [r.status for r in luma] == [MemoryStatus.ARCHIVED, MemoryStatus.ACTIVE]
+    assert luma[0].valid_to == luma[1].valid_from
+    block = memory.inject("Which cafés do I work from?", "u", now="2024-04-01").text
+    assert all(p in block for p in ("Luma", "Beanery", "Halcyon"))
+    then = memory.inject("Which cafés did I work from?", "u", now="2024-04-01", as_of="2024-02-15").text
+    assert "Luma" in then and "Halcyon" not in then
+
+
+def test_a_value_replaced_by_a_stated_change_stays_replaced_when_the_slot_holds_several(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "club", "chess club", "The user is in the chess club.")], "u", at="2024-01-01")
+    switched = _fact("user", "club", "go club", "The user switched from the chess club to the go club.")
+    memory.add_facts([switched], "u", at="2024-02-01")
+    also = _fact("user", "club", "rowing club", "The user also joined the rowing club.")
+    memory.add_facts([also], "u", at="2024-03-01")
+    assert _active(memory, "user", "club") == ["go club", "rowing club"]
+
+
 def test_a_set_found_by_one_member_is_injected_whole(embeddings: Any) -> None:
     """The question reaches one citizenship by its words; the prompt gets every current one."""
     memory = _memory(embeddings)
