@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
+from cachetools import LRUCache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 
@@ -260,20 +261,25 @@ class _Question:
 class _Embedder:
     """Embeds slot names once per process (names repeat; encoding them per turn would dominate)."""
 
-    _cache: dict[tuple[int, str], list[float]] = {}
+    _cache: LRUCache[tuple[int, str], list[float]] = LRUCache(maxsize=20_000)
+    _owners: dict[int, Any] = {}  # the embedders cached, held so that no other object takes their id
 
     def __init__(self, embeddings: Any):
         self.embeddings = embeddings
 
     def vectors(self, texts: list[str]) -> list[list[float]]:
         key = id(self.embeddings)
-        if missing := [t for t in dict.fromkeys(texts) if (key, t) not in self._cache]:
-            if len(self._cache) > 20_000:
+        if key not in self._owners:
+            if len(self._owners) >= 64:
+                self._owners.clear()
                 self._cache.clear()
+            self._owners[key] = self.embeddings
+        found = {t: self._cache.get((key, t)) for t in dict.fromkeys(texts)}
+        if missing := [t for t, v in found.items() if v is None]:
             for t, v in zip(missing, self.embeddings.embed_documents(missing)):
                 norm = sum(x * x for x in v) ** 0.5 or 1.0
-                self._cache[(key, t)] = [x / norm for x in v]
-        return [self._cache[(key, t)] for t in texts]
+                found[t] = self._cache[(key, t)] = [x / norm for x in v]
+        return [found[t] for t in texts]  # type: ignore[misc]
 
 
 def _texts(name: str, specs: dict[str, AttributeSpec]) -> list[str]:

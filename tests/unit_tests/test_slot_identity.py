@@ -483,3 +483,16 @@ def test_a_name_sharing_a_word_joins_the_slot_whose_statement_it_restates(embedd
     memory.add_facts([first], "u", at="2023-09-01")
     memory.add_facts([second], "u", at="2024-09-01")
     assert _active(memory, "user", "season_ticket") == ["Row 30"]
+
+
+def test_names_keep_resolving_once_the_name_cache_is_full(embeddings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-running process fills the cache of embedded slot names; writing goes on (it raised KeyError)."""
+    from cachetools import LRUCache
+
+    from langchain_lifecycle_memory.write import _slot_identity
+
+    monkeypatch.setattr(_slot_identity._Embedder, "_cache", LRUCache(maxsize=3))
+    memory = _memory(embeddings)
+    for i, name in enumerate(("home_city", "hometown", "favourite_tea", "tea_choice", "dentist", "dental_clinic")):
+        memory.add_facts([_fact("user", name, f"v{i}", f"The user's {name.replace('_', ' ')} is v{i}.")], "u")
+    assert memory.search("What is my favourite tea?", "u")
