@@ -189,6 +189,7 @@ def decide_cardinality(
     *,
     values: Sequence[str | None] = (),
     replaces: Callable[[str], bool] | None = None,
+    held: str | None = None,
 ) -> str:
     """Single- or set-valued, in order: vocabulary, extractor, stored slot, the fact's words, single.
 
@@ -203,6 +204,8 @@ def decide_cardinality(
         (s for s in specs.values() if attribute_relation(attribute, s.name, specs) == "same"), None
     )
     if spec is not None:
+        if spec.kind == "preference" and fact.operation == "assert" and set_cue(fact.content) and not fact.switch:
+            return "set"  # "also into the Lex Fridman podcast": a taste held beside the others
         return spec.cardinality
     if nearest is not None and (near := nearest(attribute)) is not None and near.cardinality == "set":
         return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
@@ -213,7 +216,11 @@ def decide_cardinality(
     another = values and fact.operation == "assert" and not any(same_value(v, fact.value) for v in values)
     if replaces is not None and another:
         # A second value stated as one more thing held ("bought a", "持有") and not as a change joins the first.
-        adds = holds_one_of(fact.content) and not fact.switch and not replaces(fact.content)
+        # ``held``: the slot's current statement; "holds a CPR certificate" makes "passed the ham radio exam" one more.
+        # A value that extends a current one's words (居住证 -> 居住证积分满120分) is that thing's new state.
+        extends = any(normalize_value(v) in normalize_value(fact.value) for v in values if v)
+        adds = (holds_one_of(fact.content) or holds_one_of(held)) and not fact.switch and not replaces(fact.content)
+        adds = adds and not extends
         return "set" if adds else "single"
     return "single"
 
@@ -345,7 +352,7 @@ def resolve_facts(
     nearest = None
     if embedder is not None:
         nearest = partial(_nearest_spec, embedder=embedder, specs=spec_map, threshold=CARDINALITY_THRESHOLD)
-    return _with_cardinality(out, catalogue, spec_map, nearest, changes)
+    return _with_cardinality(out, catalogue, spec_map, nearest, changes, statements)
 
 
 def _resolve_attribute(
@@ -438,6 +445,7 @@ def _with_cardinality(
     specs: dict[str, AttributeSpec],
     nearest: Callable[[str], AttributeSpec | None] | None,
     replaces: Callable[[str], bool] | None,
+    statements: Callable[[str], dict[str, str]] | None = None,
 ) -> list[Fact]:
     stored: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in catalogue:
@@ -452,7 +460,8 @@ def _with_cardinality(
             rows = stored.get(f.slot, [])
             cards = [str(r.get("cardinality") or "single") for r in rows]
             live = [r.get("value") for r in rows if r.get("status") != "pending"]
-            card = decide_cardinality(f, f.slot[1], cards, specs, nearest, values=live, replaces=replaces)
+            held = statements(f.slot[0]).get(f.slot[1]) if statements is not None and live else None
+            card = decide_cardinality(f, f.slot[1], cards, specs, nearest, values=live, replaces=replaces, held=held)
             if card == "single" and len(values.get(f.slot, ())) > 1 and f.slot[1] not in specs:
                 card = "set"  # two values of one slot stated together hold together
             f = f.model_copy(update={"cardinality": card})

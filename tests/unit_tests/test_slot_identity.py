@@ -216,6 +216,30 @@ def test_a_value_replaced_by_a_stated_change_stays_replaced_when_the_slot_holds_
     assert _active(memory, "user", "club") == ["go club", "rowing club"]
 
 
+def test_a_second_value_joins_a_slot_whose_statement_holds_one_of_several(embeddings: Any) -> None:
+    """A card the user "holds" is one of possibly many: the next one passed joins it; a value that extends the
+    held one's words is its new state ("work permit" -> "work permit renewed until 2027")."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "diving_cert", "PADI Open Water", "The user holds a PADI Open Water card.")], "u")
+    memory.add_facts([_fact("user", "diving_cert", "Nitrox", "The user passed the Nitrox course.")], "u")
+    assert _active(memory, "user", "diving_cert") == ["Nitrox", "PADI Open Water"]
+    memory.add_facts([_fact("user", "permit", "work permit", "The user holds a work permit.")], "u", at="2024-01-01")
+    renewed = _fact("user", "permit", "work permit renewed until 2027", "The user's work permit runs until 2027.")
+    memory.add_facts([renewed], "u", at="2024-05-01")
+    assert _active(memory, "user", "permit") == ["work permit renewed until 2027"]
+
+
+def test_a_taste_stated_as_one_more_joins_the_vocabularys_single_preference(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "podcast", "Radiolab", "The user listens to Radiolab.")], "u", at="2024-01-01")
+    also = _fact("user", "podcast", "99% Invisible", "The user also listens to 99% Invisible.")
+    memory.add_facts([also], "u", at="2024-02-01")
+    assert _active(memory, "user", "podcast") == ["99% Invisible", "Radiolab"]
+    memory.add_facts([_fact("user", "city", "Austin", "The user lives in Austin.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "city", "Denver", "The user also lives in Denver.")], "u", at="2024-02-01")
+    assert _active(memory, "user", "city") == ["Denver"]  # where one lives is not a taste: one value
+
+
 def test_a_set_found_by_one_member_is_injected_whole(embeddings: Any) -> None:
     """The question reaches one citizenship by its words; the prompt gets every current one."""
     memory = _memory(embeddings)
