@@ -520,3 +520,11 @@ def test_names_keep_resolving_once_the_name_cache_is_full(embeddings: Any, monke
     for i, name in enumerate(("home_city", "hometown", "favourite_tea", "tea_choice", "dentist", "dental_clinic")):
         memory.add_facts([_fact("user", name, f"v{i}", f"The user's {name.replace('_', ' ')} is v{i}.")], "u")
     assert memory.search("What is my favourite tea?", "u")
+
+
+def test_a_chinese_name_finds_the_vocabulary_slot_it_translates(embeddings: Any) -> None:
+    """电脑 is near laptop's Chinese name (笔记本电脑): one slot, the new computer replaces the old."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "laptop", "ThinkPad X1", "The user works on a ThinkPad X1.")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "电脑", "MacBook Air", "用户的电脑是 MacBook Air")], "u", at="2024-06-01")
+    assert _active(memory, "user", "laptop") == ["MacBook Air"]
