@@ -204,7 +204,10 @@ class _Planner:
 
     def add(self, fact: Fact, source: MemorySource) -> None:
         if self.cfg.redactor is not None:  # "the Wi-Fi password is tulip-42" with the value "tulip-42": masked in both
-            content, value, evidence = self.cfg.redactor.redact_together([fact.content, fact.value, fact.evidence])
+            secret = fact.value if fact.kind == "sensitive" else None  # its extractor says: masked whatever its shape
+            content, value, evidence = self.cfg.redactor.redact_together(
+                [fact.content, fact.value, fact.evidence], secret=secret
+            )
             fact = fact.model_copy(update={"content": content or fact.content, "value": value, "evidence": evidence})
         if self._unsaid(fact):
             logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)

@@ -160,6 +160,19 @@ def test_pii_masked_before_storage(mem_store: ChromaMemoryStore) -> None:
     assert keep.added[0].value == "13761245093"
 
 
+def test_a_value_its_extractor_marks_sensitive_is_masked_whatever_its_shape(mem_store: ChromaMemoryStore) -> None:
+    """A library card PIN or a membership number fits no pattern; the extractor's ``sensitive`` is enough."""
+    said = "My gym locker code is left 14 right 32, don't lose it."
+    fact = Fact(
+        entity="user", attribute="locker_code", value="left 14 right 32", kind="sensitive", evidence=said,
+        content="The user's gym locker code is left 14 right 32.",
+    )  # fmt: skip
+    (record,) = reconcile(mem_store, NS, [fact], at="2024-08-05").added
+    assert "14" not in record.content and "14" not in (record.value or "") and "[SECRET]" in record.content
+    plain = fact.model_copy(update={"kind": "fact"})  # not marked: no pattern knows the shape, kept as said
+    assert reconcile(mem_store, ("memories", "u2"), [plain], at="2024-08-05").added[0].value == "left 14 right 32"
+
+
 def test_retention_sets_expiry_from_ttl_hint(mem_store: ChromaMemoryStore) -> None:
     fact = Fact(
         entity="user", attribute="music", value="lo-fi", content="This week: lo-fi", kind="preference", ttl_days=7
