@@ -6,27 +6,22 @@ then stemmed name structure (``code_editor`` -> ``editor``), then embeddings, th
 
 from __future__ import annotations
 
-import json
-import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
 from cachetools import LRUCache
-from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 
 __all__ = [
     "DEFAULT_SLOT_THRESHOLD", "STATEMENT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge",
     "decide_cardinality", "predicate", "resolve_facts", "same_value",
 ]  # fmt: skip
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_SLOT_THRESHOLD = 0.68
 """Cosine (bundled USE encoder) above which two unrelated-looking attribute names are one slot."""
@@ -256,15 +251,6 @@ def resolve_entity(entity: str, existing: Sequence[str]) -> tuple[str, list[str]
 # ---------------------------------------------------------------- resolution
 
 
-@dataclass
-class _Question:
-    fact: int
-    entity: str
-    attribute: str
-    candidates: list[str] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)
-
-
 class _Embedder:
     """Embeds slot names once per process (names repeat; encoding them per turn would dominate)."""
 
@@ -329,7 +315,7 @@ def resolve_facts(
         )
     embedder = _Embedder(embeddings) if embeddings is not None and threshold is not None else None
     out: list[Fact] = list(facts)
-    questions: list[_Question] = []
+    questions: list[Question] = []
     for i, fact in enumerate(facts):
         if fact.slot is None:
             continue
@@ -346,9 +332,9 @@ def resolve_facts(
             )
         out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
         if judge is not None and (undecided or ambiguous):
-            questions.append(_Question(i, entity, attribute, undecided, ambiguous))
+            questions.append(Question(i, entity, attribute, undecided, ambiguous))
     if questions and judge is not None:
-        out = _ask_judge(judge, out, questions, catalogue)
+        out = ask_judge(judge, out, questions, catalogue)
     nearest = None
     if embedder is not None:
         nearest = partial(_nearest_spec, embedder=embedder, specs=spec_map, threshold=CARDINALITY_THRESHOLD)
@@ -466,74 +452,4 @@ def _with_cardinality(
                 card = "set"  # two values of one slot stated together hold together
             f = f.model_copy(update={"cardinality": card})
         out.append(f)
-    return out
-
-
-# ---------------------------------------------------------------- the batched judge
-
-_SLOT_JUDGE_PROMPT = """You maintain a user's long-term memory as slots (entity, attribute) with values.
-New facts were just extracted; some may name an EXISTING slot differently. For each numbered new fact,
-answer which existing slot it is about (or null for a new slot), and whether that slot holds ONE value
-(a new value replaces the old: city, employer, editor) or a SET of values (allergies, languages, pets).
-You may only map a fact to a slot listed for it; you never delete anything.
-
-Existing slots:
-{slots}
-
-New facts:
-{facts}
-
-Answer with JSON only: {{"decisions": [{{"fact": 0, "entity": "...", "attribute": "..." or null,
-"cardinality": "single" or "set" or null}}]}}"""
-
-
-def create_slot_judge(model: BaseChatModel, *, run_name: str = "judge_memory_slots") -> Runnable:
-    """One LLM decision per turn: which stored slot each new fact means (it can only map, never delete).
-
-    Example:
-        .. code-block:: python
-
-            config = UpdateConfig(slot_judge=create_slot_judge(ChatOpenAI(model="gpt-4o-mini")))
-    """
-
-    def _run(inputs: dict[str, Any]) -> list[dict[str, Any]]:
-        reply = model.invoke(_SLOT_JUDGE_PROMPT.format(slots=inputs["slots"], facts=inputs["facts"]))
-        text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
-        match = re.search(r"\{.*\}", text, re.DOTALL)
-        data = json.loads(match.group(0)) if match else {}
-        decisions = data.get("decisions", []) if isinstance(data, dict) else []
-        return [d for d in decisions if isinstance(d, dict)]
-
-    return RunnableLambda(_run).with_config(run_name=run_name)
-
-
-def _ask_judge(
-    judge: Runnable, facts: list[Fact], questions: list[_Question], catalogue: Sequence[dict[str, Any]]
-) -> list[Fact]:
-    slots = "\n".join(
-        f"- ({r['entity']}, {r['attribute']}) = {r.get('value')!s} [{r.get('cardinality') or 'single'}]"
-        for r in catalogue
-    )
-    lines = [
-        f"{q.fact}. ({q.entity}, {q.attribute}) = {facts[q.fact].value}: {facts[q.fact].content!r}; could be: "
-        + ", ".join([f"({q.entity}, {c})" for c in q.candidates] + [f"({e}, {q.attribute})" for e in q.entities])
-        for q in questions
-    ]
-    try:
-        decisions = judge.invoke({"slots": slots, "facts": "\n".join(lines)})
-    except Exception:
-        logger.exception("Slot judge failed; keeping the offline slot resolution")
-        return facts
-    allowed = {q.fact: q for q in questions}
-    out = list(facts)
-    for d in decisions:
-        q = allowed.get(d.get("fact")) if isinstance(d.get("fact"), int) else None
-        if q is None:
-            continue
-        entity = d.get("entity") if d.get("entity") in (q.entity, *q.entities) else q.entity
-        attribute = d.get("attribute") if d.get("attribute") in (q.attribute, *q.candidates) else q.attribute
-        update: dict[str, Any] = {"entity": entity, "attribute": attribute}
-        if d.get("cardinality") in ("single", "set"):
-            update["cardinality"] = d["cardinality"]
-        out[q.fact] = out[q.fact].model_copy(update=update)
     return out
