@@ -7,6 +7,7 @@ Names come from the record's entity id and its sentences: a Chinese given name a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,8 +41,8 @@ def test_a_query_names_the_relative_it_is_about(query: str, entities: set[str]) 
     assert query_entities(query, aliases) == entities
 
 
-def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(embeddings=embeddings))
+def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     facts = [
         Fact(entity="user", attribute="job", value="小学音乐老师", content="用户是一名小学音乐老师。", kind="profile"),
         Fact(
@@ -58,12 +59,12 @@ def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any) -> 
     assert "高一" not in block.text, block.text
 
 
-def test_a_relative_named_after_the_relation_word_in_english_is_found_by_name(embeddings: Any) -> None:
+def test_a_relative_named_after_the_relation_word_in_english_is_found_by_name(embeddings: Any, tmp_path: Path) -> None:
     """ "My brother lives in Halifax", later "My brother Raj just moved to Winnipeg" (filed as ``home_city``): a
     question naming Raj is about the brother, and his home is the new city only."""
     assert entity_aliases("brother", ["The user's brother Raj lives in Winnipeg."])[0] == {"raj"}
     assert entity_aliases("mother_in_law", [])[0] == set()  # "in" and "law" name no one
-    memory = LifecycleMemory(ChromaMemoryStore(embeddings=embeddings))
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_facts(
         [Fact(entity="brother", attribute="city", value="Halifax", content="The user's brother lives in Halifax.")],
         "u", at="2024-03-18",
@@ -91,3 +92,14 @@ def test_a_relative_has_one_id_whatever_word_named_them(entity: str, canonical: 
     from langchain_lifecycle_memory.write._people import canonical_entity
 
     assert canonical_entity(entity) == canonical
+
+
+def test_the_parents_together_are_one_entity_not_a_father_named_ma(embeddings: Any, tmp_path: Path) -> None:
+    """ "我爸妈" was read as 爸 followed by the name 妈 (``father_妈``), and the father's own facts joined it."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", "我爸妈住在洛阳，我住在郑州。")], "u", at="2024-01-01T00:00:00Z")
+    memory.add_messages([("user", "我爸在医院上班。")], "u", at="2024-01-02T00:00:00Z")
+    memory.add_messages([("user", "My parents moved to Tucson, I'm still in Denver.")], "v", at="2024-01-01T00:00:00Z")
+    filed = {(r.entity, r.attribute, r.value) for u in "uv" for r in memory.store.list_records(memory.namespace(u))}
+    assert {("parent", "city", "洛阳"), ("father", "employer", "医院"), ("user", "city", "郑州")} <= filed
+    assert ("parent", "city", "Tucson") in filed

@@ -73,3 +73,15 @@ def test_a_request_about_the_past_gets_the_lasting_facts_of_that_time(embeddings
     assert "surveyor" in block.text
     assert "ferry" not in block.text  # not yet true then
     assert memory.inject("How fast do cheetahs run?", "ann", now=NOW, as_of=then).empty
+
+
+def test_a_request_for_the_parents_reaches_each_parents_facts(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    facts = [
+        Fact(entity="mother", attribute="medical_condition", value="糖尿病", content="用户的妈妈有二型糖尿病。"),
+        Fact(entity="father", attribute="hearing", value="hearing aid", content="The user's dad wears a hearing aid."),
+    ]
+    memory.add_facts(facts, "ann", at=AT)
+    assert "糖尿病" in memory.inject("想给爸妈寄点零食回去，买哪些好？", "ann", now=NOW).text
+    assert "hearing aid" in memory.inject("Planning a surprise dinner for my parents, any tips?", "ann", now=NOW).text
+    assert "糖尿病" not in memory.inject("想给自己买点零食，买哪些好？", "ann", now=NOW).text
