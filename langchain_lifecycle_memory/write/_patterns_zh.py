@@ -20,6 +20,7 @@ from langchain_lifecycle_memory.write._patterns import (
     head_noun,
     noun_attribute,
     owner,
+    spec_named,
     verb_slot,
     zh_concept,
     zh_rule,
@@ -275,6 +276,13 @@ def _copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate(attribute, value, 75, m.start(name))
 
 
+def _bare_copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """我N是X without 的 ("我手机是小米14"): only for a noun the vocabulary names ("我现在是" names nothing)."""
+    value = owner(clean(m.group("v"), zh))
+    if (attribute := spec_named(m.group("n"), specs)) is not None and acceptable(value, zh):
+        yield Candidate(attribute, value, 75, m.start("v"))
+
+
 def _commute(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """坐/骑/开车 X 上班 (commute) or 回家/回老家 (how the speaker travels home)."""
     verb, value = m.group("verb"), clean(m.group("v") or "", zh)
@@ -302,6 +310,7 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(r"我(?:的|用的|开的|养的|穿的|戴的|最喜欢的|最爱的)(?P<n>[\u4e00-\u9fff]{1,6}?)(?:是|叫)" + ZV + ZEND
             + r"|(?:^|[，,])(?P<v2>[^，,。是]{1,12}?)是我(?:最喜欢|最爱)?的(?P<n2>[\u4e00-\u9fff]{1,6})" + ZEND
             + r"|(?:^|[，,])我叫(?P<v3>[\u4e00-\u9fffA-Za-z]{1,10})", handler=_copula),
+    zh_rule(r"(?:^|[，,])我(?P<n>[\u4e00-\u9fff]{2,4}?)是" + ZV + ZEND, handler=_bare_copula),
     zh_rule(r"(?:" + ZS + r"|(?:^|[，,])(?:现在|目前|如今)?)(?:是|当)(?P<one>一名|一位|名|位)?(?:一个|个)?\s*"
             r"(?:(?:做|搞|干)(?P<job>[^，,。]+?)的|(?P<v>[^，,。！!？?；;、]{2,12}?)" + ZEND + ")", handler=_identity),
     zh_rule(ZS + r"(?P<neg>不再|已经不|再也不)?对\s*(?P<v>[^，,。！!？?]+?)\s*" + ZADV

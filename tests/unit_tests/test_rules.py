@@ -631,3 +631,18 @@ def test_replies_prohibitions_and_reported_speech_still_give_nothing(text: str) 
 )
 def test_a_verb_that_also_means_open_names_a_car_only_when_its_object_is_one(text: str, car: str | None) -> None:
     assert next((f.value for f in extract_rule_facts(text) if f.attribute == "car"), None) == car
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("我手机是小米14，拍照还行。", ("smartphone", "小米14")),
+        ("我生日是三月五号。", ("birthday", "三月五号")),
+        ("我觉得他是好人。", None),  # no noun of the vocabulary before 是
+        ("我今天是开车来的。", None),
+    ],
+)
+def test_a_possession_without_de_names_the_slot_when_its_noun_is_known(text: str, slot: tuple[str, str] | None) -> None:
+    """ "我手机是…" says what "我的手机是…" says; only a noun the vocabulary names makes it a slot."""
+    found = [(f.attribute, f.value) for f in extract_rule_facts(text) if f.attribute]
+    assert found == ([slot] if slot else [])
