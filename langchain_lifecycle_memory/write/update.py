@@ -294,13 +294,13 @@ class _Planner:
             for old in self._alike(record, [r for r in live if r.status is MemoryStatus.ACTIVE]):
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
-        members = []
+        members, became_set = [], False
         for r in live:
             if r.cardinality != "set":
-                r = r.model_copy(update={"cardinality": "set", "updated_at": self.at})
+                r, became_set = r.model_copy(update={"cardinality": "set", "updated_at": self.at}), True
                 self._write(r, self.plan.refreshed)
             members.append(r)
-        if any(r.cardinality != "set" for r in live):  # the slot turns out to hold several values
+        if became_set:  # the slot turns out to hold several values
             members += self._restore_replaced(slot, [*members, record])
         self._slots[slot] = [*members, record]
 
@@ -320,7 +320,7 @@ class _Planner:
             if (
                 by is None
                 or states_a_change(by.content)
-                or (old.expires_at is not None and old.expires_at <= self.at)
+                or old.is_expired(self.at)
                 or any(same_value(old.value, r.value) for r in held.values())
             ):
                 continue
