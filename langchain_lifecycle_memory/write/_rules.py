@@ -393,7 +393,9 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     if size < _MIN_SAID[zh]:
         return []
     dropped = zh and "我" not in clause and subject.entity == "user"  # "拉丁舞课改到…": the speaker's, unsaid
-    content = _zh_rewrite(subject.text if dropped else clause) if zh else _en_rewrite(clause)
+    # The subject put back ("我" or "我的") on the words as typed: "小米 14" keeps its space
+    said = ("我的" if subject.text.startswith("我的") else "我") + clause if dropped else clause
+    content = _zh_rewrite(said) if zh else _en_rewrite(said)
     key = ("said", None, content, subject.entity)
     if key in seen:
         return []
@@ -408,7 +410,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
 # requests ("Put on some music for me": no first-person subject).
 _NOT_SAID_EN = re.compile(
     r"\b(?:if|unless|would|should|could|might|maybe|perhaps|please|wonder|not sure|no idea|never mind|"
-    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|going to|gonna|don't know|doesn't matter|"
+    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|(?:am|'m|are|'re|is|'s) going to|gonna|"
+    r"don't know|doesn't matter|"
     r"you|your|(?:that|this|a|the) (?:idea|question|suggestion|answer|point|one))\b|\?",
     re.IGNORECASE,
 )

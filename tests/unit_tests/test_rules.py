@@ -646,3 +646,26 @@ def test_a_possession_without_de_names_the_slot_when_its_noun_is_known(text: str
     """ "我手机是…" says what "我的手机是…" says; only a noun the vocabulary names makes it a slot."""
     found = [(f.attribute, f.value) for f in extract_rule_facts(text) if f.attribute]
     assert found == ([slot] if slot else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Lately I've been going to Fenwick Pottery Studio on Thursdays.", "Fenwick Pottery Studio"),  # a habit
+        ("We were going to the Alder Street farmers market every Sunday until it closed.", "Alder Street"),
+    ],
+)
+def test_a_habit_of_going_somewhere_is_no_plan(text: str, kept: str) -> None:
+    assert any(kept in f.content for f in extract_rule_facts(text))
+
+
+@pytest.mark.parametrize("text", ["I'm going to sell my kayak.", "We're going to adopt a cat next spring."])
+def test_a_plan_is_still_no_statement(text: str) -> None:
+    assert extract_rule_facts(text) == []
+
+
+def test_a_chinese_statement_without_its_subject_keeps_the_words_as_typed() -> None:
+    """The speaker is put back as the subject; the rest is as typed (a model number keeps its space)."""
+    (fact,) = extract_rule_facts("网球课改到 Court 3 了。")
+    assert "改到 Court 3 了" in fact.content and fact.content.startswith("用户")
+    assert fact.evidence == "网球课改到 Court 3 了。"
