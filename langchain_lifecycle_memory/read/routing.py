@@ -40,6 +40,9 @@ __all__ = [
 _FAMILY = tuple(r.forms() for r in RELATIONS if r.family)
 _SOCIAL = tuple(r.forms() for r in RELATIONS if not r.family)
 _SOCIAL_FORMS = frozenset(form for group in _SOCIAL for form in group)
+_IN_LAW = re.compile(r"[_\s-]in[_\s-]law(?![a-z])")
+_IN_LAW_FORMS = {r.key.removesuffix("_in_law"): r.forms() for r in RELATIONS if r.key.endswith("_in_law")}
+"""An in-law by the words for them ("公公" is the ``father_in_law``; "爸" is not)."""
 _EN_RELATION_FORMS = frozenset(f for group in (*_FAMILY, *_SOCIAL) for f in group if f.isascii())
 _ZH_RELATION_FORMS = tuple(f for group in (*_FAMILY, *_SOCIAL) for f in group if not f.isascii() and len(f) > 1)
 _POSSESSIVES_EN = ("my", "our")
@@ -177,13 +180,15 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     word ("my brother Raj" -> ``raj``) and, in Chinese statements, from the characters after the relation word,
     one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
     """
-    norm = re.sub(r"[_\s-]in[_\s-]law(?![a-z])", "", normalize_text(_unaccented(entity)))  # not the names "in", "law"
+    norm = normalize_text(_unaccented(entity))
+    in_law = bool(_IN_LAW.search(norm))
+    norm = _IN_LAW.sub("", norm)  # not the names "in", "law"
     names: set[str] = set()
     relations: set[str] = set()
     romanized = ""
     for part in (p for p in _SEPARATORS.split(norm) if p):
         if forms := {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}:
-            relations |= forms
+            relations |= {f"{part} in law", *_IN_LAW_FORMS.get(part, ())} if in_law else forms
             continue
         if len(part) >= 2:
             names.add(part)
@@ -229,10 +234,15 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
             continue
         for rel in relations:
             loose = rel in _SOCIAL_FORMS or len(rel) == 1
-            if rel.isascii():
+            if rel.isascii() and " " in rel:  # "father in law"
+                said = f" {' '.join(words)} "
+                hit = f" {rel} " in said
+                possessed = any(f" {p} {rel} " in said for p in _POSSESSIVES_EN)
+            elif rel.isascii():
                 forms = (rel, rel + "s")
-                hit = any(w in forms for w in words)
-                possessed = any(words[i] in _POSSESSIVES_EN and words[i + 1] in forms for i in range(len(words) - 1))
+                at = [i for i, w in enumerate(words) if w in forms and words[i + 1 : i + 3] != ["in", "law"]]
+                hit = bool(at)
+                possessed = any(i > 0 and words[i - 1] in _POSSESSIVES_EN for i in at)
             else:
                 hit = rel in text
                 possessed = any(p + rel in text for p in _POSSESSIVES_ZH)

@@ -103,3 +103,22 @@ def test_the_parents_together_are_one_entity_not_a_father_named_ma(embeddings: A
     filed = {(r.entity, r.attribute, r.value) for u in "uv" for r in memory.store.list_records(memory.namespace(u))}
     assert {("parent", "city", "洛阳"), ("father", "employer", "医院"), ("user", "city", "郑州")} <= filed
     assert ("parent", "city", "Tucson") in filed
+
+
+def test_an_in_law_is_found_by_the_words_for_them_not_by_the_parents(embeddings: Any, tmp_path: Path) -> None:
+    """公公 and "my father-in-law" mean the father-in-law; 我爸 and "my dad" mean the father, not him."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="father_in_law", attribute="hobby", value="钓鱼", content="用户的公公退休后天天去水库钓鱼。"),
+        Fact(entity="father", attribute="hobby", value="书法", content="用户的爸爸每天早上练书法。"),
+    ]
+    memory.add_facts(facts, "u", at="2024-03-18")
+
+    for query, theirs, not_theirs in [
+        ("周末去看公公，带点什么礼物好？", "钓鱼", "书法"),
+        ("What should I get my father-in-law for his birthday?", "钓鱼", "书法"),
+        ("我爸生日快到了，送什么好？", "书法", "钓鱼"),
+        ("What should I get my dad for his birthday?", "书法", "钓鱼"),
+    ]:
+        block = memory.inject(query, "u", now="2024-03-20").text
+        assert theirs in block and not_theirs not in block, (query, block)
