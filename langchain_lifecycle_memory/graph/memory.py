@@ -108,7 +108,7 @@ class LifecycleMemory:
         slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
         facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
         if error is not None:
-            episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config)
+            episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config, lasting_as="fact")
             self.store.put_records(episodes)
             return UpdateResult(added=episodes, errors=[error])
         return self.add_facts(facts, user_id, at=when, source=source)

@@ -143,7 +143,7 @@ def create_memory_writer(
             message_ids=[m.id for m in turn if m.id],
         )
         if state.get("memory_error"):
-            episodes = prepare_episodes(episode_records(list(turn), ns, at, source), config_)
+            episodes = prepare_episodes(episode_records(list(turn), ns, at, source), config_, lasting_as="fact")
             return {"memory_plan": UpdatePlan(namespace=ns, added=episodes)}
         plan = plan_updates(
             _store(store, runtime), ns, state.get("memory_facts") or [], at=at, source=source, config=config_

@@ -61,7 +61,10 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "No stored memory is relevant to this request — say you don't know rather than guess.",
         "unknown_date": "date unknown",
         "pending": "unconfirmed",
-        "expired": "{n} stored memory/memories matching this request expired (stated as temporary) and are left out.",
+        "expired": (
+            "{n} stored memory/memories matching this request are past their time limit (stated as temporary, "
+            "or their kind's lifetime) and are left out."
+        ),
     },
     "zh": {
         "title": "关于用户的长期记忆，来自以往的对话{today}。",
@@ -75,7 +78,7 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "没有相关的已存记忆——不确定时请直说不知道，不要猜测。",
         "unknown_date": "日期未知",
         "pending": "待确认",
-        "expired": "另有 {n} 条相关记忆已过期（当时说明是临时的），未列出。",
+        "expired": "另有 {n} 条相关记忆已过期（当时说明是临时的，或超过了该类记忆的保存期限），未列出。",
     },
 }
 _OPEN, _CLOSE = "<memories>", "</memories>"

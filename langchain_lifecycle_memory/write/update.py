@@ -166,12 +166,13 @@ class _Planner:
         """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
 
         A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
+        The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
         """
         for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
             words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
             entity = refile([words], known=self.store.people(self.ns))[0].entity
-            expires = self.cfg.policy.expires_at_for("episode", self.at)
+            expires = self.cfg.policy.expires_at_for("fact", self.at)
             record = MemoryRecord(
                 namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
                 source=source, created_at=self.at, updated_at=self.at, valid_from=self.at, expires_at=expires,

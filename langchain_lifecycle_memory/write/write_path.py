@@ -145,13 +145,17 @@ def episode_records(
     ]  # fmt: skip
 
 
-def prepare_episodes(records: list[MemoryRecord], config: Any) -> list[MemoryRecord]:
-    """Apply the update config's PII redaction and retention to raw episode records."""
+def prepare_episodes(records: list[MemoryRecord], config: Any, *, lasting_as: str = "episode") -> list[MemoryRecord]:
+    """Apply the update config's PII redaction and retention to raw episode records.
+
+    ``lasting_as``: the kind whose lifetime they get; words kept because extraction failed stand in for the
+    facts it should have given (``"fact"``): an episode's short lifetime would lose them after a month.
+    """
     redact = config.redactor.redact if config.redactor is not None else None
     return [
         r.model_copy(update={
             "content": redact(r.content).text if redact else r.content,
-            "expires_at": config.policy.expires_at_for(r.kind, r.valid_from),
+            "expires_at": config.policy.expires_at_for(lasting_as, r.valid_from),
         })
         for r in records
     ]  # fmt: skip

@@ -181,3 +181,29 @@ def test_facade_retrieval_log_records_and_purge_removes_lines(mem_store: ChromaM
     remaining = list(log.events())
     assert len(remaining) == 1
     assert "u1" not in (tmp_path / "retrievals.jsonl").read_text()
+
+
+def _echoing(inputs: dict[str, Any]) -> list[Fact]:
+    """A small model's failure: its prompt's example instead of what was said."""
+    said = next(m.content for m in inputs["messages"] if isinstance(m, HumanMessage))
+    return [Fact(entity="user", attribute="editor", value="VS Code", content="The user uses VS Code.", evidence=said)]
+
+
+@pytest.mark.parametrize("extractor", [RunnableLambda(_failing), RunnableLambda(_echoing)], ids=["error", "echo"])
+def test_words_kept_for_a_failed_extraction_are_still_recalled_a_year_later(
+    mem_store: ChromaMemoryStore, extractor: Any
+) -> None:
+    memory = LifecycleMemory(mem_store, extractor=extractor)
+    said = "Finally got the Mazda CX-5 back from the shop, honestly I love that car."
+    memory.add_messages([("user", said)], "u-kept", at="2025-02-03T10:00:00Z")
+    block = memory.inject("What car do I drive?", "u-kept", now="2026-02-03T10:00:00Z")
+    assert "Mazda CX-5" in block.text
+    assert [r.status for r in memory.list("u-kept")] == [MemoryStatus.ACTIVE]
+
+
+def test_a_graph_writers_failed_turn_is_kept_as_long_as_a_fact(mem_store: ChromaMemoryStore) -> None:
+    writer = create_memory_writer(mem_store, extractor=RunnableLambda(_failing))
+    cfg = {"configurable": {"user_id": "u-graph-kept"}}
+    writer.invoke({"messages": [("user", "I moved to Lisbon")]}, cfg)
+    (kept,) = mem_store.list_records(("memories", "u-graph-kept"), now="2027-01-01")
+    assert (kept.content, kept.status, kept.expires_at) == ("I moved to Lisbon", MemoryStatus.ACTIVE, None)
