@@ -381,7 +381,10 @@ _MIN_SAID = {True: 3, False: 2}  # characters (zh) or content words (en) a state
 
 def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float | None], seen: set[Any]) -> list[Fact]:
     """A statement no rule understood, kept as said (no slot) unless negated, conditional, asked or reported."""
-    if (_NOT_SAID_ZH if zh else _NOT_SAID_EN).search(clause) or not (zh or _EN_SUBJECT.search(subject.text)):
+    evidence = clause
+    if zh:  # "这几天我嗓子发炎，医生说别吃辣的": what is reported after the statement is left out, not the statement
+        clause = _zh_statement(clause)
+    if not clause or (not zh and _NOT_SAID_EN.search(clause)) or not (zh or _EN_SUBJECT.search(subject.text)):
         return []
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
@@ -402,7 +405,17 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     seen.add(key)
     entity = None if subject.entity == "user" else subject.entity
     fact = Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=stamp[0], ttl_days=stamp[1])
-    return [fact.model_copy(update={"evidence": clause})]
+    return [fact.model_copy(update={"evidence": evidence})]
+
+
+def _zh_statement(clause: str) -> str:
+    """The clause's leading comma-separated parts that state something (``""``: the first does not)."""
+    kept = ""
+    for part in re.split(r"(?<=[，,])", clause):
+        if _NOT_SAID_ZH.search(kept + part):
+            break
+        kept += part
+    return kept.rstrip("，, ")
 
 
 # A negation is kept as said ("I don't own a car", "我没有驾照": facts too). Not kept: doubt, wishes, reported

@@ -669,3 +669,23 @@ def test_a_chinese_statement_without_its_subject_keeps_the_words_as_typed() -> N
     (fact,) = extract_rule_facts("网球课改到 Court 3 了。")
     assert "改到 Court 3 了" in fact.content and fact.content.startswith("用户")
     assert fact.evidence == "网球课改到 Court 3 了。"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "left_out"),
+    [
+        ("这几天我膝盖疼，医生说别爬楼梯。", "膝盖疼", "爬楼梯"),  # what the doctor said is reported, not stated
+        ("这周我出差在成都，可能周五才回来。", "出差在成都", "周五"),  # the guess after it is no statement
+    ],
+)
+def test_a_chinese_statement_is_kept_without_the_reported_or_doubted_part_after_it(
+    text: str, kept: str, left_out: str
+) -> None:
+    (fact,) = extract_rule_facts(text)
+    assert kept in fact.content and left_out not in fact.content
+    assert fact.evidence in text  # the whole clause, as said
+
+
+@pytest.mark.parametrize("text", ["如果明天下雨，我就不去爬山了。", "可能下个月，我会换工作。"])
+def test_a_chinese_statement_that_opens_with_doubt_is_still_not_kept(text: str) -> None:
+    assert extract_rule_facts(text) == []
