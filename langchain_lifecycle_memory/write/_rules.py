@@ -167,7 +167,9 @@ def clause_subjects(
     text = _DIGIT_COMMA.sub("\u066c", _TITLE_DOT.sub("\\1\u2024", text))  # hidden from the patterns, see _HIDDEN
     for sentence in filter(None, map(str.strip, _SPLIT.split(text))):
         zh = _chinese_frame(sentence)
-        if _not_a_statement(sentence, zh):
+        if _not_a_statement(sentence, zh):  # no statement, but a pronoun after it means the person it names
+            asked = clause_subject(sentence, zh, speaker_entity, people, last)  # "Tomasz sold the Subaru?? he…"
+            last = asked if asked is not None and asked.entity != speaker_entity else last
             continue
         for clause in _clauses(sentence, zh):
             subject = clause_subject(clause, zh, speaker_entity, people, last)
@@ -409,7 +411,10 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
 
 
 def _zh_statement(clause: str) -> str:
-    """The clause's leading comma-separated parts that state something (``""``: the first does not)."""
+    """The clause's leading comma-separated parts that state something (``""``: the first does not, or the clause
+    asks or requests something anywhere: "周末去茶城，帮我挑点…" is a request)."""
+    if _ZH_ASKS.search(clause):
+        return ""
     kept = ""
     for part in re.split(r"(?<=[，,])", clause):
         if _NOT_SAID_ZH.search(kept + part):
@@ -435,6 +440,9 @@ _NOT_SAID_ZH = re.compile(
     r"|如果|假如|要是|假设|是否|帮我|给我|请|说(?![\u4e00-\u9fff]{0,3}语)|觉得|想要|希望|打算|也许|可能|吗|呢|？|\?"
     r"|^我(?:马上|正|等会儿?)?(?:去|来|回|出门)|^我现在(?:去|来|回|出门)(?!.*了[。！!]?$)"  # off to do now, not who
 )  # they are; "现在…了" states a new situation: "我现在去采购部当主管了"
+
+
+_ZH_ASKS = re.compile(r"帮我|给我|请|你|您|吗|？|\?")
 
 
 def _facts(

@@ -119,7 +119,7 @@ _RELATIVE_FIRST = re.compile(r"^(?:(?:" + _EN_REL + r")(?:-in-law)?s?\b|(?:" + Z
 
 def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | None:
     """A statement led by the name of someone the speaker already spoke of ("Felix 有哮喘", "Mia uses Lyft")."""
-    m = _NAMED.match(sentence.strip())
+    m = _NAMED.match(sentence.strip() if zh else EN_INTRO.sub("", sentence.strip()))  # "so Tomasz sold…"
     entity = people.get(romanize(m.group("name")).casefold() if m else "")
     if m is None or entity is None:
         return None

@@ -511,6 +511,20 @@ def test_a_person_known_only_from_a_statement_is_known_by_name(mem_store: Chroma
     assert current[("sister_kasia", "city")] == "Poznań"
 
 
+def test_a_pronoun_after_a_question_means_the_person_the_question_named(mem_store: ChromaMemoryStore) -> None:
+    """ "Tomasz actually sold the Subaru?? he just picked up a Tesla": "he" is Tomasz, not the user (whose car stays)."""
+    ns = ("memories", "pronoun-after-question")
+    mine = Fact(entity="user", attribute="car", value="Mazda CX-5", content="The user drives a Mazda CX-5.")
+    his = Fact(entity="brother_tomasz", attribute="car", value="Subaru Outback", content="Tomasz drives an Outback.")
+    reconcile(mem_store, ns, [mine, his], at="2025-02-17")
+    said = "ok so Tomasz actually sold the Subaru?? he just picked up a Tesla Model Y last week."
+    new = Fact(entity="user", attribute="car", value="Tesla Model Y", content="The user picked up a Tesla Model Y.")
+    reconcile(mem_store, ns, [new.model_copy(update={"evidence": said})], at="2025-05-22")
+    current = {(r.entity, r.attribute): r.value for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE])}
+    assert current[("user", "car")] == "Mazda CX-5"
+    assert current[("brother_tomasz", "car")] == "Tesla Model Y"
+
+
 @pytest.mark.parametrize(
     ("fact", "entity"),
     [
