@@ -411,8 +411,10 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
 
 
 def _zh_statement(clause: str) -> str:
-    """The clause's leading comma-separated parts that state something (``""``: the first does not, or the clause
-    asks or requests something anywhere: "周末去茶城，帮我挑点…" is a request)."""
+    """The clause's leading comma-separated parts that state something.
+
+    ``""`` when the first does not, or when the clause asks or requests anything ("周末去茶城，帮我挑点…").
+    """
     if _ZH_ASKS.search(clause):
         return ""
     kept = ""

@@ -512,7 +512,7 @@ def test_a_person_known_only_from_a_statement_is_known_by_name(mem_store: Chroma
 
 
 def test_a_pronoun_after_a_question_means_the_person_the_question_named(mem_store: ChromaMemoryStore) -> None:
-    """ "Tomasz actually sold the Subaru?? he just picked up a Tesla": "he" is Tomasz, not the user (whose car stays)."""
+    """ "Tomasz actually sold the Subaru?? he just picked up a Tesla": "he" is Tomasz, not the user."""
     ns = ("memories", "pronoun-after-question")
     mine = Fact(entity="user", attribute="car", value="Mazda CX-5", content="The user drives a Mazda CX-5.")
     his = Fact(entity="brother_tomasz", attribute="car", value="Subaru Outback", content="Tomasz drives an Outback.")
