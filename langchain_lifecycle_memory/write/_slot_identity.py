@@ -195,6 +195,8 @@ def decide_cardinality(
     ``nearest(attribute)``: the vocabulary attribute a name means by embeddings ("spoken_language" holds a set
     like ``language``), consulted after the names' structure.
     """
+    if fact.operation == "assert" and "set" in stored and any(same_value(v, fact.value) for v in values if v):
+        return "set"  # a member said again ("仍在听《忽左忽右》") confirms it; the others stay beside it
     spec = specs.get(attribute) or next(
         (s for s in specs.values() if attribute_relation(attribute, s.name, specs) == "same"), None
     )

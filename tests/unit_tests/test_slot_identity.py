@@ -240,6 +240,20 @@ def test_a_taste_stated_as_one_more_joins_the_vocabularys_single_preference(embe
     assert _active(memory, "user", "city") == ["Denver"]  # where one lives is not a taste: one value
 
 
+def test_a_member_said_again_keeps_the_others_beside_it(embeddings: Any) -> None:
+    """ "Still listening to Radiolab" confirms one podcast; it does not make it the only one."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "podcast", "Radiolab", "The user listens to Radiolab.")], "u", at="2024-01-01")
+    also = _fact("user", "podcast", "99% Invisible", "The user also listens to 99% Invisible.")
+    memory.add_facts([also], "u", at="2024-02-01")
+    again = _fact("user", "podcast", "Radiolab", "The user is still listening to Radiolab every week.")
+    memory.add_facts([again], "u", at="2024-03-01")
+    assert _active(memory, "user", "podcast") == ["99% Invisible", "Radiolab"]
+    changed = _fact("user", "podcast", "Serial", "The user switched to Serial, nothing else.", switch=True)
+    memory.add_facts([changed], "u", at="2024-04-01")
+    assert _active(memory, "user", "podcast") == ["Serial"]  # a new value stated as a change still replaces
+
+
 def test_a_set_found_by_one_member_is_injected_whole(embeddings: Any) -> None:
     """The question reaches one citizenship by its words; the prompt gets every current one."""
     memory = _memory(embeddings)
