@@ -62,8 +62,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "unknown_date": "date unknown",
         "pending": "unconfirmed",
         "expired": (
-            "{n} stored memory/memories matching this request are past their time limit (stated as temporary, "
-            "or their kind's lifetime) and are left out."
+            "{n} stored memory/memories matching this request expired (stated as temporary, or past their "
+            "kind's lifetime) and are left out."
         ),
     },
     "zh": {
