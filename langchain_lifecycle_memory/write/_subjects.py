@@ -7,8 +7,9 @@ name ("Felix 有哮喘").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from langchain_lifecycle_memory.vocabulary import RELATIONS
 from langchain_lifecycle_memory.write._change import ZH_CHANGE
 from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_MY, ZH_RELATIONS, canonical_entity, romanize
 
@@ -59,6 +60,10 @@ ZH_PERSON = re.compile(
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|跳槽|"
     r"又|换|买|卖|给|终于|居然|竟然|突然|正在|总|老是).*)$"
 )
+_ZH_FAMILY_FIRST = re.compile(
+    "^(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()), key=len,
+                             reverse=True)) + ")"
+)  # fmt: skip
 _ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
 _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
 # Chinese drops the subject of an act as readily as of a change. A clause naming no one else is the speaker's
@@ -155,6 +160,10 @@ def clause_subject(
     if (continued := _pronoun(sentence, zh, last)) is not None:
         return continued
     if zh:
+        if "我" not in sentence and _ZH_FAMILY_FIRST.match(sentence):
+            # A family word with no one's before it is the speaker's own: "孩子转到新学校了" is 我孩子.
+            mine = clause_subject("我" + sentence, zh, speaker, people, last)
+            return mine if mine is None or mine.restated else replace(mine, restated="我" + sentence)
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
             # speaker's news when it states a change and names no one else.

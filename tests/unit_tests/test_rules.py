@@ -689,3 +689,23 @@ def test_a_chinese_statement_is_kept_without_the_reported_or_doubted_part_after_
 @pytest.mark.parametrize("text", ["如果明天下雨，我就不去爬山了。", "可能下个月，我会换工作。"])
 def test_a_chinese_statement_that_opens_with_doubt_is_still_not_kept(text: str) -> None:
     assert extract_rule_facts(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "entity", "slot"),
+    [
+        ("老公最近在学滑雪。", "husband", ("learning", "滑雪")),
+        ("姐姐在京东上班，做采购。", "sister", ("employer", "京东")),
+    ],
+)
+def test_a_chinese_family_word_with_no_one_before_it_is_the_speakers_relative(
+    text: str, entity: str, slot: tuple[str, str]
+) -> None:
+    """Chinese leaves out the 我 of 我老公: the statement is about the speaker's relative, not dropped."""
+    found = [(f.entity, (f.attribute, f.value)) for f in extract_rule_facts(text) if f.attribute]
+    assert (entity, slot) in found, found
+
+
+@pytest.mark.parametrize("text", ["同事说明天下雨。", "妈说她下周来。"])
+def test_what_a_relative_or_colleague_says_is_still_no_statement(text: str) -> None:
+    assert extract_rule_facts(text) == []
