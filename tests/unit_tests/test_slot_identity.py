@@ -229,11 +229,17 @@ def test_a_second_value_joins_a_slot_whose_statement_holds_one_of_several(embedd
     assert _active(memory, "user", "permit") == ["work permit renewed until 2027"]
 
 
-def test_a_taste_stated_as_one_more_joins_the_vocabularys_single_preference(embeddings: Any) -> None:
+def _two_podcasts(embeddings: Any) -> LifecycleMemory:
+    """A podcast, then one more stated as one more ("also"): the vocabulary's single preference holds both."""
     memory = _memory(embeddings)
     memory.add_facts([_fact("user", "podcast", "Radiolab", "The user listens to Radiolab.")], "u", at="2024-01-01")
     also = _fact("user", "podcast", "99% Invisible", "The user also listens to 99% Invisible.")
     memory.add_facts([also], "u", at="2024-02-01")
+    return memory
+
+
+def test_a_taste_stated_as_one_more_joins_the_vocabularys_single_preference(embeddings: Any) -> None:
+    memory = _two_podcasts(embeddings)
     assert _active(memory, "user", "podcast") == ["99% Invisible", "Radiolab"]
     memory.add_facts([_fact("user", "city", "Austin", "The user lives in Austin.")], "u", at="2024-01-01")
     memory.add_facts([_fact("user", "city", "Denver", "The user also lives in Denver.")], "u", at="2024-02-01")
@@ -242,10 +248,7 @@ def test_a_taste_stated_as_one_more_joins_the_vocabularys_single_preference(embe
 
 def test_a_member_said_again_keeps_the_others_beside_it(embeddings: Any) -> None:
     """ "Still listening to Radiolab" confirms one podcast; it does not make it the only one."""
-    memory = _memory(embeddings)
-    memory.add_facts([_fact("user", "podcast", "Radiolab", "The user listens to Radiolab.")], "u", at="2024-01-01")
-    also = _fact("user", "podcast", "99% Invisible", "The user also listens to 99% Invisible.")
-    memory.add_facts([also], "u", at="2024-02-01")
+    memory = _two_podcasts(embeddings)
     again = _fact("user", "podcast", "Radiolab", "The user is still listening to Radiolab every week.")
     memory.add_facts([again], "u", at="2024-03-01")
     assert _active(memory, "user", "podcast") == ["99% Invisible", "Radiolab"]
