@@ -227,6 +227,7 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
     query = _unaccented(query)
     text, words = normalize_text(query), word_tokens(query)
     word_set = set(words)
+    said = f" {' '.join(words)} "  # for relations of several words ("father in law")
     found: set[str] = set()
     for entity, (names, relations) in aliases.items():
         if any((n in word_set) if n.isascii() else (n in text) for n in names):
@@ -235,7 +236,6 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
         for rel in relations:
             loose = rel in _SOCIAL_FORMS or len(rel) == 1
             if rel.isascii() and " " in rel:  # "father in law"
-                said = f" {' '.join(words)} "
                 hit = f" {rel} " in said
                 possessed = any(f" {p} {rel} " in said for p in _POSSESSIVES_EN)
             elif rel.isascii():
