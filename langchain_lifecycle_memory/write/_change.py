@@ -45,16 +45,17 @@ _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 ZH_CHANGE = (
-    ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|调(?:去|回)|搬(?:去|家|了)|转(?:去|学)"
-    r"|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
+    ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|(?:换|改)[\u4e00-\u9fff]{1,3}了|调(?:去|回)|搬(?:去|家|了)"
+    r"|转(?:去|学)|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
 )
-"""Chinese words of change: a changed-to verb, "now", "no longer", leaving a job, "new"."""
+"""Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
-_ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又")
+_ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+_CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
 _FUNCTION = EN_FUNCTION_WORDS | {
     "user", "user's", "users", "their", "they", "them", "his", "her", "hers", "she", "him", "from", "into", "onto",
@@ -109,6 +110,11 @@ def _names(text: str, *, first: bool = True) -> set[str]:
     return found
 
 
+def _word_named(value: str, text: str) -> bool:
+    """Whether ``text`` names a Chinese word of ``value`` whole: "那台华为给我妈用了" names "华为Mate 60"."""
+    return any(word in text for word in _CJK_WORD.findall(value))
+
+
 def _ends_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
     head = words(attribute or "")[-1:]
@@ -146,7 +152,8 @@ def superseded_by_change(
         if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
             continue
         if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
-            if new.slot is None and (names & _names(str(old.value)) or _ends_slot(new.content, old.attribute)):
+            named_value = names & _names(str(old.value)) or _word_named(str(old.value), new.content)
+            if new.slot is None and (named_value or _ends_slot(new.content, old.attribute)):
                 return old
         elif score >= threshold or names & _names(old.content, first=False):
             return old

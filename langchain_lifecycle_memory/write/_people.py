@@ -23,9 +23,10 @@ from langchain_lifecycle_memory.write._grounding import (
 )
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
+from langchain_lifecycle_memory.write._slot_identity import resolve_entity
 from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
 
-__all__ = ["canonical_entity", "refile", "whose"]
+__all__ = ["as_known", "canonical_entity", "refile", "whose"]
 
 _PART = re.compile(r"[,;，；、]")
 _AS_SPEAKER = (
@@ -45,6 +46,18 @@ def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
     return [
         (shown(clause), None if subject is None or is_self_entity(subject.entity) else subject.entity)
         for _, clause, subject, _ in clause_subjects(text, "user", known)
+    ]
+
+
+def as_known(facts: Sequence[Fact], known: Sequence[str]) -> list[Fact]:
+    """``facts`` about someone else under the stored person they name, when one alone fits.
+
+    "我爸又换手机了" comes back as ``father`` where ``father_周建国`` is stored: the same man, so a change he
+    states can replace what was stored of him, with or without a slot.
+    """
+    return [
+        f if is_self_entity(f.entity) else f.model_copy(update={"entity": resolve_entity(f.entity or "", known)[0]})
+        for f in facts
     ]
 
 

@@ -49,7 +49,7 @@ from langchain_lifecycle_memory.write._grounding import (
 )
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
-from langchain_lifecycle_memory.write._people import refile
+from langchain_lifecycle_memory.write._people import as_known, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
@@ -171,7 +171,8 @@ class _Planner:
         for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
             words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
-            entity = refile([words], known=self.store.people(self.ns))[0].entity
+            people = self.store.people(self.ns)
+            entity = as_known(refile([words], known=people), people)[0].entity
             expires = self.cfg.policy.expires_at_for("fact", self.at)
             record = MemoryRecord(
                 namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
@@ -179,6 +180,7 @@ class _Planner:
                 entity=None if is_self_entity(entity) else entity,
             )  # fmt: skip
             self._write(record, self.plan.added)
+            self._supersede_stated(record)  # "我爸又换手机了，那台华为给我妈用了…" still ends the Huawei
 
     def _unsaid(self, fact: Fact) -> bool:
         """Neither the value nor the statement is in the words the fact was extracted from."""
@@ -262,8 +264,7 @@ class _Planner:
         if not pending:
             for old in active:
                 self._archive(old, when, record.id)
-            if self.cfg.judge is None and states_a_change(record.content):
-                self._supersede_stated(record, self.store.search_records(self.ns, record.content, k=5, now=self.at))
+            self._supersede_stated(record)
 
     @staticmethod
     def _restated(words: str | None, keep: MemoryRecord, card: str) -> bool:
@@ -275,12 +276,17 @@ class _Planner:
             and restates_a_number(str(words), keep.content)
         )
 
-    def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]]) -> None:
-        """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``)."""
+    def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]] | None = None) -> None:
+        """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
+
+        ``similar``: live records with their similarity to ``record``, best first (searched when not given).
+        """
         threshold = _calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
-        untouched = [(old, score) for old, score in similar if old.id not in self._touched]
-        if threshold is None or threshold > 1:
+        if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
             return
+        if similar is None:
+            similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)
+        untouched = [(old, score) for old, score in similar if old.id not in self._touched]
         named = min(threshold, NAMED_CHANGE_THRESHOLD)
         if (old := superseded_by_change(record, untouched, threshold, named)) is not None:
             self._archive(old, record.valid_from, record.id)
@@ -394,8 +400,10 @@ def plan_updates(
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
     checked = [f.model_copy(update={"entity": canonical_entity(f.entity)}) for f in checked]  # "老妈" is "mother"
+    people = store.people(tuple(namespace)) if any(f.evidence or not is_self_entity(f.entity) for f in checked) else []
     if any(f.evidence for f in checked):  # extracted: each fact under the person its own words are about
-        checked = refile(checked, known=store.people(tuple(namespace)))
+        checked = refile(checked, known=people)
+    checked = as_known(checked, people)
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
         checked = _resolve(store, tuple(namespace), checked, cfg)
     planner = _Planner(store, tuple(namespace), when, cfg)

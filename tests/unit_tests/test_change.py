@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord, UpdateConfig
-from langchain_lifecycle_memory.write._change import superseded_by_change
+from langchain_lifecycle_memory.write._change import states_a_change, superseded_by_change
 
 
 def _memory(embeddings: Any, tmp_path: Path, **update: Any) -> LifecycleMemory:
@@ -187,3 +187,35 @@ def test_a_slot_fact_without_a_value_is_a_statement_that_ends_what_it_names(embe
     said = "I quit smoking! Three weeks smoke-free."
     memory.add_facts([Fact(entity="user", attribute="alcohol", content=said, evidence=said)], "kim", at="2025-03-25")
     assert [(r.attribute, r.content) for r in memory.active("kim")] == [(None, said)]
+
+
+_FATHERS_PHONE = Fact(
+    entity="father_周建国", attribute="phone", value="华为Mate 60", content="我爸周建国在用华为Mate 60"
+)
+
+
+def test_a_relatives_change_ends_what_was_stored_under_their_full_name(embeddings: Any, tmp_path: Path) -> None:
+    # "我爸" is the father stored as father_周建国: his change replaces his phone, named by its Chinese word alone.
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts([_FATHERS_PHONE], "kim", at="2025-02-02")
+    said = "我爸又换手机了，那台华为给我妈用了，他自己买了个iPhone 16"
+    memory.add_facts([Fact(entity="father", content=said, kind="fact")], "kim", at="2025-05-18")
+    assert [(r.entity, r.content) for r in memory.active("kim")] == [("father_周建国", said)]
+    block = memory.inject("我爸现在用的是什么手机？", "kim", now="2025-06-01").text
+    assert "iPhone 16" in block and "Mate 60" not in block
+
+
+def test_words_kept_for_a_failed_extraction_still_end_what_they_name(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts([_FATHERS_PHONE], "kim", at="2025-02-02")
+    said = "我爸又换手机了，那台华为给我妈用了，他自己买了个iPhone 16"
+    echoed = Fact(entity="user", attribute="editor", value="VS Code", content="The user uses VS Code.", evidence=said)
+    memory.add_facts([echoed], "kim", at="2025-05-18")
+    assert [(r.entity, r.content) for r in memory.active("kim")] == [("father_周建国", said)]
+    assert [r.status.value for r in memory.history("kim", "father_周建国", "phone")] == ["archived"]
+
+
+def test_doing_something_again_is_no_change_but_changing_again_is() -> None:
+    assert not states_a_change("我又买了一台咖啡机")
+    assert states_a_change("我爸又换手机了")
+    assert states_a_change("她改主意了，不去冰岛了")
