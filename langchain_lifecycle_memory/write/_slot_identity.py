@@ -15,7 +15,8 @@ from cachetools import LRUCache
 from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, RELATIONS, AttributeSpec
+from langchain_lifecycle_memory.write._lexicon import romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 
 __all__ = [
@@ -30,8 +31,8 @@ JUDGE_BAND = 0.45
 STATEMENT_SLOT_THRESHOLD = 0.65
 """Cosine (bundled encoder) between a new fact's statement and a stored slot's current statement above which
 a name that neither the vocabulary nor the names' structure relates is that slot ("expense_tracker" for
-"bookkeeping_app": names 0.39, statements 0.76). Of 621 pairs of two slots of one entity in the development
-files, none reaches it (``python benchmarks/slot_calibration.py``)."""
+"bookkeeping_app": names 0.39, statements 0.67). Of 508 pairs of two slots of one entity in the development
+files, none reaches 0.5 (``python benchmarks/slot_calibration.py``)."""
 CARDINALITY_THRESHOLD = 0.75
 """Cosine (bundled encoder) from an attribute name outside the vocabulary to a vocabulary attribute (its name
 and description) above which the name holds values as that attribute does: "spoken_language" 0.90 to
@@ -62,7 +63,7 @@ _HOLDS = re.compile(
     r"\b(?:ha(?:s|ve|d)\b(?!\s+(?:the|to|been|had|got)\b)|owns?|owned|holds?|held|bought|got|purchased"
     r"|subscribes?|subscribed|signed up|joined|pays? for|paid for|picked up|earned|collects?)\b"
     r"|\b(?!(?:is|was|has)\b)[a-z]+(?:s|ed)\s+an?\s+(?!(?:month|week|year|day|lot|bit|little|few)\b)"
-    r"|持有|拥有|买了|入手|开通|订阅|办了|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
+    r"|持有|拥有|买了|入手|开通|订阅|办了|报了|报名|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
     re.IGNORECASE,
 )
 
@@ -377,9 +378,24 @@ def predicate(content: str, entity: str) -> str:
     >>> predicate("The user's brother Felix is an airline mechanic.", "brother_felix")
     'is an airline mechanic.'
     """
-    names = [re.escape(w) for w in words(entity) if w not in ("user", "self")]
+    parts = [w for w in words(entity) if w not in ("user", "self")]
+    names = [re.escape(w) for w in parts]
     pattern = _USER_WORDS.pattern + (r"|\b(?:" + "|".join(names) + r")\b" if names else "")
+    if parts and _CJK.search(content):  # "儿子小川用 iPad 上网课" for son_xiaochuan: the relation and the name
+        said = sorted(_zh_words(parts) | _zh_names(content, parts), key=len, reverse=True)
+        pattern += "".join(f"|{re.escape(w)}" for w in said)
     return " ".join(re.sub(pattern, " ", content, flags=re.IGNORECASE).split())
+
+
+def _zh_words(parts: list[str]) -> set[str]:
+    """The Chinese words of the relations among an entity id's parts (``son`` -> 儿子, 儿子's colloquial forms)."""
+    return {w for r in RELATIONS if r.key in parts for z in r.zh for w in z.split("=")}
+
+
+def _zh_names(content: str, parts: list[str]) -> set[str]:
+    """The Chinese names in ``content`` that an id's romanised name spells ("朵朵" for ``daughter_duoduo``)."""
+    spans = {content[i : i + n] for n in (3, 2, 1) for i in range(len(content) - n + 1)}
+    return {w for w in spans if all(_CJK.match(ch) for ch in w) and romanize(w).casefold() in parts}
 
 
 def _by_statement(

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever, MemoryStatus
-from langchain_lifecycle_memory.write._slot_identity import create_slot_judge, same_value
+from langchain_lifecycle_memory.write._slot_identity import create_slot_judge, holds_one_of, same_value
 from langchain_lifecycle_memory.write.update import UpdateConfig
 
 
@@ -545,3 +545,18 @@ def test_a_chinese_name_finds_the_vocabulary_slot_it_translates(embeddings: Any)
     memory.add_facts([_fact("user", "laptop", "ThinkPad X1", "The user works on a ThinkPad X1.")], "u", at="2024-01-01")
     memory.add_facts([_fact("user", "电脑", "MacBook Air", "用户的电脑是 MacBook Air")], "u", at="2024-06-01")
     assert _active(memory, "user", "laptop") == ["MacBook Air"]
+
+
+def test_a_relatives_chinese_name_says_nothing_of_which_slot_a_statement_is_about(embeddings: Any) -> None:
+    """Every statement about 朵朵 names her: the name is no evidence that her new class is her teacher."""
+    memory = _memory(embeddings)
+    _say(memory, "我女儿朵朵这学期报了拉丁舞，每周六上午上课。", "2023-09-05")
+    _say(memory, "朵朵的班主任是刘老师，教语文的。", "2023-09-06")
+    _say(memory, "朵朵开始学乐高机器人了，周三放学后去。", "2024-03-02")
+    assert _active(memory, "daughter_duoduo", "班主任") == ["刘老师"]
+    block = memory.inject("朵朵的班主任是谁？", "u", now="2024-03-03").text
+    assert "刘老师" in block
+
+
+def test_signing_up_for_a_class_is_one_more_held() -> None:
+    assert holds_one_of("给朵朵报了个少儿口才班，周日下午。")
