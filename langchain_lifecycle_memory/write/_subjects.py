@@ -136,6 +136,20 @@ def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | 
     return Subject(entity, "my " + rest if m.group("pos") else _third_to_first(rest), mention)
 
 
+_HEADED = re.compile(r"^\s*(?P<head>[^:：,，.。!！?？]{2,40})[:：]\s*(?P<rest>\S.*)$", re.DOTALL)
+"""A sentence under a short heading ("news from Nadia: she dropped out…", "晓雯的消息：她…")."""
+
+
+def _named_in(head: str, people: dict[str, str]) -> Subject | None:
+    """The one known person a heading names, as the person a pronoun after it means."""
+    found = {
+        (people[key], "", word)
+        for word in re.findall(r"[A-Za-z]+|[\u4e00-\u9fff]{2,3}", head)
+        if (key := romanize(word).casefold()) in people
+    }
+    return Subject(*found.pop()) if len(found) == 1 else None
+
+
 _PRONOUN = re.compile(r"^(?:(?:and|but|so)\s+)?(?:she|he)\s+(?P<rest>\S.*)$|^[她他](?P<zh>[^们的].*)$", re.IGNORECASE)
 
 
@@ -155,6 +169,8 @@ def clause_subject(
     sentence: str, zh: bool, speaker: str, people: dict[str, str], last: Subject | None = None
 ) -> Subject | None:
     """Who ``sentence`` is about (``last``: the person the clause before was about, for a pronoun)."""
+    if (m := _HEADED.match(sentence)) and (topic := _named_in(m.group("head"), people)) is not None:
+        return clause_subject(m.group("rest"), zh, speaker, people, topic)  # "news from Nadia: she dropped out…"
     if (known := _known_person(sentence, zh, people)) is not None:
         return known
     if (continued := _pronoun(sentence, zh, last)) is not None:

@@ -546,6 +546,20 @@ def test_a_pronoun_continues_the_person_before_it(text: str, expected: tuple[str
     assert content is None or fact.content == content  # the person is named, not "she"
 
 
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("Update on Kasia: she plays viola in the youth orchestra now.", "sister_kasia"),
+        ("晓雯的消息：她现在在浙大读研了。", "cousin_xiaowen"),
+        ("Reminder: I play the cello on Sundays.", "user"),
+        ("News from Kasia and Xiaowen: she moved to Lyon.", None),  # a heading naming two names no one
+    ],
+)
+def test_a_pronoun_under_a_heading_is_the_person_the_heading_names(text: str, entity: str | None) -> None:
+    known = [("sister_kasia", "city", "Wrocław"), ("cousin_xiaowen", "school", "复旦")]
+    assert {f.entity for f in extract_rule_facts(text, now=NOW, slots=known)} == ({entity} if entity else set())
+
+
 def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
     assert [f.value for f in extract_rule_facts("I met Anna yesterday, she is a dentist.", now=NOW)] == [None]
 

@@ -525,6 +525,18 @@ def test_a_pronoun_after_a_question_means_the_person_the_question_named(mem_stor
     assert current[("brother_tomasz", "car")] == "Tesla Model Y"
 
 
+def test_a_pronoun_under_a_heading_means_the_person_the_heading_names(mem_store: ChromaMemoryStore) -> None:
+    """ "news from Nadia: she dropped out of Chicago…" is Nadia's news, not the user's, and not shown for the user."""
+    ns = ("memories", "pronoun-under-heading")
+    mine = Fact(entity="user", attribute="race", value="Berlin Marathon", content="The user runs the Berlin Marathon.")
+    hers = Fact(entity="cousin_nadia", content="Nadia got a spot in the Chicago Marathon.", kind="fact")
+    reconcile(mem_store, ns, [mine, hers], at="2025-03-02")
+    said = "news from Nadia: she dropped out of Chicago. but she got into the London Marathon ballot instead"
+    reconcile(mem_store, ns, [Fact(content=said, evidence=said, kind="fact")], at="2025-06-05")
+    news = [r for r in mem_store.list_records(ns, statuses=[MemoryStatus.ACTIVE]) if "London" in r.content]
+    assert [r.entity for r in news] == ["cousin_nadia"]
+
+
 @pytest.mark.parametrize(
     ("fact", "entity"),
     [
