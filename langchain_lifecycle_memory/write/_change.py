@@ -111,8 +111,15 @@ def _names(text: str, *, first: bool = True) -> set[str]:
 
 
 def _word_named(value: str, text: str) -> bool:
-    """Whether ``text`` names a Chinese word of ``value`` whole: "那台华为给我妈用了" names "华为Mate 60"."""
-    return any(word in text for word in _CJK_WORD.findall(value))
+    """Whether ``text`` names a word of ``value`` that names something, in any case.
+
+    A Chinese word whole ("那台华为给我妈用了" names "华为Mate 60"), or a capitalized word ("sold the bambino"
+    names "Breville Bambino").
+    """
+    if any(word in text for word in _CJK_WORD.findall(value)):
+        return True
+    said = {w.casefold() for w in _LATIN.findall(text)}
+    return any(w[0].isupper() and len(w) > 3 and w.casefold() in said for w in _LATIN.findall(value))
 
 
 def _ends_slot(text: str, attribute: str | None) -> bool:

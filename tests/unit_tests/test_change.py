@@ -219,3 +219,11 @@ def test_doing_something_again_is_no_change_but_changing_again_is() -> None:
     assert not states_a_change("我又买了一台咖啡机")
     assert states_a_change("我爸又换手机了")
     assert states_a_change("她改主意了，不去冰岛了")
+
+
+def test_a_change_names_a_slot_value_by_one_of_its_names_in_any_case(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    machine = Fact(entity="user", attribute="espresso_machine", value="Breville Bambino", content="I use a Bambino.")
+    memory.add_facts([machine], "kim", at="2025-01-15")
+    memory.add_facts([_statement("I sold the bambino and upgraded to a lever machine.")], "kim", at="2025-03-25")
+    assert [r.status.value for r in memory.history("kim", "user", "espresso_machine")] == ["archived"]
