@@ -50,6 +50,8 @@ ZH_CHANGE = (
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
+_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,3}了")
+"""A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
@@ -72,7 +74,9 @@ def states_a_change(text: str) -> bool:
     """Whether ``text`` is worded as a change of what held before, not as an addition to it."""
     if _adds(text):
         return False
-    return bool(_EN_CHANGE.search(text) or _EN_NEW.search(text) or _ZH_CHANGE.search(text))
+    return bool(
+        _EN_CHANGE.search(text) or _EN_NEW.search(text) or _ZH_CHANGE.search(text) or _ZH_NO_LONGER.search(text)
+    )
 
 
 def quantities(text: str) -> set[str]:

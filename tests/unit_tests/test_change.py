@@ -227,3 +227,12 @@ def test_a_change_names_a_slot_value_by_one_of_its_names_in_any_case(embeddings:
     memory.add_facts([machine], "kim", at="2025-01-15")
     memory.add_facts([_statement("I sold the bambino and upgraded to a lever machine.")], "kim", at="2025-03-25")
     assert [r.status.value for r in memory.history("kim", "user", "espresso_machine")] == ["archived"]
+
+
+def test_a_chinese_no_longer_ends_the_value_it_names(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    oil = Fact(entity="user", attribute="supplement", value="鱼油", content="用户每天早饭后吃一粒鱼油。")
+    memory.add_facts([oil], "kim", at="2025-01-15")
+    memory.add_facts([_statement("鱼油我不吃了，吃完老是打嗝。")], "kim", at="2025-03-25")
+    assert [r.status.value for r in memory.history("kim", "user", "supplement")] == ["archived"]
+    assert states_a_change("乐高机器人不上了") and not states_a_change("这家店不错")
