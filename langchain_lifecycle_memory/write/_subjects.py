@@ -142,11 +142,9 @@ _HEADED = re.compile(r"^\s*(?P<head>[^:：,，.。!！?？]{2,40})[:：]\s*(?P<r
 
 def _named_in(head: str, people: dict[str, str]) -> Subject | None:
     """The one known person a heading names, as the person a pronoun after it means."""
-    found = {
-        (people[key], "", word)
-        for word in re.findall(r"[A-Za-z]+|[\u4e00-\u9fff]{2,3}", head)
-        if (key := romanize(word).casefold()) in people
-    }
+    spans = [head[i : i + n] for n in (3, 2) for i in range(len(head) - n + 1)]  # a Chinese name in any run
+    said = re.findall(r"[A-Za-z]+", head) + [w for w in spans if re.fullmatch(r"[\u4e00-\u9fff]+", w)]
+    found = {(people[key], "", word) for word in said if (key := romanize(word).casefold()) in people}
     return Subject(*found.pop()) if len(found) == 1 else None
 
 

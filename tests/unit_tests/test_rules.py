@@ -551,6 +551,7 @@ def test_a_pronoun_continues_the_person_before_it(text: str, expected: tuple[str
     [
         ("Update on Kasia: she plays viola in the youth orchestra now.", "sister_kasia"),
         ("晓雯的消息：她现在在浙大读研了。", "cousin_xiaowen"),
+        ("刚收到晓雯的消息：她搬去杭州了。", "cousin_xiaowen"),
         ("Reminder: I play the cello on Sundays.", "user"),
         ("News from Kasia and Xiaowen: she moved to Lyon.", None),  # a heading naming two names no one
     ],
