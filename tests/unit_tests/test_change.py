@@ -221,18 +221,22 @@ def test_doing_something_again_is_no_change_but_changing_again_is() -> None:
     assert states_a_change("她改主意了，不去冰岛了")
 
 
-def test_a_change_names_a_slot_value_by_one_of_its_names_in_any_case(embeddings: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("attribute", "value", "said", "change"),
+    [
+        ("espresso_machine", "Breville Bambino", "I use a Bambino.", "I sold the bambino and upgraded to a lever one."),
+        ("supplement", "鱼油", "用户每天早饭后吃一粒鱼油。", "鱼油我不吃了，吃完老是打嗝。"),
+    ],
+    ids=["a name of the value in any case", "a chinese no longer"],
+)
+def test_a_change_ends_the_slot_value_it_names(
+    embeddings: Any, tmp_path: Path, attribute: str, value: str, said: str, change: str
+) -> None:
     memory = _memory(embeddings, tmp_path)
-    machine = Fact(entity="user", attribute="espresso_machine", value="Breville Bambino", content="I use a Bambino.")
-    memory.add_facts([machine], "kim", at="2025-01-15")
-    memory.add_facts([_statement("I sold the bambino and upgraded to a lever machine.")], "kim", at="2025-03-25")
-    assert [r.status.value for r in memory.history("kim", "user", "espresso_machine")] == ["archived"]
+    memory.add_facts([Fact(entity="user", attribute=attribute, value=value, content=said)], "kim", at="2025-01-15")
+    memory.add_facts([_statement(change)], "kim", at="2025-03-25")
+    assert [r.status.value for r in memory.history("kim", "user", attribute)] == ["archived"]
 
 
-def test_a_chinese_no_longer_ends_the_value_it_names(embeddings: Any, tmp_path: Path) -> None:
-    memory = _memory(embeddings, tmp_path)
-    oil = Fact(entity="user", attribute="supplement", value="鱼油", content="用户每天早饭后吃一粒鱼油。")
-    memory.add_facts([oil], "kim", at="2025-01-15")
-    memory.add_facts([_statement("鱼油我不吃了，吃完老是打嗝。")], "kim", at="2025-03-25")
-    assert [r.status.value for r in memory.history("kim", "user", "supplement")] == ["archived"]
+def test_a_chinese_negation_ending_in_le_is_a_change() -> None:
     assert states_a_change("乐高机器人不上了") and not states_a_change("这家店不错")
