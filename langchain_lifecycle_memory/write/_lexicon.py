@@ -295,6 +295,12 @@ def romanize(name: str) -> str:
     return "".join(letters) if all(letters) else core
 
 
+def chinese_spans(text: str) -> list[str]:
+    """Every run of three, two or one Chinese characters in ``text``, longest first: where a given name may stand."""
+    runs = (text[i : i + n] for n in (3, 2, 1) for i in range(len(text) - n + 1))
+    return [w for w in runs if all(CJK.match(ch) for ch in w)]
+
+
 def _id_form(text: str) -> str:
     return re.sub(r"[\s-]+", "_", normalize_value(text))
 

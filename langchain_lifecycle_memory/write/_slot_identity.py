@@ -15,8 +15,8 @@ from cachetools import LRUCache
 from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, RELATIONS, AttributeSpec
-from langchain_lifecycle_memory.write._lexicon import romanize
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 
 __all__ = [
@@ -43,7 +43,6 @@ CHANGE_SLOT_THRESHOLD = 0.45
 replaces something, so a lower bar (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
 two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _STOP = frozenset(
     "a an the of or and in at on to for with by they their them use used is are who what where which how that "
     "do does".split()
@@ -76,7 +75,7 @@ def words(name: str) -> list[str]:
 
 def stem(word: str) -> str:
     """A light English stemmer, enough to match ``living``/``live``, ``allergies``/``allergy``."""
-    if _CJK.search(word):
+    if CJK.search(word):
         return word
     for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
@@ -381,21 +380,20 @@ def predicate(content: str, entity: str) -> str:
     parts = [w for w in words(entity) if w not in ("user", "self")]
     names = [re.escape(w) for w in parts]
     pattern = _USER_WORDS.pattern + (r"|\b(?:" + "|".join(names) + r")\b" if names else "")
-    if parts and _CJK.search(content):  # "儿子小川用 iPad 上网课" for son_xiaochuan: the relation and the name
+    if parts and CJK.search(content):  # "儿子小川用 iPad 上网课" for son_xiaochuan: the relation and the name
         said = sorted(_zh_words(parts) | _zh_names(content, parts), key=len, reverse=True)
         pattern += "".join(f"|{re.escape(w)}" for w in said)
     return " ".join(re.sub(pattern, " ", content, flags=re.IGNORECASE).split())
 
 
 def _zh_words(parts: list[str]) -> set[str]:
-    """The Chinese words of the relations among an entity id's parts (``son`` -> 儿子, 儿子's colloquial forms)."""
-    return {w for r in RELATIONS if r.key in parts for z in r.zh for w in z.split("=")}
+    """The Chinese words of the relations among an entity id's parts (``son`` -> 儿子 and its colloquial forms)."""
+    return {w for zh, (key, formal) in ZH_RELATIONS.items() if key in parts for w in (zh, formal)}
 
 
 def _zh_names(content: str, parts: list[str]) -> set[str]:
     """The Chinese names in ``content`` that an id's romanised name spells ("朵朵" for ``daughter_duoduo``)."""
-    spans = {content[i : i + n] for n in (3, 2, 1) for i in range(len(content) - n + 1)}
-    return {w for w in spans if all(_CJK.match(ch) for ch in w) and romanize(w).casefold() in parts}
+    return {w for w in chinese_spans(content) if romanize(w).casefold() in parts}
 
 
 def _by_statement(

@@ -11,7 +11,14 @@ from dataclasses import dataclass, replace
 
 from langchain_lifecycle_memory.vocabulary import RELATIONS
 from langchain_lifecycle_memory.write._change import ZH_CHANGE
-from langchain_lifecycle_memory.write._lexicon import EN_RELATIONS, ZH_MY, ZH_RELATIONS, canonical_entity, romanize
+from langchain_lifecycle_memory.write._lexicon import (
+    EN_RELATIONS,
+    ZH_MY,
+    ZH_RELATIONS,
+    canonical_entity,
+    chinese_spans,
+    romanize,
+)
 
 __all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
 
@@ -142,8 +149,7 @@ _HEADED = re.compile(r"^\s*(?P<head>[^:：,，.。!！?？]{2,40})[:：]\s*(?P<r
 
 def _named_in(head: str, people: dict[str, str]) -> Subject | None:
     """The one known person a heading names, as the person a pronoun after it means."""
-    spans = [head[i : i + n] for n in (3, 2) for i in range(len(head) - n + 1)]  # a Chinese name in any run
-    said = re.findall(r"[A-Za-z]+", head) + [w for w in spans if re.fullmatch(r"[\u4e00-\u9fff]+", w)]
+    said = re.findall(r"[A-Za-z]+", head) + [w for w in chinese_spans(head) if len(w) > 1]
     found = {(people[key], "", word) for word in said if (key := romanize(word).casefold()) in people}
     return Subject(*found.pop()) if len(found) == 1 else None
 

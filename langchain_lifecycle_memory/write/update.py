@@ -168,10 +168,10 @@ class _Planner:
         A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
         The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
         """
+        people = self.store.people(self.ns)
         for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
             words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
-            people = self.store.people(self.ns)
             entity = as_known(refile([words], known=people), people)[0].entity
             expires = self.cfg.policy.expires_at_for("fact", self.at)
             record = MemoryRecord(
