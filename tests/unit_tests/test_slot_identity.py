@@ -158,6 +158,13 @@ _JOINS = [
     ("kitchen_gadget", ("空气炸锅", "用户家里有一台空气炸锅"), ("破壁机", "用户家里有一台破壁机")),
     ("streaming_app", ("Mubi", "The user subscribes to Mubi."), ("Max", "The user subscribes to Max.")),
     ("card", ("Amex", "The user holds an Amex card."), ("Chase", "The user uses a Chase card for groceries.")),
+    # each on its own days of the week: they run side by side
+    (
+        "weekly_activity",
+        ("choir", "The user sings in a choir on Tuesday evenings."),
+        ("pottery", "The user does pottery every Saturday."),
+    ),
+    ("周末活动", ("合唱团", "用户每周一晚上去合唱团排练"), ("陶艺课", "用户周五下午学陶艺")),
 ]
 _REPLACES = [
     ("bank", ("Harborline", "The user banks with Harborline."), ("Meridian", "The user banks with Meridian.")),
@@ -165,6 +172,13 @@ _REPLACES = [
     ("tablet", ("iPad", "The user has an iPad."), ("Galaxy Tab", "The user switched to a Galaxy Tab.")),
     ("私教", ("小周", "用户的私教是小周"), ("阿凯", "用户的私教是阿凯")),
     ("console", ("Switch", "The user has a Switch."), ("PS5", "The user's console is a PS5 now.")),
+    # on the same day one took the other's place; a value that is the day itself is no activity of its own
+    (
+        "piano_teacher",
+        ("Ms. Reyes", "Ms. Reyes teaches the user piano on Thursdays."),
+        ("Mr. Oduya", "Mr. Oduya teaches the user piano on Thursdays."),
+    ),
+    ("yoga_day", ("Mondays", "The user does yoga on Mondays."), ("Wednesdays", "The user does yoga on Wednesdays.")),
 ]
 
 
