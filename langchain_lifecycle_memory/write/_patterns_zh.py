@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._lexicon import CITY_SUFFIX, LEX, NOT_OCCUPATION, ORG_SUFFIX, is_term, lookup
+from langchain_lifecycle_memory.write._lexicon import (
+    CITY_SUFFIX,
+    LEX,
+    NOT_OCCUPATION,
+    ORG_SUFFIX,
+    ZH_RELATIONS,
+    is_term,
+    lookup,
+)
 from langchain_lifecycle_memory.write._patterns import (
     ZADV,
     ZEND,
@@ -261,8 +269,15 @@ def _allergy(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("allergy", value, 85, m.start("v"), "profile")
 
 
+# What stands between 我 and 的 makes the thing someone else's or an opinion ("我同事的车", "我觉得他的问题").
+_NOT_MINE = re.compile(r"[他她它你您]|觉得|认为|以为|想|说|" + "|".join(sorted(ZH_RELATIONS, key=len, reverse=True)))
+
+
 def _copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """我的N是X / X是我(最喜欢)的N: the noun names the slot; 我叫X: the name."""
+    """我(…)的N是X / X是我(最喜欢)的N: the noun names the slot; 我叫X: the name.
+
+    Between 我 and 的 may stand what relates the thing to the speaker: "我常去的理发店", "我在健身房的私教".
+    """
     name, raw = _group(m, "v", "v2", "v3")
     value = owner(clean(raw, zh))
     if not acceptable(value, zh):
@@ -270,6 +285,9 @@ def _copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     if name == "v3":
         yield Candidate("name", value, 90, m.start(name), "profile")
         return
+    mod = m.groupdict().get("mod") or ""
+    if _NOT_MINE.search(mod) or mod and raw.endswith("的"):
+        return  # "我觉得他的问题是…", "我同事的车是…": not the speaker's own; "我们家的保险是找刘姐买的": how, not what
     noun = m.group("n") or m.group("n2")
     favorite = bool(re.search(r"最喜欢|最爱", m.group(0)))
     if attribute := noun_attribute(noun, value, specs, favorite):
@@ -307,7 +325,8 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(ZS + r"(?:从来|从不|一直)?不(?:太|怎么|大)?(?:能)?(?P<verb>吃|喝|抽)"
             r"(?P<v>(?:(?!了)[\u4e00-\u9fffA-Za-z]){1,8}?)" + _NOT_LE, handler=_avoid),
     # copula and possession, names, ages, allergies, conditions
-    zh_rule(r"我(?:的|用的|开的|养的|穿的|戴的|最喜欢的|最爱的)(?P<n>[\u4e00-\u9fff]{1,6}?)(?:是|叫)" + ZV + ZEND
+    zh_rule(r"我(?P<mod>(?:们家|家)?[^，,。！!？?；;、是的\s]{0,8}?)的"  # "我常去的理发店是…"
+            r"(?P<n>[\u4e00-\u9fff]{1,6}?)(?:都|也|就|还)?(?:是|叫)" + ZV + ZEND
             + r"|(?:^|[，,])(?P<v2>[^，,。是]{1,12}?)是我(?:最喜欢|最爱)?的(?P<n2>[\u4e00-\u9fff]{1,6})" + ZEND
             + r"|(?:^|[，,])我叫(?P<v3>[\u4e00-\u9fffA-Za-z]{1,10})", handler=_copula),
     zh_rule(r"(?:^|[，,])我(?P<n>[\u4e00-\u9fff]{2,4}?)是" + ZV + ZEND, handler=_bare_copula),

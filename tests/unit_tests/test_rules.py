@@ -247,6 +247,24 @@ def test_chit_chat_requests_and_reported_speech_are_not_kept(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "attribute", "value"),
     [
+        ("我平时去的菜市场是东门菜场。", "菜市场", "东门菜场"),
+        ("我在公司的导师是老孙。", "导师", "老孙"),
+        ("我们家常用的快递是顺丰。", "快递", "顺丰"),
+    ],
+)
+def test_what_stands_between_i_and_de_relates_a_thing_to_the_speaker(text: str, attribute: str, value: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert (fact.entity, fact.attribute, fact.value) == ("user", attribute, value)
+
+
+@pytest.mark.parametrize("text", ["我觉得他的问题是太懒。", "我同事的车是特斯拉。", "我们家的保险都是找刘姐买的。"])
+def test_an_opinion_someone_elses_thing_or_a_how_is_not_the_speakers_slot(text: str) -> None:
+    assert all(f.entity != "user" or f.attribute is None for f in extract_rule_facts(text, now=NOW))
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "value"),
+    [
         ("I don't like Vim.", "dislikes", "Vim"),
         ("我不吃香菜。", "avoids", "吃香菜"),
         ("I never drink.", "avoids", "alcohol"),
