@@ -157,7 +157,7 @@ class LifecycleRetriever(BaseRetriever):
     one citizenship: all of them answer it). Off: each member is scored on its own."""
     profile_fallback: int = Field(default=16, ge=0)
     """Lasting facts to show as general context (``metadata["profile"]``) when nothing answers a personal request
-    (with ``as_of``: those true then)."""
+    (with ``as_of``: those true then); a record of any kind that scored at least half of ``min_score`` leads them."""
 
     _cached_router: AttributeRouter | None = PrivateAttr(default=None)
 

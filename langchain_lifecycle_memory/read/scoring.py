@@ -243,13 +243,16 @@ _LASTING = ("preference", "profile", "fact")
 def _profile(
     cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, about: np.ndarray, fused: np.ndarray
 ) -> np.ndarray | None:
-    """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did)."""
+    """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did).
+
+    A near miss of any kind joins them, first: an event's date is what "我的大喜日子是哪天" asks for.
+    """
     if not cfg.profile_fallback:
         return None
     if (~eligible & (fused >= opts.min_score)).any():
         return None
-    lasting = snap.kind_mask(_LASTING)
-    pool = np.flatnonzero(eligible & lasting & about)
+    near = fused >= opts.min_score / 2  # a near miss of any kind ("婚礼日期是11月8日" for "大喜日子是哪天") leads
+    pool = np.flatnonzero(eligible & (snap.kind_mask(_LASTING) | near) & about)
     if not len(pool):
         return None
     order = np.lexsort((-snap.fresh_at[pool], -snap.confidence[pool], -fused[pool]))

@@ -120,6 +120,42 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matched(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """Nothing clears the bar, so the block falls back to the user's lasting facts; the date of an event that
+    nearly matched comes first instead of being left out for not being a lasting kind."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(
+            entity="user",
+            attribute="job",
+            value="pharmacist",
+            content="The user works as a pharmacist.",
+            kind="profile",
+        ),
+        Fact(
+            entity="user",
+            attribute="pet",
+            value="Biscuit",
+            content="The user has a beagle named Biscuit.",
+            kind="profile",
+        ),
+        Fact(
+            entity="user",
+            attribute="thesis_defense",
+            value="May 14",
+            content="The user's thesis defense is on May 14.",
+            kind="event",
+        ),  # fmt: skip
+    ]
+    memory.add_facts(facts, "u", at="2025-04-01")
+    block = memory.inject("When am I presenting my dissertation?", "u", now="2025-04-10").text
+    lines = [line for line in block.splitlines() if line.startswith("- [")]
+    assert "May 14" in lines[0], block
+    assert any("pharmacist" in line for line in lines), block
+
+
 def test_list_stats_search_and_inject_agree_on_what_is_live(embeddings: Any, tmp_path: Path) -> None:
     """A record past its deadline is live for nobody: not searched, not injected, not listed or counted active."""
     path = tmp_path / "m"
