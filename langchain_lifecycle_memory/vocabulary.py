@@ -6,9 +6,10 @@ Topics are short, general situations in English and Chinese, never paraphrases o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names"]
+__all__ = ["DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "weekdays"]
 
 
 @dataclass(frozen=True)
@@ -404,3 +405,47 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("landlord", ("landlord", "landlady"), ("房东",), False),
 )
 """The relation words of both languages, one source for extraction and retrieval."""
+
+
+_DAY_EN = r"(mon|tues|wednes|thurs|fri|satur|sun)day"
+_DAYS_EN = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
+_ONE_OFF_ZH = r"(?<![上下这本])"  # "上周五", "这周末": one day, not every week
+_EVERY_EN = re.compile(
+    rf"\bevery\s+{_DAY_EN}\b|\b{_DAY_EN}s\b|\b{_DAY_EN}\s+(?:morning|afternoon|evening|night)s\b"
+    r"|\b(?P<weekends>(?:every\s+)?weekends)\b|\b(?P<weekdays>weekdays)\b",
+    re.IGNORECASE,
+)
+_ANY_EN = re.compile(rf"\b{_DAY_EN}s?\b|\b(?P<weekends>weekends?)\b|\b(?P<weekdays>weekdays)\b", re.IGNORECASE)
+_DAY_ZH = (
+    r"(?:周|星期|礼拜)(?:(?P<days>[一二三四五六日天](?:[、和跟与及]?[一二三四五六日天])*)|(?P<weekends>末))"
+    r"|(?P<weekdays>工作日)"
+)
+_EVERY_ZH = re.compile(_ONE_OFF_ZH + _DAY_ZH)
+_ANY_ZH = re.compile(_DAY_ZH)
+
+
+def weekdays(text: str, *, every: bool = True) -> frozenset[int]:
+    """The days of the week ``text`` names (0 = Monday); weekends are 5 and 6, 工作日 or weekdays 0 to 4.
+
+    ``every``: only days on which something recurs ("on Sundays", "每周二、四", "周末在少年宫教课"), not one day
+    ("last Friday", "上周五", "这周末"); off, any day named ("this Saturday", "这周六上午").
+
+    >>> sorted(weekdays("每周二、四晚上练")), sorted(weekdays("referees on weekends")), sorted(weekdays("上周五"))
+    ([1, 3], [5, 6], [])
+    >>> sorted(weekdays("Is Wednesday evening free?", every=False))
+    [2]
+    """
+    days: set[int] = set()
+    for m in (_EVERY_EN if every else _ANY_EN).finditer(text):
+        found = m.groupdict()
+        if found["weekends"] or found["weekdays"]:
+            days |= {5, 6} if found["weekends"] else set(range(5))
+        else:
+            days.add(_DAYS_EN.index(next(g for g in m.groups() if g).lower()))
+    for m in (_EVERY_ZH if every else _ANY_ZH).finditer(text):
+        if m.group("weekends") or m.group("weekdays"):
+            days |= {5, 6} if m.group("weekends") else set(range(5))
+        else:
+            days |= {"一二三四五六日".index(c.replace("天", "日")) for c in m.group("days") if c not in "、和跟与及"}
+    return frozenset(days)
+

@@ -38,6 +38,7 @@ from langchain_lifecycle_memory.read.routing import (
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import MemoryStatus, is_self_entity, normalize_value
+from langchain_lifecycle_memory.vocabulary import weekdays
 
 __all__ = ["Query", "RetrievalOptions", "kept_if_live", "score"]
 
@@ -189,6 +190,8 @@ def score(
         kept = profile
     if for_user and cfg.situation:
         kept = kept | _situation(cfg, snap, eligible, about)
+    if for_user and (asked := sum(1 << d for t in q.texts for d in weekdays(t, every=False))):
+        kept = kept | (eligible & about & (snap.days & asked > 0))  # "free on Sunday?": what recurs on Sundays
     if targets and cfg.news and kept.any():
         kept = kept | _news(cfg, snap, eligible & about, kept)
     rrf = _rrf(channels, weights, np.flatnonzero(eligible)) * factor

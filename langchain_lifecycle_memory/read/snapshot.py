@@ -21,6 +21,7 @@ from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_per
 from langchain_lifecycle_memory.read.vectors import unit
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 from langchain_lifecycle_memory.store.slots import SET, cardinality, out_of_line_groups, resolve_current
+from langchain_lifecycle_memory.vocabulary import weekdays
 
 __all__ = ["OPEN", "Row", "Snapshot", "build", "micros", "parse_row"]
 
@@ -58,6 +59,8 @@ class Row:
     superseded_by: str | None
     cues: tuple[str, ...]
     needle: str | None
+    days: int = 0
+    """The days of the week the content says something recurs on, one bit each (Monday: 1)."""
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -110,6 +113,7 @@ def parse_row(record_id: str, document: str) -> Row | None:
             superseded_by=value.get("superseded_by"),
             cues=cues,
             needle=needle if needle and len(needle) >= 2 else None,
+            days=sum(1 << d for d in weekdays(content)),
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -159,6 +163,7 @@ class Snapshot:
         for i, view in self._views.items():
             self.status_code[i], self.valid_to[i] = status_of[view.status], micros(view.valid_to)
         self.confidence = np.fromiter((r.confidence for r in rows), dtype=np.float64, count=len(rows))
+        self.days = np.fromiter((r.days for r in rows), dtype=np.int64, count=len(rows))
         self.fresh_at = np.maximum(self.valid_from, self.updated)
         contents: dict[str, list[str]] = {}
         for r in rows:

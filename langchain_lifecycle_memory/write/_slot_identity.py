@@ -15,7 +15,7 @@ from cachetools import LRUCache
 from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 
@@ -222,37 +222,15 @@ def decide_cardinality(
     return "single"
 
 
-_DAY_EN = r"(mon|tues|wednes|thurs|fri|satur|sun)day"
-_RECURRING_EN = re.compile(
-    rf"\bevery\s+{_DAY_EN}\b|\b{_DAY_EN}s\b|\b{_DAY_EN}\s+(?:morning|afternoon|evening|night)s\b", re.IGNORECASE
-)
-_RECURRING_ZH = re.compile(r"(?<![上下这本])(?:周|星期|礼拜)([一二三四五六日天](?:[、和跟与及]?[一二三四五六日天])*)")
-_DAYS_EN = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
-
-
-def recurring_weekdays(text: str) -> frozenset[int]:
-    """The days of the week on which ``text`` says something recurs (0 = Monday); one-off days ("上周五") are not.
-
-    >>> sorted(recurring_weekdays("每周二、四晚上练"))
-    [1, 3]
-    >>> sorted(recurring_weekdays("tutors on Tuesday nights and every Saturday"))
-    [1, 5]
-    """
-    days = {_DAYS_EN.index(next(g for g in m.groups() if g).lower()) for m in _RECURRING_EN.finditer(text)}
-    days |= {"一二三四五六日".index(c.replace("天", "日")) for m in _RECURRING_ZH.finditer(text) for c in m.group(1)
-             if c not in "、和跟与及"}  # fmt: skip
-    return frozenset(days)
-
-
 def _on_other_days(fact: Fact, held: str | None) -> bool:
     """Whether two things each recur on their own days of the week, so run side by side.
 
     "拉丁舞每周六上午" and "口才班周日下午" are both taken; on the same day one took the other's place. A value
     that is itself the day ("yoga on Mondays") decides nothing.
     """
-    if held is None or recurring_weekdays(str(fact.value or "")):
+    if held is None or weekdays(str(fact.value or "")):
         return False
-    new, old = recurring_weekdays(fact.content), recurring_weekdays(held)
+    new, old = weekdays(fact.content), weekdays(held)
     return bool(new and old) and not new & old
 
 

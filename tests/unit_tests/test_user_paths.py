@@ -156,6 +156,29 @@ def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matc
     assert any("pharmacist" in line for line in lines), block
 
 
+@pytest.mark.parametrize(
+    ("question", "recurs"),
+    [("What do I do on Thursdays?", "choir"), ("我周六一般做什么？", "图书馆"), ("What do I do on Mondays?", None)],
+)
+def test_what_recurs_on_the_day_a_question_names_joins_what_answered_it(
+    embeddings: Any, tmp_path: Path, question: str, recurs: str | None
+) -> None:
+    """The job answers "what do I do"; what the user does every Thursday (or 每周六) joins it, and a day
+    nothing recurs on brings nothing more. A one-off day ("上周五") is no schedule."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    said = [
+        ("job", "dental hygienist", "The user works as a dental hygienist.", "profile"),
+        ("choir", "community choir", "The user sings in a community choir on Thursday evenings.", "fact"),
+        ("志愿服务", "社区图书馆", "用户每周六上午去社区图书馆做志愿者。", "fact"),
+        ("checkup", "复查", "用户上周五去医院复查了。", "event"),
+    ]
+    memory.add_facts([Fact(entity="user", attribute=a, value=v, content=c, kind=k) for a, v, c, k in said], "u")
+    lines = [line for line in memory.inject(question, "u").text.splitlines() if line.startswith("- [")]
+    assert any("dental hygienist" in line for line in lines), lines
+    assert [line for line in lines if "dental" not in line and (recurs is None or recurs not in line)] == [], lines
+    assert recurs is None or any(recurs in line for line in lines), lines
+
+
 def test_list_stats_search_and_inject_agree_on_what_is_live(embeddings: Any, tmp_path: Path) -> None:
     """A record past its deadline is live for nobody: not searched, not injected, not listed or counted active."""
     path = tmp_path / "m"
