@@ -72,13 +72,15 @@ _ZH_PERSONAL = (
     *("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点"),
     *("值得", "适合"),
 )
-# Two shapes of a request that is the speaker's without saying "I" (closed word classes, not topics): the
+# Shapes of a request that is the speaker's without saying "I" (closed word classes, not topics): the
 # speaker is left out before a verb of intent or a done deed ("想换辆新车…", "网上买了个书架", "Thinking
-# about a sofa…"), or before their home or company ("家里…", "一起去…"); or it asks the assistant for
-# advice ("你觉得…", "…怎么办", "any ideas…"). A time word alone is not one: "明天会下雨吗？" asks about the world.
+# about a sofa…"), before their home or company ("家里…", "一起去…"), or before a choice or a lapse of memory
+# ("该设哪儿", "用哪个", "找谁", "是哪家来着"); or it asks the assistant for advice ("你觉得…", "…怎么办",
+# "any ideas…"). A time word alone is not one: "明天会下雨吗？" asks about the world.
 _ELIDED_SPEAKER = re.compile(
     r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s]{0,4}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑)"
     r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
+    r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?(?:哪|谁)|来着"  # "该设哪儿", "用哪个", "找谁", "是哪家来着"
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
     re.IGNORECASE,
 )

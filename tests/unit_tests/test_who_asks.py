@@ -42,6 +42,18 @@ def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any,
         assert memory.inject(world, "ann", now=NOW).empty, world  # the world, words or a recipe: not the user
 
 
+def test_a_chinese_question_of_which_or_whom_with_its_subject_left_out_is_the_askers(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """Chinese drops the subject of "用哪个", "该去哪", "找谁", "…来着" (what was it again): the asker's choice or
+    memory, so their lasting facts come as context; "熊猫住在哪里" names its subject and stays the world's."""
+    memory = _memory(embeddings, tmp_path)
+    for ask in ("年会那天用哪套衣服好？", "搬家那天找谁帮忙比较靠谱？", "上回那家修车铺叫啥来着？"):
+        assert "surveyor" in memory.inject(ask, "ann", now=NOW).text, ask
+    for world in ("熊猫住在哪里？", "这首诗是谁写的？", "长城在哪个省？"):
+        assert memory.inject(world, "ann", now=NOW).empty, world
+
+
 def test_a_request_for_the_household_shows_their_lasting_facts_too(embeddings: Any, tmp_path: Path) -> None:
     memory = _memory(embeddings, tmp_path)
     together = memory.inject("Should we take the kids to the stadium concert on Saturday?", "ann", now=NOW).text
