@@ -448,4 +448,3 @@ def weekdays(text: str, *, every: bool = True) -> frozenset[int]:
         else:
             days |= {"一二三四五六日".index(c.replace("天", "日")) for c in m.group("days") if c not in "、和跟与及"}
     return frozenset(days)
-

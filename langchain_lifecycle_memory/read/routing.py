@@ -78,7 +78,7 @@ _ZH_PERSONAL = (
 # ("该设哪儿", "用哪个", "找谁", "是哪家来着"); or it asks the assistant for advice ("你觉得…", "…怎么办",
 # "any ideas…"). A time word alone is not one: "明天会下雨吗？" asks about the world.
 _ELIDED_SPEAKER = re.compile(
-    r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s]{0,4}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑)"
+    r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s]{0,4}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑|要去)"
     r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
     r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?(?:哪|谁)|来着"  # "该设哪儿", "用哪个", "找谁", "是哪家来着"
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
@@ -86,7 +86,7 @@ _ELIDED_SPEAKER = re.compile(
 )
 _ADVICE = re.compile(
     r"你(?:觉得|看|说)|建议|怎么办|比较好|合适|行吗|可以吗|要注意|准备什么"
-    r"|\bwhat do you think\b|\bany (?:ideas|suggestions|tips|advice)\b"
+    r"|\bwhat do you think\b|\bany (?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"
     r"|\bwould (?:it )?be (?:best|better|smartest|wise)\b",
     re.IGNORECASE,
 )
@@ -99,7 +99,7 @@ def is_personal(query: str) -> bool:
     ("想换辆新车…") or asks the assistant for advice ("…你觉得怎么样？").
     """
     words = re.findall(r"[a-z']+", normalize_text(query))
-    if any(w.replace("'", "") in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
+    if any(w.split("'")[0] in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
         return True
     return _ELIDED_SPEAKER.search(query) is not None or _ADVICE.search(query) is not None
 

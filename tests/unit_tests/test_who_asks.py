@@ -31,6 +31,9 @@ def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any,
         "下周想约朋友去吃火锅配啤酒，你觉得怎么样？",  # subject left out before 想, advice asked
         "周末打算去吃海鲜自助，要注意什么？",
         "Thinking about a food tour in Lisbon next month, any ideas?",
+        "We're picking a seafood place for Friday night.",  # "we're" is "we are"
+        "Seafood restaurant recommendations near the harbor?",  # a request for advice without a verb
+        "明天要去海边吃海鲜大餐，点几只螃蟹？",  # subject left out before 要去
     ):
         assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
     for world in (
