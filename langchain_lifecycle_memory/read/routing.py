@@ -78,7 +78,7 @@ _ZH_PERSONAL = (
 # ("该设哪儿", "用哪个", "找谁", "是哪家来着"); or it asks the assistant for advice ("你觉得…", "…怎么办",
 # "any ideas…"). A time word alone is not one: "明天会下雨吗？" asks about the world.
 _ELIDED_SPEAKER = re.compile(
-    r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s]{0,4}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑|要去)"
+    r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s他她它你您]{0,6}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑|要去)"
     r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
     r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?(?:哪|谁)|来着"  # "该设哪儿", "用哪个", "找谁", "是哪家来着"
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",

@@ -41,6 +41,7 @@ def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any,
         "红烧肉怎么做比较好吃？",
         "帮我解释一下什么是通货膨胀",
         "How fast do cheetahs run?",
+        "他一直想去海边玩，哪里的海滩干净？",  # a subject named before 想 is not left out
     ):
         assert memory.inject(world, "ann", now=NOW).empty, world  # the world, words or a recipe: not the user
 
