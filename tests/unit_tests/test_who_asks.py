@@ -34,6 +34,7 @@ def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any,
         "We're picking a seafood place for Friday night.",  # "we're" is "we are"
         "Seafood restaurant recommendations near the harbor?",  # a request for advice without a verb
         "明天要去海边吃海鲜大餐，点几只螃蟹？",  # subject left out before 要去
+        "周五晚上能去吃海鲜大排档吗？",  # a time, then 能…吗: the asker's own plan
     ):
         assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
     for world in (
@@ -42,6 +43,7 @@ def test_a_request_without_i_still_gets_the_users_lasting_facts(embeddings: Any,
         "帮我解释一下什么是通货膨胀",
         "How fast do cheetahs run?",
         "他一直想去海边玩，哪里的海滩干净？",  # a subject named before 想 is not left out
+        "猫能吃巧克力吗？",
     ):
         assert memory.inject(world, "ann", now=NOW).empty, world  # the world, words or a recipe: not the user
 
