@@ -421,6 +421,7 @@ _DAY_ZH = (
     r"|(?P<weekdays>工作日)"
 )
 _EVERY_ZH = re.compile(_ONE_OFF_ZH + _DAY_ZH)
+_DAY_WORD = re.compile(r"day|weekend|周|星期|礼拜|工作日", re.IGNORECASE)  # one quick scan for most texts
 _ANY_ZH = re.compile(_DAY_ZH)
 
 
@@ -436,6 +437,8 @@ def weekdays(text: str, *, every: bool = True) -> frozenset[int]:
     [2]
     """
     days: set[int] = set()
+    if not _DAY_WORD.search(text):
+        return frozenset()
     for m in (_EVERY_EN if every else _ANY_EN).finditer(text):
         found = m.groupdict()
         if found["weekends"] or found["weekdays"]:
