@@ -421,8 +421,8 @@ _DAY_ZH = (
     r"|(?P<weekdays>工作日)"
 )
 _EVERY_ZH = re.compile(_ONE_OFF_ZH + _DAY_ZH)
-_DAY_WORD = re.compile(r"day|weekend|周|星期|礼拜|工作日", re.IGNORECASE)  # one quick scan for most texts
 _ANY_ZH = re.compile(_DAY_ZH)
+_DAY_WORD = re.compile(r"day|weekend|周|星期|礼拜|工作日", re.IGNORECASE)  # one quick scan for most texts
 
 
 def weekdays(text: str, *, every: bool = True) -> frozenset[int]:
@@ -436,18 +436,16 @@ def weekdays(text: str, *, every: bool = True) -> frozenset[int]:
     >>> sorted(weekdays("Is Wednesday evening free?", every=False))
     [2]
     """
-    days: set[int] = set()
     if not _DAY_WORD.search(text):
         return frozenset()
-    for m in (_EVERY_EN if every else _ANY_EN).finditer(text):
-        found = m.groupdict()
-        if found["weekends"] or found["weekdays"]:
-            days |= {5, 6} if found["weekends"] else set(range(5))
-        else:
-            days.add(_DAYS_EN.index(next(g for g in m.groups() if g).lower()))
-    for m in (_EVERY_ZH if every else _ANY_ZH).finditer(text):
-        if m.group("weekends") or m.group("weekdays"):
-            days |= {5, 6} if m.group("weekends") else set(range(5))
-        else:
-            days |= {"一二三四五六日".index(c.replace("天", "日")) for c in m.group("days") if c not in "、和跟与及"}
+    days: set[int] = set()
+    for pattern in (_EVERY_EN, _EVERY_ZH) if every else (_ANY_EN, _ANY_ZH):
+        for m in pattern.finditer(text):
+            found = m.groupdict()
+            if found["weekends"] or found["weekdays"]:
+                days |= {5, 6} if found["weekends"] else set(range(5))
+            elif found.get("days"):  # 周二、四
+                days |= {"一二三四五六日".index(c.replace("天", "日")) for c in found["days"] if c not in "、和跟与及"}
+            else:  # the English day's stem, the one group that matched
+                days.add(_DAYS_EN.index(next(g for g in m.groups() if g).lower()))
     return frozenset(days)

@@ -286,7 +286,7 @@ def _copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("name", value, 90, m.start(name), "profile")
         return
     mod = m.groupdict().get("mod") or ""
-    if _NOT_MINE.search(mod) or mod and raw.endswith("的"):
+    if _NOT_MINE.search(mod) or (mod and raw.endswith("的")):
         return  # "我觉得他的问题是…", "我同事的车是…": not the speaker's own; "我们家的保险是找刘姐买的": how, not what
     noun = m.group("n") or m.group("n2")
     favorite = bool(re.search(r"最喜欢|最爱", m.group(0)))
