@@ -240,13 +240,16 @@ PROFILE = "profile"
 """The reason of a record kept as general context: nothing answered a request about the user."""
 SITUATION = "situation"
 """The reason of a record kept below the threshold as part of the user's passing situation (``_situation``)."""
-_LASTING = ("preference", "profile", "fact")
+_STANDING = ("preference", "profile", "fact", "event")
+"""Kinds that join the profile fallback while live: a plan still ahead ("retires on June 30") bears on a request
+about the months around it as a lasting fact does; a conversation's episode and a sensitive record never come
+unasked."""
 
 
 def _profile(
     cfg: Any, snap: Snapshot, opts: RetrievalOptions, eligible: np.ndarray, about: np.ndarray, fused: np.ndarray
 ) -> np.ndarray | None:
-    """The user's lasting facts as general context when a request for them matched nothing (and no dead memory did).
+    """The user's live facts and plans as general context when a request for them matched nothing (nor a dead memory).
 
     A near miss of any kind joins them, first: an event's date is what "我的大喜日子是哪天" asks for.
     """
@@ -255,7 +258,7 @@ def _profile(
     if (~eligible & (fused >= opts.min_score)).any():
         return None
     near = fused >= opts.min_score / 2  # a near miss of any kind ("婚礼日期是11月8日" for "大喜日子是哪天") leads
-    pool = np.flatnonzero(eligible & (snap.kind_mask(_LASTING) | near) & about)
+    pool = np.flatnonzero(eligible & (snap.kind_mask(_STANDING) | near) & about)
     if not len(pool):
         return None
     order = np.lexsort((-snap.fresh_at[pool], -snap.confidence[pool], -fused[pool]))

@@ -156,6 +156,49 @@ def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matc
     assert any("pharmacist" in line for line in lines), block
 
 
+def test_a_plan_still_ahead_joins_the_facts_shown_when_nothing_matched(embeddings: Any, tmp_path: Path) -> None:
+    """A retirement date is no lasting fact, yet it is what a question about this summer's health cover turns
+    on: while the event is live it comes with the lasting facts; a sensitive record still never comes unasked."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    said = [
+        ("lease_end", "July 31", "The user's lease at Larkspur Commons ends on July 31.", "fact"),
+        ("retirement_date", "June 30", "The user retires from the post office on June 30 after 31 years.", "event"),
+        ("bank_pin", "4471", "The user's bank card PIN is 4471.", "sensitive"),
+    ]
+    memory.add_facts([Fact(entity="user", attribute=a, value=v, content=c, kind=k) for a, v, c, k in said], "u")
+    block = memory.inject("What should I sort out about my health insurance this summer?", "u").text
+    assert "June 30" in block and "July 31" in block, block
+    assert "4471" not in block, block
+
+
+@pytest.mark.parametrize(
+    ("question", "entity", "content", "word"),
+    [
+        (
+            "What would be a thoughtful birthday present for my kid this year?",
+            "daughter_wren",
+            "The user's daughter Wren has low vision and is learning braille at school.",
+            "braille",
+        ),
+        ("男朋友生日快到了，送他什么好？", "partner_kai", "用户的对象 Kai 是校冰球队的队员。", "冰球"),
+    ],
+)
+def test_a_broader_relation_word_reaches_the_relative_filed_under_a_narrower_one(
+    embeddings: Any, tmp_path: Path, question: str, entity: str, content: str, word: str
+) -> None:
+    """"My kid" is the daughter filed as ``daughter_wren``; "男朋友" is the partner filed as ``partner_kai``:
+    their facts come as context for a request about them, the user's own do not crowd them out."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="user", attribute="hobby", value="astronomy", content="The user does amateur astronomy.",
+             kind="preference"),
+        Fact(entity=entity, attribute="detail", value=word, content=content, kind="profile"),
+    ]  # fmt: skip
+    memory.add_facts(facts, "u")
+    block = memory.inject(question, "u").text
+    assert word in block, block
+
+
 @pytest.mark.parametrize(
     ("question", "recurs"),
     [("What do I do on Thursdays?", "choir"), ("我周六一般做什么？", "图书馆"), ("What do I do on Mondays?", None)],
