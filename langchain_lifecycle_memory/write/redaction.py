@@ -70,6 +70,28 @@ _SECRET_ZH = re.compile(
     re.IGNORECASE,
 )
 _SECRET_SHAPE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]|[A-Z]{2,}[a-z]")
+# An identity document's or an account's number is the number after its noun (a closed class: what names a person
+# to a state, an insurer or a bank), in either language and mixed: "My passport no. is K88231904", "A-number 是
+# A204117839", "社保卡号：3301 0619 8802". It has five digits or more: "my passport number is in the drawer" has none.
+_ID_NOUN = (
+    r"(?:(?:passport|social security|alien registration|A|driver'?s?\s+licen[cs]e|licen[cs]e|national insurance|NI"
+    r"|medicare|medicaid|health insurance|insurance member|member ID|policy|tax(?:payer)?\s+ID|bank account|account"
+    r"|routing|card)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO)"
+    r"|(?:护照|社保|社会保障|医保|驾照|驾驶证|签证|绿卡|居留证|银行账户?|账户|税|纳税人识别|保单|会员)卡?(?:号码?|编号)"
+)
+_ID_NUMBER = re.compile(
+    r"(?<![A-Za-z])(?:" + _ID_NOUN + r")(?:\s*[:=：]|\s+(?:is|was|is now)|\s*(?:是|为))?\s*"
+    r"(?P<value>[A-Z]{0,3}-?\d(?:[\d-]| (?=\d)){3,28}\d[A-Z]?)(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+# A wallet's recovery phrase is a run of a dozen or more plain words (BIP-39: 12 to 24) in a text that names one;
+# a run that holds a function word is talk about it ("the seed phrase is written on paper in my safe").
+_PHRASE_NOUN = re.compile(r"\b(?:recovery|seed|backup|wallet|secret)\s+(?:phrase|words)\b|\bmnemonic\b|助记词", re.I)
+_PLAIN_WORDS = re.compile(r"(?<![A-Za-z'])[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23}(?![A-Za-z'])")
+_FUNCTION_WORDS = frozenset(
+    "the and are was were for with you your our not but this that have has had can will just from into then "
+    "than they them she her his its out off all any too very also when what where which who how why".split()
+)
 
 
 def _find_secret(text: str) -> Iterator[tuple[int, int, bool]]:
@@ -79,6 +101,13 @@ def _find_secret(text: str) -> Iterator[tuple[int, int, bool]]:
             trimmed = value.rstrip(".,;!?)，。；！？") or value
             if m.group("q") or _SECRET_SHAPE.search(trimmed) or pattern is _SECRET_ZH:
                 yield m.start("value"), m.start("value") + len(trimmed), True
+    for m in _ID_NUMBER.finditer(text):
+        if sum(ch.isdigit() for ch in m.group("value")) >= 5:
+            yield m.start("value"), m.end("value"), True
+    if _PHRASE_NOUN.search(text):
+        for m in _PLAIN_WORDS.finditer(text):
+            if not _FUNCTION_WORDS.intersection(m.group().split()):
+                yield m.start(), m.end(), True
 
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)

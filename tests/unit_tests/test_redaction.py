@@ -200,6 +200,20 @@ SECRETS = [
     ("门禁密码改成了 0715#", "0715#"),
     ("我的支付宝支付密码是 880211", "880211"),
     ("验证码是 839201，五分钟内有效", "839201"),
+    # an identity document's or an account's number, after its noun
+    ("My passport no. is K88231904, expires 2031.", "K88231904"),
+    ("My ITIN is 912-70-1234 for the 1040.", "912-70-1234"),
+    ("For the green card form, my A-number 是 A093355120。", "A093355120"),
+    ("驾照号：B7712093，年底要换证。", "B7712093"),
+    ("医保卡号 4403 1187 2260 9015，看病要用。", "4403 1187 2260 9015"),
+    ("The routing number is 021000021 and the checking account number is 483920117.", "483920117"),
+    # a wallet's recovery phrase: a dozen plain words in a text that names one
+    (
+        "Keep my seed phrase safe for me: lemon quartz meadow tiger bronze silent oyster fabric candle nephew"
+        " velvet orchid",
+        "lemon quartz meadow tiger bronze silent oyster fabric candle nephew velvet orchid",
+    ),
+    ("助记词：river canvas ozone mirror plank shadow button glance vendor stable ripple humble", "river canvas"),
 ]
 NOT_SECRETS = [
     "my password is written down somewhere",
@@ -209,6 +223,12 @@ NOT_SECRETS = [
     "dress code is casual",
     "passwords are a pain",
     "密码学是我的研究方向",
+    "My passport number is in the blue folder in the top drawer.",
+    "Order number 48213377 shipped yesterday.",
+    "My card number ends in 4421.",
+    "I wrote my recovery phrase on a steel plate and keep it in the safe at my parents' place.",
+    "She keeps twelve plain words on a card: apple river stone cloud maple pepper copper lantern violet marble"
+    " ember willow, just a poem she likes.",
 ]
 
 
