@@ -186,7 +186,7 @@ def test_a_plan_still_ahead_joins_the_facts_shown_when_nothing_matched(embedding
 def test_a_broader_relation_word_reaches_the_relative_filed_under_a_narrower_one(
     embeddings: Any, tmp_path: Path, question: str, entity: str, content: str, word: str
 ) -> None:
-    """"My kid" is the daughter filed as ``daughter_wren``; "男朋友" is the partner filed as ``partner_kai``:
+    """ "My kid" is the daughter filed as ``daughter_wren``; "男朋友" is the partner filed as ``partner_kai``:
     their facts come as context for a request about them, the user's own do not crowd them out."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     facts = [
