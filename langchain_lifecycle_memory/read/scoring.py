@@ -183,8 +183,8 @@ def score(
         kept = kept | _members(snap, eligible, kept)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
     household = about
-    if not targets and any(map(is_collective, q.texts)):  # "Should we take the kids…": their facts count too
-        household = about | snap.entity_mask(snap.other_entities)
+    if any(map(is_collective, q.texts)):  # "Should we take the kids…", "a party for my kids": the family's facts count
+        household = np.ones(len(snap), dtype=bool)
     profile = _profile(cfg, snap, opts, eligible, household, fused) if for_user and not kept.any() else None
     if profile is not None:
         kept = profile

@@ -199,6 +199,27 @@ def test_a_broader_relation_word_reaches_the_relative_filed_under_a_narrower_one
     assert word in block, block
 
 
+def test_a_request_for_all_the_kids_keeps_the_family_facts_filed_under_no_one(embeddings: Any, tmp_path: Path) -> None:
+    """ "My kids" names the son filed as ``son_leo``, and the daughter said in passing (no slot) is one of them
+    too: a request for the whole family brings both."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_facts(
+        [
+            Fact(
+                entity="son_leo",
+                attribute="age",
+                value="6",
+                content="The user's son Leo just turned six.",
+                kind="profile",
+            ),
+            Fact(content="The user also has a daughter, Mia, she's three.", kind="fact"),
+        ],  # fmt: skip
+        "u",
+    )
+    block = memory.inject("Help me plan a birthday party for my kids.", "u").text
+    assert "Leo" in block and "Mia" in block, block
+
+
 @pytest.mark.parametrize(
     ("question", "recurs"),
     [("What do I do on Thursdays?", "choir"), ("我周六一般做什么？", "图书馆"), ("What do I do on Mondays?", None)],
