@@ -88,7 +88,7 @@ _QUALIFIERS = frozenset(
     stem(w)
     for w in (
         "current main primary preferred favorite favourite fav usual default present new my actual personal own "
-        "daily regular name now latest today"
+        "daily regular name now latest today model brand make type kind"
     ).split()
 )
 

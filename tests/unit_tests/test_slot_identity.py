@@ -574,3 +574,33 @@ def test_a_relatives_chinese_name_says_nothing_of_which_slot_a_statement_is_abou
 
 def test_signing_up_for_a_class_is_one_more_held() -> None:
     assert holds_one_of("给朵朵报了个少儿口才班，周日下午。")
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "old", "new"),
+    [
+        (
+            ("car", "Honda Fit", "The user drives a Honda Fit."),
+            ("car_model", "Mazda CX-30", "The user drives a Mazda CX-30."),
+            "Honda Fit",
+            "Mazda CX-30",
+        ),
+        (
+            ("camera_brand", "Canon", "The user shoots with a Canon."),
+            ("camera", "Fujifilm X-T5", "The user now shoots with a Fujifilm X-T5."),
+            "Canon",
+            "Fujifilm X-T5",
+        ),
+    ],
+)
+def test_a_name_that_adds_only_a_facet_word_is_the_same_slot(
+    embeddings: Any, first: tuple[str, str, str], later: tuple[str, str, str], old: str, new: str
+) -> None:
+    """A name that is car_model is the car, camera_brand the camera: a facet word (model, brand, make, type, kind) names
+    no second slot, so the later value archives the first and only it is injected."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", *later)], "u", at="2024-06-01")
+    live = memory.store.list_records(memory.namespace("u"), statuses=MemoryStatus.ACTIVE)
+    assert [r.value for r in live] == [new]
+    assert old not in memory.inject("What should I know about my gear?", "u", now="2024-06-02").text
