@@ -186,7 +186,7 @@ def test_a_plan_still_ahead_joins_the_facts_shown_when_nothing_matched(embedding
 def test_a_broader_relation_word_reaches_the_relative_filed_under_a_narrower_one(
     embeddings: Any, tmp_path: Path, question: str, entity: str, content: str, word: str
 ) -> None:
-    """ "My kid" is the daughter filed as ``daughter_wren``; "男朋友" is the partner filed as ``partner_kai``:
+    """The words "my kid" name the daughter filed as ``daughter_wren``, "男朋友" the partner filed as ``partner_kai``:
     their facts come as context for a request about them, the user's own do not crowd them out."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     facts = [
@@ -200,7 +200,7 @@ def test_a_broader_relation_word_reaches_the_relative_filed_under_a_narrower_one
 
 
 def test_a_request_for_all_the_kids_keeps_the_family_facts_filed_under_no_one(embeddings: Any, tmp_path: Path) -> None:
-    """ "My kids" names the son filed as ``son_leo``, and the daughter said in passing (no slot) is one of them
+    """The words "my kids" name the son filed as ``son_leo``, and the daughter said in passing (no slot) is one of them
     too: a request for the whole family brings both."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_facts(
