@@ -367,7 +367,7 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("son", ("son", "stepson"), ("儿子",), broader="child"),
     Relation("daughter", ("daughter", "stepdaughter"), ("女儿", "闺女"), broader="child"),
     Relation("child", ("child", "children", "kid", "kids"), ("孩子",)),
-    Relation("parent", ("parents",), ("爸妈", "父母", "双亲", "爹妈")),
+    Relation("parent", ("parent", "parents"), ("爸妈", "父母", "双亲", "爹妈")),
     Relation(
         "mother",
         ("mother", "mom", "mum", "mama", "stepmother"),

@@ -41,6 +41,26 @@ def test_a_query_names_the_relative_it_is_about(query: str, entities: set[str]) 
     assert query_entities(query, aliases) == entities
 
 
+@pytest.mark.parametrize(
+    ("entity", "query"),
+    [
+        ("parent", "爸妈现在有啥医疗方面的保障吗？"),
+        ("parent", "What cover do my parents have?"),
+        ("child", "What should I pack for my kid?"),
+        ("daughter_wren", "A present for my kid?"),
+        ("son", "孩子的疫苗打到第几针了？"),
+        ("partner_kai", "男朋友生日快到了"),
+        ("boyfriend", "What does my partner do?"),
+    ],
+)
+def test_a_relative_filed_under_a_relation_key_is_found_by_its_words_and_the_broader_ones(
+    entity: str, query: str
+) -> None:
+    """An extractor files "爸妈" under ``parent`` and "my kid" may be a son or a daughter: each key is a word for
+    its relative, and a son, a daughter, a boyfriend are also "a child", "a partner"."""
+    assert query_entities(query, {entity: entity_aliases(entity)}) == {entity}
+
+
 def test_a_question_about_a_named_daughter_injects_her_fact(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     facts = [
