@@ -35,6 +35,7 @@ HELD_OUT = [
     "heldout_slots",
     "heldout_winter",
     "heldout_spring",
+    "heldout_autumn",
     "extra",
 ]
 
