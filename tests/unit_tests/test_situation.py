@@ -40,9 +40,14 @@ def test_a_passing_situation_reaches_a_request_that_shares_no_words_with_it(embe
 
 
 def test_situation_0_turns_it_off(embeddings: Any, tmp_path: Path) -> None:
+    """Without the situation the rental comes only as one of the live facts shown when nothing matched (a live
+    event is one of them); with that fallback off too, it does not come."""
+    ask = "Where should I stop to fill up on the drive to the lake?"
     memory = _memory(embeddings, tmp_path, situation=0)
-    text = memory.inject("Where should I stop to fill up on the drive to the lake?", "ann", now="2025-06-04").text
-    assert "Hyundai Kona" not in text
+    explanation = memory.explain(ask, "ann", now="2025-06-04")
+    assert all(c.reason != "situation" for c in explanation.candidates)
+    memory = _memory(embeddings, tmp_path / "off", situation=0, profile_fallback=0)
+    assert "Hyundai Kona" not in memory.inject(ask, "ann", now="2025-06-04").text
 
 
 def test_explain_says_why_a_situation_was_kept(embeddings: Any, tmp_path: Path) -> None:
