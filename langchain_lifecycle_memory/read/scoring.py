@@ -178,7 +178,7 @@ def score(
     about = _naming(snap, targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
-    kept = eligible & (fused >= opts.min_score)
+    kept = eligible & (fused >= opts.min_score) | _successors(snap, eligible, ~eligible & (fused >= opts.min_score))
     if cfg.set_members and kept.any():
         kept = kept | _members(snap, eligible, kept)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
@@ -213,6 +213,19 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+def _successors(snap: Snapshot, eligible: np.ndarray, matched: np.ndarray) -> np.ndarray:
+    """The live records of the slots whose dead versions ``matched``.
+
+    "What's on the Volvo?" finds "Nokian tyres on the Volvo", archived: "Michelin X-Ice", which replaced it in
+    that slot in other words, is the answer now.
+    """
+    slots = {(e, a) for e, a in zip(snap.entity_code[matched], snap.attribute_code[matched], strict=True) if a >= 0}
+    if not slots:
+        return np.zeros(len(snap), dtype=bool)
+    same = np.fromiter(((e, a) in slots for e, a in zip(snap.entity_code, snap.attribute_code, strict=True)), bool)
+    return eligible & same
 
 
 def _members(snap: Snapshot, eligible: np.ndarray, kept: np.ndarray) -> np.ndarray:

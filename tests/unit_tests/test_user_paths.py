@@ -220,6 +220,21 @@ def test_a_request_for_all_the_kids_keeps_the_family_facts_filed_under_no_one(em
     assert "Leo" in block and "Mia" in block, block
 
 
+def test_a_question_that_finds_a_replaced_value_gets_the_value_that_replaced_it(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """The question shares its words with the old statement only; the slot's current value answers it, and
+    the old one is not shown as current."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    old = "The user put Nokian Hakkapeliitta winter tyres on their Volvo."
+    new = "The user replaced their worn winter tyres with Michelin X-Ice Snow."
+    for value, content, at in (("Nokian", old, "2023-11-01"), ("Michelin", new, "2024-11-01")):
+        memory.add_facts([Fact(entity="user", attribute="winter_tires", value=value, content=content)], "u", at=at)
+    block = memory.inject("The roads are icy. What's on the Volvo right now?", "u", now="2024-12-01").text
+    assert "Michelin" in block, block
+    assert "Nokian" not in block, block
+
+
 @pytest.mark.parametrize(
     ("question", "recurs"),
     [("What do I do on Thursdays?", "choir"), ("我周六一般做什么？", "图书馆"), ("What do I do on Mondays?", None)],
