@@ -76,12 +76,14 @@ _SECRET_SHAPE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ID_NOUN = (
     r"(?:(?:passport|social security|alien registration|A|driver'?s?\s+licen[cs]e|licen[cs]e|national insurance|NI"
     r"|medicare|medicaid|health insurance|insurance member|member ID|policy|tax(?:payer)?\s+ID|bank account|account"
-    r"|routing|card)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO)"
+    r"|routing|card)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO"
+    r"|(?:visa|mastercard|master card|amex|discover|credit card|debit card)(?:[-\s]*(?:number|no\.?|#))?)"
     r"|(?:护照|社保|社会保障|医保|驾照|驾驶证|签证|绿卡|居留证|银行账户?|账户|税|纳税人识别|保单|会员)卡?(?:号码?|编号)"
+    r"|(?:信用卡|银行卡|储蓄卡)(?:号码?)?"
 )
 _ID_NUMBER = re.compile(
     r"(?<![A-Za-z])(?:" + _ID_NOUN + r")(?:\s*[:=：]|\s+(?:is|was|is now)|\s*(?:是|为))?\s*"
-    r"(?P<value>[A-Z]{0,3}-?\d(?:[\d-]| (?=\d)){3,28}\d[A-Z]?)(?![0-9A-Za-z])",
+    r"(?P<value>[A-Z0-9](?:[A-Z0-9-]| (?=\d)){3,28}[A-Z0-9])(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 # A wallet's recovery phrase is a run of a dozen or more plain words (BIP-39: 12 to 24) in a text that names one;
