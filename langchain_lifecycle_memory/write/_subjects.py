@@ -77,7 +77,10 @@ _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
 # act when its grammar needs an agent: a disposal "把…" or a one-character verb with its aspect ("开了…", "报过…")
 # at its start (after a time word), a habit adverb before a verb ("通勤路上一直在听…", "平时都…"), or a
 # completion adverb before one ("刚办下来…", "终于考过了"). "下雨了" and "面很好吃" have none of these.
-_ZH_WHEN = r"(?:(?:上|这|下)(?:周|个月|个星期)|去年|今年|前年|昨天|前天|今天|最近|周末|早上|晚上|前阵子)?"
+_ZH_WHEN = (
+    r"(?:(?:上|这|下)(?:周|个月|个星期)|去年|今年|前年|昨天|前天|今天|最近|周末|早上|晚上|白天|前阵子)?"
+    r"(?:又|也|还|再|就|才)?"  # an adverb before the act ("又订了…", "也报了…")
+)
 _ZH_ACT_FIRST = re.compile(
     _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:把|[\u4e00-\u9fff](?:了|过)(?![\u4e00-\u9fff]?[了吗呢吧]))"
 )
@@ -89,7 +92,10 @@ _ZH_TOPIC_ACT = re.compile(
 )
 _ZH_HABIT = r"(?:一直|平时|平常|每天|每晚|每周|每个月|每月|每年|经常|常常|总是)(?:都|在|会)?[\u4e00-\u9fff]"
 _ZH_DONE = r"(?:刚刚?|终于|已经)(?:把|[\u4e00-\u9fff](?:了|过|下来|好|完|到))"
-_ZH_ACT = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + _ZH_HABIT + "|" + _ZH_DONE + ")")
+# Where the speaker works or studies, said with its place first ("白天在一家培训机构当助教"): 在 a place, then the
+# role's verb.
+_ZH_AT = r"^" + _ZH_WHEN + r"在[\u4e00-\u9fffA-Za-z0-9 ]{2,12}?(?:当|做|教|上班|工作|上学|读|实习|打工)"
+_ZH_ACT = re.compile(_ZH_NO_ONE_ELSE + r"(?:.*(?:" + _ZH_HABIT + "|" + _ZH_DONE + ")|" + _ZH_AT + ")")
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 
 

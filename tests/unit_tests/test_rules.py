@@ -619,6 +619,8 @@ def test_a_role_at_a_named_organisation_is_a_job(text: str, slots: list[tuple[st
         "终于拿到驾照了，C1 的。",  # a completion adverb before a verb
         "车位租了一个地下的，每月三百。",  # a topic before the act, the act with its object
         "给豆豆报了个游泳班，周六上午。",  # a beneficiary before it
+        "又订了一份《读者》，每月一本。",  # an adverb before the act
+        "白天在一家物流公司做调度，晚上跑滴滴。",  # where the speaker works, the place first
     ],
 )
 def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> None:
@@ -628,7 +630,11 @@ def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> No
 
 
 @pytest.mark.parametrize(
-    "text", ["今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。", "雨下了一整夜。"]
+    "text",
+    [
+        *("今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。", "雨下了一整夜。"),
+        "又下雨了。",
+    ],
 )
 def test_a_chinese_clause_about_the_world_or_someone_else_is_not_the_speakers(text: str) -> None:
     assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
