@@ -178,7 +178,8 @@ def score(
     about = _naming(snap, targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
-    kept = eligible & (fused >= opts.min_score) | _successors(snap, eligible, ~eligible & (fused >= opts.min_score))
+    matched = fused >= opts.min_score
+    kept = (eligible & matched) | _successors(snap, eligible, ~eligible & matched)
     if cfg.set_members and kept.any():
         kept = kept | _members(snap, eligible, kept)
     for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
