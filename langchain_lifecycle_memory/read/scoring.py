@@ -222,11 +222,9 @@ def _successors(snap: Snapshot, eligible: np.ndarray, matched: np.ndarray) -> np
     "What's on the Volvo?" finds "Nokian tyres on the Volvo", archived: "Michelin X-Ice", which replaced it in
     that slot in other words, is the answer now.
     """
-    slots = {(e, a) for e, a in zip(snap.entity_code[matched], snap.attribute_code[matched], strict=True) if a >= 0}
-    if not slots:
-        return np.zeros(len(snap), dtype=bool)
-    same = np.fromiter(((e, a) in slots for e, a in zip(snap.entity_code, snap.attribute_code, strict=True)), bool)
-    return eligible & same
+    filed = snap.attribute_code >= 0
+    slot = snap.entity_code * (len(snap.attributes) + 1) + snap.attribute_code  # one number per (entity, attribute)
+    return eligible & filed & np.isin(slot, slot[matched & filed])
 
 
 def _members(snap: Snapshot, eligible: np.ndarray, kept: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
+
 __all__ = ["PII_KINDS", "PIIMatch", "RedactionResult", "Redactor", "contains_pii", "redact"]
 
 PII_KINDS: tuple[str, ...] = ("email", "cn_id", "cn_mobile", "phone", "bank_card", "ipv6", "ipv4", "secret")
@@ -90,9 +92,8 @@ _ID_NUMBER = re.compile(
 # a run that holds a function word is talk about it ("the seed phrase is written on paper in my safe").
 _PHRASE_NOUN = re.compile(r"\b(?:recovery|seed|backup|wallet|secret)\s+(?:phrase|words)\b|\bmnemonic\b|助记词", re.I)
 _PLAIN_WORDS = re.compile(r"(?<![A-Za-z'])[a-z]{3,8}(?:\s+[a-z]{3,8}){11,23}(?![A-Za-z'])")
-_FUNCTION_WORDS = frozenset(
-    "the and are was were for with you your our not but this that have has had can will just from into then "
-    "than they them she her his its out off all any too very also when what where which who how why".split()
+_FUNCTION_WORDS = EN_FUNCTION_WORDS | frozenset(
+    "you your from into then than they them she her his its out off all any when what where which who how why".split()
 )
 
 
