@@ -46,13 +46,14 @@ ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 ZH_CHANGE = (
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|(?:换|改)[\u4e00-\u9fff]{1,3}了|调(?:去|回)|搬(?:去|家|了)"
-    r"|转(?:去|学)|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
+    r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
 _ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,3}了")
 """A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
+_CLAUSE = re.compile(r"[,;，；。！？!?]|\.(?:\s|$)|\s[—–-]\s")
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -71,11 +72,18 @@ def _adds(text: str) -> bool:
 
 
 def states_a_change(text: str) -> bool:
-    """Whether ``text`` is worded as a change of what held before, not as an addition to it."""
-    if _adds(text):
+    """Whether a clause of ``text`` is worded as a change of what held before, not as an addition to it.
+
+    Clause by clause: "只好换到云栖酒店，日子也挪到11月8日了" changes the venue though its second clause adds.
+    """
+    return any(_changes(clause) for clause in _CLAUSE.split(text))
+
+
+def _changes(clause: str) -> bool:
+    if _adds(clause):
         return False
     return bool(
-        _EN_CHANGE.search(text) or _EN_NEW.search(text) or _ZH_CHANGE.search(text) or _ZH_NO_LONGER.search(text)
+        _EN_CHANGE.search(clause) or _EN_NEW.search(clause) or _ZH_CHANGE.search(clause) or _ZH_NO_LONGER.search(clause)
     )
 
 

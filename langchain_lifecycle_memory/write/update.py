@@ -310,6 +310,8 @@ class _Planner:
         if became_set:  # the slot turns out to hold several values
             members += self._restore_replaced(slot, [*members, record])
         self._slots[slot] = [*members, record]
+        if not pending:  # "switched to Asics Novablast" (``uses``) replaces the running shoes said before
+            self._supersede_stated(record)
 
     def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Values archived only because the slot was taken to hold one, held again from where they were closed.

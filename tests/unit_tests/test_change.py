@@ -47,6 +47,31 @@ def test_a_change_in_chinese_archives_the_statement_it_replaces(embeddings: Any,
     assert any("周日" in c for c in active), active
 
 
+def test_a_change_in_one_clause_is_a_change_though_another_clause_adds(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-05", "我们的年会场地订在西溪宾馆。"),
+        ("2025-02-01", "年会只好换到良渚君澜酒店，时间也推到下周五了。"),  # "也" adds to the second clause only
+    )
+    assert not any("西溪" in c for c in active), active
+    assert any("良渚" in c for c in active), active
+    assert states_a_change("只好换到良渚君澜酒店，时间也推到下周五了")
+    assert not states_a_change("I now also volunteer at the food bank, on Sundays.")  # one clause, and it adds
+
+
+def test_a_switch_read_as_a_verbs_object_replaces_the_statement_it_is_about(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-05", "I track my runs with a Garmin Forerunner 255."),
+        ("2025-02-01", "I switched to a Coros Pace 3 for tracking runs."),  # read as uses = Coros Pace 3
+    )
+    assert not any("Garmin" in c for c in active), active
+    block = memory.inject("Which watch should I charge before the marathon?", "kim", now="2025-02-02").text
+    assert "Coros" in block and "Garmin" not in block
+
+
 def test_an_addition_replaces_nothing(embeddings: Any, tmp_path: Path) -> None:
     memory = _memory(embeddings, tmp_path)
     active = _said(

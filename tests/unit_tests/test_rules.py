@@ -329,6 +329,19 @@ def test_a_time_word_after_a_relatives_name_is_not_part_of_it(text: str, entity:
 
 
 @pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("我表哥转行做程序员了。", "cousin"),
+        ("我舅舅跳槽去了私立医院。", "uncle"),
+        ("我侄子小凯转学去了实验中学。", "nephew_kai"),
+    ],
+)
+def test_a_change_verb_after_a_relation_is_what_they_did_not_their_name(text: str, entity: str) -> None:
+    """ "表哥转行…" is the cousin changing careers, not a cousin named 转行."""
+    assert {f.entity for f in extract_rule_facts(text, now=NOW)} == {entity}
+
+
+@pytest.mark.parametrize(
     ("text", "attribute", "value"),
     [
         ("我的手机号是 13761245093，有急事打这个。", "phone", "13761245093"),
