@@ -19,6 +19,7 @@ __all__ = [
     "MemoryRecord",
     "MemorySource",
     "MemoryStatus",
+    "PERSON",
     "SELF_ENTITIES",
     "ensure_aware",
     "is_self_entity",
@@ -91,6 +92,9 @@ def normalize_value(value: str | None) -> str:
 
 SELF_ENTITIES = frozenset({"user", "self", "me", "i", "myself", "用户", "我", "本人"})
 """Entity ids that name the user (the speaker)."""
+PERSON = "person"
+"""First part of the id of someone known only by name ("Kevin wears Le Labo" -> ``person_kevin``): a person
+whose relation to the user was not said; a later "my husband Kevin" is the same man."""
 
 
 def is_self_entity(entity: str | None) -> bool:

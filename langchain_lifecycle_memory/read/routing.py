@@ -14,7 +14,7 @@ import numpy as np
 
 from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
-from langchain_lifecycle_memory.schema import is_self_entity, normalize_value
+from langchain_lifecycle_memory.schema import PERSON, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec
 
 __all__ = [
@@ -61,7 +61,7 @@ def is_other_person(entity: str | None) -> bool:
         return False
     norm = normalize_text(str(entity))
     parts = set(_SEPARATORS.split(norm))
-    return bool(parts & _EN_RELATION_FORMS) or any(zh in norm for zh in _ZH_RELATION_FORMS)
+    return bool(parts & {*_EN_RELATION_FORMS, PERSON}) or any(zh in norm for zh in _ZH_RELATION_FORMS)
 
 
 _EN_PERSONAL = frozenset(
@@ -194,7 +194,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     names: set[str] = set()
     relations: set[str] = set()
     romanized = ""
-    for part in (p for p in _SEPARATORS.split(norm) if p):
+    for part in (p for p in _SEPARATORS.split(norm) if p and p != PERSON):  # "person" names no one
         if forms := {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}:
             relations |= {f"{part} in law", *_IN_LAW_FORMS.get(part, ())} if in_law else forms
             continue

@@ -10,8 +10,8 @@ from langchain_lifecycle_memory.schema import SELF_ENTITIES, normalize_value
 from langchain_lifecycle_memory.vocabulary import RELATIONS
 
 __all__ = [
-    "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_RELATIONS", "EN_VERBS", "LEX", "NOT_OCCUPATION",
-    "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MY", "ZH_RELATIONS", "ZH_VERBS", "Concept",
+    "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
+    "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MY", "ZH_RELATIONS", "ZH_VERBS", "Concept",
     "concept_attribute", "is_language", "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
@@ -23,6 +23,12 @@ EN_FUNCTION_WORDS = frozenset(
     "im ive id ill dont cant".split()
 )
 """English words that carry grammar, not content (a statement kept as said needs content words)."""
+EN_PRONOUNS = frozenset(
+    "you he she they it we i him her them his hers its their theirs your yours this that these those who what which "
+    "where when why how everyone everybody someone somebody nobody nothing everything something anyone anything "
+    "there here one each all both".split()
+)
+"""English pronouns and question words: a capitalized one at a sentence's start names no one."""
 
 
 def _terms(text: str) -> frozenset[str]:

@@ -14,7 +14,7 @@ from typing import Any
 from cachetools import LRUCache
 from langchain_core.runnables import Runnable
 
-from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.schema import PERSON, Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
@@ -238,7 +238,7 @@ def _on_other_days(fact: Fact, held: str | None) -> bool:
 
 
 def _tokens(entity: str) -> frozenset[str]:
-    return frozenset(words(entity))
+    return frozenset(words(entity)) - {PERSON}  # ``person_kevin`` is whoever Kevin turns out to be
 
 
 def resolve_entity(entity: str, existing: Sequence[str]) -> tuple[str, list[str]]:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from langchain_lifecycle_memory.schema import PERSON
 from langchain_lifecycle_memory.vocabulary import RELATIONS
 from langchain_lifecycle_memory.write._change import ZH_CHANGE
 from langchain_lifecycle_memory.write._lexicon import (
+    EN_FUNCTION_WORDS,
+    EN_PRONOUNS,
     EN_RELATIONS,
     ZH_MY,
     ZH_RELATIONS,
@@ -132,13 +135,38 @@ def _third_to_first(rest: str) -> str:
 _NAMED = re.compile(r"^(?P<name>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}?)(?P<pos>'s|的)?\s*(?P<rest>\S.*)$")
 
 
+_EN_ONES_VERB = re.compile(r"^(?:is|has|[a-z]+[^\Ws]s)\b(?![:,])")
+"""A verb that agrees with one person ("wears", "takes", "is"), not "'s" ("Weight's at 185") nor a past."""
+_EN_OWNED = re.compile(r"^[a-z]+(?<!ing)(?<!ed)\b")
+"""A possessed noun after "'s" ("Hazel's swim lessons"), not a verb ("Comet's doing great", "Spokane's been")."""
+
+
+def _names_someone(key: str, pos: str | None, rest: str) -> bool:
+    """Whether a capitalized word at a sentence's start is someone's name (see :func:`_known_person`)."""
+    if key in EN_PRONOUNS or key in EN_FUNCTION_WORDS or key in EN_RELATIONS or canonical_entity(key) != key:
+        return False
+    if EN_FIRST_PERSON.search(rest):  # "Big news: I got elected chair": the speaker's, under a heading
+        return False
+    word = rest.split(" ", 1)[0]
+    if pos:
+        return bool(_EN_OWNED.match(rest)) and word not in EN_FUNCTION_WORDS
+    return bool(_EN_ONES_VERB.match(rest))
+
+
 _RELATIVE_FIRST = re.compile(r"^(?:(?:" + _EN_REL + r")(?:-in-law)?s?\b|(?:" + ZH_REL + "))", re.IGNORECASE)
 
 
 def _known_person(sentence: str, zh: bool, people: dict[str, str]) -> Subject | None:
-    """A statement led by the name of someone the speaker already spoke of ("Felix 有哮喘", "Mia uses Lyft")."""
+    """A statement led by the name of someone the speaker already spoke of ("Felix 有哮喘", "Mia uses Lyft").
+
+    In English, also a name not spoken of before, when the verb after it agrees with one person ("Kevin wears
+    Le Labo", "Hazel's swim lessons are on Thursdays"): filed under the name until a relation is said.
+    """
     m = _NAMED.match(sentence.strip() if zh else EN_INTRO.sub("", sentence.strip()))  # "so Tomasz sold…"
-    entity = people.get(romanize(m.group("name")).casefold() if m else "")
+    key = romanize(m.group("name")).casefold() if m else ""
+    entity = people.get(key)
+    if entity is None and m is not None and not zh and _names_someone(key, m.group("pos"), m.group("rest")):
+        entity = f"{PERSON}_{key}"
     if m is None or entity is None:
         return None
     rest, mention = m.group("rest"), m.group("name")

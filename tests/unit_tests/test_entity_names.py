@@ -14,6 +14,8 @@ import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
 from langchain_lifecycle_memory.read.routing import entity_aliases, query_entities
+from langchain_lifecycle_memory.schema import is_self_entity
+from langchain_lifecycle_memory.write._rules import extract_rule_facts
 
 FAMILY = {
     "daughter_xiaohe": ["用户的女儿周小禾在读大二，学护理专业。", "用户的女儿小禾喜欢玩剧本杀。"],
@@ -142,3 +144,42 @@ def test_an_in_law_is_found_by_the_words_for_them_not_by_the_parents(embeddings:
     ]:
         block = memory.inject(query, "u", now="2024-03-20").text
         assert theirs in block and not_theirs not in block, (query, block)
+
+
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("Priyanka plays the oboe in the city orchestra.", "person_priyanka"),
+        ("Oskar's piano lessons are on Wednesday afternoons.", "person_oskar"),
+        ("Sciatica's acting up again, I can't sit for long.", None),  # "'s" before a verb: no one's
+        ("Weight's at 185 now, lowest since college.", None),
+        ("Big news: I got elected chair of the tenants' association.", "user"),  # a heading, then the speaker
+        ("She plays viola in a quartet.", None),  # a pronoun with no one before it
+        ("Everyone loves the new dog park.", None),
+    ],
+)
+def test_a_name_no_one_introduced_files_its_statement_under_that_person(text: str, entity: str | None) -> None:
+    """ "Kevin wears Le Labo": a name at the start with a verb that agrees with one person is someone, whose
+    relation to the user is not said (``person_…``); the statement is neither dropped nor the user's."""
+    people = {f.entity for f in extract_rule_facts(text) if not is_self_entity(f.entity)}
+    assert people == ({entity} if entity not in (None, "user") else set())
+    if entity == "user":
+        assert extract_rule_facts(text)
+
+
+def test_someone_known_only_by_name_stays_apart_from_the_user_and_is_one_person(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for at, text in [
+        ("2025-01-05", "I play the clarinet in a community wind band."),
+        ("2025-01-06", "Priyanka plays the oboe in the city orchestra."),
+        ("2025-01-07", "My friend Priyanka is moving to Leeds in June."),
+    ]:
+        memory.add_messages([{"role": "user", "content": text}], "kim", at=at)
+
+    assert {r.entity for r in memory.active("kim")} == {"user", "person_priyanka"}  # the friend is the oboist
+    mine = memory.inject("Which instrument should I practise tonight?", "kim", now="2025-02-01").text
+    assert "clarinet" in mine and "oboe" not in mine, mine
+    hers = memory.inject("What does Priyanka play?", "kim", now="2025-02-01").text
+    assert "oboe" in hers and "clarinet" not in hers, hers
