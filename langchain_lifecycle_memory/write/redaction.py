@@ -54,7 +54,8 @@ _ID_CONTEXT = re.compile(
 )
 # A credential is the value a credential noun is said to be: "the Wi-Fi password is tulip-42", "PIN for the debit
 # card: 4821", "changed the gate code to 5521#", "门禁密码改成了 0715#". The noun is a closed class (what unlocks
-# something); the value is what follows its verb, "is"/":"/"to"/是/为/改成. A bare lowercase word is not taken
+# something); the value is what follows its verb, "is"/":"/"to"/是/为/改成, in either language after either noun
+# ("VPN 的密码 is Lantern#2207", "alarm code 是 4417#"). A bare lowercase word is not taken
 # ("the password is written down", "the code is on GitHub"): a secret has a digit or a symbol, mixed case, or quotes.
 _SECRET_NOUN = (
     r"pass(?:word|code|phrase)s?|PINs?(?:\s+(?:code|number))?|(?:api|access|secret|private|license|licence)\s+keys?"
@@ -63,12 +64,13 @@ _SECRET_NOUN = (
 )
 _SECRET_EN = re.compile(
     r"\b(?:" + _SECRET_NOUN + r")\b(?:\s+(?:for|to|of|on|at|into)\s+[^.!?;:\n\"'`“”]{1,40}?)?"
-    r"(?:\s*[:=]|\s+(?:is|was|are|is now|now|became|changed to|set to|to))\s*(?P<q>[\"'`“‘]?)(?P<value>[^\s\"'`”’]+)",
+    r"(?:\s*[:=：是为]|\s+(?:is|was|are|is now|now|became|changed to|set to|to))\s*(?P<q>[\"'`“‘]?)"
+    r"(?P<value>[^\s\"'`”’，。；]+)",
     re.IGNORECASE,
 )
 _SECRET_ZH = re.compile(
     r"(?:密码|口令|密钥|验证码|校验码|安全码|门禁码|开锁码|PIN码?)[^，。！？；,.!?;\n]{0,10}?"
-    r"(?:是|为|：|:|=|改成了?|换成了?|设成了?|设为|改为)\s*(?P<q>[\"'`“‘「]?)(?P<value>[\x21-\x7e]{3,})",
+    r"(?:是|为|：|:|=|改成了?|换成了?|设成了?|设为|改为|\s+is\b)\s*(?P<q>[\"'`“‘「]?)(?P<value>[\x21-\x7e]{3,})",
     re.IGNORECASE,
 )
 _SECRET_SHAPE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]|[A-Z]{2,}[a-z]")

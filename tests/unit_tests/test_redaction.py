@@ -200,6 +200,9 @@ SECRETS = [
     ("门禁密码改成了 0715#", "0715#"),
     ("我的支付宝支付密码是 880211", "880211"),
     ("验证码是 839201，五分钟内有效", "839201"),
+    # code-switched: a noun in one language, its verb in the other
+    ("店里 Wi-Fi 的密码 is Hazel&Moss55, 客人问就告诉他们。", "Hazel&Moss55"),
+    ("The storage unit door code 是 3390#，别忘了。", "3390#"),
     # an identity document's or an account's number, after its noun
     ("My passport no. is K88231904, expires 2031.", "K88231904"),
     ("My ITIN is 912-70-1234 for the 1040.", "912-70-1234"),
