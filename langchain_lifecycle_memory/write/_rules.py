@@ -378,6 +378,9 @@ def extract_rule_facts(
     return [_shown(f) for f in facts]
 
 
+_SAID, _INFERRED = 0.6, 0.5
+"""Confidence of a statement kept as said, and of one whose speaker only a dropped subject implies: the least
+that is still active (``UpdateConfig.pending_below``), so it is the last of the user's facts to be shown unasked."""
 _MIN_SAID = {True: 3, False: 2}  # characters (zh) or content words (en) a statement needs to be kept as said
 
 
@@ -406,7 +409,11 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
         return []
     seen.add(key)
     entity = None if subject.entity == "user" else subject.entity
-    fact = Fact(entity=entity, content=content, kind="fact", confidence=0.6, valid_from=stamp[0], ttl_days=stamp[1])
+    # Whose it is was inferred from nothing but the missing subject ("天太热了，空调开一整天"): the weakest evidence.
+    confidence = _INFERRED if dropped and not subject.text.startswith("我") else _SAID
+    fact = Fact(
+        entity=entity, content=content, kind="fact", confidence=confidence, valid_from=stamp[0], ttl_days=stamp[1]
+    )
     return [fact.model_copy(update={"evidence": evidence})]
 
 

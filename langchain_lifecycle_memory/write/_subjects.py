@@ -75,6 +75,12 @@ _ZH_FAMILY_FIRST = re.compile(
                              reverse=True)) + ")"
 )  # fmt: skip
 _ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
+_ZH_NO_ONE = re.compile(_ZH_NO_ONE_ELSE)
+_ZH_ASKED = re.compile(r"什么|哪|谁|几[个点时岁号]|怎么|怎样|多少|为什么|是否")  # a question, without its "？"
+_ZH_REPLY = re.compile(
+    r"^(?:好的|好吧|好啊|谢谢|多谢|不用了?|没事|没关系|行|嗯+|对|收到|知道了|明白了?|ok)(?:[，,。！!～~ ]|$)", re.I
+)
+"""A reply to the assistant ("好的，谢谢", "不用了", "没事，不着急"): the dialogue's, not a fact."""
 _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
 # Chinese drops the subject of an act as readily as of a change. A clause naming no one else is the speaker's
 # act when its grammar needs an agent: a disposal "把…" or a one-character verb with its aspect ("开了…", "报过…")
@@ -225,7 +231,12 @@ def clause_subject(
                 return Subject(speaker, "我" + sentence)
             if _ZH_DROPPED.search(sentence):  # "拉丁舞课改到每周四了": what changed is the speaker's
                 return Subject(speaker, "我的" + sentence)
-            return Subject(speaker, "我" + sentence) if _ZH_ACT.search(sentence) else None
+            if _ZH_ACT.search(sentence):
+                return Subject(speaker, "我" + sentence)
+            # Anything else said to the assistant that names no one else is the speaker's too, in their words
+            # ("今天牙疼得厉害", "家里的路由器放在客厅"): kept as said when no rule reads it.
+            remark = _ZH_NO_ONE.match(sentence) and not _ZH_ASKED.search(sentence) and not _ZH_REPLY.match(sentence)
+            return Subject(speaker, sentence) if remark else None
         if m := ZH_PERSON.match(sentence):
             name = m.group("name") or ""
             if _NOT_NAME.search(name):

@@ -329,6 +329,20 @@ def test_a_time_word_after_a_relatives_name_is_not_part_of_it(text: str, entity:
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("右手腱鞘炎又犯了，拿鼠标都疼。", "腱鞘炎"),  # no subject: the speaker's, in their words
+        ("阳台漏水，物业说下周才能来修。", "阳台漏水"),
+        ("老陈说他下个月要去成都出差。", None),  # names someone else
+        ("今晚吃什么好呢？", None),  # a question
+    ],
+)
+def test_a_chinese_statement_that_names_no_one_else_is_the_speakers(text: str, kept: str | None) -> None:
+    facts = [f for f in extract_rule_facts(text, now=NOW) if f.entity in (None, "user")]
+    assert [kept in f.content for f in facts] == ([True] if kept else [])
+
+
+@pytest.mark.parametrize(
     ("text", "entity"),
     [
         ("我表哥转行做程序员了。", "cousin"),
@@ -516,7 +530,8 @@ def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
     assert extract_rule_facts("他搬到上海了。", now=NOW) == []  # someone else's move
-    assert extract_rule_facts("今天天气不错。", now=NOW) == []  # no change, no one: not kept
+    [remark] = extract_rule_facts("今天天气不错。", now=NOW)  # no change, no one: a remark that ends with the day
+    assert remark.ttl_days == 1 and remark.slot is None
 
 
 @pytest.mark.parametrize(
@@ -643,15 +658,17 @@ def test_a_chinese_act_with_its_subject_dropped_is_the_speakers(text: str) -> No
     assert all(f.entity in (None, "user") and f.content.startswith("用户") for f in facts), facts
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        *("今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "他每天都加班到十点。", "雨下了一整夜。"),
-        "又下雨了。",
-    ],
-)
-def test_a_chinese_clause_about_the_world_or_someone_else_is_not_the_speakers(text: str) -> None:
-    assert [f for f in extract_rule_facts(text) if f.entity in (None, "user")] == []
+def test_a_chinese_clause_about_someone_else_is_not_the_speakers() -> None:
+    assert [f for f in extract_rule_facts("他每天都加班到十点。") if f.entity in (None, "user")] == []
+
+
+@pytest.mark.parametrize("text", ["今天好冷啊。", "这家咖啡店的拿铁挺好喝的。", "地铁又晚点了。", "雨下了一整夜。"])
+def test_a_chinese_remark_with_no_subject_is_the_speakers_weakest_evidence(text: str) -> None:
+    """Said to the assistant with no subject, it is the speaker's remark; only the dropped subject says whose,
+    so it ranks below every statement that names its speaker ("我每天都加班到十点")."""
+    [remark] = extract_rule_facts(text)
+    [named] = extract_rule_facts("我每天都加班到十点。")
+    assert remark.entity is None and remark.confidence < named.confidence
 
 
 @pytest.mark.parametrize(

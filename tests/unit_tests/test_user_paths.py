@@ -120,6 +120,16 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+def test_what_a_chinese_user_says_without_a_subject_is_remembered_as_theirs(embeddings: Any, tmp_path: Path) -> None:
+    """Chinese drops the subject it shares with the conversation: "右手腱鞘炎又犯了" is the user's own news."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for text in ("右手腱鞘炎又犯了，拿鼠标都疼。", "老陈说他下个月要去成都出差。"):
+        memory.add_messages([{"role": "user", "content": text}], "mei", at="2025-05-02")
+    block = memory.inject("帮我挑个适合打游戏的鼠标", "mei", now="2025-05-04").text
+    assert "腱鞘炎" in block, block
+    assert all("成都" not in r.content for r in memory.active("mei")), memory.active("mei")  # 老陈's trip
+
+
 def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matched(
     embeddings: Any, tmp_path: Path
 ) -> None:
