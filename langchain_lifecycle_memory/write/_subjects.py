@@ -76,7 +76,8 @@ _ZH_FAMILY_FIRST = re.compile(
 )  # fmt: skip
 _ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
 _ZH_NO_ONE = re.compile(_ZH_NO_ONE_ELSE)
-_ZH_ASKED = re.compile(r"什么|哪|谁|几[个点时岁号]|怎么|怎样|多少|为什么|是否")  # a question, without its "？"
+_ZH_ASKED = re.compile(r"什么|哪[里儿个家些天位种样]|谁|几[个点时岁号]|怎么|怎样|多少|为什么|是否")
+"""A question without its "？" ("用户喜欢什么编辑器"); "哪吒" is a name, not "哪里"."""
 _ZH_REPLY = re.compile(
     r"^(?:好的|好吧|好啊|谢谢|多谢|不用了?|没事|没关系|行|嗯+|对|收到|知道了|明白了?|ok)(?:[，,。！!～~ ]|$)", re.I
 )
