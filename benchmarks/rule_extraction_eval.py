@@ -13,7 +13,9 @@ an extracted fact matches a gold fact of the same turn when
 Each gold fact is matched at most once; statements the extractor keeps as said (no slot, no value)
 are not value extractions and are left out. Precision counts every other extracted fact, including those from
 turns whose gold is empty (a question or a hypothetical that became a memory is a wrong memory);
-``on_empty`` is how many came from such turns. Turns whose ``user`` text is a placeholder (one
+``on_empty`` is how many came from such turns. ``quiet`` counts the turns whose gold is empty (chit-chat,
+questions, replies) and ``kept`` how many of them still leave a memory of any kind, statements kept as said
+included. Turns whose ``user`` text is a placeholder (one
 character, e.g. ``"x"`` for facts injected by hand) are skipped.
 
 Held-out files are reported as numbers only: ``--show-misses`` refuses the held-out test corpus
@@ -90,6 +92,8 @@ class FileScore:
     extracted: int = 0
     matched: int = 0
     on_empty: int = 0
+    quiet: int = 0
+    kept: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -113,6 +117,8 @@ def _turns(path: Path) -> list[dict[str, Any]]:
 def _score_turn(turn: dict[str, Any], score: FileScore) -> None:
     gold = list(turn.get("facts") or [])
     facts = extract_rule_facts(turn["user"], now=ensure_aware(turn.get("at")) if turn.get("at") else None)
+    score.quiet += not gold
+    score.kept += bool(facts) and not gold
     facts = [f for f in facts if f.value is not None]  # statements kept as said carry no slot value to score
     score.turns += 1
     score.turns_with_gold += bool(gold)
@@ -144,7 +150,7 @@ def score_file(path: Path) -> FileScore:
 def _row(s: FileScore) -> str:
     return (
         f"{s.file:<36} {s.turns:>5} {s.turns_with_gold:>5} {s.gold:>5} {s.extracted:>5} {s.matched:>5} "
-        f"{s.on_empty:>5} {s.precision:>6.1%} {s.recall:>6.1%}"
+        f"{s.on_empty:>5} {s.precision:>6.1%} {s.recall:>6.1%} {s.quiet:>5} {s.kept:>5}"
     )
 
 
@@ -169,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     files = [f for f in (args.files or DEFAULT_FILES) if f.exists()]
     scores = [score_file(f) for f in files]
     head = ("turns", "w/gold", "gold", "extr", "match", "empty")
-    print(f"{'file':<36} " + " ".join(f"{h:>5}" for h in head) + f" {'prec':>6} {'recall':>6}")
+    print(f"{'file':<36} " + " ".join(f"{h:>5}" for h in head) + f" {'prec':>6} {'recall':>6} {'quiet':>5} {'kept':>5}")
     for s in scores:
         print(_row(s))
     if args.show_misses:
