@@ -44,6 +44,7 @@ _IN_LAW = re.compile(r"[_\s-]in[_\s-]law(?![a-z])")
 _IN_LAW_FORMS = {r.key.removesuffix("_in_law"): r.forms() for r in RELATIONS if r.key.endswith("_in_law")}
 """An in-law by the words for them ("公公" is the ``father_in_law``; "爸" is not)."""
 _EN_RELATION_FORMS = frozenset(f for group in (*_FAMILY, *_SOCIAL) for f in group if f.isascii())
+_EN_PERSON_FORMS = _EN_RELATION_FORMS | {PERSON}  # ``person_kevin``: someone whose relation was not said
 _ZH_RELATION_FORMS = tuple(f for group in (*_FAMILY, *_SOCIAL) for f in group if not f.isascii() and len(f) > 1)
 _POSSESSIVES_EN = ("my", "our")
 _POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
@@ -61,7 +62,7 @@ def is_other_person(entity: str | None) -> bool:
         return False
     norm = normalize_text(str(entity))
     parts = set(_SEPARATORS.split(norm))
-    return bool(parts & {*_EN_RELATION_FORMS, PERSON}) or any(zh in norm for zh in _ZH_RELATION_FORMS)
+    return bool(parts & _EN_PERSON_FORMS) or any(zh in norm for zh in _ZH_RELATION_FORMS)
 
 
 _EN_PERSONAL = frozenset(
