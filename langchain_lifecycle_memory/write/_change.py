@@ -17,8 +17,8 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
 from langchain_lifecycle_memory.write._slot_identity import stem, words
 
 __all__ = [
-    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "quantities", "restates_a_number",
-    "states_a_change", "superseded_by_change",
+    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part", "ended_part",
+    "only_ends", "quantities", "restates_a_number", "states_a_change", "superseded_by_change",
 ]  # fmt: skip
 
 DEFAULT_CHANGE_THRESHOLD = 0.45
@@ -83,8 +83,66 @@ def _changes(clause: str) -> bool:
     if _adds(clause):
         return False
     return bool(
-        _EN_CHANGE.search(clause) or _EN_NEW.search(clause) or _ZH_CHANGE.search(clause) or _ZH_NO_LONGER.search(clause)
+        _EN_CHANGE.search(clause)
+        or _EN_NEW.search(clause)
+        or _ZH_CHANGE.search(clause)
+        or _ZH_NO_LONGER.search(clause)
+        or _GONE.search(clause)
     )
+
+
+# What ends something the speaker had: a verb of ending or disposal ("closed my Harborline account", "sold the
+# bambino", "不用了", "卸了"), not a move to somewhere ("moved to Leeds", "调去上海" name where the speaker is now).
+_GONE = re.compile(
+    ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
+    r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
+    r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍)(?:掉|载)?了|(?:搬|调|送)走|没了",
+    re.IGNORECASE,
+)
+_PART = re.compile(r"(\s*[,;，；]\s*|\s+[—–-]\s+|\s+(?:and|so|but|then)\s+)")
+_TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
+_LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
+
+
+def only_ends(text: str, old: str) -> bool:
+    """Whether ``text`` only ends what ``old`` stated ("Closed the Discover card, the categories never matched").
+
+    Every part of it that states a change ends something, and it names no number or name ``old`` does not.
+    """
+    parts = _PART.split(text)[::2]
+    if not any(_GONE.search(p) for p in parts) or any(_changes(p) and not _GONE.search(p) for p in parts):
+        return False
+    named = {w.casefold() for w in _LATIN.findall(old)}
+    new_names = {w for w in _LATIN.findall(text)[1:] if w[0].isupper() and w.casefold() not in named}
+    return not new_names and not quantities(text) - quantities(old)
+
+
+def ended_part(text: str) -> str:
+    """The words before :func:`current_part`: what a statement of change says ended (``""`` when none)."""
+    now = current_part(text)
+    return "" if now == text else _TRAILING.sub("", text[: text.rfind(now)])
+
+
+def current_part(text: str) -> str:
+    """What a statement of change says holds now: the parts after the one that ends something.
+
+    Only when a later part states the change ("卸了，现在改用 X" -> "现在改用 X"); else ``text`` whole.
+
+    >>> current_part("I closed my Quillfield account and moved everything over to Bramwell Savings")
+    'moved everything over to Bramwell Savings'
+    >>> current_part("I moved to Berlin, and now I work at Zalando")  # nothing ended: both hold
+    'I moved to Berlin, and now I work at Zalando'
+    """
+    pieces = _PART.split(text)
+    parts = pieces[::2]
+    ended = [i for i, part in enumerate(parts) if _GONE.search(part)]
+    later = [
+        i for i in range(1, len(parts)) if ended and i > ended[0] and not _GONE.search(parts[i]) and _changes(parts[i])
+    ]
+    if not later:
+        return text
+    start = max(i for i in ended if i < later[0]) + 1
+    return _LEADING.sub("", "".join(pieces[2 * start :]).strip())
 
 
 def quantities(text: str) -> set[str]:
@@ -147,7 +205,11 @@ def _entity(record: MemoryRecord) -> str:
 
 
 def superseded_by_change(
-    new: MemoryRecord, similar: Sequence[tuple[MemoryRecord, float]], threshold: float, named: float
+    new: MemoryRecord,
+    similar: Sequence[tuple[MemoryRecord, float]],
+    threshold: float,
+    named: float,
+    said: str | None = None,
 ) -> MemoryRecord | None:
     """The one live statement that ``new`` (worded as a change) replaces, if any.
 
@@ -156,6 +218,8 @@ def superseded_by_change(
         similar: Live records with their cosine similarity to ``new``'s content, best first.
         threshold: The least similarity for "about the same thing".
         named: The least similarity when ``new`` names what ``old`` named ("closed my Harborline account").
+        said: The words ``new`` was read from, when its content keeps only what holds now (:func:`current_part`):
+            what they name counts as named.
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only
@@ -164,14 +228,14 @@ def superseded_by_change(
     """
     if not states_a_change(new.content):
         return None
-    names = _names(new.content)
+    names = _names(new.content) | (_names(said) if said else set())
     for old, score in similar:
         if score < min(threshold, named):
             return None
         if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
             continue
         if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
-            named_value = names & _names(str(old.value)) or _word_named(str(old.value), new.content)
+            named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)
             if new.slot is None and (named_value or _ends_slot(new.content, old.attribute)):
                 return old
         elif score >= threshold or names & _names(old.content, first=False):

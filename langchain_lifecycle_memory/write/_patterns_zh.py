@@ -135,6 +135,10 @@ _DEST = re.compile(r"(?P<dest>通勤|上班|上学|去公司|去学校|回家|�
 _MODES = ("坐", "乘", "搭", "骑", "开车", "走路", "打车", "骑车")
 
 
+_NEW_THING = re.compile(r"了?\s*(?:[一两]?[个辆只台部条位家件款把双套]|[A-Z0-9])")
+"""After 换: a measure word or a name starts the new thing ("换了台 Kawasaki"); a bare noun is what was replaced."""
+
+
 def _habit(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """我(不再/改/每天/在/会)<动词>X: the verb's concept names the slot; 不再 retracts, 改 / 换成 replaces."""
     groups = m.groupdict()
@@ -149,6 +153,8 @@ def _habit(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         if acceptable(value, zh):
             yield Candidate("commute" if work else "travel_mode", value, 75, m.start(), "fact")
         return
+    if groups.get("change") == "换" and not verb and not _NEW_THING.match(raw):
+        return  # "换工作到上海了", "换了 telco": 换 names what was replaced; "换成 X", "换了台 X", "改当 X" the new
     concept = zh_concept(verb) if verb else ("use" if groups.get("change") else None)
     if concept is not None:
         yield from _verb_object(m, zh, specs, verb, raw, concept)
@@ -161,8 +167,8 @@ def _verb_object(m: re.Match[str], zh: bool, specs: Specs, verb: str, raw: str, 
         return
     if (brand := _BRAND_THING.match(value)) or (head_noun(value, specs) is None and _NAME_THEN_PURPOSE.match(value)):
         value = (brand or _NAME_THEN_PURPOSE.match(value)).group(1).strip()  # type: ignore[union-attr]
-    if not acceptable(value, zh) or "的" in value:
-        return
+    if not acceptable(value, zh) or "的" in value or spec_named(value, specs):
+        return  # "换手机了": the kind of thing changed, not what it is now
     if verb == "养" and re.match(r"了?(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|头|匹)", raw):
         return  # an animal: the pet rule names it
     if verb in ("养", "种") and _PLANT.match(raw.removeprefix("了")):

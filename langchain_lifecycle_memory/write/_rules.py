@@ -14,8 +14,9 @@ from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._change import current_part
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, VERB_CONCEPTS, ZH_MY, ZH_RELATIONS
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_PRONOUNS, VERB_CONCEPTS, ZH_MY, ZH_RELATIONS
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
@@ -93,7 +94,7 @@ def _chinese_frame(sentence: str) -> bool:
 
 _EN_CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)"
-    r"|,\s+(?=I\b|my\b|(?:she|he)\s)",
+    r"|,\s+(?=I\b|my\b|(?:she|he)\s|(?:they|it|there|that)(?:'[a-z]+)?\s)",
 )
 _ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外|[她他](?![们的]))")
 _ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)")
@@ -389,6 +390,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     evidence = clause
     if zh:  # "这几天我嗓子发炎，医生说别吃辣的": what is reported after the statement is left out, not the statement
         clause = _zh_statement(clause)
+    if (now := current_part(clause)) != clause:  # "卸了，现在改用微信输入法": what holds now, not what ended
+        clause = now if zh or not re.match(r"[a-z]", now) or now.split()[0] in EN_PRONOUNS else "I " + now
     if not clause or (not zh and _NOT_SAID_EN.search(clause)) or not (zh or _EN_SUBJECT.search(subject.text)):
         return []
     body = (

@@ -83,6 +83,8 @@ _ZH_REPLY = re.compile(
 )
 """A reply to the assistant ("好的，谢谢", "不用了", "没事，不着急"): the dialogue's, not a fact."""
 _ZH_DROPPED = re.compile(_ZH_NO_ONE_ELSE + r".*(?:" + ZH_CHANGE + ")")
+_ZH_CHANGE_FIRST = re.compile(r"(?:又|也|还|刚|已经)?(?:换|改|搬|调|转|跳槽|升职|晋升|离职|辞职|退休)")
+"""A change verb first: the speaker did it ("换手机了"), where a noun first is what changed ("拉丁舞课改到…")."""
 # Chinese drops the subject of an act as readily as of a change. A clause naming no one else is the speaker's
 # act when its grammar needs an agent: a disposal "把…" or a one-character verb with its aspect ("开了…", "报过…")
 # at its start (after a time word), a habit adverb before a verb ("通勤路上一直在听…", "平时都…"), or a
@@ -231,7 +233,8 @@ def clause_subject(
             if _ZH_ACT_FIRST.search(sentence) or _ZH_TOPIC_ACT.search(sentence):
                 return Subject(speaker, "我" + sentence)
             if _ZH_DROPPED.search(sentence):  # "拉丁舞课改到每周四了": what changed is the speaker's
-                return Subject(speaker, "我的" + sentence)
+                acts = _ZH_CHANGE_FIRST.match(sentence)  # "换手机了": the speaker changed it
+                return Subject(speaker, ("我" if acts else "我的") + sentence)
             if _ZH_ACT.search(sentence):
                 return Subject(speaker, "我" + sentence)
             # Anything else said to the assistant that names no one else is the speaker's too, in their words

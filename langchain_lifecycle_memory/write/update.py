@@ -33,6 +33,8 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeS
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     NAMED_CHANGE_THRESHOLD,
+    ended_part,
+    only_ends,
     restates_a_number,
     states_a_change,
     superseded_by_change,
@@ -276,20 +278,24 @@ class _Planner:
             and restates_a_number(str(words), keep.content)
         )
 
-    def _supersede_stated(self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]] | None = None) -> None:
+    def _supersede_stated(
+        self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]] | None = None, said: str | None = None
+    ) -> MemoryRecord | None:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
 
-        ``similar``: live records with their similarity to ``record``, best first (searched when not given).
+        ``similar``: live records with their similarity to ``record``, best first (searched when not given);
+        ``said``: the words ``record`` was read from. Returns the record archived, if any.
         """
         threshold = _calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
         if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
-            return
+            return None
         if similar is None:
             similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)
         untouched = [(old, score) for old, score in similar if old.id not in self._touched]
         named = min(threshold, NAMED_CHANGE_THRESHOLD)
-        if (old := superseded_by_change(record, untouched, threshold, named)) is not None:
+        if (old := superseded_by_change(record, untouched, threshold, named, said)) is not None:
             self._archive(old, record.valid_from, record.id)
+        return old
 
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
@@ -372,7 +378,13 @@ class _Planner:
         if not similar or status is MemoryStatus.PENDING or not replaces:
             return
         if self.cfg.judge is None:
-            self._supersede_stated(record, [(old, score) for old, score in similar if old.status in _ACTIVE])
+            if ended := ended_part(fact.evidence or ""):  # "卸了，现在改用…": what ended is in the words, not kept
+                similar = self.store.search_records(self.ns, ended, k=5, statuses=_LIVE, now=self.at)
+            live = [(old, score) for old, score in similar if old.status in _ACTIVE]
+            gone = self._supersede_stated(record, live, ended)
+            if gone is not None and only_ends(record.content, gone.content):
+                # "Closed the Discover card": what it ended is archived, and so are the words, as its history
+                self._archive(record, record.valid_from, None)
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
         if not candidates:

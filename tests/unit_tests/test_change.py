@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory, MemoryRecord, UpdateConfig
-from langchain_lifecycle_memory.write._change import states_a_change, superseded_by_change
+from langchain_lifecycle_memory.write._change import (
+    current_part,
+    ended_part,
+    only_ends,
+    states_a_change,
+    superseded_by_change,
+)
 
 
 def _memory(embeddings: Any, tmp_path: Path, **update: Any) -> LifecycleMemory:
@@ -265,3 +271,54 @@ def test_a_change_ends_the_slot_value_it_names(
 
 def test_a_chinese_negation_ending_in_le_is_a_change() -> None:
     assert states_a_change("乐高机器人不上了") and not states_a_change("这家店不错")
+
+
+def test_a_change_keeps_what_holds_now_and_ends_what_it_says_ended(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-10", "I keep my savings at Quillfield Bank."),
+        ("2025-04-02", "I closed my Quillfield account and moved everything over to Bramwell Savings."),
+    )
+    assert not any("Quillfield" in c for c in active), active  # neither the old statement nor the words of ending
+    assert any("Bramwell Savings" in c for c in active), active
+    block = memory.inject("Which bank has my savings now?", "kim", now="2025-04-03").text
+    assert "Bramwell" in block and "Quillfield" not in block
+    past = memory.inject("Where were my savings kept?", "kim", now="2025-04-03", as_of="2025-02-01").text
+    assert "Quillfield" in past  # history keeps it
+
+
+def test_a_chinese_change_after_an_ending_keeps_the_new_state(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-10", "我记账一直用 Tallybird。"),
+        ("2025-03-01", "Tallybird 广告太多了，卸了，现在改用 Pennywort 记账。"),
+    )
+    assert not any("Tallybird" in c for c in active), active
+    assert any("Pennywort" in c for c in active), active
+
+
+def test_words_that_only_end_something_are_history_not_a_current_fact(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-10", "I carry a Corvane Rewards card for groceries."),
+        ("2025-05-20", "Cancelled the Corvane Rewards card, the annual fee was silly."),
+    )
+    assert not any("Corvane" in c for c in active), active
+    archived = [r.content for r in memory.list("kim", statuses="archived")]
+    assert any("Cancelled" in c or "cancelled" in c for c in archived), archived  # kept, as history
+
+
+def test_an_ending_beside_something_new_is_no_ending_only() -> None:
+    assert (
+        current_part("I moved to Porto, and now I work at a bakery") == "I moved to Porto, and now I work at a bakery"
+    )
+    assert current_part("I sold the dulcimer and switched to a zither") == "switched to a zither"
+    assert ended_part("I sold the dulcimer and switched to a zither") == "I sold the dulcimer"
+    assert only_ends("Sold the dulcimer, never had time.", "The user owns a dulcimer.")
+    assert not only_ends(
+        "Sold the dulcimer and got a Ostrava zither.", "The user owns a dulcimer."
+    )  # names a new thing
+    assert not only_ends("Retiring at 62 now, not 60.", "The user plans to retire at 60.")  # a new number

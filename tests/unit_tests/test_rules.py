@@ -779,3 +779,28 @@ def test_a_chinese_family_word_with_no_one_before_it_is_the_speakers_relative(
 @pytest.mark.parametrize("text", ["同事说明天下雨。", "妈说她下周来。"])
 def test_what_a_relative_or_colleague_says_is_still_no_statement(text: str) -> None:
     assert extract_rule_facts(text) == []
+
+
+@pytest.mark.parametrize("text", ["换了小区以后，快递都寄到门卫了。", "我换工作了，通勤远了一点。"])
+def test_what_huan_replaced_is_no_value(text: str) -> None:
+    # 换 + a bare noun names the kind of thing replaced, not what the speaker has now
+    facts = extract_rule_facts(text, now=NOW)
+    assert facts and all(f.value is None for f in facts), [(f.attribute, f.value) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("我换了台 Kestrel 400 跑步机", "Kestrel 400"), ("我换成 Thornbury 了", "Thornbury")]
+)
+def test_what_huan_brings_in_is_the_value(text: str, value: str) -> None:
+    assert [f.value for f in extract_rule_facts(text, now=NOW) if f.value] == [value]
+
+
+def test_a_chinese_change_verb_first_is_what_the_speaker_did() -> None:
+    (fact,) = extract_rule_facts("换工作了，通勤远了一点。", now=NOW)
+    assert fact.content.startswith("用户换工作了"), fact.content  # not "用户的换工作了"
+
+
+def test_a_clause_after_a_comma_led_by_they_is_a_clause_of_its_own() -> None:
+    # "…, they know exactly what I want": the wish word belongs to the second clause, the first is still kept
+    facts = extract_rule_facts("I buy my sourdough at Wrenfold Bakery, they know exactly what I want.", now=NOW)
+    assert any("Wrenfold Bakery" in f.content and "want" not in f.content for f in facts), [f.content for f in facts]
