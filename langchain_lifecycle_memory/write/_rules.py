@@ -84,10 +84,15 @@ def _shown(fact: Fact) -> Fact:
     return fact.model_copy(update=fields) if fields else fact
 
 
+_EN_FIRST = re.compile(r"(?:I|I'm|I've|My|We|We're|Our)\s+[A-Za-z]")
+
+
 def _chinese_frame(sentence: str) -> bool:
     """Whether a sentence is built in Chinese: "我每个月 grocery budget 是 600 dollars" is, "I'm learning 手语" not."""
     if sentence.lstrip().startswith("我"):  # the subject decides: "我哥哥 Felix 是 airline mechanic"
         return True
+    if _EN_FIRST.match(sentence.lstrip()):  # and in English: "I love 酸辣粉, 每周都得吃一次"
+        return False
     chars = len(_CJK.findall(sentence))
     return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))
 
@@ -287,7 +292,8 @@ def _en_rewrite(text: str) -> str:
     first = re.search(r"the user|\x00them", text)
     head, tail = (text[: first.end()], text[first.end() :]) if first else ("", text)
     text = head.replace("\x00them", "the user") + tail.replace("the user's", "their").replace("\x00them", "them")
-    text = text.strip(" ,;:-!?.")
+    text = _zh_rewrite(text) if _CJK.search(text) else text  # "…, 这个对我很重要", "…, 我爸…"
+    text = text.strip(" ,;:-!?.。")
     return text[:1].upper() + text[1:] + "."
 
 
@@ -310,8 +316,10 @@ def _content(sentence: str, value: str, zh: bool) -> str:
     while start and not marker.search(clauses[start]):
         start -= 1
     end = len(clauses) if index is None else index + 1  # no value found: the whole body, nothing to extend
-    while end < len(clauses) and (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end]):
-        end += 1
+    while end < len(clauses) and (
+        (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end]) or not zh and _CJK.match(clauses[end])
+    ):
+        end += 1  # an appositive, or a Chinese clause going on about it ("an old Civic, 手动挡的")
     chosen = body if index is None else ("，" if zh else ", ").join(clauses[start:end])
     return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
 
@@ -391,7 +399,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     if zh:  # "这几天我嗓子发炎，医生说别吃辣的": what is reported after the statement is left out, not the statement
         clause = _zh_statement(clause)
     if (now := current_part(clause)) != clause:  # "卸了，现在改用微信输入法": what holds now, not what ended
-        clause = now if zh or not re.match(r"[a-z]", now) or now.split()[0] in EN_PRONOUNS else "I " + now
+        lead = now.split()[0].casefold()  # "upgraded to…" gets its "I" back; "our new landlord is…" has its subject
+        clause = now if zh or not re.match(r"[a-z]", now) or lead in EN_PRONOUNS | EN_FUNCTION_WORDS else "I " + now
     if not clause or (not zh and _NOT_SAID_EN.search(clause)) or not (zh or _EN_SUBJECT.search(subject.text)):
         return []
     body = (

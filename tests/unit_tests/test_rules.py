@@ -804,3 +804,11 @@ def test_a_clause_after_a_comma_led_by_they_is_a_clause_of_its_own() -> None:
     # "…, they know exactly what I want": the wish word belongs to the second clause, the first is still kept
     facts = extract_rule_facts("I buy my sourdough at Wrenfold Bakery, they know exactly what I want.", now=NOW)
     assert any("Wrenfold Bakery" in f.content and "want" not in f.content for f in facts), [f.content for f in facts]
+
+
+def test_an_english_subject_frames_a_mixed_sentence_and_its_chinese_tail_is_kept() -> None:
+    (fact,) = extract_rule_facts("I love 肠粉, 每周都得吃一次。", now=NOW)
+    assert (fact.attribute, fact.value) == ("likes", "肠粉")
+    assert fact.content == "The user loves 肠粉, 每周都得吃一次.", fact.content  # not "用户I love 肠粉"
+    (car,) = extract_rule_facts("My car is an old Sentra, 自动挡的, 我爸退休那年给我的。", now=NOW)
+    assert "自动挡" in car.content and "我" not in car.content, car.content
