@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
 from langchain_lifecycle_memory.write._slot_identity import stem, words
 
@@ -60,6 +61,7 @@ _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 _CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
+_SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _FUNCTION = EN_FUNCTION_WORDS | {
     "user", "user's", "users", "their", "they", "them", "his", "her", "hers", "she", "him", "from", "into", "onto",
     "about", "over", "being", "these", "those", "then", "than", "who", "which", "what", "when", "where", "every",
@@ -200,6 +202,30 @@ def _ends_slot(text: str, attribute: str | None) -> bool:
     return stem(head[0]) in {stem(w.casefold()) for w in _LATIN.findall(text)}
 
 
+_HEAD_ENDS = (
+    r"(?=\s*(?:$|[,.;!?—–-]|\b(?:last|this|yesterday|today|recently|again|now|too|and|but|because|so|for|from|since"
+    r"|at|in|on|with)\b))"
+)
+"""After the noun its phrase ends: "a new phone last week" changes the phone, "my editor theme" the theme."""
+_ZH_HEAD_ENDS = r"(?=了|啦|$|[，,。！!；;]|以后|之后)"  # "换手机了", not "换手机壳"
+
+
+def _changes_slot(text: str, attribute: str | None) -> bool:
+    """Whether ``text`` changes the thing its slot names ("换手机了", "got a new phone"): its value goes."""
+    spec = _SPECS.get(attribute or "")
+    if spec is None:
+        return False
+    nouns = {spec.name.replace("_", " "), spec.description.split()[0], *spec.aliases} - {""}
+    en = (
+        r"\b(?:switched|changed|replaced|upgraded|new)\s+(?:my\s+|our\s+|the\s+|a\s+)?(?:"
+        + "|".join(map(re.escape, sorted(nouns, key=len, reverse=True)))
+        + r")s?\b"
+        + _HEAD_ENDS
+    )
+    zh = r"(?:换|改|新)了?(?:个|台|部|辆|家|只)?" + re.escape(spec.zh) + _ZH_HEAD_ENDS if spec.zh else None
+    return bool(re.search(en, text, re.IGNORECASE) or (zh and re.search(zh, text)))
+
+
 def _entity(record: MemoryRecord) -> str:
     return record.entity or "user"
 
@@ -236,7 +262,8 @@ def superseded_by_change(
             continue
         if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
             named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)
-            if new.slot is None and (named_value or _ends_slot(new.content, old.attribute)):
+            ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
+            if new.slot is None and (named_value or ends):
                 return old
         elif score >= threshold or names & _names(old.content, first=False):
             return old

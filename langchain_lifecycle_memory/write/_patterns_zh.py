@@ -322,6 +322,8 @@ _ZPET = "(?:" + "|".join(sorted((t for t in LEX["pet"] | LEX["dog_breed"] if re.
                                 key=len, reverse=True)) + ")"  # fmt: skip
 _ZNUM = r"(?:(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|头|匹|个))?"
 _ZNUMERAL = r"\d{1,3}|[一二三四五六七八九十两百]{1,4}"
+_ZH_USED = r"(?:(?:用|开|穿|戴|骑|住|吃|喝|听|看|读|养|种|玩)的)?"
+"""Topic and comment: "手机用的是 X", "车开的是 X" name the slot by the topic noun, as "手机是 X" does."""
 _NOT_LE = r"\s*(?=$|[，,。！!？?；;、~～]|呢|啦|吧|哦)"
 
 ZH_RULES: tuple[Rule, ...] = (
@@ -332,10 +334,10 @@ ZH_RULES: tuple[Rule, ...] = (
             r"(?P<v>(?:(?!了)[\u4e00-\u9fffA-Za-z]){1,8}?)" + _NOT_LE, handler=_avoid),
     # copula and possession, names, ages, allergies, conditions
     zh_rule(r"我(?P<mod>(?:们家|家)?[^，,。！!？?；;、是的\s]{0,8}?)的"  # "我常去的理发店是…"
-            r"(?P<n>[\u4e00-\u9fff]{1,6}?)(?:都|也|就|还)?(?:是|叫)" + ZV + ZEND
+            r"(?P<n>[\u4e00-\u9fff]{1,6}?)(?:都|也|就|还)?" + _ZH_USED + r"(?:是|叫)" + ZV + ZEND
             + r"|(?:^|[，,])(?P<v2>[^，,。是]{1,12}?)是我(?:最喜欢|最爱)?的(?P<n2>[\u4e00-\u9fff]{1,6})" + ZEND
             + r"|(?:^|[，,])我叫(?P<v3>[\u4e00-\u9fffA-Za-z]{1,10})", handler=_copula),
-    zh_rule(r"(?:^|[，,])我(?P<n>[\u4e00-\u9fff]{2,4}?)是" + ZV + ZEND, handler=_bare_copula),
+    zh_rule(r"(?:^|[，,])我(?P<n>[\u4e00-\u9fff]{2,5}?)" + _ZH_USED + "是" + ZV + ZEND, handler=_bare_copula),
     zh_rule(r"(?:" + ZS + r"|(?:^|[，,])(?:现在|目前|如今)?)(?:是|当)(?P<one>一名|一位|名|位)?(?:一个|个)?\s*"
             r"(?:(?:做|搞|干)(?P<job>[^，,。]+?)的|(?P<v>[^，,。！!？?；;、]{2,12}?)" + ZEND + ")", handler=_identity),
     zh_rule(ZS + r"(?P<neg>不再|已经不|再也不)?对\s*(?P<v>[^，,。！!？?]+?)\s*" + ZADV

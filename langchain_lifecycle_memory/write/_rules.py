@@ -101,8 +101,10 @@ _EN_CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)"
     r"|,\s+(?=I\b|my\b|(?:she|he)\s|(?:they|it|there|that)(?:'[a-z]+)?\s)",
 )
-_ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外|[她他](?![们的]))")
-_ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)")
+_ZH_TOPIC = r"[\u4e00-\u9fff]{1,5}(?:用|开|穿|戴|骑|住|吃|喝|听|看|读|养|种|玩)的是"
+"""A clause of topic and comment ("，手机用的是 X"): its subject is the sentence's."""
+_ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外|[她他](?![们的])|" + _ZH_TOPIC + ")")
+_ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)|^(?=" + _ZH_TOPIC + ")")
 
 
 def _clauses(sentence: str, zh: bool) -> list[str]:

@@ -322,3 +322,19 @@ def test_an_ending_beside_something_new_is_no_ending_only() -> None:
         "Sold the dulcimer and got a Ostrava zither.", "The user owns a dulcimer."
     )  # names a new thing
     assert not only_ends("Retiring at 62 now, not 60.", "The user plans to retire at 60.")  # a new number
+
+
+def test_changing_the_thing_a_slot_names_ends_its_value(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-10", "我平时在家办公，笔记本电脑用的是华硕灵耀 14。"),  # a topic clause: the slot is its noun
+        ("2025-06-01", "换笔记本电脑了，现在用联想小新 Pro，屏幕大多了。"),
+    )
+    assert not any("灵耀" in c for c in active), active
+    assert any("小新" in c for c in active), active
+    history = memory.history("kim", "user", "laptop")
+    assert [(str(r.value).replace(" ", ""), r.status.value) for r in history] == [("华硕灵耀14", "archived")], history
+    en = _memory(embeddings, tmp_path / "en")
+    active = _said(en, ("2025-01-10", "My laptop is an Acer Swift Go."), ("2025-06-01", "Got a new laptop last week."))
+    assert not any("Swift Go" in c for c in active), active

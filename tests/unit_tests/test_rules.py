@@ -812,3 +812,12 @@ def test_an_english_subject_frames_a_mixed_sentence_and_its_chinese_tail_is_kept
     assert fact.content == "The user loves 肠粉, 每周都得吃一次.", fact.content  # not "用户I love 肠粉"
     (car,) = extract_rule_facts("My car is an old Sentra, 自动挡的, 我爸退休那年给我的。", now=NOW)
     assert "自动挡" in car.content and "我" not in car.content, car.content
+
+
+def test_a_topic_and_comment_clause_names_the_slot_by_its_topic() -> None:
+    facts = extract_rule_facts("我平时在家办公，笔记本电脑用的是华硕灵耀 14。", now=NOW)
+    assert [(f.entity, f.attribute) for f in facts if f.attribute] == [("user", "laptop")], facts
+    assert [f.attribute for f in extract_rule_facts("我的笔记本电脑用的是灵耀 14", now=NOW)] == ["laptop"]
+    # after a clause about a relative, the topic clause is still theirs, not the speaker's
+    (mom,) = extract_rule_facts("我妈刚退休，笔记本电脑用的是我淘汰的灵耀。", now=NOW)
+    assert mom.entity != "user" and mom.attribute is None, mom
