@@ -6,6 +6,7 @@ then stemmed name structure (``code_editor`` -> ``editor``), then embeddings, th
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
@@ -120,6 +121,8 @@ def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str |
         return "different"
     if sorted(re.findall(r"\d+", a)) != sorted(re.findall(r"\d+", b)):
         return "different"  # numbers in names tell instances apart: phone1 / phone2, child_1 / child_2
+    if _zh_heads_differ(a, b):
+        return "different"
     ca, cb = core(a), core(b)
     if ca == cb:
         return "same"
@@ -129,6 +132,21 @@ def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str |
     if ca <= kb or cb <= ka:
         return "same"
     return None
+
+
+_ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")
+
+
+def _zh_heads_differ(a: str, b: str) -> bool:
+    """Two Chinese compounds that share their modifier and end in heads with no character in common.
+
+    The head comes last: "象棋老师" / "象棋俱乐部" are a teacher and a club. (A shared head says less: "工资卡银行"
+    and "发薪银行" are one bank.)
+    """
+    if not (_ZH_NAME.fullmatch(a) and _ZH_NAME.fullmatch(b)):
+        return False
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= 2 and bool(a[shared:]) and bool(b[shared:]) and not set(a[shared:]) & set(b[shared:])
 
 
 def set_cue(text: str | None) -> bool:

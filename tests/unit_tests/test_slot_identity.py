@@ -604,3 +604,11 @@ def test_a_name_that_adds_only_a_facet_word_is_the_same_slot(
     live = memory.store.list_records(memory.namespace("u"), statuses=MemoryStatus.ACTIVE)
     assert [r.value for r in live] == [new]
     assert old not in memory.inject("What should I know about my gear?", "u", now="2024-06-02").text
+
+
+def test_chinese_names_with_one_modifier_and_different_heads_are_different_slots(embeddings: Any) -> None:
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "陶笛社团", "青年宫陶笛社", "用户每周去青年宫陶笛社吹陶笛")], "u", at="2024-03-01")
+    memory.add_facts([_fact("user", "陶笛老师", "苏老师", "用户跟苏老师学陶笛")], "u", at="2024-04-01")
+    assert _active(memory, "user", "陶笛社团") == ["青年宫陶笛社"]  # the teacher is not a second club
+    assert _active(memory, "user", "陶笛老师") == ["苏老师"]
