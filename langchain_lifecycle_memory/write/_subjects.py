@@ -144,8 +144,12 @@ def _third_to_first(rest: str) -> str:
 _NAMED = re.compile(r"^(?P<name>[A-Z][a-z]+|[\u4e00-\u9fff]{2,3}?)(?P<pos>'s|的)?\s*(?P<rest>\S.*)$")
 
 
-_EN_ONES_VERB = re.compile(r"^(?:is|has|[a-z]+[^\Ws]s)\b(?![:,])")
-"""A verb that agrees with one person ("wears", "takes", "is"), not "'s" ("Weight's at 185") nor a past."""
+_EN_ONES_VERB = re.compile(
+    r"^(?:is|has|[a-z]+[^\Ws]s)\b(?![:,])(?!\s+(?:are|were|have|had|do|did|can|will|would|got|went|paid|took|made|came|won|kept|grew|began"
+    r"|[a-z]+ed)\b)"
+)
+"""A verb that agrees with one person ("wears", "takes", "is"), not "'s" ("Weight's at 185") nor a past, nor a
+plural noun before the verb ("Winter lessons paid off": the name was a word that starts the sentence)."""
 _EN_OWNED = re.compile(r"^[a-z]+(?<!ing)(?<!ed)\b")
 """A possessed noun after "'s" ("Hazel's swim lessons"), not a verb ("Comet's doing great", "Spokane's been")."""
 

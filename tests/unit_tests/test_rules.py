@@ -821,3 +821,12 @@ def test_a_topic_and_comment_clause_names_the_slot_by_its_topic() -> None:
     # after a clause about a relative, the topic clause is still theirs, not the speaker's
     (mom,) = extract_rule_facts("我妈刚退休，笔记本电脑用的是我淘汰的灵耀。", now=NOW)
     assert mom.entity != "user" and mom.attribute is None, mom
+
+
+def test_a_plural_noun_before_a_verb_makes_the_first_word_no_name() -> None:
+    # "Autumn classes started": a word that starts the sentence, not a person called Autumn
+    assert not [
+        f for f in extract_rule_facts("Autumn classes started again at the weaving studio.", now=NOW) if f.entity
+    ]
+    (fact,) = extract_rule_facts("Marisela teaches origami on Tuesdays.", now=NOW)
+    assert fact.entity == "person_marisela", fact
