@@ -167,8 +167,8 @@ def _verb_object(m: re.Match[str], zh: bool, specs: Specs, verb: str, raw: str, 
         return
     if (brand := _BRAND_THING.match(value)) or (head_noun(value, specs) is None and _NAME_THEN_PURPOSE.match(value)):
         value = (brand or _NAME_THEN_PURPOSE.match(value)).group(1).strip()  # type: ignore[union-attr]
-    if not acceptable(value, zh) or "的" in value or spec_named(value, specs):
-        return  # "换手机了": the kind of thing changed, not what it is now
+    if not acceptable(value, zh) or "的" in value or spec_named(value, specs) or value[0] in "不得":
+        return  # "换手机了": the kind of thing changed; "听不惯": how it goes, no object
     if verb == "养" and re.match(r"了?(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|头|匹)", raw):
         return  # an animal: the pet rule names it
     if verb in ("养", "种") and _PLANT.match(raw.removeprefix("了")):

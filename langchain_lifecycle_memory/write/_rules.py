@@ -460,7 +460,7 @@ _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 _ZH_ASKING = r"帮我|给我|请|你|您|吗|？|\?"
 """Words that make a clause a question or a request to the assistant, wherever they stand."""
 _NOT_SAID_ZH = re.compile(
-    r"(?<![特区分个级类识差告])别(?!人)|不(?:知道|清楚|确定|客气)|没(?:关系|想好)|(?:^|[，,])没问题"
+    r"(?<![特区分个级类识差告])别(?![人扭致墅针])|不(?:知道|清楚|确定|客气)|没(?:关系|想好)|(?:^|[，,])没问题"
     r"|[是要能会该有](?:不|没)[是要能会该有]|应该|"
     + _ZH_ASKING
     + r"|如果|假如|要是|假设|是否|说(?![\u4e00-\u9fff]{0,3}语)|觉得|想要|希望|打算|也许|可能|呢"

@@ -68,13 +68,17 @@ ZH_PERSON = re.compile(
     "^" + ZH_MY + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|去年|明年|这|那|昨天|前天|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|"
-    r"又|换|买|卖|给|终于|居然|竟然|突然|正在|总|老是|" + ZH_CHANGE + r").*)$"
+    r"又|换|买|卖|给|终于|居然|竟然|突然|正在|总|老是|[\u4e00-\u9fff](?:了|过|着)|" + ZH_CHANGE + r").*)$"
 )
 _ZH_FAMILY_FIRST = re.compile(
     "^(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()), key=len,
                              reverse=True)) + ")"
 )  # fmt: skip
-_ZH_NO_ONE_ELSE = r"^(?!.*[他她它你您们])(?!.*(?:" + ZH_REL + r"))"
+_ZH_NO_ONE_ELSE = (
+    r"^(?!.*[他她它你您们])(?!.*(?<![给跟和同帮替陪带为])(?<![给跟和同帮替陪带为][\u4e00-\u9fff])(?:" + ZH_REL + r"))"
+)
+"""A clause that names no one else as its subject: a relative after a coverb is who the speaker acts for or with
+("给爸妈买了…", "跟同事去 KTV")."""
 _ZH_NO_ONE = re.compile(_ZH_NO_ONE_ELSE)
 _ZH_ASKED = re.compile(r"什么|哪[里儿个家些天位种样]|谁|几[个点时岁号]|怎么|怎样|多少|为什么|是否")
 """A question without its "？" ("用户喜欢什么编辑器"); "哪吒" is a name, not "哪里"."""

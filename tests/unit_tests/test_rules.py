@@ -830,3 +830,24 @@ def test_a_plural_noun_before_a_verb_makes_the_first_word_no_name() -> None:
     ]
     (fact,) = extract_rule_facts("Marisela teaches origami on Tuesdays.", now=NOW)
     assert fact.entity == "person_marisela", fact
+
+
+def test_chinese_words_that_only_look_like_a_prohibition_or_an_object_keep_the_statement() -> None:
+    # 别扭 is awkward, not 别 (don't); 听不惯 says how it sounds, it has no object
+    (fact,) = extract_rule_facts("我是夜猫子，早起总觉得别扭。", now=NOW)
+    assert "夜猫子" in fact.content, fact
+    (fact,) = extract_rule_facts("收音机最近换成粤剧台了，那个评书我听不惯。", now=NOW)
+    assert fact.value is None and "粤剧台" in fact.content, fact
+
+
+def test_a_relative_after_a_coverb_leaves_the_speaker_as_the_subject() -> None:
+    # "给爸妈买了…", "跟同事去…": the speaker acts for or with them
+    (fact,) = extract_rule_facts("给爸妈订了粤剧的年票，一人一张。", now=NOW)
+    assert fact.entity in (None, "user") and fact.content.startswith("用户给爸妈"), fact
+    (mom,) = extract_rule_facts("妈妈订了粤剧的年票。", now=NOW)
+    assert mom.entity == "mother", mom
+
+
+@pytest.mark.parametrize("text", ["我妈订了粤剧的年票。", "我哥刚换过工作。"])
+def test_a_relatives_act_with_any_verb_and_its_aspect_is_theirs(text: str) -> None:
+    assert {f.entity for f in extract_rule_facts(text, now=NOW)} - {"mother", "brother"} == set(), text
