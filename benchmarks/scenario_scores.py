@@ -36,6 +36,7 @@ HELD_OUT = [
     "heldout_winter",
     "heldout_spring",
     "heldout_autumn",
+    "heldout_frost",
     "extra",
 ]
 

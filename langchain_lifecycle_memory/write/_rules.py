@@ -402,7 +402,8 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
         clause = _zh_statement(clause)
     if (now := current_part(clause)) != clause:  # "卸了，现在改用微信输入法": what holds now, not what ended
         lead = now.split()[0].casefold()  # "upgraded to…" gets its "I" back; "our new landlord is…" has its subject
-        clause = now if zh or not re.match(r"[a-z]", now) or lead in EN_PRONOUNS | EN_FUNCTION_WORDS else "I " + now
+        led = not re.match(r"[a-z]", now) or lead in EN_PRONOUNS | EN_FUNCTION_WORDS or _EN_SUBJECT.search(now)
+        clause = now if zh or led else "I " + now
     if not clause or (not zh and _NOT_SAID_EN.search(clause)) or not (zh or _EN_SUBJECT.search(subject.text)):
         return []
     body = (
@@ -457,7 +458,7 @@ _NOT_SAID_EN = re.compile(
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
-_ZH_ASKING = r"帮我|给我|请|你|您|吗|？|\?"
+_ZH_ASKING = r"(?:帮|给)我(?![\u4e00-\u9fff]{1,2}[了过])|请|你|您|吗|？|\?"
 """Words that make a clause a question or a request to the assistant, wherever they stand."""
 _NOT_SAID_ZH = re.compile(
     r"(?<![特区分个级类识差告])别(?![人扭致墅针])|不(?:知道|清楚|确定|客气)|没(?:关系|想好)|(?:^|[，,])没问题"

@@ -75,7 +75,8 @@ _ZH_FAMILY_FIRST = re.compile(
                              reverse=True)) + ")"
 )  # fmt: skip
 _ZH_NO_ONE_ELSE = (
-    r"^(?!.*[他她它你您们])(?!.*(?<![给跟和同帮替陪带为])(?<![给跟和同帮替陪带为][\u4e00-\u9fff])(?:" + ZH_REL + r"))"
+    r"^(?![^，,；;]*[他她它你您们])"
+    r"(?![^，,；;]*(?<![给跟和同帮替陪带为])(?<![给跟和同帮替陪带为][\u4e00-\u9fff])(?:" + ZH_REL + r"))"
 )
 """A clause that names no one else as its subject: a relative after a coverb is who the speaker acts for or with
 ("给爸妈买了…", "跟同事去 KTV")."""

@@ -338,3 +338,10 @@ def test_changing_the_thing_a_slot_names_ends_its_value(embeddings: Any, tmp_pat
     en = _memory(embeddings, tmp_path / "en")
     active = _said(en, ("2025-01-10", "My laptop is an Acer Swift Go."), ("2025-06-01", "Got a new laptop last week."))
     assert not any("Swift Go" in c for c in active), active
+
+
+def test_what_holds_now_keeps_the_subject_it_states() -> None:
+    from langchain_lifecycle_memory.write.extraction import extract_rule_facts
+
+    (fact,) = extract_rule_facts("老同学毕业搬走了, now I rent with Odalys, 她是 glazier。")
+    assert fact.content.startswith("Now the user rents with Odalys"), fact.content  # not "I now I rent…"

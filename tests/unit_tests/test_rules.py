@@ -851,3 +851,16 @@ def test_a_relative_after_a_coverb_leaves_the_speaker_as_the_subject() -> None:
 @pytest.mark.parametrize("text", ["我妈订了粤剧的年票。", "我哥刚换过工作。"])
 def test_a_relatives_act_with_any_verb_and_its_aspect_is_theirs(text: str) -> None:
     assert {f.entity for f in extract_rule_facts(text, now=NOW)} - {"mother", "brother"} == set(), text
+
+
+def test_a_subjectless_chinese_act_is_the_speakers_though_a_later_clause_names_someone() -> None:
+    # the first clause decides who acted: "又办了故宫年卡，孩子特别喜欢" is the speaker's act
+    (fact,) = extract_rule_facts("又办了故宫年卡，孩子特别喜欢去。", now=NOW)
+    assert fact.entity in (None, "user") and "故宫年卡" in fact.content, fact
+    assert extract_rule_facts("孩子又办了故宫年卡。", now=NOW)[0].entity == "child"
+
+
+def test_what_someone_did_for_the_speaker_is_a_statement_not_a_request() -> None:
+    (fact,) = extract_rule_facts("公司给我配了一张 Wembley 年卡。", now=NOW)
+    assert "Wembley" in fact.content, fact
+    assert extract_rule_facts("给我讲讲 Wembley 的历史", now=NOW) == []
