@@ -343,5 +343,5 @@ def test_changing_the_thing_a_slot_names_ends_its_value(embeddings: Any, tmp_pat
 def test_what_holds_now_keeps_the_subject_it_states() -> None:
     from langchain_lifecycle_memory.write.extraction import extract_rule_facts
 
-    (fact,) = extract_rule_facts("老同学毕业搬走了, now I rent with Odalys, 她是 glazier。")
+    (fact,) = extract_rule_facts("老同学毕业搬走了, now I rent with Odalys, 她是 tile setter。")
     assert fact.content.startswith("Now the user rents with Odalys"), fact.content  # not "I now I rent…"
