@@ -93,8 +93,8 @@ def _changes(clause: str) -> bool:
     )
 
 
-# What ends something the speaker had: a verb of ending or disposal ("closed my Harborline account", "sold the
-# bambino", "不用了", "卸了"), not a move to somewhere ("moved to Leeds", "调去上海" name where the speaker is now).
+# What ends something the speaker had: a verb of ending or disposal ("closed my Quillfield account", "sold the
+# dulcimer", "不用了", "卸了"), not a move to somewhere ("moved to Leeds", "调去上海" name where the speaker is now).
 _GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
     r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
@@ -107,7 +107,7 @@ _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORE
 
 
 def only_ends(text: str, old: str) -> bool:
-    """Whether ``text`` only ends what ``old`` stated ("Closed the Discover card, the categories never matched").
+    """Whether ``text`` only ends what ``old`` stated ("Cancelled the Corvane card, the annual fee was silly").
 
     Every part of it that states a change ends something, and it names no number or name ``old`` does not.
     """
@@ -244,8 +244,8 @@ def superseded_by_change(
         similar: Live records with their cosine similarity to ``new``'s content, best first.
         threshold: The least similarity for "about the same thing".
         named: The least similarity when ``new`` names what ``old`` named ("closed my Harborline account").
-        said: The words ``new`` was read from, when its content keeps only what holds now (:func:`current_part`):
-            what they name counts as named.
+        said: The words that say what ended, when ``new``'s content keeps only what holds now
+            (:func:`ended_part`): what they name counts as named.
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only

@@ -284,7 +284,7 @@ class _Planner:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
 
         ``similar``: live records with their similarity to ``record``, best first (searched when not given);
-        ``said``: the words ``record`` was read from. Returns the record archived, if any.
+        ``said``: the words that say what ended (:func:`ended_part`). Returns the record archived, if any.
         """
         threshold = _calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
         if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
@@ -383,7 +383,7 @@ class _Planner:
             live = [(old, score) for old, score in similar if old.status in _ACTIVE]
             gone = self._supersede_stated(record, live, ended)
             if gone is not None and only_ends(record.content, gone.content):
-                # "Closed the Discover card": what it ended is archived, and so are the words, as its history
+                # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history
                 self._archive(record, record.valid_from, None)
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
