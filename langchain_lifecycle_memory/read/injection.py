@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.store.base import Item
 from pydantic import BaseModel
 
-from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
+from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity
 from langchain_lifecycle_memory.store.slots import SET, cardinality, current_losers, precedence, slot_key
 
 __all__ = [
@@ -61,6 +61,7 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "No stored memory is relevant to this request — say you don't know rather than guess.",
         "unknown_date": "date unknown",
         "pending": "unconfirmed",
+        "about": "about:",
         "expired": (
             "{n} stored memory/memories matching this request expired (stated as temporary, or past their "
             "kind's lifetime) and are left out."
@@ -78,6 +79,7 @@ _TEXTS: dict[str, dict[str, str]] = {
         "empty": "没有相关的已存记忆——不确定时请直说不知道，不要猜测。",
         "unknown_date": "日期未知",
         "pending": "待确认",
+        "about": "关于",
         "expired": "另有 {n} 条相关记忆已过期（当时说明是临时的，或超过了该类记忆的保存期限），未列出。",
     },
 }
@@ -115,6 +117,8 @@ class _Item:
     confidence: float | None
     status: str | None
     profile: bool = False
+    about: str | None = None
+    """Whom the memory is about when not the user ("brother tomasz"): its words may not name them."""
 
 
 def approximate_tokens(text: str) -> int:
@@ -156,15 +160,24 @@ def _from_mapping(data: Mapping[str, Any], fallback_id: str, content: str | None
         confidence=_confidence(data.get("confidence")),
         status=None if status is None else str(getattr(status, "value", status)),
         profile=bool(data.get("profile")),
+        about=_about(data.get("entity")),
     )
+
+
+def _about(entity: Any) -> str | None:
+    """``"brother tomasz"`` for ``brother_tomasz``; ``None`` for the user and for no entity."""
+    if not entity or is_self_entity(str(entity)):
+        return None
+    return " ".join(str(entity).replace("_", " ").split()) or None
 
 
 def _normalize(memory: Any, index: int) -> _Item:
     fallback = f"#{index}"
     if isinstance(memory, MemoryRecord):
         return _Item(
-            memory.id, memory.content, memory.valid_from, memory.valid_to, memory.confidence, memory.status.value
-        )
+            memory.id, memory.content, memory.valid_from, memory.valid_to, memory.confidence, memory.status.value,
+            about=_about(memory.entity),
+        )  # fmt: skip
     if isinstance(memory, Document):
         return _from_mapping(memory.metadata, memory.id or fallback, memory.page_content)
     if isinstance(memory, Item):
@@ -237,6 +250,8 @@ def _line(item: _Item, texts: Mapping[str, str]) -> str:
         parts.append(f"conf {item.confidence:.2f}")
     if item.status == "pending":
         parts.append(texts["pending"])
+    if item.about:
+        parts.append(f'{texts["about"]} {item.about}')
     return f"- [{' · '.join(parts)}] {quote_memory(item.content)}"
 
 

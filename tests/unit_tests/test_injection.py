@@ -248,3 +248,18 @@ def test_memory_prompt_puts_the_block_in_the_system_message() -> None:
     assert messages[0].type == "system"
     assert "{braces}" in messages[0].content
     assert re.search(r"- \[2024-03-01 · conf 0\.90\]", str(messages[0].content))
+
+
+def test_a_line_about_someone_else_says_whom_it_is_about() -> None:
+    from langchain_lifecycle_memory import MemoryRecord
+    from langchain_lifecycle_memory.read.injection import format_memories
+
+    theirs = MemoryRecord(
+        namespace=("u",), content="Ilario sold the van and bought a cargo bike.", entity="cousin_ilario"
+    )
+    mine = MemoryRecord(namespace=("u",), content="The user rides to work.", entity="user")
+    lines = format_memories([theirs, mine]).text.splitlines()
+    assert any("about: cousin ilario" in line and "cargo bike" in line for line in lines), lines
+    assert not any("about:" in line and "rides to work" in line for line in lines), lines
+    zh = format_memories([theirs.model_copy(update={"content": "表哥卖了面包车"})], lang="zh").text
+    assert "关于 cousin ilario" in zh
