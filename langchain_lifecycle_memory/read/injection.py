@@ -251,7 +251,7 @@ def _line(item: _Item, texts: Mapping[str, str]) -> str:
     if item.status == "pending":
         parts.append(texts["pending"])
     if item.about:
-        parts.append(f'{texts["about"]} {item.about}')
+        parts.append(f"{texts['about']} {item.about}")
     return f"- [{' · '.join(parts)}] {quote_memory(item.content)}"
 
 
