@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE
 from langchain_lifecycle_memory.write._slot_identity import stem, words
 
 __all__ = [
@@ -138,9 +138,7 @@ def current_part(text: str) -> str:
     pieces = _PART.split(text)
     parts = pieces[::2]
     ended = [i for i, part in enumerate(parts) if _GONE.search(part)]
-    later = [
-        i for i in range(1, len(parts)) if ended and i > ended[0] and not _GONE.search(parts[i]) and _changes(parts[i])
-    ]
+    later = [i for i in range(len(parts)) if ended and i > ended[0] and i not in ended and _changes(parts[i])]
     if not later:
         return text
     start = max(i for i in ended if i < later[0]) + 1
@@ -222,7 +220,7 @@ def _changes_slot(text: str, attribute: str | None) -> bool:
         + r")s?\b"
         + _HEAD_ENDS
     )
-    zh = r"(?:换|改|新)了?(?:个|台|部|辆|家|只)?" + re.escape(spec.zh) + _ZH_HEAD_ENDS if spec.zh else None
+    zh = r"(?:换|改|新)了?" + ZH_MEASURE + "?" + re.escape(spec.zh) + _ZH_HEAD_ENDS if spec.zh else None
     return bool(re.search(en, text, re.IGNORECASE) or (zh and re.search(zh, text)))
 
 

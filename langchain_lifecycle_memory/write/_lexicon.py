@@ -11,8 +11,9 @@ from langchain_lifecycle_memory.vocabulary import RELATIONS
 
 __all__ = [
     "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
-    "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MY", "ZH_RELATIONS", "ZH_VERBS", "Concept",
-    "concept_attribute", "is_language", "is_term", "lookup", "misfiled", "romanize",
+    "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
+    "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term", "lookup", "misfiled",
+    "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -196,6 +197,10 @@ EN_VERBS: dict[str, str] = {
     "practise": "practice", "volunteer at": "volunteer", "volunteer with": "volunteer", "volunteer for": "volunteer",
 }  # fmt: skip
 """English verb (base form, after the subject) -> concept."""
+ZH_MEASURE = "[个辆只台部条位家件款把双套]"
+"""Chinese measure words that start a noun phrase ("一辆", "台"): a thing is named after them."""
+ZH_TOPIC_VERBS = "[用开穿戴骑住吃喝听看读养种玩]"
+"""One-character verbs of a Chinese topic and comment ("手机用的是 X", "车开的是 X")."""
 ZH_VERBS: dict[str, str] = {
     "用": "use", "开": "drive_or_open", "骑": "ride", "穿": "wear", "戴": "wear", "玩": "play", "打": "play_sport",
     "踢": "play_sport", "弹": "play_music", "拉": "play_music", "喝": "drink", "吃": "eat", "读": "read", "追": "watch",

@@ -12,7 +12,9 @@ from langchain_lifecycle_memory.write._lexicon import (
     LEX,
     NOT_OCCUPATION,
     ORG_SUFFIX,
+    ZH_MEASURE,
     ZH_RELATIONS,
+    ZH_TOPIC_VERBS,
     is_term,
     lookup,
 )
@@ -37,7 +39,7 @@ from langchain_lifecycle_memory.write._values import ZH_LEADING, clean
 
 __all__ = ["ZH_APPOSITIVE", "ZH_RULES"]
 
-ZH_APPOSITIVE = re.compile(r"一[个辆只台部条位家件款把双套]")
+ZH_APPOSITIVE = re.compile("一" + ZH_MEASURE)
 """A noun phrase right after a fact's value, which describes it: "租来的车，一辆白色的起亚"."""
 
 Specs = dict[str, AttributeSpec]
@@ -135,7 +137,7 @@ _DEST = re.compile(r"(?P<dest>通勤|上班|上学|去公司|去学校|回家|�
 _MODES = ("坐", "乘", "搭", "骑", "开车", "走路", "打车", "骑车")
 
 
-_NEW_THING = re.compile(r"了?\s*(?:[一两]?[个辆只台部条位家件款把双套]|[A-Z0-9])")
+_NEW_THING = re.compile(r"了?\s*(?:[一两]?" + ZH_MEASURE + "|[A-Z0-9])")
 """After 换: a measure word or a name starts the new thing ("换了台 Kawasaki"); a bare noun is what was replaced."""
 
 
@@ -322,7 +324,7 @@ _ZPET = "(?:" + "|".join(sorted((t for t in LEX["pet"] | LEX["dog_breed"] if re.
                                 key=len, reverse=True)) + ")"  # fmt: skip
 _ZNUM = r"(?:(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|头|匹|个))?"
 _ZNUMERAL = r"\d{1,3}|[一二三四五六七八九十两百]{1,4}"
-_ZH_USED = r"(?:(?:用|开|穿|戴|骑|住|吃|喝|听|看|读|养|种|玩)的)?"
+_ZH_USED = "(?:" + ZH_TOPIC_VERBS + "的)?"
 """Topic and comment: "手机用的是 X", "车开的是 X" name the slot by the topic noun, as "手机是 X" does."""
 _NOT_LE = r"\s*(?=$|[，,。！!？?；;、~～]|呢|啦|吧|哦)"
 

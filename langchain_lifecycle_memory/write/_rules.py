@@ -16,7 +16,14 @@ from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_valu
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._change import current_part
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_PRONOUNS, VERB_CONCEPTS, ZH_MY, ZH_RELATIONS
+from langchain_lifecycle_memory.write._lexicon import (
+    EN_FUNCTION_WORDS,
+    EN_PRONOUNS,
+    VERB_CONCEPTS,
+    ZH_MY,
+    ZH_RELATIONS,
+    ZH_TOPIC_VERBS,
+)
 from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
@@ -101,7 +108,7 @@ _EN_CLAUSE_BREAK = re.compile(
     r"\s*;\s*|,?\s+(?:and|but|while|plus|so|whereas)\s+(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)"
     r"|,\s+(?=I\b|my\b|(?:she|he)\s|(?:they|it|there|that)(?:'[a-z]+)?\s)",
 )
-_ZH_TOPIC = r"[\u4e00-\u9fff]{1,5}(?:用|开|穿|戴|骑|住|吃|喝|听|看|读|养|种|玩)的是"
+_ZH_TOPIC = r"[\u4e00-\u9fff]{1,5}" + ZH_TOPIC_VERBS + "的是"
 """A clause of topic and comment ("，手机用的是 X"): its subject is the sentence's."""
 _ZH_CLAUSE_BREAK = re.compile(r"[，,；;]\s*(?=我|也|还|又|而且|并且|同时|另外|[她他](?![们的])|" + _ZH_TOPIC + ")")
 _ZH_ELIDED = re.compile(r"^(?:而且|并且|同时|另外)?(?=也|还|又)|^(?=" + _ZH_TOPIC + ")")
