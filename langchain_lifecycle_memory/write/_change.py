@@ -172,9 +172,15 @@ def _names(text: str, *, first: bool = True) -> set[str]:
     ``first=False`` skips the first word, capitalized only because it starts the sentence.
     """
     words = _LATIN.findall(text)
-    found = {w.casefold() for w in words[0 if first else 1 :] if w[0].isupper() and len(w) > 3 and w != "User"}
     content = [w.casefold() if len(w) > 2 and w.casefold() not in _FUNCTION else "" for w in words]
-    found |= {f"{a} {b}" for a, b in zip(content, content[1:]) if a and b}
+    pairs = {f"{a} {b}" for a, b in zip(content, content[1:]) if a and b}
+    return _proper_names(text, first=first) | pairs
+
+
+def _proper_names(text: str, *, first: bool = True) -> set[str]:
+    """Capitalized words and runs of three Chinese characters: names, not the words around them."""
+    words = _LATIN.findall(text)
+    found = {w.casefold() for w in words[0 if first else 1 :] if w[0].isupper() and len(w) > 3 and w != "User"}
     for run in _CJK_RUN.findall(text.replace("用户", " ")):
         found |= {run[i : i + 3] for i in range(len(run) - 2)}
     return found
@@ -247,8 +253,9 @@ def superseded_by_change(
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only
-        when ``new`` has no slot and names that value ("Dr. Okafor retired"), or ends the slot it names
-        ("I quit smoking" ends ``smoke``).
+        when ``new`` has no slot and names that value ("Dr. Okafor retired"), ends the slot it names
+        ("I quit smoking" ends ``smoke``), or names something else for a single-valued slot ("signed up at
+        Anytime Fitness instead" for ``gym``), at least as close as ``named``.
     """
     if not states_a_change(new.content):
         return None
@@ -258,10 +265,12 @@ def superseded_by_change(
             return None
         if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
             continue
-        if old.slot is not None:  # a slot's value only goes when the change names it or ends its slot
+        if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
             named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
-            if new.slot is None and (named_value or ends):
+            # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
+            another = old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
+            if new.slot is None and (named_value or ends or another):
                 return old
         elif score >= threshold or names & _names(old.content, first=False):
             return old

@@ -345,3 +345,30 @@ def test_what_holds_now_keeps_the_subject_it_states() -> None:
 
     (fact,) = extract_rule_facts("老同学毕业搬走了, now I rent with Odalys, 她是 tile setter。")
     assert fact.content.startswith("Now the user rents with Odalys"), fact.content  # not "I now I rent…"
+
+
+def test_a_change_that_names_someone_else_for_a_single_slot_ends_its_value(embeddings: Any, tmp_path: Path) -> None:
+    # No rule files "a farrier called Quillon does…" under ``farrier``: kept as said, it still replaces the value
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-05", "My farrier is Ostrander."),
+        ("2025-04-01", "These days a farrier called Quillon does my mare's hooves."),
+    )
+    assert not any("Ostrander" in c for c in active), active
+    block = memory.inject("Who should I call to reshoe my horse?", "kim", now="2025-04-02").text
+    assert "Quillon" in block and "Ostrander" not in block, block
+    history = memory.history("kim", "user", "farrier")
+    assert [(r.value, r.status.value) for r in history] == [("Ostrander", "archived")], history
+    zh = _memory(embeddings, tmp_path / "zh")
+    active = _said(zh, ("2025-01-05", "我的钢琴调音师是老邝。"), ("2025-04-01", "现在换成了琴行的调音师小樊。"))
+    assert not any("老邝" in c for c in active), active
+    assert any("小樊" in c for c in active), active
+
+
+def test_a_change_that_names_something_new_keeps_the_members_of_a_set(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    welsh = Fact(entity="user", attribute="language", value="Welsh", content="The user speaks Welsh.", kind="profile")
+    memory.add_facts([welsh], "kim", at="2025-01-05")
+    active = _said(memory, ("2025-04-01", "These days I mostly speak Basque at the boatyard."))
+    assert "The user speaks Welsh." in active, active
