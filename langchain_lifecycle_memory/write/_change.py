@@ -18,10 +18,13 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEAS
 from langchain_lifecycle_memory.write._slot_identity import stem, words
 
 __all__ = [
-    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part", "ended_part",
-    "only_ends", "quantities", "restates_a_number", "states_a_change", "superseded_by_change",
+    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part",
+    "ended_part", "only_ends", "quantities", "restates_a_number", "states_a_change", "superseded_by_change",
 ]  # fmt: skip
 
+KEPT_WORDS = "kept_words"
+"""``metadata`` key of an ``episode`` that keeps a message whose extraction failed: it stands for the facts the
+message states, so a later change replaces it as it would them."""
 DEFAULT_CHANGE_THRESHOLD = 0.45
 """Bundled encoder, statement to statement (``python benchmarks/change_calibration.py``): on the development
 files' gold facts, 12 pairs of one slot with two values have a median cosine of 0.56 (75 % reach 0.45); of
@@ -263,7 +266,8 @@ def superseded_by_change(
     for old, score in similar:
         if score < min(threshold, named):
             return None
-        if old.id == new.id or old.kind not in _DURABLE or _entity(old) != _entity(new):
+        durable = old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)  # words kept for the facts they state
+        if old.id == new.id or not durable or _entity(old) != _entity(new):
             continue
         if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
             named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)

@@ -32,6 +32,7 @@ from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
+    KEPT_WORDS,
     NAMED_CHANGE_THRESHOLD,
     ended_part,
     only_ends,
@@ -179,7 +180,7 @@ class _Planner:
             record = MemoryRecord(
                 namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
                 source=source, created_at=self.at, updated_at=self.at, valid_from=self.at, expires_at=expires,
-                entity=None if is_self_entity(entity) else entity,
+                entity=None if is_self_entity(entity) else entity, metadata={KEPT_WORDS: True},
             )  # fmt: skip
             self._write(record, self.plan.added)
             self._supersede_stated(record)  # "我爸又换手机了，那台华为给我妈用了…" still ends the Huawei

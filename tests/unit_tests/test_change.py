@@ -372,3 +372,18 @@ def test_a_change_that_names_something_new_keeps_the_members_of_a_set(embeddings
     memory.add_facts([welsh], "kim", at="2025-01-05")
     active = _said(memory, ("2025-04-01", "These days I mostly speak Basque at the boatyard."))
     assert "The user speaks Welsh." in active, active
+
+
+def test_words_kept_for_a_failed_extraction_are_replaced_by_a_later_change(embeddings: Any, tmp_path: Path) -> None:
+    # A small model echoes its prompt's example for the first message: the words are kept, standing for the facts
+    memory = _memory(embeddings, tmp_path)
+    said = "My friend Ilsabet is planning her big trip, she wants to go dogsledding in Svalbard next winter."
+    echoed = Fact(entity="user", attribute="editor", value="VS Code", content="The user uses VS Code.", evidence=said)
+    memory.add_facts([echoed], "kim", at="2025-03-01")
+    changed = "Ilsabet changed her plans, Svalbard was too pricey, so now she's going to the Faroe Islands instead."
+    memory.add_facts([Fact(entity="user", content=changed, evidence=changed)], "kim", at="2025-06-01")
+    assert [r.content for r in memory.active("kim")] == [changed]
+    (kept,) = memory.list("kim", statuses=["archived"])
+    assert kept.content == said and kept.superseded_by is not None  # history, not lost
+    block = memory.inject("Where is Ilsabet travelling?", "kim", now="2025-06-02").text
+    assert "Faroe" in block and "dogsledding" not in block, block
