@@ -313,9 +313,17 @@ def _zh_rewrite(text: str) -> str:
     return text.strip(" ，,;；:：。！!~～")
 
 
-def _content(sentence: str, value: str, zh: bool) -> str:
+_SUBORDINATE = re.compile(r"(?:if|because|while|when|although|though|but)\s")
+
+
+def _content(sentence: str, value: str, zh: bool, whole: bool = False) -> str:
+    """The statement of a fact: the clauses from its subject to its value and what describes the value.
+
+    ``whole``: the clause states this fact alone, so all of it stays (in English, up to a subordinate clause:
+    "…, while mine is in the shop").
+    """
     body = sentence if zh else EN_INTRO.sub("", sentence.strip())
-    splitter = r"\s*[，,;；]\s*" if zh else r"\s*[,;:]\s*|\s+(?=(?:if|because|while|when|although|though|but)\s)"
+    splitter = r"\s*[，,;；]\s*" if zh else r"\s*[,;:]\s*|\s+(?=" + _SUBORDINATE.pattern + ")"
     clauses = [c for c in re.split(splitter, body) if c.strip()] or [body]
     marker = re.compile(r"我") if zh else EN_FIRST_PERSON
     needle = normalize_value(value)
@@ -326,10 +334,12 @@ def _content(sentence: str, value: str, zh: bool) -> str:
         start -= 1
     end = len(clauses) if index is None else index + 1  # no value found: the whole body, nothing to extend
     while end < len(clauses) and (
-        (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end]) or not zh and _CJK.match(clauses[end])
+        (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end])
+        or not zh and _CJK.match(clauses[end])
+        or whole and not _SUBORDINATE.match(clauses[end])
     ):
-        end += 1  # an appositive, or a Chinese clause going on about it ("an old Civic, 手动挡的")
-    chosen = body if index is None else ("，" if zh else ", ").join(clauses[start:end])
+        end += 1  # an appositive, a Chinese clause going on about it ("an old Civic, 手动挡的"), or the rest
+    chosen = body if index is None or whole and zh else ("，" if zh else ", ").join(clauses[start:end])
     return _zh_rewrite(chosen) if zh else _en_rewrite(chosen)
 
 
@@ -389,8 +399,10 @@ def extract_rule_facts(
         candidates = [c for c in found if c.attribute or c.operation == "retract" or not c.concept]
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence))
         before = len(facts)
-        for c in _select(candidates):
-            facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen)
+        chosen = _select(candidates)
+        whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
+        for c in chosen:
+            facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
             facts += _said(clause, subject, zh, stamp, seen)
     return [_shown(f) for f in facts]
@@ -486,6 +498,7 @@ def _facts(
     when: datetime,
     stamp: tuple[datetime, float | None],
     seen: set[tuple[str, str | None, str, str]],
+    whole: bool = False,
 ) -> list[Fact]:
     """One fact per value of candidate ``c`` (several for a coordinated set), duplicates skipped."""
     out = []
@@ -495,7 +508,7 @@ def _facts(
         if key in seen:
             continue
         seen.add(key)
-        content = _content(absolute_dates(clause, when, zh=zh), c.value, zh)
+        content = _content(absolute_dates(clause, when, zh=zh), c.value, zh, whole=whole)
         if len(members) > 1:
             content = _one_member(content, members, value, zh)
         out.append(Fact(

@@ -619,7 +619,7 @@ def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
         ("Moved to Leeds in May.", "The user moved to Leeds in May."),
         ("Bought a Tesla Model 3.", "The user bought a Tesla Model 3."),
         ("Finally started running again.", "The user finally started running again."),
-        ("Allergic to sesame, found out the hard way.", "The user is allergic to sesame."),
+        ("Allergic to sesame, found out the hard way.", "The user is allergic to sesame, found out the hard way."),
         ("Picked up a pothos at the farmers market.", "The user picked up a pothos at the farmers market."),
     ],
 )
@@ -864,3 +864,14 @@ def test_what_someone_did_for_the_speaker_is_a_statement_not_a_request() -> None
     (fact,) = extract_rule_facts("公司给我配了一张 Wembley 年卡。", now=NOW)
     assert "Wembley" in fact.content, fact
     assert extract_rule_facts("给我讲讲 Wembley 的历史", now=NOW) == []
+
+
+def test_a_clause_that_states_one_fact_keeps_all_it_says_about_it() -> None:
+    # The name and place after the value are what a later question asks for ("我的工作室叫什么？")
+    [studio] = extract_rule_facts("我开了家蜡染工作室，叫青布坊，就在古镇东头。", now=NOW)
+    assert "青布坊" in studio.content and "古镇东头" in studio.content, studio.content
+    [phone] = extract_rule_facts("My phone is a Pixel, the 8a, bought it used.", now=NOW)
+    assert phone.value == "Pixel" and "8a" in phone.content, phone.content
+    # Two facts in one clause: each keeps its own part
+    facts = extract_rule_facts("I live in Tromsø, my sister lives in Bergen.", now=NOW)
+    assert [f.content for f in facts] == ["The user lives in Tromsø.", "The user's sister lives in Bergen."]
