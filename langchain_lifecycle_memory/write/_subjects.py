@@ -221,6 +221,14 @@ def _pronoun(sentence: str, zh: bool, last: Subject | None) -> Subject | None:
     return Subject(last.entity, _third_to_first(rest), last.mention, f"{last.mention} {rest}")
 
 
+_ZH_OBJECT = re.compile(r"[她他它]")
+"""A third person inside a clause: someone else acts on them ("下周回去看她")."""
+
+
+def _first_part(sentence: str) -> str:
+    return re.split(r"[，,；;]", sentence, maxsplit=1)[0]
+
+
 def clause_subject(
     sentence: str, zh: bool, speaker: str, people: dict[str, str], last: Subject | None = None
 ) -> Subject | None:
@@ -236,6 +244,9 @@ def clause_subject(
             # A family word with no one's before it is the speaker's own: "孩子转到新学校了" is 我孩子.
             mine = clause_subject("我" + sentence, zh, speaker, people, last)
             return mine if mine is None or mine.restated else replace(mine, restated="我" + sentence)
+        if "我" not in sentence and last is not None and last.mention and not _ZH_OBJECT.search(_first_part(sentence)):
+            # A relative's news goes on without a subject: "我姐跳槽了！上周已经正式入职阿里" (not "…，下周去看她")
+            return Subject(last.entity, "我" + sentence, last.mention, f"{last.mention}{sentence}")
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
             # speaker's news when it states a change and names no one else.

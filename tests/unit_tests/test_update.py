@@ -275,8 +275,10 @@ def test_an_unchecked_extraction_never_archives_the_current_value(mem_store: Chr
     [
         (_city("Madrid", "The user lives in Madrid.", "My sister Ana just moved to Madrid."), "sister_ana"),
         (_city("马德里", "用户住在马德里。", "我姐姐刚搬到马德里。"), "sister"),
+        # The news goes on in a sentence without a subject: still hers
+        (_city("马德里", "用户搬到了马德里。", "我表姐辞职了！下个月就搬到马德里，在顺丰做物流。"), "cousin"),
     ],
-    ids=["en", "zh"],
+    ids=["en", "zh", "zh-subject-dropped"],
 )
 def test_a_relatives_move_filed_as_the_users_goes_under_the_relative(
     mem_store: ChromaMemoryStore, fact: Fact, person: str
