@@ -201,6 +201,15 @@ def _word_named(value: str, text: str) -> bool:
     return any(w[0].isupper() and len(w) > 3 and w.casefold() in said for w in _LATIN.findall(value))
 
 
+def _ends_value(value: str, text: str) -> bool:
+    """Whether a clause of ``text`` that ends something names ``value`` whole ("my flatmate quit being vegan")."""
+    if len(value) < 2:
+        return False
+    said = re.compile(r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])" if value.isascii() else re.escape(value), re.I)
+    parts = [p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]]
+    return any(_GONE.search(p) and said.search(p) for p in parts)
+
+
 def _ends_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
     head = words(attribute or "")[-1:]
@@ -271,6 +280,7 @@ def superseded_by_change(
             continue
         if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
             named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)
+            named_value = named_value or _ends_value(str(old.value), new.content)
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
             another = old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))

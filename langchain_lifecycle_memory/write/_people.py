@@ -49,6 +49,17 @@ def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
     ]
 
 
+def _first_stated(text: str, known: Iterable[str]) -> tuple[str, str | None]:
+    """The first clause of ``text`` that states something of someone, and who (``None``: the speaker).
+
+    Past any lead-in: "lol plot twist, my flatmate quit…" is about the flatmate.
+    """
+    clauses = list(clause_subjects(text, "user", known))
+    first = clauses[0] if clauses else ("", "", None, False)
+    _, clause, subject, _ = next((c for c in clauses if c[2] is not None), first)
+    return shown(clause), None if subject is None or is_self_entity(subject.entity) else subject.entity
+
+
 def as_known(facts: Sequence[Fact], known: Sequence[str]) -> list[Fact]:
     """``facts`` about someone else under the stored person they name, when one alone fits.
 
@@ -84,7 +95,7 @@ def whose(fact: Fact, known: Iterable[str] = ()) -> str | None:
         text = fact.content
         for pattern, repl in _AS_SPEAKER:
             text = pattern.sub(repl, text)
-        clause, person = next(iter(_people_in(text, known)), ("", None))
+        clause, person = _first_stated(text, known)
     if person is None and clause:  # "过年回家发现我爸周建国在用…": the relative is named inside the clause
         person = _named_inside(clause, fact.value, known)
     if person is None:

@@ -206,12 +206,14 @@ def _named_in(head: str, people: dict[str, str]) -> Subject | None:
     return Subject(*found.pop()) if len(found) == 1 else None
 
 
+_PRONOUN_IS = re.compile(r"^((?:(?:and|but|so)\s+)?(?:she|he))'s\b(?!\s+(?:got|been)\b)", re.IGNORECASE)
 _PRONOUN = re.compile(r"^(?:(?:and|but|so)\s+)?(?:she|he)\s+(?P<rest>\S.*)$|^[她他](?P<zh>[^们的].*)$", re.IGNORECASE)
 
 
 def _pronoun(sentence: str, zh: bool, last: Subject | None) -> Subject | None:
     """A clause led by "she"/"he"/"她"/"他", about the person of the clause before ("…, she plays viola")."""
-    if last is None or not last.mention or (m := _PRONOUN.match(sentence.strip())) is None:
+    sentence = _PRONOUN_IS.sub(r"\1 is", sentence.strip())  # "she's doing keto now"
+    if last is None or not last.mention or (m := _PRONOUN.match(sentence)) is None:
         return None
     if m.group("zh"):
         return Subject(last.entity, "我" + m.group("zh"), last.mention, f"{last.mention}{m.group('zh')}")

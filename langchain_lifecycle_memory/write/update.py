@@ -165,14 +165,14 @@ class _Planner:
         else:
             self._add_slot(fact, fact.slot, source)
 
-    def keep_words(self, source: MemorySource) -> None:
-        """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
+    def keep_words(self, texts: list[str], source: MemorySource) -> None:
+        """Keep the words as an ``episode``: the facts extracted from them left them mostly unsaid (``_left_out``).
 
         A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
         The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
         """
         people = self.store.people(self.ns)
-        for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
+        for text in texts:
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
             words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
             entity = as_known(refile([words], known=people), people)[0].entity
@@ -422,11 +422,36 @@ def plan_updates(
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
         checked = _resolve(store, tuple(namespace), checked, cfg)
     planner = _Planner(store, tuple(namespace), when, cfg)
+    source = source or MemorySource()
     for fact in checked:
-        planner.add(fact, source or MemorySource())
-    if checked and len(planner.unsaid) == len(checked):
-        planner.keep_words(source or MemorySource())
+        planner.add(fact, source)
+    if texts := _left_out(checked, planner.unsaid, partly=source.extractor not in _COVERING):
+        planner.keep_words(texts, source)
     return planner.plan
+
+
+_COVERING = frozenset({"rule", "manual"})
+"""Sources whose facts cover what they were given: the rule extractor keeps each clause it does not understand
+as said, and facts written by hand are what their writer meant to keep."""
+
+
+def _left_out(facts: list[Fact], unsaid: list[Fact], *, partly: bool = True) -> list[str]:
+    """The messages that the facts kept from them leave mostly unsaid.
+
+    Every fact failed the words, or (``partly``) the few that held cover less than half of them ("我现在在浙江大学
+    读研二，做的是遥感方向…" as 遥感方向 alone). Not for the sources in :data:`_COVERING`.
+    """
+    if facts and len(unsaid) == len(facts):
+        return list(dict.fromkeys(str(f.evidence) for f in facts if f.evidence))
+    if not partly:
+        return []
+    kept = [f for f in facts if f not in unsaid]
+    out = []
+    for text in dict.fromkeys(str(f.evidence) for f in facts if f.evidence):
+        said = " ".join(f"{f.content} {f.value or ''}" for f in kept if f.evidence == text)
+        if not mostly_said(text, said):
+            out.append(text)
+    return out
 
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
