@@ -37,6 +37,7 @@ HELD_OUT = [
     "heldout_spring",
     "heldout_autumn",
     "heldout_frost",
+    "heldout_thaw",
     "extra",
 ]
 
