@@ -166,7 +166,7 @@ class _Planner:
             self._add_slot(fact, fact.slot, source)
 
     def keep_words(self, texts: list[str], source: MemorySource) -> None:
-        """Keep the words as an ``episode``: the facts extracted from them left them mostly unsaid (``_left_out``).
+        """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
 
         A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
         The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
@@ -425,33 +425,16 @@ def plan_updates(
     source = source or MemorySource()
     for fact in checked:
         planner.add(fact, source)
-    if texts := _left_out(checked, planner.unsaid, partly=source.extractor not in _COVERING):
+    if texts := _left_out(checked, planner.unsaid):
         planner.keep_words(texts, source)
     return planner.plan
 
 
-_COVERING = frozenset({"rule", "manual"})
-"""Sources whose facts cover what they were given: the rule extractor keeps each clause it does not understand
-as said, and facts written by hand are what their writer meant to keep."""
-
-
-def _left_out(facts: list[Fact], unsaid: list[Fact], *, partly: bool = True) -> list[str]:
-    """The messages that the facts kept from them leave mostly unsaid.
-
-    Every fact failed the words, or (``partly``) the few that held cover less than half of them ("我现在在浙江大学
-    读研二，做的是遥感方向…" as 遥感方向 alone). Not for the sources in :data:`_COVERING`.
-    """
+def _left_out(facts: list[Fact], unsaid: list[Fact]) -> list[str]:
+    """The messages whose every extracted fact failed their words (``keep_words`` keeps them)."""
     if facts and len(unsaid) == len(facts):
         return list(dict.fromkeys(str(f.evidence) for f in facts if f.evidence))
-    if not partly:
-        return []
-    kept = [f for f in facts if f not in unsaid]
-    out = []
-    for text in dict.fromkeys(str(f.evidence) for f in facts if f.evidence):
-        said = " ".join(f"{f.content} {f.value or ''}" for f in kept if f.evidence == text)
-        if not mostly_said(text, said):
-            out.append(text)
-    return out
+    return []
 
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
