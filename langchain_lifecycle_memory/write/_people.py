@@ -24,7 +24,7 @@ from langchain_lifecycle_memory.write._grounding import (
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
 from langchain_lifecycle_memory.write._slot_identity import resolve_entity
-from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON
+from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON, Subject
 
 __all__ = ["as_known", "canonical_entity", "refile", "whose"]
 
@@ -43,10 +43,11 @@ def _first_person(clause: str) -> bool:
 
 def _people_in(text: str, known: Iterable[str]) -> list[tuple[str, str | None]]:
     """``(clause, person)`` for each clause of ``text``; ``person``: who it is about, ``None`` for the speaker."""
-    return [
-        (shown(clause), None if subject is None or is_self_entity(subject.entity) else subject.entity)
-        for _, clause, subject, _ in clause_subjects(text, "user", known)
-    ]
+    return [(shown(clause), _person(subject)) for _, clause, subject, _ in clause_subjects(text, "user", known)]
+
+
+def _person(subject: Subject | None) -> str | None:
+    return None if subject is None or is_self_entity(subject.entity) else subject.entity
 
 
 def _first_stated(text: str, known: Iterable[str]) -> tuple[str, str | None]:
@@ -57,7 +58,7 @@ def _first_stated(text: str, known: Iterable[str]) -> tuple[str, str | None]:
     clauses = list(clause_subjects(text, "user", known))
     first = clauses[0] if clauses else ("", "", None, False)
     _, clause, subject, _ = next((c for c in clauses if c[2] is not None), first)
-    return shown(clause), None if subject is None or is_self_entity(subject.entity) else subject.entity
+    return shown(clause), _person(subject)
 
 
 def as_known(facts: Sequence[Fact], known: Sequence[str]) -> list[Fact]:

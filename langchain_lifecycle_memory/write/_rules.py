@@ -335,10 +335,8 @@ def _content(sentence: str, value: str, zh: bool, whole: bool = False) -> str:
     end = len(clauses) if index is None else index + 1  # no value found: the whole body, nothing to extend
     while end < len(clauses) and (
         (ZH_APPOSITIVE if zh else EN_APPOSITIVE).match(clauses[end])
-        or not zh
-        and _CJK.match(clauses[end])
-        or whole
-        and not _SUBORDINATE.match(clauses[end])
+        or (not zh and _CJK.match(clauses[end]))
+        or (whole and not _SUBORDINATE.match(clauses[end]))
     ):
         end += 1  # an appositive, a Chinese clause going on about it ("an old Civic, 手动挡的"), or the rest
     chosen = body if index is None or whole and zh else ("，" if zh else ", ").join(clauses[start:end])

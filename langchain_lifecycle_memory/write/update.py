@@ -165,14 +165,14 @@ class _Planner:
         else:
             self._add_slot(fact, fact.slot, source)
 
-    def keep_words(self, texts: list[str], source: MemorySource) -> None:
+    def keep_words(self, source: MemorySource) -> None:
         """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
 
         A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
         The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
         """
         people = self.store.people(self.ns)
-        for text in texts:
+        for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
             content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
             words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
             entity = as_known(refile([words], known=people), people)[0].entity
@@ -425,16 +425,9 @@ def plan_updates(
     source = source or MemorySource()
     for fact in checked:
         planner.add(fact, source)
-    if texts := _left_out(checked, planner.unsaid):
-        planner.keep_words(texts, source)
+    if checked and len(planner.unsaid) == len(checked):
+        planner.keep_words(source)
     return planner.plan
-
-
-def _left_out(facts: list[Fact], unsaid: list[Fact]) -> list[str]:
-    """The messages whose every extracted fact failed their words (``keep_words`` keeps them)."""
-    if facts and len(unsaid) == len(facts):
-        return list(dict.fromkeys(str(f.evidence) for f in facts if f.evidence))
-    return []
 
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
