@@ -9,8 +9,9 @@ Embeddings decide only where the vocabulary and the names' structure say nothing
 For each threshold the script prints accuracy on positives and negatives (balanced) and the
 best one, using the bundled encoder.
 
-Then ``STATEMENT_SLOT_THRESHOLD``: for names neither the vocabulary nor their structure relates, the
-cosine of the two slots' statements without the words naming their entity (``predicate``). Negatives:
+Then ``STATEMENT_SLOT_THRESHOLD`` (and ``JOINT_STATEMENT`` with ``JOINT_NAME``): for names neither the
+vocabulary nor their structure relates, the cosine of the two slots' statements without the words naming
+their entity (``predicate``). Negatives:
 every such pair of two slots of one entity in the development files and ``heldout_domains.jsonl``;
 positives: such pairs in the slot-drift scenarios of ``heldout_domains_robustness.jsonl`` and the shared
 robustness sample (both already seen; ``heldout_fresh.jsonl`` is not used).
@@ -31,6 +32,8 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._slot_identity import (
     CARDINALITY_THRESHOLD,
     DEFAULT_SLOT_THRESHOLD,
+    JOINT_NAME,
+    JOINT_STATEMENT,
     STATEMENT_SLOT_THRESHOLD,
     _Embedder,
     attribute_relation,
@@ -106,13 +109,18 @@ def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
     dev = [shared / "public.jsonl", *(ROOT / "tests/scenarios" / n for n in ("extra.jsonl", "dev_rules.jsonl"))]
     other = unrelated_pairs([*dev, ROOT / "tests/scenarios/heldout_domains.jsonl"], specs, drift=False)
     negatives = [cosine(a, b) for a, b in other]
+    names = [name_similarity(a["attribute"], b["attribute"], embedder, specs) for a, b in other]
     drift = [shared / "robustness.jsonl", ROOT / "tests/scenarios/heldout_domains_robustness.jsonl"]
     positives = [(a["attribute"], b["attribute"], cosine(a, b)) for a, b in unrelated_pairs(drift, specs, drift=True)]
     print(f"statements: {len(negatives)} other-slot pairs; share at or above each threshold")
     for t in (0.5, 0.55, 0.6, STATEMENT_SLOT_THRESHOLD, 0.7):
         print(f"  >= {t:.2f}: {sum(n >= t for n in negatives) / len(negatives):.2%}")
+    joint = sum(c >= JOINT_STATEMENT and n >= JOINT_NAME for c, n in zip(negatives, names))
+    print(f"  names >= {JOINT_NAME} and statements >= {JOINT_STATEMENT}: {joint / len(negatives):.2%}")
     for a, b, c in positives:
-        print(f"  drift pair {a} / {b}: {c:.2f} ({'one slot' if c >= STATEMENT_SLOT_THRESHOLD else 'two slots'})")
+        n = name_similarity(a, b, embedder, specs)
+        one = c >= STATEMENT_SLOT_THRESHOLD or (c >= JOINT_STATEMENT and n >= JOINT_NAME)
+        print(f"  drift pair {a} / {b}: statements {c:.2f}, names {n:.2f} ({'one slot' if one else 'two slots'})")
 
 
 def main() -> None:

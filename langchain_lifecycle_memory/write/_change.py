@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE
-from langchain_lifecycle_memory.write._slot_identity import stem, words
+from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part",

@@ -6,11 +6,10 @@ then stemmed name structure (``code_editor`` -> ``editor``), then embeddings, th
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache, partial
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from cachetools import LRUCache
 from langchain_core.runnables import Runnable
@@ -19,6 +18,7 @@ from langchain_lifecycle_memory.schema import PERSON, Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
+from langchain_lifecycle_memory.write._slot_names import attribute_relation, core, kin, same_head, stem, words
 
 __all__ = [
     "DEFAULT_SLOT_THRESHOLD", "STATEMENT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge",
@@ -44,10 +44,10 @@ CHANGE_SLOT_THRESHOLD = 0.45
 replaces something, so a lower bar (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
 two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
-_STOP = frozenset(
-    "a an the of or and in at on to for with by they their them use used is are who what where which how that "
-    "do does".split()
-)
+JOINT_NAME, JOINT_STATEMENT = 0.6, 0.55
+"""Names at least this alike (:func:`name_similarity`) whose statements are at least this alike are one slot, below
+:data:`STATEMENT_SLOT_THRESHOLD`: "mobile_device" and "phone" (names 0.67, statements 0.59). Pairs of two slots of
+one entity in the development files never reach the statement bar alone (``python benchmarks/slot_calibration.py``)."""
 _SET_CUE = re.compile(
     r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
     re.IGNORECASE,
@@ -66,87 +66,6 @@ _HOLDS = re.compile(
     r"|持有|拥有|买了|入手|开通|订阅|办了|报了|报名|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
     re.IGNORECASE,
 )
-
-
-def words(name: str) -> list[str]:
-    """``codeEditor`` / ``code_editor`` / ``code-editor`` → ``["code", "editor"]``."""
-    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    return [w for w in re.split(r"[^0-9a-z\u3400-\u9fff]+", text.casefold()) if w]
-
-
-def stem(word: str) -> str:
-    """A light English stemmer, enough to match ``living``/``live``, ``allergies``/``allergy``."""
-    if CJK.search(word):
-        return word
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
-            word = word[: -len(suffix)] + repl
-            break
-    return word.rstrip("e") if len(word) > 3 else word
-
-
-_QUALIFIERS = frozenset(
-    stem(w)
-    for w in (
-        "current main primary preferred favorite favourite fav usual default present new my actual personal own "
-        "daily regular name now latest today model brand make type kind"
-    ).split()
-)
-
-
-def core(name: str) -> frozenset[str]:
-    """The meaning-bearing stems of a slot name (qualifiers dropped unless nothing else is left)."""
-    stems = [stem(w) for w in words(name) if w not in _STOP]
-    kept = frozenset(s for s in stems if s not in _QUALIFIERS)
-    return kept or frozenset(stems)
-
-
-@lru_cache(maxsize=4096)
-def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> frozenset[str]:
-    described = {stem(w) for text in (description, *aliases) for w in words(text) if w not in _STOP}
-    return core(name) | described | ({zh} if zh else set())
-
-
-def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
-    """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name."""
-    spec = specs.get(name)
-    return _concept(name, spec.description, spec.zh, spec.aliases) if spec else core(name)
-
-
-def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str | None:
-    """``"same"``, ``"different"`` or ``None`` (no evidence) from the vocabulary and the names' structure."""
-    if a == b:
-        return "same"
-    if a in specs and b in specs:
-        return "different"
-    if sorted(re.findall(r"\d+", a)) != sorted(re.findall(r"\d+", b)):
-        return "different"  # numbers in names tell instances apart: phone1 / phone2, child_1 / child_2
-    if _zh_heads_differ(a, b):
-        return "different"
-    ca, cb = core(a), core(b)
-    if ca == cb:
-        return "same"
-    ka, kb = concept(a, specs), concept(b, specs)
-    if ca & cb:
-        return "same" if (ca - cb) <= kb and (cb - ca) <= ka else "different"
-    if ca <= kb or cb <= ka:
-        return "same"
-    return None
-
-
-_ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")
-
-
-def _zh_heads_differ(a: str, b: str) -> bool:
-    """Two Chinese compounds that share their modifier and end in heads with no character in common.
-
-    The head comes last: "象棋老师" / "象棋俱乐部" are a teacher and a club. (A shared head says less: "工资卡银行"
-    and "发薪银行" are one bank.)
-    """
-    if not (_ZH_NAME.fullmatch(a) and _ZH_NAME.fullmatch(b)):
-        return False
-    shared = len(os.path.commonprefix([a, b]))
-    return shared >= 2 and bool(a[shared:]) and bool(b[shared:]) and not set(a[shared:]) & set(b[shared:])
 
 
 def set_cue(text: str | None) -> bool:
@@ -341,10 +260,11 @@ def resolve_facts(
     spec_map = {s.name: s for s in specs}
     entities = list(dict.fromkeys(str(r["entity"]) for r in catalogue))
     by_entity: dict[str, dict[str, list[str]]] = {}
+    values: dict[str, dict[str, list[str]]] = {}  # the live values of each entity's slots
     for r in catalogue:
-        by_entity.setdefault(str(r["entity"]), {}).setdefault(str(r["attribute"]), []).append(
-            str(r.get("cardinality") or "single")
-        )
+        entity, attribute = str(r["entity"]), str(r["attribute"])
+        by_entity.setdefault(entity, {}).setdefault(attribute, []).append(str(r.get("cardinality") or "single"))
+        values.setdefault(entity, {}).setdefault(attribute, []).extend([str(r["value"])] if r.get("value") else [])
     embedder = _Embedder(embeddings) if embeddings is not None and threshold is not None else None
     out: list[Fact] = list(facts)
     questions: list[Question] = []
@@ -352,6 +272,8 @@ def resolve_facts(
         if fact.slot is None:
             continue
         entity, ambiguous = resolve_entity(fact.entity or "", entities)
+        if entity not in entities and not ambiguous:
+            entity = _named_entity(fact.content, entity, entities)
         stored = list(by_entity.get(entity, {}))
         attribute, undecided = _resolve_attribute(
             fact.attribute or "", stored, spec_map, embedder, threshold, judge is not None
@@ -359,9 +281,8 @@ def resolve_facts(
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
             said_change = fact.switch or (changes is not None and changes(fact.content))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
-            attribute = _by_statement(
-                fact.content, entity, attribute, stored, spec_map, embedder, statements, changed=changed
-            )
+            said = _Said(fact.content, entity, statements, values.get(entity, {}))
+            attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed)
         out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
         if judge is not None and (undecided or ambiguous):
             questions.append(Question(i, entity, attribute, undecided, ambiguous))
@@ -416,6 +337,28 @@ def predicate(content: str, entity: str) -> str:
     return " ".join(re.sub(pattern, " ", content, flags=re.IGNORECASE).split())
 
 
+def _named_entity(content: str, entity: str, existing: Sequence[str]) -> str:
+    """The one stored entity, known by a relation and a name, that ``content`` names in full; else ``entity``.
+
+    A fact filed under "mil" whose statement says "the user's mother-in-law Ruth" is ``mother_in_law_ruth``.
+    """
+    if not content or entity.casefold() == "user":
+        return entity
+    found = [x for x in existing if x.casefold() != "user" and _names(content, x)]
+    return found[0] if len(found) == 1 else entity
+
+
+def _names(content: str, entity: str) -> bool:
+    """Whether ``content`` says every part (two at least) of an entity id: its relation and its name."""
+    parts = [w for w in words(entity) if w != PERSON]
+    if len(parts) < 2:
+        return False
+    said = set(words(content))
+    if CJK.search(content):  # "用户的妹妹朵朵" names sister_duoduo
+        said |= {w for w in parts if any(z in content for z in _zh_words([w]) | _zh_names(content, [w]))}
+    return all(w in said for w in parts)
+
+
 def _zh_words(parts: list[str]) -> set[str]:
     """The Chinese words of the relations among an entity id's parts (``son`` -> 儿子 and its colloquial forms)."""
     return {w for zh, (key, formal) in ZH_RELATIONS.items() if key in parts for w in (zh, formal)}
@@ -426,41 +369,50 @@ def _zh_names(content: str, parts: list[str]) -> set[str]:
     return {w for w in chinese_spans(content) if romanize(w).casefold() in parts}
 
 
+class _Said(NamedTuple):
+    """A new statement about ``entity``, and what is stored about it: each slot's current statement and values."""
+
+    content: str
+    entity: str
+    statements: Callable[[str], dict[str, str]]
+    values: dict[str, list[str]]
+
+
 def _by_statement(
-    content: str,
-    entity: str,
+    said: _Said,
     attribute: str,
     stored: list[str],
     specs: dict[str, AttributeSpec],
     embedder: _Embedder,
-    statements: Callable[[str], dict[str, str]],
     *,
     changed: bool = False,
 ) -> str:
-    """The stored slot whose current statement says what ``content`` says, among names nothing else relates.
+    """The stored slot whose current statement says what ``said.content`` says, among names nothing else relates.
 
-    Names that share a word but differ by one ("work_laptop" / "company_laptop") are candidates too.
-    ``changed``: ``content`` is worded as a change, so it is about some stored slot: a lower bar.
+    Names that share a word and their last one ("work_laptop" / "company_laptop") are candidates too; names that
+    share only a modifier ("mortgage_rate" / "mortgage_payment") only for a statement worded as a change
+    (``changed``: it is about some stored slot, a lower bar). A statement that names a slot's current value
+    ("阿强的烧烤店在铁西区" beside "阿强开烧烤店") builds on that slot: it is not its new value. Below
+    :data:`STATEMENT_SLOT_THRESHOLD`, names and statements that are both alike decide (:data:`JOINT_NAME`).
     """
-    relations = {b: attribute_relation(attribute, b, specs) for b in stored}
-    open_ = [b for b, rel in relations.items() if rel is None or _kin(attribute, b, specs)]
-    said = statements(entity) if open_ else {}
-    candidates = [b for b in open_ if said.get(b)]
+    open_ = [
+        b
+        for b, rel in ((b, attribute_relation(attribute, b, specs)) for b in stored)
+        if rel is None or (kin(attribute, b, specs) and (changed or same_head(attribute, b)))
+    ]
+    current = said.statements(said.entity) if open_ else {}
+    text = normalize_value(said.content)
+    builds_on = {b for b in open_ if any(normalize_value(v) in text for v in said.values.get(b, ()))}
+    candidates = [b for b in open_ if current.get(b) and (changed or b not in builds_on)]
     if not candidates:
         return attribute
-    new, *old = embedder.vectors([predicate(content, entity), *(predicate(said[b], entity) for b in candidates)])
+    texts = [predicate(said.content, said.entity), *(predicate(current[b], said.entity) for b in candidates)]
+    new, *old = embedder.vectors(texts)
     score, best = max((sum(x * y for x, y in zip(new, v)), b) for v, b in zip(old, candidates))
-    return best if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD) else attribute
-
-
-def _kin(a: str, b: str, specs: dict[str, AttributeSpec]) -> bool:
-    """Names that share a meaning-bearing word and differ by another ("work_laptop" / "company_laptop").
-
-    Two vocabulary slots, or two numbered instances, are never kin.
-    """
-    if a in specs and b in specs:
-        return False
-    return sorted(re.findall(r"\d+", a)) == sorted(re.findall(r"\d+", b)) and bool(core(a) & core(b))
+    if changed or score >= STATEMENT_SLOT_THRESHOLD:
+        return best if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD) else attribute
+    alike = score >= JOINT_STATEMENT and name_similarity(attribute, best, embedder, specs) >= JOINT_NAME
+    return best if alike else attribute
 
 
 def _nearest_spec(

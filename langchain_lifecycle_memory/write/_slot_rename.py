@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 
 from langchain_lifecycle_memory.schema import Fact
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._slot_identity import attribute_relation, core, resolve_entity
+from langchain_lifecycle_memory.write._slot_identity import resolve_entity
+from langchain_lifecycle_memory.write._slot_names import attribute_relation, core
 from langchain_lifecycle_memory.write._structured import PROMPTED, MethodChain, is_capability_error, loads_tolerant
 
 logger = logging.getLogger("langchain_lifecycle_memory.write.extraction")

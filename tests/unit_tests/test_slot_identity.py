@@ -612,3 +612,46 @@ def test_chinese_names_with_one_modifier_and_different_heads_are_different_slots
     memory.add_facts([_fact("user", "陶笛老师", "苏老师", "用户跟苏老师学陶笛")], "u", at="2024-04-01")
     assert _active(memory, "user", "陶笛社团") == ["青年宫陶笛社"]  # the teacher is not a second club
     assert _active(memory, "user", "陶笛老师") == ["苏老师"]
+
+
+def test_names_and_statements_both_alike_make_one_slot(embeddings: Any) -> None:
+    """Names 0.65 apart and statements 0.64 apart: neither clears its bar alone, together they are one slot."""
+    memory = _memory(embeddings)
+    first = _fact("user", "wristwatch", "Seiko Presage", "The user's everyday watch is a Seiko Presage.")
+    second = _fact("user", "timepiece", "Tudor Black Bay", "The user's everyday watch is a Tudor Black Bay.")
+    memory.add_facts([first], "u", at="2024-01-01")
+    memory.add_facts([second], "u", at="2024-06-01")
+    assert _active(memory, "user", "wristwatch") == ["Tudor Black Bay"]
+    assert [r.value for r in memory.history("u", "user", "wristwatch")] == ["Seiko Presage", "Tudor Black Bay"]
+
+
+def test_a_statement_that_names_a_slots_value_builds_on_it(embeddings: Any) -> None:
+    """ "His cheese shop is in Ostrava" says where the shop is: the shop stays his job, the place is a new slot."""
+    memory = _memory(embeddings)
+    job = _fact("uncle_bartholomew", "job", "cheese shop", "The user's uncle Bartholomew runs a cheese shop.")
+    place = _fact(
+        "uncle_bartholomew", "shop_location", "Ostrava", "The user's uncle Bartholomew's cheese shop is in Ostrava."
+    )
+    memory.add_facts([job], "u", at="2024-01-01")
+    memory.add_facts([place], "u", at="2024-03-01")
+    assert _active(memory, "uncle_bartholomew", "job") == ["cheese shop"]
+    assert _active(memory, "uncle_bartholomew", "shop_location") == ["Ostrava"]
+
+
+def test_a_relative_under_a_short_id_is_the_one_the_statement_names(embeddings: Any) -> None:
+    """Filed under "gm", a statement about "the user's godmother Philomena" is about ``godmother_philomena``."""
+    memory = _memory(embeddings)
+    memory.add_facts(
+        [_fact("godmother_philomena", "city", "Ostrava", "The user's godmother Philomena lives in Ostrava.")],
+        "u",
+        at="2024-01-01",
+    )
+    memory.add_facts(
+        [_fact("gm", "city", "Brno", "The user's godmother Philomena lives in Brno with her sister.")],
+        "u",
+        at="2024-03-01",
+    )
+    assert _active(memory, "godmother_philomena", "city") == ["Brno"]
+    assert _active(memory, "gm", "city") == []
+    found = " ".join(d.page_content for d in memory.search("Where does Philomena live these days?", "u"))
+    assert "Brno" in found and "Ostrava" not in found

@@ -1,0 +1,116 @@
+"""Slot names: an attribute name's words, stems and meaning-bearing core, and what names' structure says.
+
+Whether two names are one slot by the vocabulary and their structure alone (``attribute_relation``), and
+whether two compounds share their head or only a modifier.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._lexicon import CJK
+
+_STOP = frozenset(
+    "a an the of or and in at on to for with by they their them use used is are who what where which how that "
+    "do does".split()
+)
+
+
+def words(name: str) -> list[str]:
+    """``codeEditor`` / ``code_editor`` / ``code-editor`` → ``["code", "editor"]``."""
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^0-9a-z\u3400-\u9fff]+", text.casefold()) if w]
+
+
+def stem(word: str) -> str:
+    """A light English stemmer, enough to match ``living``/``live``, ``allergies``/``allergy``."""
+    if CJK.search(word):
+        return word
+    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
+            word = word[: -len(suffix)] + repl
+            break
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+_QUALIFIERS = frozenset(
+    stem(w)
+    for w in (
+        "current main primary preferred favorite favourite fav usual default present new my actual personal own "
+        "daily regular name now latest today model brand make type kind"
+    ).split()
+)
+
+
+def core(name: str) -> frozenset[str]:
+    """The meaning-bearing stems of a slot name (qualifiers dropped unless nothing else is left)."""
+    stems = [stem(w) for w in words(name) if w not in _STOP]
+    kept = frozenset(s for s in stems if s not in _QUALIFIERS)
+    return kept or frozenset(stems)
+
+
+@lru_cache(maxsize=4096)
+def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> frozenset[str]:
+    described = {stem(w) for text in (description, *aliases) for w in words(text) if w not in _STOP}
+    return core(name) | described | ({zh} if zh else set())
+
+
+def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
+    """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name."""
+    spec = specs.get(name)
+    return _concept(name, spec.description, spec.zh, spec.aliases) if spec else core(name)
+
+
+def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str | None:
+    """``"same"``, ``"different"`` or ``None`` (no evidence) from the vocabulary and the names' structure."""
+    if a == b:
+        return "same"
+    if a in specs and b in specs:
+        return "different"
+    if sorted(re.findall(r"\d+", a)) != sorted(re.findall(r"\d+", b)):
+        return "different"  # numbers in names tell instances apart: phone1 / phone2, child_1 / child_2
+    if _zh_heads_differ(a, b):
+        return "different"
+    ca, cb = core(a), core(b)
+    if ca == cb:
+        return "same"
+    ka, kb = concept(a, specs), concept(b, specs)
+    if ca & cb:
+        return "same" if (ca - cb) <= kb and (cb - ca) <= ka else "different"
+    if ca <= kb or cb <= ka:
+        return "same"
+    return None
+
+
+_ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")
+
+
+def _zh_heads_differ(a: str, b: str) -> bool:
+    """Two Chinese compounds that share their modifier and end in heads with no character in common.
+
+    The head comes last: "象棋老师" / "象棋俱乐部" are a teacher and a club. (A shared head says less: "工资卡银行"
+    and "发薪银行" are one bank.)
+    """
+    if not (_ZH_NAME.fullmatch(a) and _ZH_NAME.fullmatch(b)):
+        return False
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= 2 and bool(a[shared:]) and bool(b[shared:]) and not set(a[shared:]) & set(b[shared:])
+
+
+def same_head(a: str, b: str) -> bool:
+    """Two English compound names that end in the same word ("company_laptop" / "work_laptop")."""
+    wa, wb = words(a), words(b)
+    return bool(wa and wb) and not CJK.search(a + b) and stem(wa[-1]) == stem(wb[-1])
+
+
+def kin(a: str, b: str, specs: dict[str, AttributeSpec]) -> bool:
+    """Names that share a meaning-bearing word and differ by another ("work_laptop" / "company_laptop").
+
+    Two vocabulary slots, or two numbered instances, are never kin.
+    """
+    if a in specs and b in specs:
+        return False
+    return sorted(re.findall(r"\d+", a)) == sorted(re.findall(r"\d+", b)) and bool(core(a) & core(b))
