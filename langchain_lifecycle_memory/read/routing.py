@@ -91,10 +91,18 @@ _ELIDED_SPEAKER = re.compile(
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
     re.IGNORECASE,
 )
+# A question that opens on a time or a meal of the speaker's days and asks what, where or who ("中午吃点啥好？",
+# "周末干啥去？"), or a clause that opens on a verb asked as yes-or-no ("今晚同学聚会，去不去？"): the speaker is
+# left out. "明天会下雨吗？", "今天是什么节日？" and "明天股市开不开？" name or ask about the world.
+_ZH_TIMED_ASK = re.compile(
+    r"^(?:" + _ZH_WHEN + r"|周末|[早午晚][饭餐])[^，,。？?]{0,12}?(?<!是)(?:啥|什么|哪|谁)"
+    r"|(?:^" + _ZH_WHEN + r"|[，,])\s*([\u4e00-\u9fff])不\1"
+)
 _ADVICE = re.compile(
-    r"你(?:觉得|看|说)|建议|怎么办|比较好|合适|行吗|可以吗|要注意|准备什么"
-    r"|\bwhat do you think\b|\bany (?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"
-    r"|\bwould (?:it )?be (?:best|better|smartest|wise)\b",
+    r"你(?:觉得|看|说)|建议|怎么办|比较好|合适|行吗|可以吗|行不行|可不可以|要注意|准备什么"
+    r"|\bwhat do you think\b|\bany (?:\w+ ){0,2}(?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"
+    r"|\bwould (?:it )?be (?:best|better|smartest|wise)\b|\ba good (?:time|night|day|idea|moment) (?:to|for)\b"
+    r"|^(?:which|what|where|who)\b[^?.]*\bshould\b",
     re.IGNORECASE,
 )
 
@@ -108,7 +116,8 @@ def is_personal(query: str) -> bool:
     words = re.findall(r"[a-z']+", normalize_text(query))
     if any(w.split("'")[0] in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
         return True
-    return _ELIDED_SPEAKER.search(query) is not None or _ADVICE.search(query) is not None
+    asks = _ELIDED_SPEAKER.search(query) or _ADVICE.search(query) or _ZH_TIMED_ASK.search(query.strip())
+    return asks is not None
 
 
 _COLLECTIVE = re.compile(r"\b(?:we|us|our|family|kids|children)\b|我们|咱们|全家|一家|家人|孩子们", re.IGNORECASE)

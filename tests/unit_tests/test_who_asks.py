@@ -103,3 +103,22 @@ def test_a_request_for_the_parents_reaches_each_parents_facts(embeddings: Any, t
     assert "糖尿病" in memory.inject("想给爸妈寄点零食回去，买哪些好？", "ann", now=NOW).text
     assert "hearing aid" in memory.inject("Planning a surprise dinner for my parents, any tips?", "ann", now=NOW).text
     assert "糖尿病" not in memory.inject("想给自己买点零食，买哪些好？", "ann", now=NOW).text
+
+
+def test_a_question_that_opens_on_the_askers_time_of_day_is_theirs(embeddings: Any, tmp_path: Path) -> None:
+    """Chinese opens on the time and leaves the asker out ("早饭弄点啥？", "周六下午，去不去钓鱼？"); English asks
+    for ideas or whether a time suits ("Any brunch ideas…", "Is Sunday a good day for…"). A time before a
+    world's subject stays the world's."""
+    memory = _memory(embeddings, tmp_path)
+    for ask in (
+        "早饭弄点啥？",
+        "周六下午，去不去钓鱼？",
+        "晚上聚餐点什么菜？",
+        "同事生日聚餐，可不可以喝两杯？",
+        "Any brunch ideas for Sunday?",
+        "Is Sunday a good day for a long drive?",
+        "Which diner should the team book for Friday?",
+    ):
+        assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
+    for world in ("明天股市开不开？", "今天是什么节日？", "明天会刮大风吗？", "Is Mars a good place for life?"):
+        assert memory.inject(world, "ann", now=NOW).empty, world
