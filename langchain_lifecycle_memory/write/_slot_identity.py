@@ -145,6 +145,9 @@ def decide_cardinality(
         return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
     if fact.cardinality:
         return fact.cardinality
+    changes = replaces is not None and fact.operation == "assert" and replaces(fact.content)
+    if "set" in stored and changes and not set_cue(fact.content):
+        return "single"  # "现在开一条 J/24": a change ends the values a name outside the vocabulary held together
     if "set" in stored or set_cue(fact.content):
         return "set"
     another = values and fact.operation == "assert" and not any(same_value(v, fact.value) for v in values)

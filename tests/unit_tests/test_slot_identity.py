@@ -655,3 +655,18 @@ def test_a_relative_under_a_short_id_is_the_one_the_statement_names(embeddings: 
     assert _active(memory, "gm", "city") == []
     found = " ".join(d.page_content for d in memory.search("Where does Philomena live these days?", "u"))
     assert "Brno" in found and "Ostrava" not in found
+
+
+def test_a_change_ends_the_values_a_name_outside_the_vocabulary_held_together(embeddings: Any) -> None:
+    """A packraft, then "bought a canoe too" (one more held: a set), then "now paddles a surfski": the change
+    replaces both, and both stay in the history."""
+    memory = _memory(embeddings)
+    steps = [
+        ("packraft", "The user paddles a packraft on the river."),
+        ("canoe", "The user bought a canoe with a friend."),
+        ("surfski", "The user now paddles a surfski in weekend races."),
+    ]
+    for month, (value, content) in enumerate(steps, start=1):
+        memory.add_facts([_fact("user", "paddle_craft", value, content)], "u", at=f"2024-0{month}-01")
+    assert _active(memory, "user", "paddle_craft") == ["surfski"]
+    assert {r.value for r in memory.history("u", "user", "paddle_craft")} == {"packraft", "canoe", "surfski"}
