@@ -452,18 +452,27 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
 
 
 def _zh_statement(clause: str) -> str:
-    """The clause's leading comma-separated parts that state something.
+    """The clause's leading comma-separated parts that state something, after a leading report ("体检说…，").
 
     ``""`` when the first does not, or when the clause asks or requests anything ("周末去茶城，帮我挑点…").
     """
     if _ZH_ASKS.search(clause):
         return ""
     kept = ""
-    for part in re.split(r"(?<=[，,])", clause):
+    parts = re.split(r"(?<=[，,])", clause)
+    if len(parts) > 1 and _REPORT_ZH.search(parts[0]) and not _NOT_SAID_ZH.search(_REPORT_ZH.sub("", parts[0])):
+        parts = parts[1:]  # "体检说我血脂有点高，现在每天吃一粒鱼油": the report left out, what the user does kept
+        if _TOLD_ZH.match(parts[0]):
+            return ""  # "医生说…，让我每天补一粒": still what was said to them
+    for part in parts:
         if _NOT_SAID_ZH.search(kept + part):
             break
         kept += part
     return kept.rstrip("，, ")
+
+
+_REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语)")
+_TOLD_ZH = re.compile(r"\s*(?:让|叫|要|劝|建议)")
 
 
 # A negation is kept as said ("I don't own a car", "我没有驾照": facts too). Not kept: doubt, wishes, reported

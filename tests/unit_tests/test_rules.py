@@ -756,6 +756,18 @@ def test_a_chinese_statement_is_kept_without_the_reported_or_doubted_part_after_
     assert fact.evidence in text  # the whole clause, as said
 
 
+@pytest.mark.parametrize(
+    ("text", "kept", "left_out"),
+    [
+        ("体检说我缺铁，现在每天吃一片铁剂。", "每天吃一片铁剂", "缺铁"),  # what the user does after the report
+        ("医生说我尿酸高，我就戒了啤酒。", "戒了啤酒", "尿酸"),
+    ],
+)
+def test_a_chinese_statement_after_a_leading_report_is_kept(text: str, kept: str, left_out: str) -> None:
+    facts = extract_rule_facts(text)
+    assert any(kept in f.content for f in facts) and all(left_out not in f.content for f in facts)
+
+
 @pytest.mark.parametrize("text", ["如果明天下雨，我就不去爬山了。", "可能下个月，我会换工作。"])
 def test_a_chinese_statement_that_opens_with_doubt_is_still_not_kept(text: str) -> None:
     assert extract_rule_facts(text) == []
