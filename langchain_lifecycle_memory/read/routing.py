@@ -92,14 +92,14 @@ _ELIDED_SPEAKER = re.compile(
     re.IGNORECASE,
 )
 # A question that opens on a time or a meal of the speaker's days and asks what, where or who ("中午吃点啥好？",
-# "周末干啥去？"), or a clause that opens on a verb asked as yes-or-no ("今晚同学聚会，去不去？"): the speaker is
-# left out. "明天会下雨吗？", "今天是什么节日？" and "明天股市开不开？" name or ask about the world.
+# "下周去新加坡，行李里带啥？"), or a clause that opens on a verb asked as yes-or-no ("今晚聚会，去不去？"):
+# the speaker is left out. "明天会下雨吗？", "今天是什么节日？" and "明天股市开不开？" ask about the world.
 _ZH_TIMED_ASK = re.compile(
-    r"^(?:" + _ZH_WHEN + r"|周末|[早午晚][饭餐])[^，,。？?]{0,12}?(?<!是)(?:啥|什么|哪|谁)"
+    r"^(?:" + _ZH_WHEN + r"|周末|[早午晚][饭餐]|[这下]个?月)[^。？?]{0,24}?(?<!是)(?:啥|什么|哪|谁)"
     r"|(?:^" + _ZH_WHEN + r"|[，,])\s*([\u4e00-\u9fff])不\1"
 )
 _ADVICE = re.compile(
-    r"你(?:觉得|看|说)|建议|怎么办|比较好|合适|行吗|可以吗|行不行|可不可以|要注意|准备什么"
+    r"你(?:觉得|看|说)|建议|怎么办|咋(?:办|整)|比较好|合适|行吗|可以吗|行不行|可不可以|要注意|准备什么"
     r"|\bwhat do you think\b|\bany (?:\w+ ){0,2}(?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"
     r"|\bwould (?:it )?be (?:best|better|smartest|wise)\b|\ba good (?:time|night|day|idea|moment) (?:to|for)\b"
     r"|^(?:which|what|where|who)\b[^?.]*\bshould\b",
@@ -176,7 +176,7 @@ def asks_for_the_user(query: str) -> bool:
         return possessed
     if _ASKS_LANGUAGE.search(query) and not possessed:
         return False
-    return is_personal(query) and not _ASKS_NAME.search(query)
+    return is_personal(query) and (possessed or not _ASKS_NAME.search(query))
 
 
 def value_mentioned(query: str, value: str | None) -> bool:

@@ -115,6 +115,8 @@ def test_a_question_that_opens_on_the_askers_time_of_day_is_theirs(embeddings: A
         "周六下午，去不去钓鱼？",
         "晚上聚餐点什么菜？",
         "同事生日聚餐，可不可以喝两杯？",
+        "下个月去长白山，行李里要带啥？",  # the question after the time's clause
+        "阳台那盆花叶子全黄了，咋整？",
         "Any brunch ideas for Sunday?",
         "Is Sunday a good day for a long drive?",
         "Which diner should the team book for Friday?",
@@ -122,3 +124,15 @@ def test_a_question_that_opens_on_the_askers_time_of_day_is_theirs(embeddings: A
         assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
     for world in ("明天股市开不开？", "今天是什么节日？", "明天会刮大风吗？", "Is Mars a good place for life?"):
         assert memory.inject(world, "ann", now=NOW).empty, world
+
+
+def test_a_name_question_about_the_askers_own_is_theirs(embeddings: Any, tmp_path: Path) -> None:
+    """ "What's my …'s name again?" asks for the user's facts; "What's the name of …" asks about the world."""
+    memory = _memory(embeddings, tmp_path)
+    pet = Fact(
+        entity="user", attribute="tarantula", value="Quillon", content="The user keeps a tarantula called Quillon."
+    )
+    memory.add_facts([pet], "ann", at=AT)
+    asked = "What's my little guy's name again? need it for the adoption paperwork"
+    assert "Quillon" in memory.inject(asked, "ann", now=NOW).text
+    assert memory.inject("What's the name of the longest river in Asia?", "ann", now=NOW).empty
