@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from cachetools import LRUCache
 from langchain_core.runnables import Runnable
 
-from langchain_lifecycle_memory.schema import PERSON, Fact, normalize_value
+from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
@@ -345,9 +345,9 @@ def _named_entity(content: str, entity: str, existing: Sequence[str]) -> str:
 
     A fact filed under "mil" whose statement says "the user's mother-in-law Ruth" is ``mother_in_law_ruth``.
     """
-    if not content or entity.casefold() == "user":
+    if not content or is_self_entity(entity):
         return entity
-    found = [x for x in existing if x.casefold() != "user" and _names(content, x)]
+    found = [x for x in existing if not is_self_entity(x) and _names(content, x)]
     return found[0] if len(found) == 1 else entity
 
 
