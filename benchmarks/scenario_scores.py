@@ -38,6 +38,7 @@ HELD_OUT = [
     "heldout_autumn",
     "heldout_frost",
     "heldout_thaw",
+    "heldout_ember",
     "extra",
 ]
 
