@@ -887,3 +887,10 @@ def test_a_clause_that_states_one_fact_keeps_all_it_says_about_it() -> None:
     # Two facts in one clause: each keeps its own part
     facts = extract_rule_facts("I live in Tromsø, my sister lives in Bergen.", now=NOW)
     assert [f.content for f in facts] == ["The user lives in Tromsø.", "The user's sister lives in Bergen."]
+
+
+@pytest.mark.parametrize("text", ["其他都挺好，就是最近在练竖笛", "其它还行，最近在练竖笛，嘴都吹麻了"])
+def test_a_word_that_holds_a_pronoun_character_names_no_one(text: str) -> None:
+    """其他 and 其它 ("other") hold 他 and 它 without meaning "he" or "it": the remark is still the speaker's."""
+    facts = extract_rule_facts(text)
+    assert facts and all(f.entity in (None, "user") for f in facts) and "竖笛" in facts[0].content
