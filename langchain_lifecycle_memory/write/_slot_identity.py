@@ -396,7 +396,9 @@ def _by_statement(
     share only a modifier ("mortgage_rate" / "mortgage_payment") only for a statement worded as a change
     (``changed``: it is about some stored slot, a lower bar). A statement that names a slot's current value
     ("阿强的烧烤店在铁西区" beside "阿强开烧烤店") builds on that slot: it is not its new value. Below
-    :data:`STATEMENT_SLOT_THRESHOLD`, names and statements that are both alike decide (:data:`JOINT_NAME`).
+    :data:`STATEMENT_SLOT_THRESHOLD`, names and statements that are both alike decide (:data:`JOINT_NAME`); a
+    change whose statement is near none replaces the slot whose name is nearest its own, at :data:`JOINT_NAME`
+    ("用户现在完全吃纯素" as ``dietary_preference`` replaces ``diet``: names 0.65, statements 0.25 across languages).
     """
     open_ = [
         b
@@ -412,8 +414,11 @@ def _by_statement(
     texts = [predicate(said.content, said.entity), *(predicate(current[b], said.entity) for b in candidates)]
     new, *old = embedder.vectors(texts)
     score, best = max((sum(x * y for x, y in zip(new, v)), b) for v, b in zip(old, candidates))
-    if changed or score >= STATEMENT_SLOT_THRESHOLD:
-        return best if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD) else attribute
+    if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD):
+        return best
+    if changed:  # it replaces something: the stored name nearest its own, when no statement is near enough
+        named, nearest = max((name_similarity(attribute, b, embedder, specs), b) for b in candidates)
+        return nearest if named >= JOINT_NAME else attribute
     alike = score >= JOINT_STATEMENT and name_similarity(attribute, best, embedder, specs) >= JOINT_NAME
     return best if alike else attribute
 

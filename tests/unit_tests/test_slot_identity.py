@@ -670,3 +670,15 @@ def test_a_change_ends_the_values_a_name_outside_the_vocabulary_held_together(em
         memory.add_facts([_fact("user", "paddle_craft", value, content)], "u", at=f"2024-0{month}-01")
     assert _active(memory, "user", "paddle_craft") == ["surfski"]
     assert {r.value for r in memory.history("u", "user", "paddle_craft")} == {"packraft", "canoe", "surfski"}
+
+
+def test_a_change_near_no_statement_replaces_the_slot_whose_name_is_nearest(embeddings: Any) -> None:
+    """A change replaces something: in another language its statement is near none (0.23), so the stored name
+    nearest its own (0.65) is the slot it replaces."""
+    memory = _memory(embeddings)
+    first = _fact("user", "wristwatch", "Seiko Presage", "The user wears a Seiko Presage to work.")
+    memory.add_facts([first], "u", at="2024-01-01")
+    memory.add_facts(
+        [_fact("user", "timepiece", "Tudor Black Bay", "用户现在戴一块 Tudor Black Bay。")], "u", at="2024-06-01"
+    )
+    assert _active(memory, "user", "wristwatch") == ["Tudor Black Bay"]
