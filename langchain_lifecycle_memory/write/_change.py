@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE, says_whole
 from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
@@ -203,11 +203,8 @@ def _word_named(value: str, text: str) -> bool:
 
 def _ends_value(value: str, text: str) -> bool:
     """Whether a clause of ``text`` that ends something names ``value`` whole ("my flatmate quit being vegan")."""
-    if len(value) < 2:
-        return False
-    said = re.compile(r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])" if value.isascii() else re.escape(value), re.I)
     parts = [p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]]
-    return any(_GONE.search(p) and said.search(p) for p in parts)
+    return any(_GONE.search(p) and says_whole(value, p) for p in parts)
 
 
 def _ends_slot(text: str, attribute: str | None) -> bool:

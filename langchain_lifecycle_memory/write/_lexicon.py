@@ -306,6 +306,14 @@ def romanize(name: str) -> str:
     return "".join(letters) if all(letters) else core
 
 
+def says_whole(value: str, text: str) -> bool:
+    """Whether ``text`` says ``value`` (two characters at least), a Latin value as whole words, case aside."""
+    if len(value) < 2:
+        return False
+    pattern = r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])" if value.isascii() else re.escape(value)
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
 def chinese_spans(text: str) -> list[str]:
     """Every run of three, two or one Chinese characters in ``text``, longest first: where a given name may stand."""
     runs = (text[i : i + n] for n in (3, 2, 1) for i in range(len(text) - n + 1))

@@ -471,7 +471,6 @@ def _zh_statement(clause: str) -> str:
     return kept.rstrip("，, ")
 
 
-_REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语)")
 _TOLD_ZH = re.compile(r"\s*(?:让|叫|要|劝|建议)")
 
 
@@ -486,13 +485,17 @@ _NOT_SAID_EN = re.compile(
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
+_REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语)")
+"""Reported speech ("医生说…"); 说 before a language's name ("说闽南语") is speaking it."""
 _ZH_ASKING = r"(?:帮|给)我(?![\u4e00-\u9fff]{1,2}[了过])|请|你|您|吗|？|\?"
 """Words that make a clause a question or a request to the assistant, wherever they stand."""
 _NOT_SAID_ZH = re.compile(
     r"(?<![特区分个级类识差告])别(?![人扭致墅针])|不(?:知道|清楚|确定|客气)|没(?:关系|想好)|(?:^|[，,])没问题"
     r"|[是要能会该有](?:不|没)[是要能会该有]|应该|"
     + _ZH_ASKING
-    + r"|如果|假如|要是|假设|是否|说(?![\u4e00-\u9fff]{0,3}语)|觉得|想要|希望|打算|也许|可能|呢"
+    + r"|如果|假如|要是|假设|是否|"
+    + _REPORT_ZH.pattern
+    + r"|觉得|想要|希望|打算|也许|可能|呢"
     r"|^我(?:马上|正|等会儿?)?(?:去|来|回|出门)|^我现在(?:去|来|回|出门)(?!.*了[。！!]?$)"  # off to do now, not who
 )  # they are; "现在…了" states a new situation: "我现在去采购部当主管了"
 _ZH_ASKS = re.compile(_ZH_ASKING)

@@ -16,7 +16,7 @@ from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
-from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize
+from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, core, kin, same_head, stem, words
 
@@ -406,8 +406,7 @@ def _by_statement(
         if rel is None or (kin(attribute, b, specs) and (changed or same_head(attribute, b)))
     ]
     current = said.statements(said.entity) if open_ else {}
-    text = normalize_value(said.content)
-    builds_on = {b for b in open_ if any(normalize_value(v) in text for v in said.values.get(b, ()))}
+    builds_on = {b for b in open_ if any(says_whole(v, said.content) for v in said.values.get(b, ()))}
     candidates = [b for b in open_ if current.get(b) and (changed or b not in builds_on)]
     if not candidates:
         return attribute

@@ -74,8 +74,10 @@ _ZH_FAMILY_FIRST = re.compile(
     "^(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()), key=len,
                              reverse=True)) + ")"
 )  # fmt: skip
+_ZH_THIRD = r"她|(?<![吉其])[他它]"
+"""A third person's pronoun; 吉他 (a guitar) and 其他/其它 (other) are no one."""
 _ZH_NO_ONE_ELSE = (
-    r"^(?![^，,；;]*(?:[她你您们]|(?<![吉其])[他它]))"  # 吉他 (a guitar) and 其他 (other) are no one
+    r"^(?![^，,；;]*(?:[你您们]|" + _ZH_THIRD + r"))"
     r"(?![^，,；;]*(?<![给跟和同帮替陪带为])(?<![给跟和同帮替陪带为][\u4e00-\u9fff])(?:" + ZH_REL + r"))"
 )
 """A clause that names no one else as its subject: a relative after a coverb is who the speaker acts for or with
@@ -223,7 +225,7 @@ def _pronoun(sentence: str, zh: bool, last: Subject | None) -> Subject | None:
     return Subject(last.entity, _third_to_first(rest), last.mention, f"{last.mention} {rest}")
 
 
-_ZH_OBJECT = re.compile(r"她|(?<![吉其])[他它]")
+_ZH_OBJECT = re.compile(_ZH_THIRD)
 """A third person inside a clause: someone else acts on them ("下周回去看她")."""
 
 
