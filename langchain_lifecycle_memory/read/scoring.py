@@ -217,14 +217,28 @@ def score(
 
 
 def _successors(snap: Snapshot, eligible: np.ndarray, matched: np.ndarray) -> np.ndarray:
-    """The live records of the slots whose dead versions ``matched``.
+    """The live records of the slots whose dead versions ``matched``, and the records that replaced them.
 
     "What's on the Volvo?" finds "Nokian tyres on the Volvo", archived: "Michelin X-Ice", which replaced it in
-    that slot in other words, is the answer now.
+    that slot in other words, is the answer now; so is a statement that replaced it without a slot ("she's doing
+    strict keto now" after "Dani is vegan").
     """
     filed = snap.attribute_code >= 0
     slot = snap.entity_code * (len(snap.attributes) + 1) + snap.attribute_code  # one number per (entity, attribute)
-    return eligible & filed & np.isin(slot, slot[matched & filed])
+    found = eligible & filed & np.isin(slot, slot[matched & filed])
+    dead = np.flatnonzero(matched)
+    if not len(dead):
+        return found
+    position = {rid: p for p, rid in enumerate(snap.ids)}
+    for p in dead:
+        for _ in range(8):  # along a chain of replacements to the live one
+            p = position.get(snap.rows[p].superseded_by or "", -1)
+            if p < 0:
+                break
+            if eligible[p]:
+                found[p] = True
+                break
+    return found
 
 
 def _members(snap: Snapshot, eligible: np.ndarray, kept: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part",
-    "ended_part", "only_ends", "quantities", "restates_a_number", "states_a_change", "superseded_by_change",
+    "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change",
+    "superseded_by_change",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -104,7 +105,7 @@ _GONE = re.compile(
     r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍)(?:掉|载)?了|(?:搬|调|送)走|没了",
     re.IGNORECASE,
 )
-_PART = re.compile(r"(\s*[,;，；]\s*|\s+[—–-]\s+|\s+(?:and|so|but|then)\s+)")
+_PART = re.compile(r"(\s*[,;，；]\s*|(?<=[.!?])\s+|(?<=[。！？])\s*|\s+[—–-]\s+|\s+(?:and|so|but|then)\s+)")
 _TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
 
@@ -140,12 +141,40 @@ def current_part(text: str) -> str:
     """
     pieces = _PART.split(text)
     parts = pieces[::2]
-    ended = [i for i, part in enumerate(parts) if _GONE.search(part)]
+    ended = _ended(parts)
     later = [i for i in range(len(parts)) if ended and i > ended[0] and i not in ended and _changes(parts[i])]
     if not later:
         return text
     start = max(i for i in ended if i < later[0]) + 1
     return _LEADING.sub("", "".join(pieces[2 * start :]).strip())
+
+
+def holds_now(text: str, *replaced: str) -> str:
+    """``text`` without its parts that say what ended, when another part states the change.
+
+    A part ends something when it says so ("quit", "不…了") or names what ``replaced`` (the statement and value
+    the change replaces) named without stating a change itself:
+
+    >>> holds_now("Kelly改主意了，Iceland太贵了，现在改成去Patagonia徒步", "她想去Iceland看极光")
+    'Kelly改主意了，现在改成去Patagonia徒步'
+    """
+    pieces = _PART.split(text)
+    parts = pieces[::2]
+    ended = _ended(parts, *replaced)
+    if not ended or not any(i not in ended and _changes(part) for i, part in enumerate(parts)):
+        return text
+    kept = "".join(piece for i, piece in enumerate(pieces) if i // 2 not in ended)
+    return _LEADING.sub("", _TRAILING.sub("", kept).strip())
+
+
+def _ended(parts: list[str], *replaced: str) -> list[int]:
+    """The parts that end something: a verb of ending, or naming what ``replaced`` named without a change."""
+    names = set().union(*(_names(r) for r in replaced if r))
+
+    def named(part: str) -> bool:
+        return bool(names & _names(part)) or any(says_whole(r, part) for r in replaced if r)
+
+    return [i for i, part in enumerate(parts) if _GONE.search(part) or (not _changes(part) and named(part))]
 
 
 def quantities(text: str) -> set[str]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+from langchain_lifecycle_memory.write._change import current_part
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, lookup
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "EXAMPLE_SLOT_TOPIC",
     "FILED_THRESHOLD",
     "NAME_ATTRIBUTE",
+    "OWN_WORDS_LIMIT",
     "SAID_THRESHOLD",
     "SOMEONE_ELSE",
     "about_someone_else",
@@ -156,13 +158,16 @@ OWN_WORDS_LIMIT = 400
 def in_own_words(facts: list[Fact]) -> list[Fact]:
     """A model's one fact from a turn says it in the turn's words when its statement leaves out a name.
 
+    The words of what holds now (:func:`current_part`): a name the turn says ended is left out on purpose.
+
     "I was reorganized into the payments group." for "Reorg 之后我被分到 payments 组了，新的 manager 叫 Priya
     Raman": what the model left out (a name, a number) is still in the block.
     """
     if len(facts) != 1 or not (f := facts[0]).evidence or len(f.evidence) > OWN_WORDS_LIMIT:
         return facts
     said = value_said(f.value, f.evidence) or mostly_said(f.content, f.evidence)  # not a copy of the prompt
-    return [f.model_copy(update={"content": f.evidence})] if said and dropped_names(f.content, f.evidence) else facts
+    now = current_part(f.evidence)  # "quit being vegan, she's doing keto now": what ended is not what holds
+    return [f.model_copy(update={"content": now})] if said and dropped_names(f.content, now) else facts
 
 
 def relative_mentions(clause: str) -> list[re.Match[str]]:

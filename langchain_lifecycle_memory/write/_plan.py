@@ -1,15 +1,18 @@
-"""What an update is told (``UpdateConfig``), what it will write (``UpdatePlan``) and what it did (``UpdateResult``)."""
+"""What an update is told (``UpdateConfig``), what it will write (``UpdatePlan``), writing it, and what it did."""
 
 from __future__ import annotations
 
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
+from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
+from langchain_lifecycle_memory.store.repair import check_slots, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.write.redaction import Redactor
 
-__all__ = ["UpdateConfig", "UpdatePlan", "UpdateResult"]
+__all__ = ["UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan"]
 
 
 class UpdateConfig(BaseModel):
@@ -82,3 +85,42 @@ class UpdateResult(BaseModel):
         text = f"+{len(self.added)} added, {len(self.refreshed)} refreshed, {len(self.archived)} archived"
         text += f", {len(self.repaired)} repaired" if self.repaired else ""
         return text + (f", {len(self.errors)} error(s)" if self.errors else "")
+
+
+def apply_plan(store: ChromaRecordStore, plan: UpdatePlan) -> UpdateResult:
+    """Write a plan under the writer lock: new and refreshed records first, archivals last; then repair forks."""
+    first = [*plan.added, *plan.refreshed]
+    second = [*plan.archived, *plan.repaired]
+    slots = {r.slot for r in [*first, *second] if r.slot is not None}
+    parents = {r.id for r in second} | {r.supersedes for r in [*first, *second] if r.supersedes}
+    written: list[MemoryRecord] = []
+    with writer_lock(store, plan.namespace):
+        try:
+            if first:
+                store.put_records(first)
+                written = first
+            if second:
+                store.put_records(second)
+        except StoreUnavailableError as e:
+            raise StoreUnavailableError(_partial_write(plan, written, e)) from e
+        repaired = check_slots(store, plan.namespace, slots, parents=parents) if slots else []
+    return UpdateResult(
+        added=plan.added, refreshed=plan.refreshed, archived=plan.archived, repaired=[*plan.repaired, *repaired]
+    )
+
+
+def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Exception) -> str:
+    """Say exactly which part of a plan reached the store before ``error``."""
+    if not written:
+        first = ", ".join(r.id[:8] for r in [*plan.added, *plan.refreshed])
+        return (
+            f"{error} The update stopped at its first write: whether its new or refreshed record(s) ({first}) "
+            "landed is unknown, nothing was archived. Check `history` and send the update again."
+        )
+    ids = ", ".join(r.id[:8] for r in written)
+    old = ", ".join(r.id[:8] for r in plan.archived)
+    return (
+        f"{error} Written before the failure: {len(written)} new or refreshed record(s) ({ids}). Not written: "
+        f"archiving the {len(plan.archived)} version(s) they replace ({old}), so those still read as current "
+        f"until `repair_slots(store, {plan.namespace!r})` or the next write to the slot archives them."
+    )

@@ -14,7 +14,6 @@ from datetime import datetime
 
 import numpy as np
 
-from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.schema import (
     Fact,
     MemoryRecord,
@@ -27,7 +26,7 @@ from langchain_lifecycle_memory.schema import (
 )
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
-from langchain_lifecycle_memory.store.repair import check_slots, repair_namespace, writer_lock
+from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._change import (
@@ -35,6 +34,7 @@ from langchain_lifecycle_memory.write._change import (
     KEPT_WORDS,
     NAMED_CHANGE_THRESHOLD,
     ended_part,
+    holds_now,
     only_ends,
     restates_a_number,
     states_a_change,
@@ -43,6 +43,7 @@ from langchain_lifecycle_memory.write._change import (
 from langchain_lifecycle_memory.write._grounding import (
     EXAMPLE_SLOT_TOPIC,
     FILED_THRESHOLD,
+    OWN_WORDS_LIMIT,
     SAID_THRESHOLD,
     SOMEONE_ELSE,
     filed_as_the_example,
@@ -53,7 +54,7 @@ from langchain_lifecycle_memory.write._grounding import (
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._people import as_known, refile
-from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult
+from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult, apply_plan
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
@@ -73,6 +74,8 @@ _ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 DEFAULT_ALIKE_THRESHOLD = 0.35
+SAID_WORDS = "said"
+"""``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
 """Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 
 
@@ -96,6 +99,7 @@ class _Planner:
         self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
         self._touched: dict[str, MemoryRecord] = {}
         self._said: dict[str, np.ndarray] = {}  # the turns' unit vectors: one embedding per turn, not per fact
+        self._own_words: set[str] = set()  # records whose statement is the user's own words
         self.unsaid: list[Fact] = []
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
@@ -120,16 +124,35 @@ class _Planner:
         self._write(archived, self.plan.archived)
         if (slot := old.slot) is not None:
             self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
+        if by in self._own_words:
+            self._say_now(self._touched[by], old)
+
+    def _say_now(self, record: MemoryRecord, old: MemoryRecord) -> None:
+        """A statement in the user's words keeps the words of what holds now, not of what it replaced.
+
+        "Kelly改主意了，Iceland太贵…，现在改成去Patagonia徒步" replacing her Iceland plan is shown as
+        "现在改成去Patagonia徒步…" (the old plan is in ``history()``); the whole words stay in ``metadata``.
+        """
+        now = holds_now(record.content, old.content, str(old.value or ""))
+        if now == record.content or (record.value is not None and not value_said(record.value, now)):
+            return
+        words = record.metadata.get(SAID_WORDS, record.content)
+        trimmed = record.model_copy(update={"content": now, "metadata": {**record.metadata, SAID_WORDS: words}})
+        self._touched[record.id] = trimmed
+        self.plan.added[:] = [trimmed if r.id == record.id else r for r in self.plan.added]
 
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
         valid_from = fact.valid_from or self.at
-        return MemoryRecord(
+        record = MemoryRecord(
             namespace=self.ns, content=fact.content, entity=fact.entity,
             attribute=fact.attribute, value=fact.value, kind=fact.kind, status=status,
             confidence=fact.confidence, source=source, created_at=self.at, updated_at=self.at, valid_from=valid_from,
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
         )  # fmt: skip
+        if fact.evidence and normalize_value(fact.content) in normalize_value(fact.evidence):
+            self._own_words.add(record.id)  # the user's words, not a model's statement
+        return record
 
     def add(self, fact: Fact, source: MemorySource) -> None:
         if self.cfg.redactor is not None:  # "the Wi-Fi password is tulip-42" with the value "tulip-42": masked in both
@@ -159,11 +182,24 @@ class _Planner:
             # the statement is kept without its slot, beside the current value. It replaces only what its own
             # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else.
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
-            fact = fact.model_copy(update={"attribute": None, "value": None})
+            fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
         if fact.slot is None:
             self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def _as_said(self, fact: Fact, value: str | None) -> Fact:
+        """A statement copied from the turn for a value the turn does not say: the turn's words, filed by them.
+
+        "she's counting carbs on an app" (from "my flatmate quit being vegan. she's doing strict keto now, …")
+        with a value the model made up: the whole words say whose it is and what changed.
+        """
+        evidence = fact.evidence or ""
+        copied = normalize_value(fact.content) in normalize_value(evidence)
+        if value_said(value, evidence) or not copied or len(evidence) > OWN_WORDS_LIMIT:
+            return fact
+        people = self.store.people(self.ns)
+        return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
 
     def keep_words(self, source: MemorySource) -> None:
         """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
@@ -449,45 +485,6 @@ def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: floa
     """A configured threshold, else ``default`` for the bundled encoder (``None`` for other encoders)."""
     bundled = isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings)
     return default if threshold is None and bundled else threshold
-
-
-def apply_plan(store: ChromaMemoryStore, plan: UpdatePlan) -> UpdateResult:
-    """Write a plan under the writer lock: new and refreshed records first, archivals last; then repair forks."""
-    first = [*plan.added, *plan.refreshed]
-    second = [*plan.archived, *plan.repaired]
-    slots = {r.slot for r in [*first, *second] if r.slot is not None}
-    parents = {r.id for r in second} | {r.supersedes for r in [*first, *second] if r.supersedes}
-    written: list[MemoryRecord] = []
-    with writer_lock(store, plan.namespace):
-        try:
-            if first:
-                store.put_records(first)
-                written = first
-            if second:
-                store.put_records(second)
-        except StoreUnavailableError as e:
-            raise StoreUnavailableError(_partial_write(plan, written, e)) from e
-        repaired = check_slots(store, plan.namespace, slots, parents=parents) if slots else []
-    return UpdateResult(
-        added=plan.added, refreshed=plan.refreshed, archived=plan.archived, repaired=[*plan.repaired, *repaired]
-    )
-
-
-def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Exception) -> str:
-    """Say exactly which part of a plan reached the store before ``error``."""
-    if not written:
-        first = ", ".join(r.id[:8] for r in [*plan.added, *plan.refreshed])
-        return (
-            f"{error} The update stopped at its first write: whether its new or refreshed record(s) ({first}) "
-            "landed is unknown, nothing was archived. Check `history` and send the update again."
-        )
-    ids = ", ".join(r.id[:8] for r in written)
-    old = ", ".join(r.id[:8] for r in plan.archived)
-    return (
-        f"{error} Written before the failure: {len(written)} new or refreshed record(s) ({ids}). Not written: "
-        f"archiving the {len(plan.archived)} version(s) they replace ({old}), so those still read as current "
-        f"until `repair_slots(store, {plan.namespace!r})` or the next write to the slot archives them."
-    )
 
 
 def reconcile(

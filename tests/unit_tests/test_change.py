@@ -21,6 +21,7 @@ from langchain_lifecycle_memory import (
 from langchain_lifecycle_memory.write._change import (
     current_part,
     ended_part,
+    holds_now,
     only_ends,
     states_a_change,
     superseded_by_change,
@@ -389,7 +390,9 @@ def test_words_kept_for_a_failed_extraction_are_replaced_by_a_later_change(embed
     memory.add_facts([echoed], "kim", at="2025-03-01")
     changed = "Ilsabet changed her plans, Svalbard was too pricey, so now she's going to the Faroe Islands instead."
     memory.add_facts([Fact(entity="user", content=changed, evidence=changed)], "kim", at="2025-06-01")
-    assert [r.content for r in memory.active("kim")] == [changed]
+    (now,) = memory.active("kim")  # what holds now, in the user's words; the reason it changed stays beside them
+    assert now.content == "Ilsabet changed her plans, so now she's going to the Faroe Islands instead."
+    assert now.metadata["said"] == changed
     (kept,) = memory.list("kim", statuses=["archived"])
     assert kept.content == said and kept.superseded_by is not None  # history, not lost
     block = memory.inject("Where is Ilsabet travelling?", "kim", now="2025-06-02").text
@@ -409,3 +412,63 @@ def test_a_relatives_news_after_a_lead_in_ends_the_value_it_names(embeddings: An
     assert [r.status.value for r in memory.history("kim", "roommate_marguerite", "diet")] == ["archived"]
     theirs = [r.content for r in memory.active("kim") if r.entity == "roommate_marguerite"]
     assert theirs == [said], memory.active("kim")
+
+
+def test_the_users_words_for_a_change_keep_what_holds_now_not_what_it_replaced(embeddings: Any, tmp_path: Path) -> None:
+    # A model's statement that copies the turn: the part naming the replaced value is history, not the current fact
+    memory = _memory(embeddings, tmp_path)
+    saab = "My neighbour Odalys drives an old Saab."
+    memory.add_facts(
+        [Fact(entity="neighbour_odalys", attribute="car", value="Saab", content=saab)], "kim", at="2025-02-01"
+    )
+    said = "Odalys changed cars, the Saab kept breaking down, now she drives a Lada"
+    lada = Fact(entity="neighbour_odalys", attribute="car", value="Lada", content=said, evidence=said)
+    memory.add_facts([lada], "kim", at="2025-07-01")
+    (now,) = [r for r in memory.active("kim") if r.attribute == "car"]
+    assert now.content == "Odalys changed cars, now she drives a Lada"
+    assert now.metadata["said"] == said  # the whole words are kept
+    block = memory.inject("What does Odalys drive these days?", "kim", now="2025-07-02").text
+    assert "Lada" in block and "Saab" not in block, block
+    assert [r.content for r in memory.history("kim", str(now.entity), "car")] == [saab, now.content]
+
+
+def test_words_that_state_the_change_and_name_the_old_value_are_kept_whole(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    memory.add_facts(
+        [Fact(entity="user", attribute="car", value="捷达", content="我开一辆捷达。")], "kim", at="2025-02-01"
+    )
+    said = "我把捷达换成了一辆二手的 Lada，现在每天开它上班"
+    lada = Fact(entity="user", attribute="car", value="Lada", content=said, evidence=said)
+    memory.add_facts([lada], "kim", at="2025-07-01")
+    (now,) = [r for r in memory.active("kim") if r.attribute == "car"]
+    assert now.content == said  # the part that names the Jetta states the change itself
+    assert holds_now("双簧管太难了，不吹了，现在改学手风琴", "双簧管") == "现在改学手风琴"
+    assert holds_now("I moved from Leeds to York, and now I work at a tannery", "Leeds") == (
+        "I moved from Leeds to York, and now I work at a tannery"
+    )
+
+
+def test_a_made_up_value_keeps_the_turns_words_and_the_question_finds_what_replaced_the_old_fact(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    # A small model copies one clause of the turn, files it under the user, and invents its value: the turn's words
+    # say whose it is and what ended; asking about the old fact finds the words that replaced it.
+    memory = _memory(embeddings, tmp_path)
+    mine = "I've eaten a fruitarian diet since university."
+    memory.add_facts([Fact(entity="user", content=mine, evidence=mine)], "kim", at="2025-01-08")
+    raw = "my cousin Ferdinand is a strict raw-food vegan, which makes family dinners interesting"
+    ferdinand = Fact(entity="cousin_ferdinand", attribute="diet", value="raw-food vegan", content=raw, evidence=raw)
+    memory.add_facts([ferdinand], "kim", at="2025-01-26")
+    said = "big news, my cousin quit being a raw-food vegan. he's doing carnivore now, he weighs every steak on a scale"
+    made_up = Fact(
+        entity="user", attribute="diet_restriction", value="gluten intolerance",
+        content="he weighs every steak on a scale", evidence=said,
+    )  # fmt: skip
+    memory.add_facts([made_up], "kim", at="2025-04-29", source=MemorySource(extractor="llm"))
+    (theirs,) = [r for r in memory.active("kim") if r.entity == "cousin_ferdinand"]
+    assert "carnivore" in theirs.content and "raw-food" not in theirs.content, theirs
+    assert [r.content for r in memory.active("kim") if r.entity in (None, "user")] == [mine]
+    block = memory.inject("What diet is Ferdinand on these days?", "kim", now="2025-05-15").text
+    assert "carnivore" in block and "raw-food" not in block, block
+    block = memory.inject("What diet do I follow?", "kim", now="2025-05-15").text
+    assert "fruitarian" in block and "carnivore" not in block, block
