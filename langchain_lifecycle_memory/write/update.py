@@ -219,6 +219,7 @@ class _Planner:
                 entity=None if is_self_entity(entity) else entity, metadata={KEPT_WORDS: True},
             )  # fmt: skip
             self._write(record, self.plan.added)
+            self._own_words.add(record.id)
             self._supersede_stated(record)  # "我爸又换手机了，那台华为给我妈用了…" still ends the Huawei
 
     def _unsaid(self, fact: Fact) -> bool:

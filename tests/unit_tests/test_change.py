@@ -410,8 +410,9 @@ def test_a_relatives_news_after_a_lead_in_ends_the_value_it_names(embeddings: An
     memory.add_facts([echoed], "kim", at="2025-04-29", source=MemorySource(extractor="llm"))  # the words are kept
     # "housemate" is filed as "roommate", one relation
     assert [r.status.value for r in memory.history("kim", "roommate_marguerite", "diet")] == ["archived"]
-    theirs = [r.content for r in memory.active("kim") if r.entity == "roommate_marguerite"]
-    assert theirs == [said], memory.active("kim")
+    (theirs,) = [r for r in memory.active("kim") if r.entity == "roommate_marguerite"]
+    assert theirs.content == "lol plot twist, she's doing strict paleo now, counting macros all day"  # what holds
+    assert theirs.metadata["said"] == said
 
 
 def test_the_users_words_for_a_change_keep_what_holds_now_not_what_it_replaced(embeddings: Any, tmp_path: Path) -> None:
