@@ -226,13 +226,9 @@ def _successors(snap: Snapshot, eligible: np.ndarray, matched: np.ndarray) -> np
     filed = snap.attribute_code >= 0
     slot = snap.entity_code * (len(snap.attributes) + 1) + snap.attribute_code  # one number per (entity, attribute)
     found = eligible & filed & np.isin(slot, slot[matched & filed])
-    dead = np.flatnonzero(matched)
-    if not len(dead):
-        return found
-    position = {rid: p for p, rid in enumerate(snap.ids)}
-    for p in dead:
+    for p in np.flatnonzero(matched):
         for _ in range(8):  # along a chain of replacements to the live one
-            p = position.get(snap.rows[p].superseded_by or "", -1)
+            p = snap.replaced_by[p]
             if p < 0:
                 break
             if eligible[p]:

@@ -227,6 +227,13 @@ class Snapshot:
         )
 
     @functools.cached_property
+    def replaced_by(self) -> np.ndarray:
+        """Each record's ``superseded_by`` as a position (-1: none, or not in this namespace)."""
+        position = {rid: p for p, rid in enumerate(self.ids)}
+        found = (position.get(r.superseded_by or "", -1) for r in self.rows)
+        return np.fromiter(found, dtype=np.int64, count=len(self.rows))
+
+    @functools.cached_property
     def rank(self) -> np.ndarray:
         """Each record's place in version precedence (``valid_from``, then ``created_at``, then id)."""
         return np.argsort(np.lexsort((np.array(self.ids, dtype=str), self.created, self.valid_from)))

@@ -74,9 +74,9 @@ _ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 DEFAULT_ALIKE_THRESHOLD = 0.35
+"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 SAID_WORDS = "said"
 """``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
-"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 
 
 def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
@@ -138,8 +138,9 @@ class _Planner:
             return
         words = record.metadata.get(SAID_WORDS, record.content)
         trimmed = record.model_copy(update={"content": now, "metadata": {**record.metadata, SAID_WORDS: words}})
-        self._touched[record.id] = trimmed
-        self.plan.added[:] = [trimmed if r.id == record.id else r for r in self.plan.added]
+        self._write(trimmed, self.plan.added)
+        if (slot := record.slot) in self._slots:
+            self._slots[slot] = [trimmed if r.id == record.id else r for r in self._slots[slot]]
 
     def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
         valid_from = fact.valid_from or self.at
@@ -150,7 +151,7 @@ class _Planner:
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
         )  # fmt: skip
-        if fact.evidence and normalize_value(fact.content) in normalize_value(fact.evidence):
+        if _copied(fact):
             self._own_words.add(record.id)  # the user's words, not a model's statement
         return record
 
@@ -195,8 +196,7 @@ class _Planner:
         with a value the model made up: the whole words say whose it is and what changed.
         """
         evidence = fact.evidence or ""
-        copied = normalize_value(fact.content) in normalize_value(evidence)
-        if value_said(value, evidence) or not copied or len(evidence) > OWN_WORDS_LIMIT:
+        if value_said(value, evidence) or not _copied(fact) or len(evidence) > OWN_WORDS_LIMIT:
             return fact
         people = self.store.people(self.ns)
         return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
@@ -480,6 +480,11 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements, changes=states_a_change,
     )  # fmt: skip
+
+
+def _copied(fact: Fact) -> bool:
+    """Whether the fact's statement is the user's own words: a copy of (part of) the turn it came from."""
+    return bool(fact.evidence) and normalize_value(fact.content) in normalize_value(str(fact.evidence))
 
 
 def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:
