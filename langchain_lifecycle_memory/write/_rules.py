@@ -276,7 +276,7 @@ _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bmyself\b", "themselves", re.I), (r"\b(?:my|our|mine)\b", "the user's", re.I),
     )
 )  # fmt: skip
-_EN_I_VERB = re.compile(r"\b(?:I|[Ww]e)\s+(" + _EN_ADV + r")([A-Za-z]+)")
+_EN_I_VERB = re.compile(r"\b(?:I|[Ww]e)\s+(" + _EN_ADV + r")([A-Za-z]+n't|[A-Za-z]+)")
 
 
 def _conjugate(verb: str) -> str:
@@ -284,6 +284,8 @@ def _conjugate(verb: str) -> str:
     irregular = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
     if low in irregular:
         return irregular[low]
+    if low.endswith("n't"):  # "I basically don't drive": "doesn't", "haven't": "hasn't", "can't" as it is
+        return {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't"}.get(low, verb)
     if low in _MODALS or low.endswith("ed"):
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):

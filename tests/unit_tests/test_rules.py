@@ -495,6 +495,19 @@ def test_negations_and_short_statements_are_kept_as_said(text: str, kept: str) -
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("I honestly don't go skydiving anymore.", "The user honestly doesn't go skydiving"),
+        ("I usually haven't eaten lunch by noon.", "The user usually hasn't eaten"),
+        ("I really can't parallel park.", "The user really can't parallel park"),
+    ],
+)
+def test_a_contracted_negation_after_an_adverb_reads_in_the_third_person(text: str, kept: str) -> None:
+    statement = " ".join(f.content for f in extract_rule_facts(text, now=NOW))
+    assert statement.startswith(kept), statement  # not "dons't" / "havens't"
+
+
+@pytest.mark.parametrize(
     "text", ["不用了，谢谢。", "没事，不着急。", "I like your idea.", "Play something relaxing for me.", "你说得对。"]
 )
 def test_replies_and_requests_to_the_assistant_are_not_kept(text: str) -> None:
