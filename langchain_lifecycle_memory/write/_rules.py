@@ -36,6 +36,7 @@ from langchain_lifecycle_memory.write._subjects import (
     Subject,
     add_elided_i,
     clause_subject,
+    names_a_condition,
 )
 from langchain_lifecycle_memory.write.redaction import Redactor
 
@@ -188,6 +189,9 @@ def clause_subjects(
             continue
         for clause in _clauses(sentence, zh):
             subject = clause_subject(clause, zh, speaker_entity, people, last)
+            if subject is None and not zh and names_a_condition(clause):  # "Anosmia, the doctor called it."
+                whom, mention = (last.entity, last.mention) if last else (speaker_entity, "")  # the clause before's
+                subject = Subject(whom, clause, mention, reported=True)
             if subject is not None and "_" in subject.entity:
                 people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
             last = None if subject is None or subject.entity == speaker_entity else subject
@@ -425,7 +429,10 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
         lead = now.split()[0].casefold()  # "upgraded to…" gets its "I" back; "our new landlord is…" has its subject
         led = not re.match(r"[a-z]", now) or lead in EN_PRONOUNS | EN_FUNCTION_WORDS or _EN_SUBJECT.search(now)
         clause = now if zh or led else "I " + now
-    if not clause or (not zh and _NOT_SAID_EN.search(clause)) or not (zh or _EN_SUBJECT.search(subject.text)):
+    named = subject.reported  # reported, but a name for what the person has
+    if not clause or (not zh and not named and _NOT_SAID_EN.search(clause)):
+        return []
+    if not (zh or named or _EN_SUBJECT.search(subject.text)):
         return []
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
@@ -487,8 +494,9 @@ _NOT_SAID_EN = re.compile(
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
-_REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语)")
-"""Reported speech ("医生说…"); 说 before a language's name ("说闽南语") is speaking it."""
+_REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语|是)")
+"""Reported speech ("医生说…"); 说 before a language's name ("说闽南语") is speaking it, and "说是…" names what
+something is ("医生说是乳糖不耐受"): a statement, not what someone wants."""
 _ZH_ASKING = r"(?:帮|给)我(?![\u4e00-\u9fff]{1,2}[了过])|请|你|您|吗|？|\?"
 """Words that make a clause a question or a request to the assistant, wherever they stand."""
 _NOT_SAID_ZH = re.compile(

@@ -23,7 +23,10 @@ from langchain_lifecycle_memory.write._lexicon import (
     romanize,
 )
 
-__all__ = ["EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject"]
+__all__ = [
+    "EN_FIRST_PERSON", "EN_INTRO", "ZH_PERSON", "ZH_REL", "Subject", "add_elided_i", "clause_subject",
+    "names_a_condition",
+]  # fmt: skip
 
 EN_FIRST_PERSON = re.compile(r"\b(?:I|[Mm]y|[Mm]e|[Ww]e|[Oo]ur)\b")
 EN_INTRO = re.compile(
@@ -118,12 +121,34 @@ _ZH_ACT = re.compile(_ZH_NO_ONE_ELSE + r"(?:.*(?:" + _ZH_HABIT + "|" + _ZH_DONE 
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
 
 
+_NAMED_BY_EN = re.compile(
+    r"\b(?:says?|said) (?:that )?(?:it'?s|it is|it was)\b"  # "the doctor says it's X"
+    r"|\b(?:says?|said) (?!(?:I|we|they|he|she|it|that|this)\b)(?:[a-z]+ )?(?!(?:is|are|was|were)\b)[a-z]+(?:[,.;]|$)"
+    r"|\b(?:calls? it|called it|diagnosed)\b|\ba name (?:on|to|for) it\b",
+    re.I,
+)
+_PRONOUN_FIRST = re.compile(r"\s*(?:she|he|they|we|I)\b", re.I)
+_ADVICE_EN = re.compile(
+    r"\b(?:you|should|must|need to|have to|has to|avoid|only|no|not|never|stop|keep|try|don't|can't|cannot)\b", re.I
+)
+
+
+def names_a_condition(clause: str) -> bool:
+    """Whether a reported clause only names what someone has ("the optometrist says it's night blindness").
+
+    A clause that advises or forbids ("the dentist says soft foods only") is what someone wants, not a fact.
+    """
+    by_someone_named = not _PRONOUN_FIRST.match(clause)  # "she said it rocks": whose words, about what, is unsaid
+    return by_someone_named and bool(_NAMED_BY_EN.search(clause)) and not _ADVICE_EN.search(clause)
+
+
 @dataclass(frozen=True)
 class Subject:
     entity: str
     text: str  # the sentence as the patterns see it: first person ("My sister Maya is ..." -> "I am ...")
     mention: str = ""  # how the sentence names the person ("My sister Maya", "我女儿 Luna", "Felix")
     restated: str = ""  # a clause led by a pronoun, with the person named instead ("she plays…" -> "Maya plays…")
+    reported: bool = False  # someone else's name for what the person has ("the optometrist says it's night blindness")
 
 
 def add_elided_i(text: str) -> str:

@@ -907,3 +907,35 @@ def test_a_word_that_holds_a_pronoun_character_names_no_one(text: str) -> None:
     """其他 and 其它 ("other") hold 他 and 它 without meaning "he" or "it": the remark is still the speaker's."""
     facts = extract_rule_facts(text)
     assert facts and all(f.entity in (None, "user") for f in facts) and "竖笛" in facts[0].content
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("My cheeks flush red whenever I'm warm. The dermatologist says it's rosacea.", "rosacea"),
+        ("My hands shake when I hold a pen. Essential tremor, the neurologist called it.", "tremor"),
+        ("Shins ache after every run. The coach finally said shin splints.", "shin splints"),
+        ("老是头晕耳鸣，医生说是梅尼埃病。", "梅尼埃病"),
+    ],
+)
+def test_a_reported_name_for_what_the_speaker_has_is_kept_as_theirs(text: str, name: str) -> None:
+    facts = extract_rule_facts(text, now=NOW)
+    assert any(name in f.content and f.entity is None for f in facts), [f.content for f in facts]
+
+
+def test_a_reported_name_after_a_relatives_news_is_theirs() -> None:
+    facts = extract_rule_facts("My son coughs like a seal at night. The pediatrician says it's croup.", now=NOW)
+    [croup] = [f for f in facts if "croup" in f.content]
+    assert croup.entity == "son"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The dentist says no chewing gum this week.",
+        "My sleep tracker says I got five hours again.",
+        "She said it rocks.",
+    ],
+)
+def test_a_report_that_advises_measures_or_judges_is_not_a_fact_about_the_speaker(text: str) -> None:
+    assert extract_rule_facts(text, now=NOW) == []
