@@ -39,6 +39,7 @@ HELD_OUT = [
     "heldout_frost",
     "heldout_thaw",
     "heldout_ember",
+    "heldout_solstice",
     "extra",
 ]
 
