@@ -372,4 +372,7 @@ EN_RULES: tuple[Rule, ...] = (
             r"holiday|getaway) to|(?:planning|going) to (?:go to|visit|travel to|fly to)|playing|reading|watching|"
             r"listening to|using|writing|learning) (?:an? |the )?"
             + V + E_PREP, handler=_ongoing),
+    # taking something up: what it is, the lexicon says ("picked up the harmonica", "took up pottery")
+    en_rule(I_ + r"(?:picked up|took up|got into|started) (?:playing |learning |doing )?(?:an? |the )?" + V + E_PREP,
+            cats=("instrument", "sport", "hobby"), priority=65, kind="profile"),
 )  # fmt: skip

@@ -939,3 +939,21 @@ def test_a_reported_name_after_a_relatives_news_is_theirs() -> None:
 )
 def test_a_report_that_advises_measures_or_judges_is_not_a_fact_about_the_speaker(text: str) -> None:
     assert extract_rule_facts(text, now=NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("I finally picked up the mandolin in January.", ("instrument", "mandolin")),
+        ("Took up badminton with the neighbours last month.", ("sport", "badminton")),
+        ("I got into rock climbing this year.", ("sport", "rock climbing")),
+        ("I started learning the oboe.", ("instrument", "oboe")),
+    ],
+)
+def test_taking_something_up_files_it_by_what_the_lexicon_says_it_is(text: str, slot: tuple[str, str]) -> None:
+    assert [(f.attribute, f.value) for f in extract_rule_facts(text, now=NOW) if f.slot] == [slot]
+
+
+@pytest.mark.parametrize("text", ["I picked up a lamp at a yard sale.", "I picked up my nephew from practice."])
+def test_picking_up_what_no_lexicon_knows_files_no_slot(text: str) -> None:
+    assert all(f.slot is None for f in extract_rule_facts(text, now=NOW))
