@@ -63,6 +63,7 @@ _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
@@ -152,29 +153,78 @@ def current_part(text: str) -> str:
 def holds_now(text: str, *replaced: str) -> str:
     """``text`` without its parts that say what ended, when another part states the change.
 
-    A part ends something when it says so ("quit", "不…了") or names what ``replaced`` (the statement and value
-    the change replaces) named without stating a change itself:
+    A part ends something when it says so ("quit", "不…了"), names what ``replaced`` (the statement and value
+    the change replaces) named without stating a change itself, or begins with a name ``replaced`` said, not as
+    its subject, and says nothing of now (:func:`_speaks_of`):
 
     >>> holds_now("Kelly改主意了，Iceland太贵了，现在改成去Patagonia徒步", "她想去Iceland看极光")
     'Kelly改主意了，现在改成去Patagonia徒步'
+    >>> holds_now("蔡教练调去肇庆了，现在带我的是冯教练", "我的游泳私教是蔡教练")
+    '现在带我的是冯教练'
     """
     pieces = _PART.split(text)
     parts = pieces[::2]
     ended = _ended(parts, *replaced)
-    if not ended or not any(i not in ended and _changes(part) for i, part in enumerate(parts)):
+    if not ended or not any(i not in ended and (_changes(part) or _NOW.search(part)) for i, part in enumerate(parts)):
         return text
     kept = "".join(piece for i, piece in enumerate(pieces) if i // 2 not in ended)
     return _LEADING.sub("", _TRAILING.sub("", kept).strip())
 
 
 def _ended(parts: list[str], *replaced: str) -> list[int]:
-    """The parts that end something: a verb of ending, or naming what ``replaced`` named without a change."""
+    """The parts that end something.
+
+    A verb of ending, naming what ``replaced`` named without a change, or speaking of it (:func:`_speaks_of`)
+    without saying what holds now.
+    """
     names = set().union(*(_names(r) for r in replaced if r))
 
     def named(part: str) -> bool:
         return bool(names & _names(part)) or any(says_whole(r, part) for r in replaced if r)
 
-    return [i for i, part in enumerate(parts) if _GONE.search(part) or (not _changes(part) and named(part))]
+    def ends(part: str) -> bool:
+        return not _NOW.search(part) and (not _changes(part) and named(part) or _speaks_of(part, replaced))
+
+    return [i for i, part in enumerate(parts) if _GONE.search(part) or ends(part)]
+
+
+_NOW = re.compile(r"(?:now|nowadays|these days|instead)|现在|如今|目前|以后|今后|改|换成", re.IGNORECASE)
+"""Words that say what holds from now on: a part with one states the new, whatever else it names."""
+_OWNER = re.compile(r"^(?:(?:the user's|the user|user's|my|our|his|her|their|the)\s+|用户的?|我们的?|我的)", re.I)
+_LEAD = re.compile(r"[A-Za-z][\w'-]*|[\u4e00-\u9fff]{2}")
+
+
+def _speaks_of(part: str, replaced: Sequence[str]) -> bool:
+    """Whether ``part`` begins with a name ``replaced`` said, not as its subject: it tells what became of that.
+
+    "蔡教练调去肇庆了" beside "我的游泳私教是蔡教练", "Ozias moved to Truro" beside "the furnace is serviced by
+    Ozias"; not "阿满换了马术教练" beside "我女儿阿满开始学马术了" (阿满 is who both are about).
+    """
+    word = _lead(part)
+    if not word or (word.isascii() and (len(word) < 3 or not word[0].isupper())):
+        return False
+    olds = [r for r in replaced if r]
+    if olds and any(_about(word, p) for p in _PART.split(olds[0])[::2]):  # the statement's subject, not its value
+        return False
+    if not word.isascii():
+        return any(word in r.replace("用户", " ") for r in olds)
+    return word.casefold() in {w.casefold() for r in olds for w in _LATIN.findall(r)}
+
+
+def _lead(part: str) -> str:
+    """The first word of ``part`` after its owner ("the user's", "我的"): a name, when it begins with one."""
+    lead = _LEAD.match(_OWNER.sub("", part.strip()))
+    return lead.group() if lead else ""
+
+
+def _about(word: str, part: str) -> bool:
+    """Whether ``word`` names who ``part`` is about.
+
+    Among its first three words before any Chinese ("My friend Ilsabet is…"), or its first four characters
+    ("女儿阿满开始…").
+    """
+    rest = _OWNER.sub("", part.strip())
+    return word in rest[:4] if not word.isascii() else word in _LATIN.findall(re.split(_CJK_CHAR, rest)[0])[:3]
 
 
 def quantities(text: str) -> set[str]:

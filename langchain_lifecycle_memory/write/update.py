@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -151,7 +152,7 @@ class _Planner:
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
         )  # fmt: skip
-        if _copied(fact):
+        if _retold(fact):
             self._own_words.add(record.id)  # the user's words, not a model's statement
         return record
 
@@ -482,9 +483,20 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
     )  # fmt: skip
 
 
+_SPEAKER = re.compile(r"用户的?|\bthe user(?:'s)?\b|\b(?:their|they)\b", re.IGNORECASE)
+
+
 def _copied(fact: Fact) -> bool:
     """Whether the fact's statement is the user's own words: a copy of (part of) the turn it came from."""
     return bool(fact.evidence) and normalize_value(fact.content) in normalize_value(str(fact.evidence))
+
+
+def _retold(fact: Fact) -> bool:
+    """Whether the fact's statement is the user's words, the speaker named in the third person.
+
+    "蔡教练调去肇庆了，现在带用户的是冯教练" from "蔡教练调去肇庆了，现在带我的是冯教练".
+    """
+    return bool(fact.evidence) and mostly_said(_SPEAKER.sub(" ", fact.content), str(fact.evidence), share=0.9)
 
 
 def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:

@@ -473,3 +473,38 @@ def test_a_made_up_value_keeps_the_turns_words_and_the_question_finds_what_repla
     assert "carnivore" in block and "raw-food" not in block, block
     block = memory.inject("What diet do I follow?", "kim", now="2025-05-15").text
     assert "fruitarian" in block and "carnivore" not in block, block
+
+
+def test_what_became_of_the_one_replaced_is_left_out_of_what_holds_now(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "我的游泳私教是蔡教练，每周三下午上课。"),
+        ("2025-04-02", "蔡教练调去肇庆了，现在带我的是冯教练。"),
+    )
+    assert any("冯教练" in c for c in active), active
+    assert not any("蔡教练" in c for c in active), active  # what became of him is not who teaches now
+    past = memory.inject("我的游泳私教是谁来着？", "kim", now="2025-04-03", as_of="2025-02-01").text
+    assert "蔡教练" in past  # the old statement is history, not lost
+
+
+def test_what_became_of_someone_named_before_is_left_out_in_english(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "I get the furnace serviced by Ozias every October."),
+        ("2025-09-02", "Ozias moved to Truro, so now I get the furnace serviced by Brigida."),
+    )
+    assert any("Brigida" in c for c in active), active
+    assert not any("Ozias" in c for c in active), active
+
+
+def test_a_change_about_the_same_person_keeps_who_it_is_about(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "我女儿阿满开始学马术了，教练是邱教练。"),
+        ("2025-05-06", "阿满换了马术教练，现在是甘教练。"),
+    )
+    assert any("甘教练" in c and "马术" in c for c in active), active  # 阿满 is who both are about: kept
+    assert not any("邱教练" in c for c in active), active
