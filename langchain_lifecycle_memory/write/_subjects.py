@@ -152,11 +152,37 @@ class Subject:
 
 
 def add_elided_i(text: str) -> str:
-    if _ELIDED_I.match(text):  # "Moved to Leeds in May", "Got an e-bike"
+    text = _unshouted(text)
+    if _ELIDED_I.match(text) or _ELIDED_IRREGULAR.match(text):  # "Moved to Leeds in May", "had my teeth out"
         return "I " + text[:1].lower() + text[1:]
-    if _ELIDED_AM.match(text):  # "Allergic to sesame, found out the hard way": the copula's subject elided
+    if _ELIDED_AM.match(text) or _ELIDED_DOING.match(text):  # "Allergic to sesame", "Still restoring the…"
         return "I am " + text[:1].lower() + text[1:]
     return "I " + text[:1].lower() + text[1:] if _ELIDED_PAST.match(text) else text  # "Adopted a cat"
+
+
+_ELIDED_IRREGULAR = re.compile(
+    r"^(?:(?:just|finally|recently|also) )?(?:had|did|saw|ran|won|wrote|paid|spent|kept|built|broke|caught|taught"
+    r"|brought|tried|passed|failed|finished)\s+(?!(?:you|he|she|they|it|we|I|to|by|of)\b)\w",
+    re.IGNORECASE,
+)
+"""A past verb that carries an object, its "I" dropped ("had my wisdom teeth out", "Did my first 10k")."""
+_ELIDED_DOING = re.compile(
+    r"^(?:(?:still|also|just|mostly|currently|now|really|finally) )?(?<![A-Za-z])[A-Za-z]{2,}ing\s+"
+    r"(?=(?:to|about|on|at|for|a|an|the|my|our|some|up|out|in|with|into|through|this|that|more|less|back|off"
+    r"|over|like|\d+)\b|(?-i:[A-Z]))(?![^,.;!?]*\b(?:is|are|was|were)\b)",
+    re.IGNORECASE,
+)
+"""A clause led by what the speaker is doing ("Still restoring the Bonneville…", "Planning to repaint…"), not a
+noun ending in -ing ("Wedding prep is…": a copula follows; "Morning run done": no object)."""
+_SHOUTED = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def _unshouted(text: str) -> str:
+    """A sentence in capitals ("FINALLY PASSED MY SCUBA CERTIFICATION!!") in sentence case: its words are the same."""
+    words = re.findall(r"[A-Za-z]{2,}", text)
+    if len(words) < 3 or len(_SHOUTED.findall(text)) < 0.8 * len(words):
+        return text
+    return text[:1] + text[1:].lower()
 
 
 def _third_to_first(rest: str) -> str:

@@ -957,3 +957,23 @@ def test_taking_something_up_files_it_by_what_the_lexicon_says_it_is(text: str, 
 @pytest.mark.parametrize("text", ["I picked up a lamp at a yard sale.", "I picked up my nephew from practice."])
 def test_picking_up_what_no_lexicon_knows_files_no_slot(text: str) -> None:
     assert all(f.slot is None for f in extract_rule_facts(text, now=NOW))
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Still restoring the Triumph Bonneville in the garage", "The user is still restoring the Triumph Bonneville"),
+        ("Planning to repaint the Bonneville tank in the spring", "The user is planning to repaint the Bonneville"),
+        ("had my wisdom teeth out this morning", "The user had their wisdom teeth out this morning"),
+        ("FINALLY PASSED MY SCUBA CERTIFICATION!!", "The user finally passed their scuba certification"),
+    ],
+)
+def test_what_the_speaker_is_doing_or_did_without_an_i_is_theirs(text: str, content: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert fact.entity in (None, "user") and fact.content.startswith(content), fact.content
+
+
+@pytest.mark.parametrize("text", ["Morning run done", "Wedding prep is exhausting", "Did you see the eclipse?"])
+def test_a_noun_ending_in_ing_or_a_question_is_no_act_of_the_speaker(text: str) -> None:
+    assert extract_rule_facts(text, now=NOW) == []
+
