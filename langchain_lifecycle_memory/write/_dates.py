@@ -5,10 +5,11 @@ The patterns decide what is a date ("三天前" -> 3 days back); ``dateparser`` 
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_lifecycle_memory.schema import ensure_aware
@@ -61,6 +62,26 @@ _TTL_FIXED: tuple[tuple[re.Pattern[str], float], ...] = tuple(
         (r"\bfor now\b|\bfor the time being\b|\btemporarily\b|暂时", 14),
     )
 )
+_EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december")  # fmt: skip
+_EN_UNTIL_MONTH = re.compile(
+    r"\b(?:for (?:all of |the whole of |the rest of |the month of )?|through(?:out)? |(?:until|till) (?:the end of )?)"
+    r"(" + "|".join(m.capitalize() for m in _EN_MONTHS) + r")\b"
+)
+_ZH_UNTIL_MONTH = re.compile(
+    r"(?:整个|一整个)" + _ZH_NUM + r"月|(?:到|至)" + _ZH_NUM + r"月底|" + _ZH_NUM + r"月底(?:前|之前)"
+)
+
+
+def _until_month(text: str) -> int | None:
+    """The month a statement lasts to the end of ("for all of March", "整个三月", "到五月底"), if it names one."""
+    if m := _EN_UNTIL_MONTH.search(text):
+        return _EN_MONTHS.index(m.group(1).lower()) + 1
+    if (m := _ZH_UNTIL_MONTH.search(text)) and (n := _zh_number(next(g for g in m.groups() if g))) in range(1, 13):
+        return int(n)
+    return None
+
+
 _EN_FOR_N = re.compile(r"\bfor\s+(?:the\s+next\s+)?" + _EN_NUM + r"\s+(day|week|month)s?\b", re.IGNORECASE)
 _ZH_FOR_N = re.compile(r"(?:接下来|未来|这)" + _ZH_NUM + r"\s*(?:个)?\s*(天|周|星期|礼拜|月)")
 # "I started at Northwind this week", "I quit smoking, 30 days smoke-free today": the hint dates a change or
@@ -176,15 +197,25 @@ def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
     return text[: m.start()] + phrase[granularity] + text[m.end() :]
 
 
-def resolve_ttl_days(text: str) -> float | None:
+def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:
     """How many days the statement in ``text`` is meant to last ("this week" → 7), unless a start verb is near.
+
+    With ``now``, also until the end of a named month ("for all of March", "整个三月"), the next one on or after
+    ``now``'s month.
 
     Example:
         >>> resolve_ttl_days("This week I'm really craving Thai food."), resolve_ttl_days("我住在苏州")
         (7.0, None)
+        >>> resolve_ttl_days("No takeout for all of March", datetime(2025, 3, 2))
+        30.0
     """
     if _STARTED.search(text):
         return None
+    if now is not None and (month := _until_month(text)) is not None:
+        now = _aware(now)
+        year = now.year + (month < now.month)
+        end = datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=now.tzinfo) + timedelta(days=1)
+        return float((end - now.replace(hour=0, minute=0, second=0, microsecond=0)).days)
     if m := _EN_FOR_N.search(text):
         return _en_number(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2).lower()]
     if (m := _ZH_FOR_N.search(text)) and (amount := _zh_number(m.group(1))) is not None:

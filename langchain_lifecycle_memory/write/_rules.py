@@ -403,7 +403,7 @@ def extract_rule_facts(
         found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
         # A verb's object that cannot be what the verb says ("我说实话") is no fact.
         candidates = [c for c in found if c.attribute or c.operation == "retract" or not c.concept]
-        stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence))
+        stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))
         before = len(facts)
         chosen = _select(candidates)
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it

@@ -153,7 +153,7 @@ def _to_fact(item: Any, now: datetime) -> Fact:
         entity=entity, attribute=attribute, value=None if item.get("value") is None else str(item["value"]),
         content=content, kind=str(item.get("kind") or "fact").strip().casefold() or "fact", confidence=confidence,
         valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
-        ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content),
+        ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content, now),
         operation="retract" if str(item.get("operation", "")).strip().casefold() == "retract" else "assert",
         cues=[" ".join(str(c).split())[:120] for c in (item.get("cues") or []) if isinstance(c, str) and c.strip()][:4],
     )  # fmt: skip

@@ -977,3 +977,9 @@ def test_what_the_speaker_is_doing_or_did_without_an_i_is_theirs(text: str, cont
 def test_a_noun_ending_in_ing_or_a_question_is_no_act_of_the_speaker(text: str) -> None:
     assert extract_rule_facts(text, now=NOW) == []
 
+
+def test_a_statement_for_a_named_month_lasts_to_its_end() -> None:
+    [fact] = extract_rule_facts("I'm doing a no-takeout challenge for all of March.", now=datetime(2025, 3, 2))
+    assert fact.ttl_days == 30
+    [zh] = extract_rule_facts("整个四月我都在宜宾出差。", now=datetime(2025, 3, 2))
+    assert zh.ttl_days == 60
