@@ -38,6 +38,7 @@ Chinese characters): "banks with Harborline" / "closed my Harborline account" is
 _EN_CHANGE = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|transferr(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)"
     r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no longer|nowadays"
+    r"|raised|lowered|increased|decreased|went (?:up|down)|down to"
     r"|these days|now)\b"
     r"|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)",
     re.IGNORECASE,
@@ -51,7 +52,7 @@ ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 ZH_CHANGE = (
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|(?:换|改)[\u4e00-\u9fff]{1,3}了|调(?:去|回)|搬(?:去|家|了)"
-    r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升"
+    r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
@@ -242,6 +243,34 @@ def quantities(text: str) -> set[str]:
     return found
 
 
+def restates_a_measure(new: str, old: str) -> bool:
+    """Whether ``new`` gives other numbers for what ``old`` measured: a word before them is the same.
+
+    >>> restates_a_measure("我的静息心率降到 58 了", "体检时静息心率 72")
+    True
+    >>> restates_a_measure("I swim 40 laps on Sundays", "I cycle 30 miles on Saturdays")
+    False
+    """
+    return restates_a_number(new, old) and bool(_measured(new) & _measured(old))
+
+
+def _measured(text: str) -> set[str]:
+    """The words just before each quantity in ``text`` (Chinese: two characters), what it measures."""
+    found: set[str] = set()
+    text = text.replace("用户", "  ")  # the user is who, not what
+    for m in _NUMBER.finditer(text):
+        window = text[max(0, m.start() - 8) : m.start()]
+        found |= {w.casefold() for w in _LATIN.findall(window) if len(w) > 3 and w.casefold() not in _FUNCTION}
+        found |= {
+            r[i : i + 2] for r in _CJK_WORD.findall(window) for i in range(len(r) - 1) if "我" not in r[i : i + 2]
+        }
+    return found - _COUNTED
+
+
+_COUNTED = frozenset({"每天", "每周", "每月", "每年", "一天", "一周", "一个", "大概", "左右", "差不多"})
+"""How often or how roughly, not what: "每天跑5公里" and "每天喝8杯水" measure different things."""
+
+
 def restates_a_number(new: str, old: str) -> bool:
     """Whether ``new`` states numbers and none of them is among the numbers ``old`` states."""
     ours, theirs = quantities(new), quantities(old)
@@ -362,6 +391,10 @@ def superseded_by_change(
             another = old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
             if new.slot is None and (named_value or ends or another):
                 return old
-        elif score >= threshold or names & _names(old.content, first=False):
+        elif (
+            score >= threshold
+            or names & _names(old.content, first=False)
+            or restates_a_measure(new.content, old.content)
+        ):
             return old
     return None

@@ -508,3 +508,27 @@ def test_a_change_about_the_same_person_keeps_who_it_is_about(embeddings: Any, t
     )
     assert any("甘教练" in c and "马术" in c for c in active), active  # 阿满 is who both are about: kept
     assert not any("邱教练" in c for c in active), active
+
+
+def test_a_measure_restated_lower_replaces_the_old_number(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "体检的时候静息心率 84，医生让我多运动。"),
+        ("2025-06-02", "坚持游泳半年，静息心率降到 61 了。"),
+    )
+    assert any("61" in c for c in active) and not any("84" in c for c in active), active
+    past = memory.inject("年初我的静息心率多少？", "kim", now="2025-06-03", as_of="2025-02-01").text
+    assert "84" in past  # history, not lost
+
+
+def test_a_raised_price_replaces_the_old_one_and_another_measure_stays(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "I charge an hourly rate of $40 for ferritin panel write-ups."),
+        ("2025-01-05", "I read about 30 pages of a novel every night."),
+        ("2025-05-02", "I raised my hourly rate to $48 this spring."),
+    )
+    assert any("$48" in c for c in active) and not any("$40" in c for c in active), active
+    assert any("30 pages" in c for c in active), active  # another number, of something else: kept
