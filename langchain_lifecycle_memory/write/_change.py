@@ -107,7 +107,10 @@ _GONE = re.compile(
     r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍)(?:掉|载)?了|(?:搬|调|送)走|没了",
     re.IGNORECASE,
 )
-_PART = re.compile(r"(\s*[,;，；]\s*|(?<=[.!?])\s+|(?<=[。！？])\s*|\s+[—–-]\s+|\s+(?:and|so|but|then)\s+)")
+_PART = re.compile(
+    r"(\s*[,;，；]\s*|(?<=[.!?])\s+|(?<=[。！？])\s*|\s+[—–-]\s+|\s+(?:and|so|but|then)\s+"
+    r"|\s*[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s*)"  # an emoji ends a clause as a comma would
+)
 _TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
 

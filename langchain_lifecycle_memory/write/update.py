@@ -496,7 +496,7 @@ def _retold(fact: Fact) -> bool:
 
     "蔡教练调去肇庆了，现在带用户的是冯教练" from "蔡教练调去肇庆了，现在带我的是冯教练".
     """
-    return bool(fact.evidence) and mostly_said(_SPEAKER.sub(" ", fact.content), str(fact.evidence), share=0.9)
+    return bool(fact.evidence) and mostly_said(_SPEAKER.sub(" ", fact.content), str(fact.evidence), share=0.8)
 
 
 def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:

@@ -532,3 +532,14 @@ def test_a_raised_price_replaces_the_old_one_and_another_measure_stays(embedding
     )
     assert any("$48" in c for c in active) and not any("$40" in c for c in active), active
     assert any("30 pages" in c for c in active), active  # another number, of something else: kept
+
+
+def test_an_emoji_ends_the_clause_that_says_what_became_of_the_old_one(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "I row in a double with Tobiah on Monday evenings."),
+        ("2025-05-02", "Tobiah moved to Stirling 😢 now I row with Maelle instead."),
+    )
+    assert any("Maelle" in c for c in active), active
+    assert not any("Tobiah" in c for c in active), active
