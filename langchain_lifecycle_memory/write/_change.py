@@ -96,6 +96,7 @@ def _changes(clause: str) -> bool:
         or _ZH_CHANGE.search(clause)
         or _ZH_NO_LONGER.search(clause)
         or _GONE.search(clause)
+        or _AGAIN.search(clause)
     )
 
 
@@ -354,6 +355,26 @@ def _entity(record: MemoryRecord) -> str:
     return record.entity or "user"
 
 
+_AGAIN = re.compile(
+    r"又(换|改|搬|调|转)|\b(mov|switch|chang|transferr|relocat)(?:ed|ing)\b(?=[^.,;!?]*\bagain\b)", re.IGNORECASE
+)
+"""The same change made again ("又调了", "moved again"): it replaces the last statement of that change."""
+
+
+def _changed_again(new: MemoryRecord, similar: Sequence[tuple[MemoryRecord, float]]) -> MemoryRecord | None:
+    """The latest live statement of the change ``new`` says was made again ("又调了" after "调去西宁了")."""
+    if (m := _AGAIN.search(new.content)) is None:
+        return None
+    verb = (m.group(1) or m.group(2)).casefold()
+    same = [
+        old
+        for old, _ in similar
+        if old.id != new.id and old.slot is None and old.kind in _DURABLE and _entity(old) == _entity(new)
+        and verb in old.content.casefold() and states_a_change(old.content)
+    ]  # fmt: skip
+    return max(same, key=lambda old: old.valid_from, default=None)
+
+
 def superseded_by_change(
     new: MemoryRecord,
     similar: Sequence[tuple[MemoryRecord, float]],
@@ -379,6 +400,8 @@ def superseded_by_change(
     """
     if not states_a_change(new.content):
         return None
+    if (again := _changed_again(new, similar)) is not None:
+        return again
     names = _names(new.content) | (_names(said) if said else set())
     for old, score in similar:
         if score < min(threshold, named):

@@ -543,3 +543,13 @@ def test_an_emoji_ends_the_clause_that_says_what_became_of_the_old_one(embedding
     )
     assert any("Maelle" in c for c in active), active
     assert not any("Tobiah" in c for c in active), active
+
+
+def test_a_change_made_again_replaces_the_last_one(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "我调去锡林浩特了，草原上信号不太好。"),
+        ("2025-07-02", "又调了，这回是阿勒泰，冬天零下三十度。"),  # near nothing said before but the change made again
+    )
+    assert any("阿勒泰" in c for c in active) and not any("锡林浩特" in c for c in active), active
