@@ -58,7 +58,8 @@ _ID_CONTEXT = re.compile(
 # ("VPN 的密码 is Lantern#2207", "alarm code 是 4417#"). A bare lowercase word is not taken
 # ("the password is written down", "the code is on GitHub"): a secret has a digit or a symbol, mixed case, or quotes.
 _SECRET_NOUN = (
-    r"pass(?:word|code|phrase)s?|PINs?(?:\s+(?:code|number))?|(?:api|access|secret|private|license|licence)\s+keys?"
+    r"pass(?:word|code|phrase)s?|PINs?(?:\s+(?:code|number))?"
+    r"|(?:api|access|secret|private|license|licence|recovery|encryption|activation)\s+keys?|(?:backup|recovery)\s+codes?"
     r"|(?:auth|access|api|bearer)\s+tokens?|(?:security|verification|one[- ]time|door|gate|alarm|lock|garage|entry"
     r"|unlock)\s+codes?|OTP|CVV|CVC|(?:safe|lock|locker)\s+combination"
 )
@@ -80,8 +81,9 @@ _SECRET_SHAPE = re.compile(r"\d|[^\w\s]|[a-z][A-Z]|[A-Z]{2,}[a-z]")
 _ID_NOUN = (
     r"(?:(?:passport|social security|alien registration|A|driver'?s?\s+licen[cs]e|licen[cs]e|national insurance|NI"
     r"|medicare|medicaid|health insurance|insurance member|member ID|policy|tax(?:payer)?\s+ID|bank account|account"
-    r"|routing|card)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO"
-    r"|(?:visa|mastercard|master card|amex|discover|credit card|debit card)(?:[-\s]*(?:number|no\.?|#))?)"
+    r"|routing|card|known traveler|frequent flyer|loyalty|membership)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO"
+    r"|PASSID|KTN"
+    r"|(?:visa|mastercard|master card|amex|discover|credit card|debit card)(?:[-\s]*(?:number|no\.?|#|号码?))?)"
     r"|(?:护照|社保|社会保障|医保|驾照|驾驶证|签证|绿卡|居留证|银行账户?|账户|税|纳税人识别|保单|会员)卡?(?:号码?|编号)"
     r"|(?:信用卡|银行卡|储蓄卡)(?:号码?)?"
 )

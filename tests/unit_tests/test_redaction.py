@@ -191,6 +191,11 @@ def test_match_model_and_kinds_are_public() -> None:
 
 # A credential is the value a credential noun is said to be, in either language, whatever unlocks it.
 SECRETS = [
+    ("The VeraCrypt recovery key for my external drive is 5519-2284-7730", "5519-2284-7730"),
+    ("Tutanota backup codes: 66120-93417, keep them safe", "66120-93417"),
+    ("My Known Traveler Number is 15820937, for the airline forms", "15820937"),
+    ("花呗的 membership number 是 77801234", "77801234"),
+    ("我爸的 credit card 号是 4000 0012 3456 7891，订酒店用", "4000 0012 3456 7891"),
     ("The Wi-Fi password is tulip-42, don't lose it.", "tulip-42"),
     ("PIN for the debit card: 4821", "4821"),
     ("I changed the gate code to 5521#.", "5521#"),
