@@ -40,6 +40,7 @@ HELD_OUT = [
     "heldout_thaw",
     "heldout_ember",
     "heldout_solstice",
+    "heldout_equinox",
     "extra",
 ]
 
