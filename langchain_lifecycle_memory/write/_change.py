@@ -193,7 +193,7 @@ def _ended(parts: list[str], *replaced: str) -> list[int]:
     return [i for i, part in enumerate(parts) if _GONE.search(part) or ends(part)]
 
 
-_NOW = re.compile(r"(?:now|nowadays|these days|instead)|现在|如今|目前|以后|今后|改|换成", re.IGNORECASE)
+_NOW = re.compile(r"\b(?:now|nowadays|these days|instead)\b|现在|如今|目前|以后|今后|改|换成", re.IGNORECASE)
 """Words that say what holds from now on: a part with one states the new, whatever else it names."""
 _OWNER = re.compile(r"^(?:(?:the user's|the user|user's|my|our|his|her|their|the)\s+|用户的?|我们的?|我的)", re.I)
 _LEAD = re.compile(r"[A-Za-z][\w'-]*|[\u4e00-\u9fff]{2}")
