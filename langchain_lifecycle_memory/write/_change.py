@@ -51,7 +51,8 @@ _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
 ZH_CHANGE = (
-    ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?:用|去|了)|(?:换|改)[\u4e00-\u9fff]{1,3}了|调(?:去|回)|搬(?:去|家|了)"
+    ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?![天日善进革造正编写装])[\u4e00-\u9fff]|(?:换|改)[\u4e00-\u9fff]{1,3}了"
+    r"|调(?:去|回)|搬(?:去|家|了)"
     r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
@@ -64,6 +65,9 @@ _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+_ZH_FUNCTION = re.compile(
+    r"[的了是在也都很就还又吧啊呢呀嘛哦我你他她它们这那个一不没有和跟把被给到去来说要会能想用得过]"
+)
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
 _DURABLE = frozenset({"fact", "preference", "profile"})
@@ -292,6 +296,12 @@ def _names(text: str, *, first: bool = True) -> set[str]:
     return _proper_names(text, first=first) | pairs
 
 
+def _zh_pairs(text: str) -> set[str]:
+    """Two Chinese characters side by side, neither a function word's: "添可", "滇红", "国航" name something."""
+    runs = _CJK_WORD.findall(_ZH_FUNCTION.sub(" ", text.replace("用户", " ")))
+    return {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
+
+
 def _proper_names(text: str, *, first: bool = True) -> set[str]:
     """Capitalized words and runs of three Chinese characters: names, not the words around them."""
     words = _LATIN.findall(text)
@@ -420,6 +430,7 @@ def superseded_by_change(
         elif (
             score >= threshold
             or names & _names(old.content, first=False)
+            or _zh_pairs(new.content) & _zh_pairs(old.content)
             or restates_a_measure(new.content, old.content)
         ):
             return old

@@ -558,3 +558,17 @@ def test_a_change_made_again_replaces_the_last_one(embeddings: Any, tmp_path: Pa
         ("2025-07-02", "又调了，这回是阿勒泰，冬天零下三十度。"),  # near nothing said before but the change made again
     )
     assert any("阿勒泰" in c for c in active) and not any("锡林浩特" in c for c in active), active
+
+
+def test_a_chinese_name_of_two_characters_both_statements_say_lets_a_weak_match_through() -> None:
+    ns = ("memories", "kim")
+    new = MemoryRecord(namespace=ns, content="用户的台铃被偷了，只好换了辆大行折叠的")
+    bike = MemoryRecord(namespace=ns, content="用户通勤骑一辆台铃电动车")
+    other = MemoryRecord(namespace=ns, content="用户通勤坐地铁二号线")
+    assert superseded_by_change(new, [(bike, 0.35)], 0.45, 0.3) is bike
+    assert superseded_by_change(new, [(other, 0.35)], 0.45, 0.3) is None  # nothing both name
+
+
+def test_gai_before_a_verb_states_a_change_but_gai_tian_does_not() -> None:
+    assert states_a_change("睡前改听喜马拉雅的有声书")
+    assert not states_a_change("这本书改天再看")
