@@ -52,7 +52,7 @@ _ELIDED_I = re.compile(
     r"|[Gg]ot|[Bb]ought|[Ss]old|[Mm]ade|[Tt]ook|[Ww]ent|[Bb]egan|[Ff]ound|[Ll]ost|[Mm]et|[Ll]eft)\b)"
 )
 _ELIDED_PAST = re.compile(
-    r"^(?=(?:(?:[Jj]ust|[Rr]ecently|[A-Z][a-z]+ly) [a-z]+ed|[A-Z][a-z]+ed)"
+    r"^(?![A-Za-z]+eed\b)(?=(?:(?:[Jj]ust|[Rr]ecently|[A-Za-z][a-z]+ly) [a-z]+ed|[A-Za-z][a-z]+ed)"
     r"\s+(?!(?:to|by|with|of|about|from|me|you|it)\b|up\b(?! (?:for|an?|the|some|my|our)\b))\w)"
 )
 _ELIDED_AM = re.compile(

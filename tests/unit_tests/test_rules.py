@@ -539,6 +539,13 @@ def test_elided_subjects_and_quantity_words(text: str, attribute: str, value: st
     assert (fact.entity, fact.attribute, fact.value) == ("user", attribute, value)
 
 
+@pytest.mark.parametrize("typed", ["Traded my banjo at a pawnshop", "traded my banjo at a pawnshop"])
+def test_a_past_verb_with_its_subject_dropped_is_the_speakers_in_lower_case_too(typed: str) -> None:
+    [fact] = extract_rule_facts(typed, now=NOW)
+    assert fact.content == "The user traded their banjo at a pawnshop."
+    assert extract_rule_facts("need a new banjo", now=NOW) == []  # a wish, not a past verb
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
