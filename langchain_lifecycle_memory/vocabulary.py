@@ -349,9 +349,14 @@ class Relation:
         return (*self.en, *(z.partition("=")[0] for z in self.zh))
 
     def forms(self) -> tuple[str, ...]:
-        """Every word for this person, the broader relation's included."""
+        """Every word for this person, the broader relation's included.
+
+        A doubled Chinese word also by its place among siblings: 舅舅 is "二舅", "三舅" too (not "大舅": "大爷",
+        "大妈" are anyone's).
+        """
         broad = next((r for r in RELATIONS if r.key == self.broader), None)
-        return self.words + (broad.forms() if broad is not None else ())
+        ranked = tuple(rank + w[0] for w in self.words if len(w) == 2 and w[0] == w[1] for rank in "二三四五")
+        return self.words + ranked + (broad.forms() if broad is not None else ())
 
 
 RELATIONS: tuple[Relation, ...] = (

@@ -324,8 +324,45 @@ def _id_form(text: str) -> str:
     return re.sub(r"[\s-]+", "_", normalize_value(text))
 
 
-_RELATION_KEYS = sorted(((_id_form(w), r.key) for r in RELATIONS for w in r.words), key=lambda p: -len(p[0]))
-"""``(word as an id, relation key)``, longest word first."""
+_KIN_PINYIN: dict[str, str] = dict(
+    zip(
+        "丈上事亲人伯伴侄侣儿兄公友双发叔司同哥堂外太夫女奶好妇妈妹妻姐姑姥姨婆婚婶媳学孩室对导小居岳师弟教朋未板母爱父爷"
+        "爸爹甥男练老舅舍蜜表象邻闺队阿领子孙东房",
+        (
+            "zhang shang shi qin ren bo ban zhi lv er xiong gong you shuang fa shu si tong ge tang wai tai fu nv "
+            "nai hao fu ma mei qi jie gu lao yi po hun shen xi xue hai shi dui dao xiao ju yue shi di jiao peng wei "
+            "ban mu ai fu ye ba die sheng nan lian lao jiu she mi biao xiang lin gui dui a ling zi sun dong fang"
+        ).split(),
+        strict=True,
+    )
+)
+"""Pinyin of the characters of the Chinese relation words (a closed class): an id a model wrote in pinyin
+("jiujiu", "gonggong") is the relation it spells."""
+
+
+def _pinyin_forms(word: str) -> set[str]:
+    """Ids that spell a Chinese relation word of two characters or more in pinyin.
+
+    舅舅 is ``jiujiu``, and a doubled word with its place among siblings (二舅) ``erjiu``; one character (姐, 妈)
+    spells too many names.
+    """
+    syllables = [_KIN_PINYIN[ch] for ch in word if ch in _KIN_PINYIN]
+    if len(word) < 2 or len(syllables) < len(word):
+        return set()
+    forms = {"".join(syllables)}
+    if word[0] == word[1]:
+        forms |= {rank + syllables[0] for rank in ("er", "san", "si", "wu")}
+    return forms | {f.replace("nv", "nu") for f in forms}
+
+
+_RELATION_KEYS = sorted(
+    {
+        *((_id_form(w), r.key) for r in RELATIONS for w in r.words),
+        *((form, r.key) for r in RELATIONS for w in r.words if CJK.search(w) for form in _pinyin_forms(w)),
+    },
+    key=lambda p: -len(p[0]),
+)
+"""``(word as an id, relation key)``, longest word first; Chinese words in pinyin too."""
 _OWNER = re.compile(r"^(?:the_)?(?:user'?s|users|my|our|我的|我家|我|用户的?)_?")
 
 
