@@ -245,7 +245,7 @@ _PINYIN: dict[str, str] = {
             "chun:春 lian:莲 ju:菊 rong:蓉荣 zhen:珍 zhu:珠 zhi:志智 zi:子紫梓 han:涵晗韩 si:思斯 shu:舒书淑 "
             "ran:然冉 rui:瑞蕊 dan:丹 fan:凡帆 wang:王 zhang:张 liu:刘 zhao:赵 wu:吴 zhou:周 xu:徐许 sun:孙 "
             "ma:马 he:何 gao:高 luo:罗 zheng:郑 liang:梁 xie:谢 song:宋 tang:唐 xuan:宣 ni:妮倪 niu:妞牛 "
-            "ya:雅亚 hao:豪 tuan:团 dou:豆 mao:毛 qiao:乔巧 shan:珊山 ke:可 xi:茜熙希"
+            "ya:雅亚 hao:豪 tuan:团 dou:豆 mao:毛 qiao:乔巧 shan:珊山 ke:可 xi:茜熙希 da:大 er:二"
         ).split()
     )
     for ch in chars

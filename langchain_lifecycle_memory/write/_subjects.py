@@ -67,15 +67,18 @@ _EN_PERSON = re.compile(
     re.IGNORECASE,
 )
 ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
+_ZH_RANK = r"(?:[大小二三四五](?=儿子|女儿|闺女|孙子|孙女))?"
+"""Which child or grandchild, by birth order ("我大儿子大宝", "小女儿"): still the son or the daughter."""
 ZH_PERSON = re.compile(
-    "^" + ZH_MY + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
-    r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|今年|去年|明年|这|那|昨天|前天|也|都|一直|最|上|学|做|会|有|很|特别|平时|经常|常|"
+    "^" + ZH_MY + _ZH_RANK + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
+    r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|[今去明前后]年|[上下]个?月|[上下]周|这|那|昨天|前天|也|都|一直|最|上|学|做|"
+    r"本来|原来|其实|一般|从来|倒|却|会|有|很|特别|平时|经常|常|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|"
     r"又|换|买|卖|给|终于|居然|竟然|突然|正在|总|老是|[\u4e00-\u9fff](?:了|过|着)|" + ZH_CHANGE + r").*)$"
 )
 _ZH_FAMILY_FIRST = re.compile(
-    "^(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()), key=len,
-                             reverse=True)) + ")"
+    "^" + _ZH_RANK + "(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()),
+                                             key=len, reverse=True)) + ")"
 )  # fmt: skip
 _ZH_THIRD = r"她|(?<![吉其])[他它]"
 """A third person's pronoun; 吉他 (a guitar) and 其他/其它 (other) are no one."""

@@ -546,6 +546,20 @@ def test_a_past_verb_with_its_subject_dropped_is_the_speakers_in_lower_case_too(
     assert extract_rule_facts("need a new banjo", now=NOW) == []  # a wish, not a past verb
 
 
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [
+        ("我二女儿二妞在学手风琴。", "daughter_erniu"),  # which child, by birth order
+        ("小女儿二妞在学手风琴。", "daughter_erniu"),  # and with the speaker left out
+        ("我爷爷前年做了白内障手术。", "grandfather"),  # a time word after the relation is no name
+        ("我老公倒没啥毛病。", "husband"),  # nor an adverb
+    ],
+)
+def test_a_relative_is_who_the_relation_word_names_whatever_comes_before_or_after_it(text: str, entity: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW)
+    assert fact.entity == entity
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
