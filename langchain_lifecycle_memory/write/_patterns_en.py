@@ -67,6 +67,8 @@ def _occupation(value: str) -> bool:
     return is_term("occupation", value, "<") or bool(_TRADE.search(value.split()[-1])) and len(value.split()) <= 3
 
 
+_A_PLACE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
+"""A workplace described, not named ("at a hotel", "at the cannery")."""
 _PATRON = re.compile(r"\b(?:regular|member|customer|client|guest|patient|fan|visitor|subscriber)s?$", re.IGNORECASE)
 
 
@@ -74,6 +76,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """For "I am a/an <noun phrase> (at <Org>)": an occupation, a diet, a fan, a native speaker."""
     value = clean(m.group("v"), zh)
     org = (m.group("org") or "").strip()
+    org = "" if _A_PLACE.match(org) and m.group("prep").casefold() != "at" else org  # "a sucker for a good book"
     if not acceptable(value, zh):
         return
     if native := re.fullmatch(r"native (\w+) speaker", value, re.IGNORECASE):
@@ -84,7 +87,8 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("fan_of", fan.group(1), 70, m.start("v"), "preference", cardinality="set")
     elif is_term("diet", value):
         yield Candidate("diet", value, 85, m.start("v"))
-    elif _occupation(value) or (org[:1].isupper() and not _PATRON.search(value)):  # a role "at <Org>" is a job
+    elif _occupation(value) or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
+        # a role "at <Org>" or "at a hotel" is a job (the pattern ignores case: "a hotel" is matched as the org)
         level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)
         yield Candidate("job_title" if re.search(level, value, re.I) else "job", value, 80, m.start("v"))
@@ -324,7 +328,7 @@ EN_RULES: tuple[Rule, ...] = (
             r"(?P<f>favou?rite|go-to|preferred|main) (?P<n>[a-z][\w -]{1,30}?)" + E_CLAUSE, "?fn", priority=80),
     en_rule(I_ + r"(?:use|am using|have been using|rely on) (?P<v>[^,;!?]+?) as (?:my|an?|the|our) "
             r"(?P<n>[a-z][\w -]{1,30}?)" + E_PREP, "?n", priority=80),
-    en_rule(IAM + r"(?:an?|the) " + ADV + V + r"(?: (?:at|for|with) (?P<org>[A-Z][^,;!?]*?))?" + E_PREP,
+    en_rule(IAM + r"(?:an?|the) " + ADV + V + r"(?: (?P<prep>at|for|with) (?P<org>[A-Z][^,;!?]*?))?" + E_PREP,
             handler=_identity),
     en_rule(IAM + r"(?P<v>(?:[\w-]+ )?[\w-]+(?: of [\w -]+?)?)" + E_CLAUSE, handler=_state),
     en_rule(IAM + r"(?P<v>" + _NUMBER + r")(?: years old| yrs old| years of age)?" + E_CLAUSE, "age", priority=80,

@@ -560,6 +560,13 @@ def test_a_relative_is_who_the_relation_word_names_whatever_comes_before_or_afte
     assert fact.entity == entity
 
 
+def test_a_role_at_a_workplace_described_not_named_is_a_job() -> None:
+    [fact] = extract_rule_facts("I'm a sous-chef at a ski lodge now", now=NOW)
+    assert (fact.attribute, fact.value) == ("job", "sous-chef")
+    assert all(f.attribute is None for f in extract_rule_facts("I'm a sucker for a good thriller", now=NOW))
+    assert all(f.attribute is None for f in extract_rule_facts("I'm a regular at the ski lodge", now=NOW))
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
