@@ -73,6 +73,7 @@ NEGATIVES: list[str] = [
     "身高 175cm 体重 68kg，鞋码 42。",
     "随便一个十八位数 123456789012345678 不是身份证",
     "Room 1203, floor 12, building 7.",
+    "The code for my thesis is on GitLab 2, branch 14.",
 ]
 
 
@@ -202,6 +203,7 @@ SECRETS = [
     ("Our staging API key is sk-live-abc123XYZ", "sk-live-abc123XYZ"),
     ("The password is 'bluebird'", "bluebird"),
     ("I set the locker combination to 12-34-56", "12-34-56"),
+    ("the code on my shed padlock is 3381, I keep forgetting", "3381"),  # the noun before what it unlocks
     ("门禁密码改成了 0715#", "0715#"),
     ("我的支付宝支付密码是 880211", "880211"),
     ("验证码是 839201，五分钟内有效", "839201"),
