@@ -263,8 +263,10 @@ def _with_slots(c: Candidate, entity: str, slots: Slots) -> Candidate:
 _MODALS = frozenset(
     "can could will would should shall may might must did was had used went got made took ran swam drove bought "
     "began became came gave grew kept knew left lost met paid put quit said sat saw sold sent spent stood taught "
-    "thought told won wore wrote just".split()
+    "thought told won wore wrote just found brought caught felt fell built broke ate drank fed led heard held fought "
+    "flew hung hid lent meant rode rang shot slept spoke stole struck threw understood woke".split()
 )
+"""Modals and past forms: the verb after "I" as it is ("I found" is "the user found", not "founds")."""
 _EN_ADV = (
     r"(?:(?:no longer|really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|"
     r"never|recently|finally|[a-z]{4,}(?<!p)ly)\s+)*"  # any "-ly" adverb ("basically"); not "supply", "rely"

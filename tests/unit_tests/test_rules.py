@@ -567,6 +567,11 @@ def test_a_role_at_a_workplace_described_not_named_is_a_job() -> None:
     assert all(f.attribute is None for f in extract_rule_facts("I'm a regular at the ski lodge", now=NOW))
 
 
+def test_a_past_verb_keeps_its_form_in_the_statement() -> None:
+    [fact] = extract_rule_facts("I found a decent tailor across town", now=NOW)
+    assert fact.content == "The user found a decent tailor across town."
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
