@@ -157,12 +157,27 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     yield Candidate(attribute, value.split(",")[0], 75, m.start("v"), kind)
 
 
+_NEGATED = re.compile(r"\b(?:not|never|no longer)(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
+"""A negation just before the match, an adverb or two apart ("not actually allergic to…")."""
+
+
+def _allergic(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """Allergic to X, said of anyone; not when negated (``_verb`` reads "I'm not allergic to X" as its end)."""
+    value = clean(m.group("v"), zh)
+    if acceptable(value, zh) and not _NEGATED.search(m.string[: m.start()]):
+        yield Candidate("allergy", value, 85, m.start("v"))
+
+
 def _verb(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """I (no longer / stopped / don't ... anymore / never) <verb of habit> X: assert, retract or a standing habit."""
     neg = (m.group("neg") or "").casefold()
     verb = (m.group("verb") or "").strip()
     value = clean(m.group("v"), zh)
     concept = en_concept(verb) if verb and not verb.casefold().startswith("allergic") else None
+    if neg in ("not", "do not", "never") and verb.casefold().startswith("allergic"):
+        if acceptable(value, zh):  # "I'm not allergic to avocado after all": the slot that holds it ends
+            yield Candidate(None, value, 90, m.start("v"), confidence=0.8, operation="retract")
+        return
     if neg in ("not", "do not", "never") and not m.group("more"):
         yield from _avoid(m, concept or en_concept(value), value if concept else "", zh)
         return
@@ -333,7 +348,7 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(IAM + r"(?P<v>(?:[\w-]+ )?[\w-]+(?: of [\w -]+?)?)" + E_CLAUSE, handler=_state),
     en_rule(IAM + r"(?P<v>" + _NUMBER + r")(?: years old| yrs old| years of age)?" + E_CLAUSE, "age", priority=80,
             kind="profile"),
-    en_rule(r"\b(?<!not )(?<!no longer )allergic to " + V + E_CLAUSE, "allergy", priority=85),
+    en_rule(r"\ballergic to " + V + E_CLAUSE, handler=_allergic),
     en_rule(I_ + r"have an? " + V + r" allergy", "allergy", priority=85),
     # pets and children with names
     en_rule(r"\bI (?:have|have got|got|own|adopted|just got|just adopted) (?:an?|two|three|\d+) "
@@ -358,8 +373,8 @@ EN_RULES: tuple[Rule, ...] = (
             + r") to (?:work|the office|school|campus)|" + I_ + r"commute (?:by|on|via|with) (?P<by>[^,;!?]+?)"
             + E_PREP, handler=_commute),
     # verbs of use and habit, likes and dislikes, ongoing activities
-    en_rule(I_ + r"(?:am\s+)?(?:(?P<neg>" + _STOP + r")\s+)?(?:can |still )?(?:(?P<verb>allergic to|" + _HABIT + "|"
-            + _EN_ING + r")\s+)?(?!(?:" + CONJ + r")\b)(?:an?\s+|the\s+|some\s+|my\s+|any\s+)?" + V
+    en_rule(I_ + r"(?:am\s+)?(?:(?P<neg>" + _STOP + r")\s+" + ADV + r")?(?:can |still )?(?:(?P<verb>allergic to|"
+            + _HABIT + "|" + _EN_ING + r")\s+)?(?!(?:" + CONJ + r")\b)(?:an?\s+|the\s+|some\s+|my\s+|any\s+)?" + V
             + r"(?P<more>\s+any ?more)?" + E_PREP, handler=_verb),
     en_rule(I_ + r"take (?P<v>[\w-]+(?: \d+ ?mg)?) (?=every|each|daily|before|after|at night|in the morning|twice|"
             r"once|for my)", "takes", priority=70, kind="profile", cardinality="set"),

@@ -48,10 +48,13 @@ _SPACE_BY_CJK = re.compile(
 )
 _SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s|$)")
 _QUESTION_EN = re.compile(
-    r"^(?:what|which|who|whom|whose|when|where|why|how|do|does|did|can|could|should|would|will|is|are|am|was|"
-    r"were|shall|may|might)\b",
+    r"^(?:what|which|who|whom|whose|when|where|why|how)\b|^(?:do|does|did|can|could|should|would|will|is|are|am"
+    r"|was|were|shall|may|might)\s+(?:i|you|he|she|it|we|they|there|this|that|these|those|my|your|his|her|our"
+    r"|their|the|(?-i:[A-Z])\w*)\b",
     re.IGNORECASE,
 )
+"""A question without its "?": a question word, or an auxiliary before its subject ("did you see…"); an
+auxiliary before an object is the speaker's, its "I" dropped ("did an oral challenge…")."""
 # Hypotheticals and requests to the assistant state no fact ("帮我挑点我爱喝的", "forget my email").
 _NOT_A_STATEMENT = re.compile(
     r"^(?:if|suppose|imagine|maybe|perhaps|what if|I wonder|I wish|forget|delete|remove|tell me|give me|"
@@ -277,6 +280,8 @@ _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"[’`]", "'", 0), (r"\b(?:I am|I'm|[Ww]e are|[Ww]e're)\b", "the user is", 0),
         (r"\b(?:I was|[Ww]e were)\b", "the user was", 0),
         (r"\b(?:I have|I've|[Ww]e have|[Ww]e've)\b", "the user has", 0),
+        (r"\bI'd(?=\s+(?:never\s+|just\s+|already\s+)?(?:\w+ed|\w+en|been|done|gone|had|made|got|met|left|lost)\b)",
+         "the user had", 0),  # "I'd eaten": had
         (r"\b(?:I would|I'd)\b", "the user would", 0), (r"\b(?:I will|I'll)\b", "the user will", 0),
         (r"\b(?:I do not|I don't|[Ww]e don't|[Ww]e do not)\b", "the user doesn't", 0),
         (r"\bmyself\b", "themselves", re.I), (r"\b(?:my|our|mine)\b", "the user's", re.I),

@@ -572,6 +572,20 @@ def test_a_past_verb_keeps_its_form_in_the_statement() -> None:
     assert fact.content == "The user found a decent tailor across town."
 
 
+@pytest.mark.parametrize("text", ["I'm not actually allergic to rye", "I'm NOT really allergic to rye after all"])
+def test_a_negated_allergy_with_an_adverb_between_ends_the_allergy_and_asserts_none(text: str) -> None:
+    [fact] = extract_rule_facts(text, now=NOW, slots=[("user", "allergy", "rye")])
+    assert (fact.operation, fact.attribute, fact.value) == ("retract", "allergy", "rye")
+    assert not any(f.operation == "assert" and f.attribute for f in extract_rule_facts(text, now=NOW))
+
+
+def test_an_auxiliary_before_an_object_is_a_statement_before_a_subject_a_question() -> None:
+    facts = extract_rule_facts("did a pottery course last spring, I'd never touched clay before", now=NOW)
+    said = [f.content for f in facts]
+    assert said == ["The user did a pottery course last spring.", "The user had never touched clay before."]
+    assert extract_rule_facts("did you see the pottery course schedule", now=NOW) == []
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
