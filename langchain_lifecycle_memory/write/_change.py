@@ -19,7 +19,7 @@ from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part",
-    "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change",
+    "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change", "states_an_end",
     "superseded_by_change",
 ]  # fmt: skip
 
@@ -109,7 +109,7 @@ def _changes(clause: str) -> bool:
 _GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
     r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
-    r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍)(?:掉|载)?了|(?:搬|调|送)走|没了",
+    r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了",
     re.IGNORECASE,
 )
 _PART = re.compile(
@@ -118,6 +118,11 @@ _PART = re.compile(
 )
 _TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
+
+
+def states_an_end(text: str) -> bool:
+    """Whether ``text`` ends something with a verb of ending or disposal ("sold the dulcimer", "刺绣不弄了")."""
+    return _GONE.search(text) is not None
 
 
 def only_ends(text: str, old: str) -> bool:

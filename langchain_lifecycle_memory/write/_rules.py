@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
-from langchain_lifecycle_memory.write._change import current_part
+from langchain_lifecycle_memory.write._change import current_part, states_an_end
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory.write._lexicon import (
     EN_FUNCTION_WORDS,
@@ -210,6 +210,24 @@ def statements(
             subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
         if subject is not None:
             yield sentence, clause, subject, zh
+
+
+_LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+|the\s+|our\s+)", re.IGNORECASE)
+
+
+def _ends_what_it_names_first(clause: str, entity: str, slots: Slots) -> list[Candidate]:
+    """A value the speaker holds, named first and then ended ("俄语我好多年不用，已经忘光了", "刺绣不弄了").
+
+    Not when the clause goes on to what holds now ("…卸了，现在改用 X"): a statement of change keeps that.
+    """
+    if not states_an_end(clause) or current_part(clause) != clause:
+        return []
+    head = normalize_value(_LEAD_IN.sub("", clause.strip()))
+    for e, attribute, stored in slots:
+        for value in (stored or "").split(", ") if e == entity else ():
+            if len(normalize_value(value)) >= 2 and head.startswith(normalize_value(value)):
+                return [Candidate(attribute, value, 90, 0, confidence=0.8, operation="retract")]
+    return []
 
 
 def _sensitive(sentence: str) -> Iterator[Candidate]:
@@ -408,6 +426,7 @@ def extract_rule_facts(
     for sentence, clause, subject, zh in statements(text, speaker_entity, (e for e, _, _ in slots)):
         rules = ZH_RULES if zh else EN_RULES
         found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
+        found += _ends_what_it_names_first(clause, subject.entity, slots) if not found else []
         # A verb's object that cannot be what the verb says ("我说实话") is no fact.
         candidates = [c for c in found if c.attribute or c.operation == "retract" or not c.concept]
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))

@@ -586,6 +586,13 @@ def test_an_auxiliary_before_an_object_is_a_statement_before_a_subject_a_questio
     assert extract_rule_facts("did you see the pottery course schedule", now=NOW) == []
 
 
+def test_a_held_value_named_first_and_then_ended_is_retracted() -> None:
+    slots = [("user", "instrument", "手风琴")]
+    [fact] = extract_rule_facts("手风琴我好几年没碰，早就忘光了。", now=NOW, slots=slots)
+    assert (fact.operation, fact.attribute, fact.value) == ("retract", "instrument", "手风琴")
+    assert all(f.operation == "assert" for f in extract_rule_facts("手风琴我还在练。", now=NOW, slots=slots))
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
