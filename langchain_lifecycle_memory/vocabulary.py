@@ -351,7 +351,7 @@ class Relation:
     def forms(self) -> tuple[str, ...]:
         """Every word for this person, the broader relation's included.
 
-        A doubled Chinese word also by its place among siblings: 舅舅 is "二舅", "三舅" too (not "大舅": "大爷",
+        A doubled Chinese word also by its place among siblings: 叔叔 is "二叔", "三叔" too (not "大舅": "大爷",
         "大妈" are anyone's).
         """
         broad = next((r for r in RELATIONS if r.key == self.broader), None)

@@ -121,7 +121,7 @@ _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORE
 
 
 def states_an_end(text: str) -> bool:
-    """Whether ``text`` ends something with a verb of ending or disposal ("sold the dulcimer", "刺绣不弄了")."""
+    """Whether ``text`` ends something with a verb of ending or disposal ("sold the dulcimer", "手风琴不拉了")."""
     return _GONE.search(text) is not None
 
 
@@ -302,7 +302,7 @@ def _names(text: str, *, first: bool = True) -> set[str]:
 
 
 def _zh_pairs(text: str) -> set[str]:
-    """Two Chinese characters side by side, neither a function word's: "添可", "滇红", "国航" name something."""
+    """Two Chinese characters side by side, neither a function word's: "台铃", "大行" name something."""
     runs = _CJK_WORD.findall(_ZH_FUNCTION.sub(" ", text.replace("用户", " ")))
     return {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
 

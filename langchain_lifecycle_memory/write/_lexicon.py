@@ -337,13 +337,13 @@ _KIN_PINYIN: dict[str, str] = dict(
     )
 )
 """Pinyin of the characters of the Chinese relation words (a closed class): an id a model wrote in pinyin
-("jiujiu", "gonggong") is the relation it spells."""
+("shushu", "popo") is the relation it spells."""
 
 
 def _pinyin_forms(word: str) -> set[str]:
     """Ids that spell a Chinese relation word of two characters or more in pinyin.
 
-    舅舅 is ``jiujiu``, and a doubled word with its place among siblings (二舅) ``erjiu``; one character (姐, 妈)
+    叔叔 is ``shushu``, and a doubled word with its place among siblings (三叔) ``sanshu``; one character (姐, 妈)
     spells too many names.
     """
     syllables = [_KIN_PINYIN[ch] for ch in word if ch in _KIN_PINYIN]

@@ -216,7 +216,7 @@ _LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+
 
 
 def _ends_what_it_names_first(clause: str, entity: str, slots: Slots) -> list[Candidate]:
-    """A value the speaker holds, named first and then ended ("俄语我好多年不用，已经忘光了", "刺绣不弄了").
+    """A value the speaker holds, named first and then ended ("手风琴我好几年没碰，早就忘光了", "围棋不下了").
 
     Not when the clause goes on to what holds now ("…卸了，现在改用 X"): a statement of change keeps that.
     """

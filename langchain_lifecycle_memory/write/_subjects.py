@@ -68,7 +68,7 @@ _EN_PERSON = re.compile(
 )
 ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
 _ZH_RANK = r"(?:[大小二三四五](?=儿子|女儿|闺女|孙子|孙女))?"
-"""Which child or grandchild, by birth order ("我大儿子大宝", "小女儿"): still the son or the daughter."""
+"""Which child or grandchild, by birth order ("我二女儿二妞", "小女儿"): still the son or the daughter."""
 ZH_PERSON = re.compile(
     "^" + ZH_MY + _ZH_RANK + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|[今去明前后]年|[上下]个?月|[上下]周|这|那|昨天|前天|也|都|一直|最|上|学|做|"
