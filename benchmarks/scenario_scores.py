@@ -41,6 +41,7 @@ HELD_OUT = [
     "heldout_ember",
     "heldout_solstice",
     "heldout_equinox",
+    "heldout_meridian",
     "extra",
 ]
 
