@@ -458,7 +458,7 @@ def _said(clause: str, subject: Subject, zh: bool, stamp: tuple[datetime, float 
     named = subject.reported  # reported, but a name for what the person has
     if not clause or (not zh and not named and _NOT_SAID_EN.search(clause)):
         return []
-    if not (zh or named or _EN_SUBJECT.search(subject.text)):
+    if not (zh or named or _EN_SUBJECT.search(subject.text) or _DONE_TO_ME.search(subject.text)):
         return []
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
@@ -520,6 +520,9 @@ _NOT_SAID_EN = re.compile(
     re.IGNORECASE,
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
+_DONE_TO_ME = re.compile(r"^(?!(?:it|this|that)\b)[\w' -]{1,30}?\b[a-z]+(?:ed|ut|ot|ave)\s+(?:me|us)\b", re.I)
+"""Someone's past act on the speaker ("neuro put me on propranolol", "she bumped me up to 20 mg", "they moved
+us to nights"): the statement is about the speaker, though "I" is not its subject."""
 _REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语|是)")
 """Reported speech ("医生说…"); 说 before a language's name ("说闽南语") is speaking it, and "说是…" names what
 something is ("医生说是乳糖不耐受"): a statement, not what someone wants."""

@@ -593,6 +593,12 @@ def test_a_held_value_named_first_and_then_ended_is_retracted() -> None:
     assert all(f.operation == "assert" for f in extract_rule_facts("手风琴我还在练。", now=NOW, slots=slots))
 
 
+def test_what_someone_did_to_the_speaker_is_kept_as_the_speakers_statement() -> None:
+    [fact] = extract_rule_facts("the dentist put me in a night guard", now=NOW)
+    assert fact.content == "The dentist put the user in a night guard."
+    assert extract_rule_facts("It reminded me of the botanical garden", now=NOW) == []  # no one acted on the speaker
+
+
 def test_a_chinese_change_with_its_subject_dropped_is_the_speakers() -> None:
     [fact] = extract_rule_facts("陶艺课改到每周日下午了。", now=NOW)
     assert fact.entity is None and fact.content == "用户的陶艺课改到每周日下午了"
