@@ -97,7 +97,12 @@ _ELIDED_SPEAKER = re.compile(
 _ZH_TIMED_ASK = re.compile(
     r"^(?:" + _ZH_WHEN + r"|周末|[早午晚][饭餐]|[这下]个?月)[^。？?]{0,24}?(?<!是)(?:啥|什么|哪|谁)"
     r"|(?:^" + _ZH_WHEN + r"|[，,])\s*([\u4e00-\u9fff])不\1"
+    r"|^(?:" + _ZH_WHEN + r"|周末|[这下]个?月)(?=[^。？?]{0,40}?(?:怎么|咋|吗|么|tips|([\u4e00-\u9fff])不\2))"
+    r"[^。？?]{0,40}?"
+    r"(?:要|想|能|可以|有空|有个|去|约|该|打算|准备|tips)"
 )
+"""A question that starts with when and has the speaker act, their subject left out: "周三晚上有空约饭吗",
+"下个月要进山，装备咋配"; not a forecast ("明天上海会下雨吗": no one acts)."""
 _ADVICE = re.compile(
     r"你(?:觉得|看|说)|建议|怎么办|咋(?:办|整)|比较好|合适|行吗|可以吗|行不行|可不可以|要注意|准备什么"
     r"|\bwhat do you think\b|\bany (?:\w+ ){0,2}(?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"

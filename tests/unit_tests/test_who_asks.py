@@ -120,9 +120,17 @@ def test_a_question_that_opens_on_the_askers_time_of_day_is_theirs(embeddings: A
         "Any brunch ideas for Sunday?",
         "Is Sunday a good day for a long drive?",
         "Which diner should the team book for Friday?",
+        "周五晚上有空去练琴吗？",  # the asker's act after the time, asked yes or no
+        "下周有个体检，有什么 tips？",
     ):
         assert "痛风" in memory.inject(ask, "ann", now=NOW).text, ask
-    for world in ("明天股市开不开？", "今天是什么节日？", "明天会刮大风吗？", "Is Mars a good place for life?"):
+    for world in (
+        "明天股市开不开？",
+        "今天是什么节日？",
+        "明天会刮大风吗？",
+        "后天杭州会下雪吗？",
+        "Is Mars a good place for life?",
+    ):
         assert memory.inject(world, "ann", now=NOW).empty, world
 
 
