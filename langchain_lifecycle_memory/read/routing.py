@@ -101,8 +101,8 @@ _ZH_TIMED_ASK = re.compile(
     r"[^。？?]{0,40}?"
     r"(?:要|想|能|可以|有空|有个|去|约|该|打算|准备|tips)"
 )
-"""A question that starts with when and has the speaker act, their subject left out: "周三晚上有空约饭吗",
-"下个月要进山，装备咋配"; not a forecast ("明天上海会下雨吗": no one acts)."""
+"""A question that starts with when and has the speaker act, their subject left out: "周五晚上有空去练琴吗",
+"下周有个体检，有什么 tips"; not a forecast ("后天杭州会下雪吗": no one acts)."""
 _ADVICE = re.compile(
     r"你(?:觉得|看|说)|建议|怎么办|咋(?:办|整)|比较好|合适|行吗|可以吗|行不行|可不可以|要注意|准备什么"
     r"|\bwhat do you think\b|\bany (?:\w+ ){0,2}(?:ideas|suggestions|tips|advice)\b|\b(?:recommendations|suggestions)\b"
