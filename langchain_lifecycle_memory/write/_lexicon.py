@@ -327,17 +327,17 @@ def _id_form(text: str) -> str:
 _KIN_PINYIN: dict[str, str] = dict(
     zip(
         "丈上事亲人伯伴侄侣儿兄公友双发叔司同哥堂外太夫女奶好妇妈妹妻姐姑姥姨婆婚婶媳学孩室对导小居岳师弟教朋未板母爱父爷"
-        "爸爹甥男练老舅舍蜜表象邻闺队阿领子孙东房",
+        "爸爹甥男练老舅舍蜜表象邻闺队阿领",
         (
             "zhang shang shi qin ren bo ban zhi lv er xiong gong you shuang fa shu si tong ge tang wai tai fu nv "
             "nai hao fu ma mei qi jie gu lao yi po hun shen xi xue hai shi dui dao xiao ju yue shi di jiao peng wei "
-            "ban mu ai fu ye ba die sheng nan lian lao jiu she mi biao xiang lin gui dui a ling zi sun dong fang"
+            "ban mu ai fu ye ba die sheng nan lian lao jiu she mi biao xiang lin gui dui a ling"
         ).split(),
         strict=True,
     )
 )
-"""Pinyin of the characters of the Chinese relation words (a closed class): an id a model wrote in pinyin
-("shushu", "popo") is the relation it spells."""
+"""Pinyin of the characters of the Chinese relation words (a closed class) that ``_PINYIN`` lacks: an id a model
+wrote in pinyin ("shushu", "popo") is the relation it spells."""
 
 
 def _pinyin_forms(word: str) -> set[str]:
@@ -346,7 +346,7 @@ def _pinyin_forms(word: str) -> set[str]:
     叔叔 is ``shushu``, and a doubled word with its place among siblings (三叔) ``sanshu``; one character (姐, 妈)
     spells too many names.
     """
-    syllables = [_KIN_PINYIN[ch] for ch in word if ch in _KIN_PINYIN]
+    syllables = [py for ch in word if (py := _KIN_PINYIN.get(ch) or _PINYIN.get(ch))]
     if len(word) < 2 or len(syllables) < len(word):
         return set()
     forms = {"".join(syllables)}

@@ -68,7 +68,7 @@ def _occupation(value: str) -> bool:
 
 
 _A_PLACE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
-"""A workplace described, not named ("at a hotel", "at the cannery")."""
+"""A workplace described, not named ("at a ski lodge", "at the boatyard")."""
 _PATRON = re.compile(r"\b(?:regular|member|customer|client|guest|patient|fan|visitor|subscriber)s?$", re.IGNORECASE)
 
 
@@ -88,7 +88,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     elif is_term("diet", value):
         yield Candidate("diet", value, 85, m.start("v"))
     elif _occupation(value) or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
-        # a role "at <Org>" or "at a hotel" is a job (the pattern ignores case: "a hotel" is matched as the org)
+        # a role "at <Org>" or "at a ski lodge" is a job (the pattern ignores case: "a ski lodge" is matched as the org)
         level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)
         yield Candidate("job_title" if re.search(level, value, re.I) else "job", value, 80, m.start("v"))
@@ -175,7 +175,7 @@ def _verb(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     value = clean(m.group("v"), zh)
     concept = en_concept(verb) if verb and not verb.casefold().startswith("allergic") else None
     if neg in ("not", "do not", "never") and verb.casefold().startswith("allergic"):
-        if acceptable(value, zh):  # "I'm not allergic to avocado after all": the slot that holds it ends
+        if acceptable(value, zh):  # "I'm not allergic to rye after all": the slot that holds it ends
             yield Candidate(None, value, 90, m.start("v"), confidence=0.8, operation="retract")
         return
     if neg in ("not", "do not", "never") and not m.group("more"):

@@ -54,7 +54,7 @@ _QUESTION_EN = re.compile(
     re.IGNORECASE,
 )
 """A question without its "?": a question word, or an auxiliary before its subject ("did you see…"); an
-auxiliary before an object is the speaker's, its "I" dropped ("did an oral challenge…")."""
+auxiliary before an object is the speaker's, its "I" dropped ("did a pottery course…")."""
 # Hypotheticals and requests to the assistant state no fact ("帮我挑点我爱喝的", "forget my email").
 _NOT_A_STATEMENT = re.compile(
     r"^(?:if|suppose|imagine|maybe|perhaps|what if|I wonder|I wish|forget|delete|remove|tell me|give me|"
@@ -299,7 +299,7 @@ _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(?:I was|[Ww]e were)\b", "the user was", 0),
         (r"\b(?:I have|I've|[Ww]e have|[Ww]e've)\b", "the user has", 0),
         (r"\bI'd(?=\s+(?:never\s+|just\s+|already\s+)?(?:\w+ed|\w+en|been|done|gone|had|made|got|met|left|lost)\b)",
-         "the user had", 0),  # "I'd eaten": had
+         "the user had", 0),  # "I'd never touched clay": had
         (r"\b(?:I would|I'd)\b", "the user would", 0), (r"\b(?:I will|I'll)\b", "the user will", 0),
         (r"\b(?:I do not|I don't|[Ww]e don't|[Ww]e do not)\b", "the user doesn't", 0),
         (r"\bmyself\b", "themselves", re.I), (r"\b(?:my|our|mine)\b", "the user's", re.I),
@@ -521,8 +521,8 @@ _NOT_SAID_EN = re.compile(
 )
 _EN_SUBJECT = re.compile(r"\b(?:I|my|we|our)\b", re.IGNORECASE)
 _DONE_TO_ME = re.compile(r"^(?!(?:it|this|that)\b)[\w' -]{1,30}?\b[a-z]+(?:ed|ut|ot|ave)\s+(?:me|us)\b", re.I)
-"""Someone's past act on the speaker ("neuro put me on propranolol", "she bumped me up to 20 mg", "they moved
-us to nights"): the statement is about the speaker, though "I" is not its subject."""
+"""Someone's past act on the speaker ("the dentist put me in a night guard", "they moved us to nights"): the
+statement is about the speaker, though "I" is not its subject."""
 _REPORT_ZH = re.compile(r"说(?![\u4e00-\u9fff]{0,3}语|是)")
 """Reported speech ("医生说…"); 说 before a language's name ("说闽南语") is speaking it, and "说是…" names what
 something is ("医生说是乳糖不耐受"): a statement, not what someone wants."""

@@ -63,7 +63,7 @@ _SECRET_NOUN = (
     r"|(?:auth|access|api|bearer)\s+tokens?|(?:security|verification|one[- ]time|door|gate|alarm|lock|garage|entry"
     r"|unlock)\s+codes?|OTP|CVV|CVC|(?:safe|lock|locker)\s+combination"
     r"|(?:codes?|combination)(?=\s+(?:for|to|of|on)\s+(?:(?:the|my|our|his|her|their)\s+)?(?:[\w-]+\s+)?"
-    r"(?:lock|padlock|door|gate|safe|alarm|garage|locker)s?\b)"  # "the code on my bike lock is 7409"
+    r"(?:lock|padlock|door|gate|safe|alarm|garage|locker)s?\b)"  # "the code on my shed padlock is 3381"
 )
 _SECRET_EN = re.compile(
     r"\b(?:" + _SECRET_NOUN + r")\b(?:\s+(?:for|to|of|on|at|into)\s+[^.!?;:\n\"'`“”]{1,40}?)?"
