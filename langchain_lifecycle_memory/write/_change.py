@@ -418,6 +418,7 @@ def superseded_by_change(
     if (again := _changed_again(new, similar)) is not None:
         return again
     names = _names(new.content) | (_names(said) if said else set())
+    pairs = _zh_pairs(new.content)
     for old, score in similar:
         if score < min(threshold, named):
             return None
@@ -435,7 +436,7 @@ def superseded_by_change(
         elif (
             score >= threshold
             or names & _names(old.content, first=False)
-            or _zh_pairs(new.content) & _zh_pairs(old.content)
+            or pairs & _zh_pairs(old.content)
             or restates_a_measure(new.content, old.content)
         ):
             return old
