@@ -59,9 +59,12 @@ def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> 
 
 
 def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
-    """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name."""
-    spec = specs.get(name)
-    return _concept(name, spec.description, spec.zh, spec.aliases) if spec else core(name)
+    """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name.
+
+    A vocabulary alias means what its attribute means: "residence" (an alias of ``city``) is "home_city" too.
+    """
+    spec = specs.get(name) or next((s for s in specs.values() if name in s.aliases), None)
+    return core(name) | _concept(spec.name, spec.description, spec.zh, spec.aliases) if spec else core(name)
 
 
 def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str | None:

@@ -298,6 +298,7 @@ def test_a_set_found_by_one_member_is_injected_whole(embeddings: Any) -> None:
         (("user", "editor", "Vim"), ("user", "ide", "VS Code"), ("user", "editor")),
         (("user", "employer", "Acme"), ("user", "employer_name", "Globex"), ("user", "employer")),
         (("user", "city", "Austin"), ("user", "residence", "Seattle"), ("user", "city")),
+        (("aunt", "residence", "Lerwick"), ("aunt", "home_city", "Inverness"), ("aunt", "residence")),
         (("user", "smartphone", "Pixel 7"), ("user", "mobile", "iPhone 15"), ("user", "smartphone")),
         (("sister_linyue", "city", "杭州"), ("sister", "current_city", "成都"), ("sister_linyue", "city")),
         (("sister_linyue", "city", "杭州"), ("linyue", "city", "成都"), ("sister_linyue", "city")),
