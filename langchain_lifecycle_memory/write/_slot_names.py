@@ -64,7 +64,9 @@ def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
     A vocabulary alias means what its attribute means: "residence" (an alias of ``city``) is "home_city" too.
     """
     spec = specs.get(name) or next((s for s in specs.values() if name in s.aliases), None)
-    return core(name) | _concept(spec.name, spec.description, spec.zh, spec.aliases) if spec else core(name)
+    if spec is None:
+        return core(name)
+    return core(name) | _concept(spec.name, spec.description, spec.zh, spec.aliases)
 
 
 def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str | None:
