@@ -23,6 +23,7 @@ __all__ = [
     "SAID_THRESHOLD",
     "SOMEONE_ELSE",
     "about_someone_else",
+    "copied",
     "dropped_names",
     "filed_as_the_example",
     "grounded",
@@ -30,6 +31,7 @@ __all__ = [
     "in_own_words",
     "mostly_said",
     "relative_mentions",
+    "retold",
     "speaks_of_someone_else",
     "value_said",
 ]
@@ -76,6 +78,22 @@ def mostly_said(text: str, evidence: str, share: float = 0.5) -> bool:
     said = normalize_value(evidence)
     tokens = _TOKEN.findall(normalize_value(text))
     return bool(tokens) and sum(t in said for t in tokens) >= share * len(tokens)
+
+
+_SPEAKER = re.compile(r"用户的?|\bthe user(?:'s)?\b|\b(?:their|they)\b", re.IGNORECASE)
+
+
+def copied(fact: Fact) -> bool:
+    """Whether the fact's statement is the user's own words: a copy of (part of) the turn it came from."""
+    return bool(fact.evidence) and normalize_value(fact.content) in normalize_value(str(fact.evidence))
+
+
+def retold(fact: Fact) -> bool:
+    """Whether the fact's statement is the user's words, the speaker named in the third person.
+
+    "蔡教练调去肇庆了，现在带用户的是冯教练" from "蔡教练调去肇庆了，现在带我的是冯教练".
+    """
+    return bool(fact.evidence) and mostly_said(_SPEAKER.sub(" ", fact.content), str(fact.evidence), share=0.8)
 
 
 def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:

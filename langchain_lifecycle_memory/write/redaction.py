@@ -336,6 +336,21 @@ class Redactor(BaseModel):
         parts.append(text[cursor:])
         return RedactionResult(text="".join(parts), found=found, mode=self.mode)
 
+    def leaves_only_masks(self, text: str | None) -> bool:
+        """Whether redacting ``text`` leaves nothing of it but masks (or nothing at all); ``keep`` mode: no.
+
+        Example:
+            >>> Redactor(mode="mask").leaves_only_masks("13761245093"), Redactor().leaves_only_masks("手机 13761245093")
+            (True, False)
+        """
+        if not text or self.mode == "keep":
+            return False
+        result = self.redact(text)
+        rest = result.text
+        for m in result.found:
+            rest = rest.replace(self.mask_for(m.kind), " ") if self.mode == "mask" else rest
+        return result.has_pii and not any(ch.isalnum() for ch in rest)
+
     def redact_together(self, texts: Sequence[str | None], *, secret: str | None = None) -> list[str | None]:
         """Redact texts that say one thing (a fact's statement, value, evidence): what is found in one goes in all.
 

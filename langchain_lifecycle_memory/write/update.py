@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -47,9 +46,11 @@ from langchain_lifecycle_memory.write._grounding import (
     OWN_WORDS_LIMIT,
     SAID_THRESHOLD,
     SOMEONE_ELSE,
+    copied,
     filed_as_the_example,
     grounded,
     mostly_said,
+    retold,
     value_said,
 )
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
@@ -62,7 +63,6 @@ from langchain_lifecycle_memory.write._slot_identity import (
     resolve_facts,
     same_value,
 )
-from langchain_lifecycle_memory.write.redaction import Redactor
 
 __all__ = [
     "ConflictVerdict", "UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan", "create_conflict_judge",
@@ -78,17 +78,6 @@ DEFAULT_ALIKE_THRESHOLD = 0.35
 """Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 SAID_WORDS = "said"
 """``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
-
-
-def _only_pii(value: str | None, redactor: Redactor | None) -> bool:
-    """Whether redaction leaves nothing of ``value`` but masks (or nothing at all)."""
-    if not value or redactor is None or redactor.mode == "keep":
-        return False
-    result = redactor.redact(value)
-    rest = result.text
-    for m in result.found:
-        rest = rest.replace(redactor.mask_for(m.kind), " ") if redactor.mode == "mask" else rest
-    return result.has_pii and not any(ch.isalnum() for ch in rest)
 
 
 class _Planner:
@@ -152,7 +141,7 @@ class _Planner:
             expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
             cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
         )  # fmt: skip
-        if _retold(fact):
+        if retold(fact):
             self._own_words.add(record.id)  # the user's words, not a model's statement
         return record
 
@@ -167,7 +156,8 @@ class _Planner:
             logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)
             self.unsaid.append(fact)
             return
-        if fact.slot is not None and fact.kind != "sensitive" and _only_pii(fact.value, self.cfg.redactor):
+        masks = self.cfg.redactor is not None and self.cfg.redactor.leaves_only_masks(fact.value)
+        if fact.slot is not None and fact.kind != "sensitive" and masks:
             # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
             # any other fact whose value is nothing but masks keeps its statement, without a slot.
             fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
@@ -197,7 +187,7 @@ class _Planner:
         with a value the model made up: the whole words say whose it is and what changed.
         """
         evidence = fact.evidence or ""
-        if value_said(value, evidence) or not _copied(fact) or len(evidence) > OWN_WORDS_LIMIT:
+        if value_said(value, evidence) or not copied(fact) or len(evidence) > OWN_WORDS_LIMIT:
             return fact
         people = self.store.people(self.ns)
         return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
@@ -481,22 +471,6 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements, changes=states_a_change,
     )  # fmt: skip
-
-
-_SPEAKER = re.compile(r"用户的?|\bthe user(?:'s)?\b|\b(?:their|they)\b", re.IGNORECASE)
-
-
-def _copied(fact: Fact) -> bool:
-    """Whether the fact's statement is the user's own words: a copy of (part of) the turn it came from."""
-    return bool(fact.evidence) and normalize_value(fact.content) in normalize_value(str(fact.evidence))
-
-
-def _retold(fact: Fact) -> bool:
-    """Whether the fact's statement is the user's words, the speaker named in the third person.
-
-    "蔡教练调去肇庆了，现在带用户的是冯教练" from "蔡教练调去肇庆了，现在带我的是冯教练".
-    """
-    return bool(fact.evidence) and mostly_said(_SPEAKER.sub(" ", fact.content), str(fact.evidence), share=0.8)
 
 
 def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:
