@@ -21,6 +21,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     is_term,
     lookup,
 )
+from langchain_lifecycle_memory.write._slot_names import spec_named
 from langchain_lifecycle_memory.write._values import BAD_START, EN_TRAILING
 from langchain_lifecycle_memory.write._values import clean as _clean
 
@@ -163,16 +164,6 @@ def noun_attribute(noun: str, value: str, specs: dict[str, AttributeSpec], favor
 
 
 _PREF = AttributeSpec("_", "", "", "preference")
-
-
-def spec_named(noun: str, specs: dict[str, AttributeSpec]) -> str | None:
-    """The vocabulary attribute a noun names (its name, an alias or its Chinese name), if any."""
-    low = noun.casefold().strip()
-    for spec in specs.values():
-        if low in (spec.name.replace("_", " "), spec.name, spec.zh, *spec.aliases):
-            return spec.name
-    singular = low[:-1] if low.endswith("s") and not low.endswith("ss") else None
-    return spec_named(singular, specs) if singular else None
 
 
 _HEAD_EN = re.compile(r"^(?P<name>(?:[A-Z0-9][\w+#.'-]*\s+)+?)(?P<head>[a-z][a-z-]*(?: [a-z][a-z-]*)?)$")

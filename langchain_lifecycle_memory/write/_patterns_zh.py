@@ -30,11 +30,11 @@ from langchain_lifecycle_memory.write._patterns import (
     head_noun,
     noun_attribute,
     owner,
-    spec_named,
     verb_slot,
     zh_concept,
     zh_rule,
 )
+from langchain_lifecycle_memory.write._slot_names import spec_named
 from langchain_lifecycle_memory.write._values import ZH_LEADING, clean
 
 __all__ = ["ZH_APPOSITIVE", "ZH_RULES"]

@@ -58,12 +58,23 @@ def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> 
     return core(name) | described | ({zh} if zh else set())
 
 
+def spec_named(noun: str, specs: dict[str, AttributeSpec]) -> str | None:
+    """The vocabulary attribute a noun names (its name, an alias or its Chinese name), if any."""
+    low = noun.casefold().strip()
+    for spec in specs.values():
+        if low in (spec.name.replace("_", " "), spec.name, spec.zh, *spec.aliases):
+            return spec.name
+    singular = low[:-1] if low.endswith("s") and not low.endswith("ss") else None
+    return spec_named(singular, specs) if singular else None
+
+
 def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:
     """``core(name)`` plus the stems of its vocabulary description, aliases and Chinese name.
 
-    A vocabulary alias means what its attribute means: "residence" (an alias of ``city``) is "home_city" too.
+    A name the vocabulary knows (:func:`spec_named`: an alias, a Chinese name, a plural) means what its attribute
+    means: "residence" (an alias of ``city``) is "home_city" too.
     """
-    spec = specs.get(name) or next((s for s in specs.values() if name in s.aliases), None)
+    spec = specs.get(spec_named(name, specs) or "")
     if spec is None:
         return core(name)
     return core(name) | _concept(spec.name, spec.description, spec.zh, spec.aliases)
