@@ -158,10 +158,8 @@ def head_to_head_people(data: dict[str, Any]) -> str:
             "level here (the whole conversation holds the old values the questions forbid), but with four turns "
             "the model answers most questions from it. mem0 keeps a person's old value beside the new one and "
             "mixes the user's facts with the other person's: a forbidden value is in its top 3 for 13 of the 16 "
-            "questions. It ran with the 12,288-token context and two server threads; once its 33,653-character "
-            "extraction prompt was in the server's prompt cache its calls returned about one a minute, and the "
-            "first took far longer. LangMem has not been run on this file (with the shim, on a 2-core machine, "
-            "its calls take minutes each: a run is well over an hour).",
+            "questions. It ran with the 12,288-token context and two server threads. LangMem has not been run on "
+            "this file.",
             "",
             f"{provenance(data)} · model: `{data.get('model')}`",
             "",
