@@ -281,22 +281,26 @@ _BROADER: dict[str, frozenset[str]] = {
 """Classes whose values may be named as each other's: a sport or an instrument can be a hobby, a tea a drink."""
 
 
-def misfiled(attribute: str | None, value: str | None) -> str | None:
+def misfiled(attribute: str | None, value: str | None, *, named: bool = False) -> str | None:
     """The attribute a lexicon files ``value`` under when ``attribute`` is a lexicon class that does not hold it.
 
     A small model copies its prompt's example slot ("editor" for "picked up the ukulele"): a value of one word
-    class under another class's name is the other class's. A value no lexicon knows stays where it was put.
+    class under another class's name is the other class's. Under a broader class ("hobby" for an instrument) it
+    is its own class too, as the rules file it, unless the user's words ``named`` the broader one ("my hobby
+    is…"). A value no lexicon knows stays where it was put.
 
-    >>> misfiled("editor", "ukulele"), misfiled("editor", "Cursor"), misfiled("hobby", "swimming")
-    ('instrument', None, None)
+    >>> misfiled("editor", "ukulele"), misfiled("editor", "Cursor")
+    ('instrument', None)
+    >>> misfiled("hobby", "badminton"), misfiled("hobby", "badminton", named=True), misfiled("tea", "绿茶")
+    ('sport', None, None)
     """
     own = next(((lex, mode) for lex, mode, attr in VALUE_RULES if attr == attribute), None)
     if own is None or not value or is_term(own[0], value, own[1]):
         return None
     found = lookup(value)  # never ``attribute`` itself: its own lexicon was just checked
-    if found is None or found[0] in _BROADER.get(attribute or "", ()) or attribute in _BROADER.get(found[0], ()):
+    if found is None or attribute in _BROADER.get(found[0], ()):
         return None
-    return found[0]
+    return None if named and found[0] in _BROADER.get(attribute or "", ()) else found[0]
 
 
 def romanize(name: str) -> str:

@@ -139,6 +139,19 @@ def test_a_value_filed_under_another_word_class_joins_its_own(embeddings: Any) -
     ]
 
 
+def test_a_value_filed_under_a_broader_class_joins_its_own_unless_the_user_named_that_class(embeddings: Any) -> None:
+    """The model files the accordion as a hobby: the instruments answer it, as the rules would have filed it; a
+    sport the user called a hobby in so many words stays a hobby."""
+    turns = [
+        {"user": "我从小拉手风琴，业余八级。", "facts": [_fact("hobby", "手风琴", "用户从小拉手风琴，业余八级。")]},
+        {"user": "我的爱好是打壁球。", "facts": [_fact("hobby", "壁球", "用户的爱好是打壁球。")]},
+    ]
+    memory = _replayed(embeddings, turns)
+    current = {(r.attribute, r.value) for r in memory.active("u")}
+    assert {("instrument", "手风琴"), ("hobby", "壁球")} <= current
+    assert "手风琴" in memory.inject("我会什么乐器？", "u", now="2024-03-01").text
+
+
 def test_a_fact_in_the_prompts_example_slot_needs_words_about_it(embeddings: Any) -> None:
     """ "Got an e-bike…" filed as ``editor`` (the prompt's example answer) is kept as said, beside the current
     editor; a turn about a tool for code files its value there, whether or not a lexicon knows it."""
