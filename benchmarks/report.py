@@ -199,7 +199,7 @@ def head_to_head(data: dict[str, Any]) -> str:
             "text back into tool calls. mem0's prompt needs a 12,288-token context (`LOCAL_LLM_CTX=12288`); the "
             "others ran on the server's default 4,096. The scenarios have three to five turns, so a system that keeps "
             "every turn shows most of them in its top 3, and the answering model can pick the newest. The seconds "
-            "are wall time on a shared 2-core machine: a run beside other work (ours' in the last run) takes longer.",
+            "are wall time on a shared 2-core machine: a run beside other work takes longer.",
             "",
             f"{provenance(data)} · model: `{data.get('model')}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama.cpp's "
             "OpenAI-compatible server)",
