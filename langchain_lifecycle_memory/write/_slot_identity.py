@@ -18,7 +18,15 @@ from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity, norm
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
-from langchain_lifecycle_memory.write._slot_names import attribute_relation, core, kin, same_head, stem, words
+from langchain_lifecycle_memory.write._slot_names import (
+    agent_and_field,
+    attribute_relation,
+    core,
+    kin,
+    same_head,
+    stem,
+    words,
+)
 
 __all__ = [
     "DEFAULT_SLOT_THRESHOLD", "STATEMENT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge",
@@ -425,8 +433,12 @@ def _by_statement(
 def _nearest_spec(
     attribute: str, *, embedder: _Embedder, specs: dict[str, AttributeSpec], threshold: float
 ) -> AttributeSpec | None:
-    """The vocabulary attribute closest to ``attribute`` by name and description, if it clears ``threshold``."""
-    score, name = max((name_similarity(attribute, name, embedder, specs), name) for name in specs)
+    """The vocabulary attribute closest to ``attribute`` by name and description, if it clears ``threshold``.
+
+    Not the field an agent noun names: the user has one podiatrist, whatever the set of their foot problems.
+    """
+    names = [name for name in specs if not agent_and_field(attribute, name)]
+    score, name = max((name_similarity(attribute, name, embedder, specs), name) for name in names)
     return specs[name] if score >= threshold else None
 
 

@@ -88,7 +88,7 @@ def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str |
         return "different"
     if sorted(re.findall(r"\d+", a)) != sorted(re.findall(r"\d+", b)):
         return "different"  # numbers in names tell instances apart: phone1 / phone2, child_1 / child_2
-    if _zh_heads_differ(a, b):
+    if _zh_heads_differ(a, b) or agent_and_field(a, b) or agent_and_field(b, a):
         return "different"
     ca, cb = core(a), core(b)
     if ca == cb:
@@ -99,6 +99,24 @@ def attribute_relation(a: str, b: str, specs: dict[str, AttributeSpec]) -> str |
     if ca <= kb or cb <= ka:
         return "same"
     return None
+
+
+_AGENT = re.compile(r"(?:ist|ian|er|or)$")
+
+
+def agent_and_field(a: str, b: str) -> bool:
+    """``a`` names one who does what ``b`` names: "podiatrist" / "podiatry", "counselor" / "counseling".
+
+    The person and the thing share a stem, so the names look alike to an encoder, yet a doctor is not the
+    condition they treat: the user's podiatrist is no member of a set of foot problems.
+
+    >>> agent_and_field("podiatrist", "podiatry"), agent_and_field("podiatrist", "foot_clinic")
+    (True, False)
+    """
+    wa, wb = words(a), words(b)
+    agent = _AGENT.search(wa[0]) if len(wa) == 1 == len(wb) else None
+    root = wa[0][: agent.start()] if agent else ""
+    return len(root) >= 4 and wb[0].startswith(root) and _AGENT.search(wb[0]) is None
 
 
 _ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")

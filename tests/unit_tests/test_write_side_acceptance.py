@@ -320,3 +320,25 @@ def test_a_statement_that_leaves_out_the_turns_names_is_kept_in_its_words(embedd
     memory = _replayed(embeddings, turns)
     assert "Priya Raman" in memory.inject("Who is my manager now?", "u", now="2024-03-01").text
     assert "The user works at Siemens in Munich." in [r.content for r in memory.active("u")]
+
+
+def test_the_one_who_does_a_thing_is_not_that_thing(embeddings: Any) -> None:
+    """A "player" slot is not the vocabulary's ``plays`` (what the user plays, a set), though the names share a stem:
+    the user's new favourite player replaces the old one and joins nothing they play."""
+    turns = [
+        {"user": "I play backgammon and badminton.",
+         "facts": [_fact("plays", "backgammon", "The user plays backgammon."),
+                   _fact("plays", "badminton", "The user plays badminton.")]},
+        {"user": "My favourite player is Pedri.",
+         "facts": [_fact("player", "Pedri", "The user's favourite player is Pedri.")]},
+        {"user": "Honestly Bellingham is my favourite player now.",
+         "facts": [_fact("player", "Bellingham", "The user's favourite player is now Bellingham.")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    assert [(r.value, r.status) for r in memory.history("u", "user", "player")] == [
+        ("Pedri", MemoryStatus.ARCHIVED),
+        ("Bellingham", MemoryStatus.ACTIVE),
+    ]
+    block = memory.inject("Whose shirt should I buy, my favourite player's?", "u", now="2024-04-01").text
+    assert "Bellingham" in block and "Pedri" not in block
+    assert {r.value for r in memory.active("u") if r.attribute == "plays"} == {"backgammon", "badminton"}
