@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -219,10 +220,11 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             romanized = part
     zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
     en_relations = "|".join(sorted((re.escape(r) for r in relations if r.isascii()), key=len, reverse=True))
-    after_en = re.compile(rf"\b(?i:{en_relations})(?:-in-law)?,?\s+([A-Z][a-z]+)\b") if en_relations else None
+    after_en = re.compile(rf"\b(?i:{en_relations})(?:-in-law)?,?(?:\s+([A-Z][a-z]+)\b|\s*([\u4e00-\u9fff]+))")
     for content in contents:
-        if after_en is not None:  # "The user's brother Raj lives in Winnipeg": the name right after the relation
-            names.update(normalize_text(_unaccented(m)) for m in after_en.findall(content))
+        for latin, chinese in after_en.findall(content) if en_relations else ():
+            # "The user's brother Raj lives in Winnipeg", "the user's daughter 小鹿 plays…": the name after the relation
+            names.update([normalize_text(_unaccented(latin))] if latin else _given_name(chinese, romanized))
         text = normalize_text(content)
         for rel in zh_relations if romanized else ():
             start = text.find(rel)
@@ -242,14 +244,14 @@ def _given_name(text: str, romanized: str) -> list[str]:
     prefix = _NAME_PREFIXES.get(text[:1])
     size = len(_VOWEL_GROUPS.findall(romanized)) + (1 if prefix and not romanized.startswith(prefix) else 0)
     name = text[:size]
-    return [name] if len(name) == size and all("\u4e00" <= ch <= "\u9fff" for ch in name) else []
+    return [name] if name and len(name) == size and all("\u4e00" <= ch <= "\u9fff" for ch in name) else []
 
 
 def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]]) -> set[str]:
     """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
     query = _unaccented(query)
     text, words = normalize_text(query), word_tokens(query)
-    word_set = set(words)
+    word_set = set(words) | {a + b for a, b in pairwise(words)}  # a name written in syllables: "Hui Wen", ``huiwen``
     said = f" {' '.join(words)} "  # for relations of several words ("father in law")
     found: set[str] = set()
     for entity, (names, relations) in aliases.items():

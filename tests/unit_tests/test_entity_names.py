@@ -102,6 +102,28 @@ def test_a_relative_named_after_the_relation_word_in_english_is_found_by_name(em
     assert "Winnipeg" in block.text and "Halifax" not in block.text, block.text
 
 
+def test_a_name_in_syllables_or_in_chinese_after_an_english_relation_reaches_that_relative(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """A romanised name is written in one word or in syllables ("Wei Jie" for ``cousin_weijie``), and a mixed
+    statement puts a Chinese name after an English relation word ("The user's niece 小桐…"): either way a question
+    naming them gets their fact, not the other relative's."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_facts(
+        [
+            Fact(entity="cousin_weijie", attribute="job", value="侍酒师", content="用户的表哥 Wei Jie 是侍酒师。"),
+            Fact(entity="niece_xiaotong", attribute="hobby", value="折纸", content="The user's niece 小桐 loves 折纸."),
+        ],
+        "u", at="2025-05-02",
+    )  # fmt: skip
+
+    job = memory.inject("Wei Jie 是做什么工作的？", "u", now="2025-05-09")
+    hobby = memory.inject("小桐平时喜欢玩什么？", "u", now="2025-05-09")
+
+    assert "侍酒师" in job.text and "折纸" not in job.text, job.text
+    assert "折纸" in hobby.text and "侍酒师" not in hobby.text, hobby.text
+
+
 @pytest.mark.parametrize(
     ("entity", "canonical"),
     [
