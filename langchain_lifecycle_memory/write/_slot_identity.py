@@ -162,12 +162,30 @@ def decide_cardinality(
     if replaces is not None and another:
         # A second value stated as one more thing held ("bought a", "持有") and not as a change joins the first.
         # ``held``: the slot's current statement; "holds a CPR certificate" makes "passed the ham radio exam" one more.
-        # A value that extends a current one's words (居住证 -> 居住证积分满120分) is that thing's new state.
-        extends = any(normalize_value(v) in normalize_value(fact.value) for v in values if v)
+        # A value that is a current one in a new state (:func:`_new_state`) is not one more.
+        extends = any(_new_state(fact.value, v) for v in values if v)
         one_more = holds_one_of(fact.content) or holds_one_of(held) or _on_other_days(fact, held)
         adds = one_more and not fact.switch and not replaces(fact.content) and not extends
         return "set" if adds else "single"
     return "single"
+
+
+_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([^\d\s.,]+)")
+
+
+def _new_state(value: str | None, current: str) -> bool:
+    """Whether ``value`` is the current one's thing in a new state, not one more thing.
+
+    It extends its words (居住证 -> 居住证积分满120分), ends in the same word ("blue belt" after "white belt") or
+    is another amount of the same unit ("75mg" after "50mg").
+    """
+    new, old = normalize_value(str(value or "")), normalize_value(current)
+    if old in new:
+        return True
+    amounts = _AMOUNT.fullmatch(new), _AMOUNT.fullmatch(old)
+    if amounts[0] and amounts[1]:
+        return amounts[0].group(2) == amounts[1].group(2)
+    return len(words(new)) > 1 and len(words(old)) > 1 and same_head(new, old)
 
 
 def _on_other_days(fact: Fact, held: str | None) -> bool:
