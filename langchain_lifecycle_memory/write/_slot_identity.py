@@ -170,21 +170,21 @@ def decide_cardinality(
     return "single"
 
 
-_AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([^\d\s.,]+)")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def _new_state(value: str | None, current: str) -> bool:
     """Whether ``value`` is the current one's thing in a new state, not one more thing.
 
     It extends its words (居住证 -> 居住证积分满120分), ends in the same word ("blue belt" after "white belt") or
-    is another amount of the same unit ("75mg" after "50mg").
+    differs only in its numbers ("P3" after "P2", "75 mg" after "50mg").
     """
     new, old = normalize_value(str(value or "")), normalize_value(current)
     if old in new:
         return True
-    amounts = _AMOUNT.fullmatch(new), _AMOUNT.fullmatch(old)
-    if amounts[0] and amounts[1]:
-        return amounts[0].group(2) == amounts[1].group(2)
+    shape = _NUMBER.sub("#", new).replace(" ", "")
+    if _NUMBER.search(new) and shape == _NUMBER.sub("#", old).replace(" ", "") and re.search(r"[^\W\d_]", shape):
+        return True
     return len(words(new)) > 1 and len(words(old)) > 1 and same_head(new, old)
 
 

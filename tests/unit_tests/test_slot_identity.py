@@ -179,9 +179,10 @@ _REPLACES = [
         ("Mr. Oduya", "Mr. Oduya teaches the user piano on Thursdays."),
     ),
     ("yoga_day", ("Mondays", "The user does yoga on Mondays."), ("Wednesdays", "The user does yoga on Wednesdays.")),
-    # one thing in a new state: the same head word with another modifier, another amount of the same unit
+    # one thing in a new state: the same head word with another modifier, other numbers in the same words
     ("kungfu_sash", ("green sash", "The user has a green sash in kung fu."), ("red sash", "The user has a red sash.")),
     ("vitamin_d", ("1000IU", "The user has a 1000IU capsule daily."), ("2000 IU", "The user has a 2000 IU capsule.")),
+    ("freediving_level", ("AIDA 2", "The user earned the AIDA 2 card."), ("AIDA3", "The user earned AIDA3.")),
 ]
 
 
