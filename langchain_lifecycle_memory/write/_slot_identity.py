@@ -30,7 +30,7 @@ from langchain_lifecycle_memory.write._slot_names import (
 
 __all__ = [
     "DEFAULT_SLOT_THRESHOLD", "STATEMENT_SLOT_THRESHOLD", "attribute_relation", "create_slot_judge",
-    "decide_cardinality", "predicate", "resolve_facts", "same_value",
+    "decide_cardinality", "predicate", "renumbered", "resolve_facts", "same_value",
 ]  # fmt: skip
 
 DEFAULT_SLOT_THRESHOLD = 0.68
@@ -173,17 +173,26 @@ def decide_cardinality(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
+def renumbered(value: str | None, current: str | None) -> bool:
+    """Whether two values differ only in their numbers: "P3" and "P2", "sertraline 75 mg" and "sertraline 50mg"."""
+    new, old = normalize_value(str(value or "")), normalize_value(str(current or ""))
+    shape = _NUMBER.sub("#", new).replace(" ", "")
+    return (
+        new != old
+        and bool(_NUMBER.search(new))
+        and shape == _NUMBER.sub("#", old).replace(" ", "")
+        and any(ch.isalpha() for ch in shape)
+    )
+
+
 def _new_state(value: str | None, current: str) -> bool:
     """Whether ``value`` is the current one's thing in a new state, not one more thing.
 
     It extends its words (居住证 -> 居住证积分满120分), ends in the same word ("blue belt" after "white belt") or
-    differs only in its numbers ("P3" after "P2", "75 mg" after "50mg").
+    differs only in its numbers (:func:`renumbered`).
     """
     new, old = normalize_value(str(value or "")), normalize_value(current)
-    if old in new:
-        return True
-    shape = _NUMBER.sub("#", new).replace(" ", "")
-    if _NUMBER.search(new) and shape == _NUMBER.sub("#", old).replace(" ", "") and re.search(r"[^\W\d_]", shape):
+    if old in new or renumbered(new, old):
         return True
     return len(words(new)) > 1 and len(words(old)) > 1 and same_head(new, old)
 

@@ -60,6 +60,7 @@ from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, Upd
 from langchain_lifecycle_memory.write._slot_identity import (
     DEFAULT_SLOT_THRESHOLD,
     create_slot_judge,
+    renumbered,
     resolve_facts,
     same_value,
 )
@@ -329,11 +330,15 @@ class _Planner:
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
     ) -> None:
-        """A set-valued slot: the new value joins, or replaces its kind's members (a switch, a slot of choices)."""
+        """A set-valued slot: the new value joins, or replaces a member it renumbers or its kind's members."""
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
-        if not pending and (fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike):
-            for old in self._alike(record, [r for r in live if r.status is MemoryStatus.ACTIVE]):
+        active = [r for r in live if r.status is MemoryStatus.ACTIVE]
+        ended = [r for r in active if renumbered(fact.value, r.value)]  # "sertraline 75mg" after "… 50mg"
+        if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
+            ended += [r for r in self._alike(record, active) if r not in ended]
+        if not pending:
+            for old in ended:
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
         members, became_set = [], False

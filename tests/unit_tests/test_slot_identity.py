@@ -234,6 +234,20 @@ def test_a_value_replaced_by_a_stated_change_stays_replaced_when_the_slot_holds_
     assert _active(memory, "user", "club") == ["go club", "rowing club"]
 
 
+def test_a_member_of_a_set_said_again_with_other_numbers_is_that_members_new_state(embeddings: Any) -> None:
+    """Medications are a set; "nifedipine 60mg" after "nifedipine 30mg" is the dose changed, not a second
+    medicine: the 30mg is archived, the other medicine stays current."""
+    memory = _memory(embeddings)
+    facts = [
+        _fact("user", "medication", "nifedipine 30mg", "The user takes nifedipine 30mg daily."),
+        _fact("user", "medication", "pantoprazole", "The user takes pantoprazole before breakfast."),
+    ]
+    memory.add_facts(facts, "u", at="2024-01-10")
+    memory.add_facts([_fact("user", "medication", "nifedipine 60 mg", "The user takes nifedipine 60 mg daily.")], "u")
+    assert _active(memory, "user", "medication") == ["pantoprazole", "nifedipine 60 mg"]
+    assert "nifedipine 30mg" in {r.value for r in memory.history("u", "user", "medication")}
+
+
 def test_a_second_value_joins_a_slot_whose_statement_holds_one_of_several(embeddings: Any) -> None:
     """A card the user "holds" is one of possibly many: the next one passed joins it; a value that extends the
     held one's words is its new state ("work permit" -> "work permit renewed until 2027")."""
