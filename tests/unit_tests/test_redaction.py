@@ -218,6 +218,9 @@ SECRETS = [
     ("医保卡号 4403 1187 2260 9015，看病要用。", "4403 1187 2260 9015"),
     ("The routing number is 021000021 and the checking account number is 483920117.", "483920117"),
     ("My Medicare number is 7QK2-WR4-JD86 if the clinic asks.", "7QK2-WR4-JD86"),
+    # a number named by an acronym, in either language
+    ("My TFN number is 123 456 782, the accountant needs it.", "123 456 782"),
+    ("报税要填 TFN no. 是 987 654 321。", "987 654 321"),
     ("Charge it to my Mastercard 5105 1051 0510 5101 please.", "5105 1051 0510 5101"),
     ("我的信用卡 6259 0731 4402 8815，下次订酒店用。", "6259 0731 4402 8815"),
     # a wallet's recovery phrase: a dozen plain words in a text that names one
@@ -238,6 +241,7 @@ NOT_SECRETS = [
     "密码学是我的研究方向",
     "My passport number is in the blue folder in the top drawer.",
     "Order number 48213377 shipped yesterday.",
+    "Room number 40512 is on the fourth floor.",
     "My visa expires in 2026, so I renew it next spring.",
     "I paid with my Amex yesterday, 300 dollars in all.",
     "My card number ends in 4421.",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
 from langchain_lifecycle_memory.schema import ensure_aware, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 from langchain_lifecycle_memory.write._dates import (
@@ -625,12 +626,25 @@ def test_a_chinese_statement_of_now_with_no_subject_is_the_speakers(text: str, k
     ("text", "entity", "kept"),
     [
         ("我哥哥 Felix 是 airline mechanic。", "brother_felix", "用户的哥哥 Felix 是 airline mechanic"),
-        ("我的 e-reader 是 Boox Palma。", None, "用户的 e-reader 是 Boox Palma"),
+        ("我的 e-reader 是 Boox Palma。", "user", "用户的 e-reader 是 Boox Palma"),  # an English noun names the slot
     ],
 )
 def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, entity: str | None, kept: str) -> None:
     [fact] = extract_rule_facts(text, now=NOW)
     assert (fact.entity, fact.content) == (entity, kept)
+
+
+def test_a_chinese_sentence_with_english_nouns_files_what_its_copula_names(embeddings: Any, tmp_path: Path) -> None:
+    """ "入职 Quillfeather 了，我的 mentor 是…" is built in Chinese (its later clause's subject is 我) though most of
+    its words are English: the copula files the mentor, and the next mentor replaces the first in ``history()``."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", "入职 Quillfeather 了，我的 mentor 是 Wrenfield，人很 nice。")], "u", at="2024-02-05")
+    memory.add_messages([("user", "调组了，我的 mentor 是 Thornbury 了。")], "u", at="2024-09-12")
+
+    history = memory.history("u", "user", "mentor")
+    assert [(r.value, r.status.value) for r in history] == [("Wrenfield", "archived"), ("Thornbury", "active")]
+    block = memory.inject("我现在的 mentor 是谁？", "u", now="2024-09-20")
+    assert "Thornbury" in block.text and "Wrenfield" not in block.text, block.text
 
 
 @pytest.mark.parametrize(
