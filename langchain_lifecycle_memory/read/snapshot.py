@@ -63,9 +63,9 @@ class Row:
     """The days of the week the content says something recurs on, one bit each (Monday: 1)."""
 
     @property
-    def order_key(self) -> tuple[int, int, str]:
-        """``list_records``' order: created, then valid from, then id."""
-        return (self.created, self.valid_from, self.id)
+    def order_key(self) -> tuple[int, int, str, str]:
+        """``list_records``' order: created, then valid from, then statement and id (the same on every run)."""
+        return (self.created, self.valid_from, self.content, self.id)
 
     @property
     def slot(self) -> tuple[str, str] | None:

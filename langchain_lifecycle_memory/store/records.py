@@ -249,7 +249,7 @@ class RecordAPI:
             records = [_expired_view(r, when) for r in resolve_current(records)]
             if wanted is not None:
                 records = [r for r in records if r.status.value in wanted]
-        records.sort(key=lambda r: (r.created_at, r.valid_from, r.id))
+        records.sort(key=lambda r: (r.created_at, r.valid_from, r.content, r.id))  # a turn's records: by statement
         return records[:limit] if limit is not None else records
 
     def iter_records(

@@ -130,6 +130,21 @@ def test_what_a_chinese_user_says_without_a_subject_is_remembered_as_theirs(embe
     assert all("成都" not in r.content for r in memory.active("mei")), memory.active("mei")  # 老陈's trip
 
 
+def test_the_same_conversation_gives_the_same_memories_in_the_same_order_on_every_run(tmp_path: Path) -> None:
+    """Records written by one turn share their time; their order (``active()``, and so what a search keeps among
+    equals) is by statement, not by their random ids: an experiment rerun gives the same prompt."""
+    turn = [
+        Fact(entity="user", attribute=None, value=None, content=text)
+        for text in ("Sails often.", "Carves spoons.", "Reads sagas.", "Owns a lathe.", "Bakes rye.", "Plays sitar.")
+    ]
+    runs = []
+    for run in range(2):
+        memory = fake_memory(tmp_path / f"run{run}")
+        memory.add_facts(turn, "u", at="2025-03-03")
+        runs.append([r.content for r in memory.active("u")])
+    assert runs[0] == runs[1] == sorted(f.content for f in turn)
+
+
 def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matched(
     embeddings: Any, tmp_path: Path
 ) -> None:
