@@ -360,6 +360,10 @@ ZH_RULES: tuple[Rule, ...] = (
             + ZEND, handler=_generic_job),
     zh_rule(ZS + r"在(?P<v>[^，,。一\s在]{2,12}?)(?:(?:做|当|干)(?P<role>[^，,。]{2,8}?)" + ZEND
             + r"|上班|工作|任职|实习)", handler=_workplace),
+    # a new employer: "跳槽去了X", "入职X", "去X上班了" (then "，做Y" the role)
+    zh_rule(ZS + r"(?:(?:跳槽|跳)(?:去|到)了?|入职(?:了)?)\s*(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*了?"
+            r"(?:[，,]\s*(?:做|当|干)(?P<role>[^，,。]{2,8}?))?" + ZEND, handler=_workplace),
+    zh_rule(ZS + r"去(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*上班了(?P<role>)" + ZEND, handler=_workplace),
     zh_rule(r"(?:" + ZS + r"(?:在读|读|上)(?P<v>" + _GRADE + r"|高中|初中|小学|大学|研究生|博士|硕士|"
             r"[\u4e00-\u9fff]{2,10}?(?:大学|学院|中学|小学|学校))|(?:^|[，,]|我)(?:的)?(?P<w2>学的是|专业是|主修|辅修)"
             + ZV.replace("v>", "v2>") + ZEND + ")", handler=_study),

@@ -634,6 +634,20 @@ def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, enti
     assert (fact.entity, fact.content) == (entity, kept)
 
 
+@pytest.mark.parametrize(
+    ("text", "employer"),
+    [
+        ("我跳槽去 Kestrelworks 了。", "Kestrelworks"),
+        ("我入职星河科技了，试用期三个月。", "星河科技"),
+        ("我去 Tallowmere 上班了。", "Tallowmere"),
+        ("我去超市了。", None),  # going somewhere is no job
+    ],
+)
+def test_a_chinese_move_to_a_new_employer_files_the_employer(text: str, employer: str | None) -> None:
+    found = [f.value for f in extract_rule_facts(text, now=NOW) if f.attribute == "employer"]
+    assert found == ([employer] if employer else [])
+
+
 def test_a_chinese_sentence_with_english_nouns_files_what_its_copula_names(embeddings: Any, tmp_path: Path) -> None:
     """ "入职 Quillfeather 了，我的 mentor 是…" is built in Chinese (its later clause's subject is 我) though most of
     its words are English: the copula files the mentor, and the next mentor replaces the first in ``history()``."""
