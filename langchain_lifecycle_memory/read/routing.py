@@ -223,7 +223,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     after_en = re.compile(rf"\b(?i:{en_relations})(?:-in-law)?,?(?:\s+([A-Z][a-z]+)\b|\s*([\u4e00-\u9fff]+))")
     for content in contents:
         for latin, chinese in after_en.findall(content) if en_relations else ():
-            # "The user's brother Raj lives in Winnipeg", "the user's daughter 小鹿 plays…": the name after the relation
+            # "The user's brother Raj lives in Winnipeg", "the user's niece 小桐 loves…": the name after the relation
             names.update([normalize_text(_unaccented(latin))] if latin else _given_name(chinese, romanized))
         text = normalize_text(content)
         for rel in zh_relations if romanized else ():
@@ -251,7 +251,7 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
     """The non-self entities a query is about (empty: the user); ``aliases``: entity id -> ``entity_aliases``."""
     query = _unaccented(query)
     text, words = normalize_text(query), word_tokens(query)
-    word_set = set(words) | {a + b for a, b in pairwise(words)}  # a name written in syllables: "Hui Wen", ``huiwen``
+    word_set = set(words) | {a + b for a, b in pairwise(words)}  # a name written in syllables: "Wei Jie", ``weijie``
     said = f" {' '.join(words)} "  # for relations of several words ("father in law")
     found: set[str] = set()
     for entity, (names, relations) in aliases.items():

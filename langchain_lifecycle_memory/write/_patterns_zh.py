@@ -335,7 +335,7 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(ZS + r"(?:从来|从不|一直)?不(?:太|怎么|大)?(?:能)?(?P<verb>吃|喝|抽)"
             r"(?P<v>(?:(?!了)[\u4e00-\u9fffA-Za-z]){1,8}?)" + _NOT_LE, handler=_avoid),
     # copula and possession, names, ages, allergies, conditions
-    zh_rule(r"我(?P<mod>(?:们家|家)?[^，,。！!？?；;、是的\s]{0,8}?)的"  # "我常去的理发店是…", "我的 manager 是…"
+    zh_rule(r"我(?P<mod>(?:们家|家)?[^，,。！!？?；;、是的\s]{0,8}?)的"  # "我常去的理发店是…", "我的 mentor 是…"
             r"(?P<n>[\u4e00-\u9fff]{1,6}?|\s*[A-Za-z][A-Za-z -]{0,24}?\s*)(?:都|也|就|还)?" + _ZH_USED
             + r"(?:是|叫)" + ZV + ZEND
             + r"|(?:^|[，,])(?P<v2>[^，,。是]{1,12}?)是我(?:最喜欢|最爱)?的(?P<n2>[\u4e00-\u9fff]{1,6})" + ZEND

@@ -98,7 +98,7 @@ def _chinese_frame(sentence: str) -> bool:
         return True
     if _EN_FIRST.match(sentence.lstrip()):  # and in English: "I love 酸辣粉, 每周都得吃一次"
         return False
-    if re.search(r"[，,；;]\s*我", sentence):  # a later clause's: "入职 Fernleaf Insurance 了，我的 manager 是…"
+    if re.search(r"[，,；;]\s*我", sentence):  # a later clause's: "入职 Quillfeather 了，我的 mentor 是…"
         return True
     chars = len(_CJK.findall(sentence))
     return chars > 0 and chars / 1.5 > len(re.findall(r"[A-Za-z]+(?:'[a-z]+)?", sentence))

@@ -174,7 +174,7 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def renumbered(value: str | None, current: str | None) -> bool:
-    """Whether two values differ only in their numbers: "P3" and "P2", "sertraline 75 mg" and "sertraline 50mg"."""
+    """Whether two values differ only in their numbers: "AIDA3" and "AIDA 2", "nifedipine 60 mg" and "… 30mg"."""
     new, old = normalize_value(str(value or "")), normalize_value(str(current or ""))
     shape = _NUMBER.sub("#", new).replace(" ", "")
     return (
@@ -188,7 +188,7 @@ def renumbered(value: str | None, current: str | None) -> bool:
 def _new_state(value: str | None, current: str) -> bool:
     """Whether ``value`` is the current one's thing in a new state, not one more thing.
 
-    It extends its words (居住证 -> 居住证积分满120分), ends in the same word ("blue belt" after "white belt") or
+    It extends its words (居留许可 -> 居留许可续到2027年), ends in the same word ("red sash" after "green sash") or
     differs only in its numbers (:func:`renumbered`).
     """
     new, old = normalize_value(str(value or "")), normalize_value(current)

@@ -84,7 +84,7 @@ _ID_NOUN = (
     r"(?:(?:passport|social security|alien registration|A|driver'?s?\s+licen[cs]e|licen[cs]e|national insurance|NI"
     r"|medicare|medicaid|health insurance|insurance member|member ID|policy|tax(?:payer)?\s+ID|bank account|account"
     r"|routing|card|known traveler|frequent flyer|loyalty|membership)[-\s]*(?:number|no\.?|#)|SSN|ITIN|IBAN|NINO"
-    r"|PASSID|KTN|(?-i:[A-Z]{2,5})[-\s]*(?:number|no\.?|#)"  # an acronym's number: "SIN number", "NRIC no."
+    r"|PASSID|KTN|(?-i:[A-Z]{2,5})[-\s]*(?:number|no\.?|#)"  # an acronym's number: "TFN number", "TFN no."
     r"|(?:visa|mastercard|master card|amex|discover|credit card|debit card)(?:[-\s]*(?:number|no\.?|#|号码?))?)"
     r"|(?:护照|社保|社会保障|医保|驾照|驾驶证|签证|绿卡|居留证|银行账户?|账户|税|纳税人识别|保单|会员)卡?(?:号码?|编号)"
     r"|(?:信用卡|银行卡|储蓄卡)(?:号码?)?"

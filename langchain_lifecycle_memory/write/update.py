@@ -333,11 +333,11 @@ class _Planner:
         """A set-valued slot: the new value joins, or replaces a member it renumbers or its kind's members."""
         record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
         self._write(record, self.plan.added)
-        active = [r for r in live if r.status is MemoryStatus.ACTIVE]
-        ended = [r for r in active if renumbered(fact.value, r.value)]  # "sertraline 75mg" after "… 50mg"
-        if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
-            ended += [r for r in self._alike(record, active) if r not in ended]
         if not pending:
+            active = [r for r in live if r.status is MemoryStatus.ACTIVE]
+            ended = [r for r in active if renumbered(fact.value, r.value)]  # "nifedipine 60 mg" after "… 30mg"
+            if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
+                ended += [r for r in self._alike(record, active) if r not in ended]
             for old in ended:
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
