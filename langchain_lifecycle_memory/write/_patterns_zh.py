@@ -360,7 +360,7 @@ ZH_RULES: tuple[Rule, ...] = (
             + ZEND, handler=_generic_job),
     zh_rule(ZS + r"在(?P<v>[^，,。一\s在]{2,12}?)(?:(?:做|当|干)(?P<role>[^，,。]{2,8}?)" + ZEND
             + r"|上班|工作|任职|实习)", handler=_workplace),
-    # a new employer: "跳槽去了X", "入职X", "去X上班了" (then "，做Y" the role)
+    # a new employer: "跳槽到X", "入职X", "去X上班了" (then "，做Y" the role)
     zh_rule(ZS + r"(?:(?:跳槽|跳)(?:去|到)了?|入职(?:了)?)\s*(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*了?"
             r"(?:[，,]\s*(?:做|当|干)(?P<role>[^，,。]{2,8}?))?" + ZEND, handler=_workplace),
     zh_rule(ZS + r"去(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*上班了(?P<role>)" + ZEND, handler=_workplace),
