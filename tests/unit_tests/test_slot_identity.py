@@ -244,7 +244,7 @@ def test_a_member_of_a_set_said_again_with_other_numbers_is_that_members_new_sta
     ]
     memory.add_facts(facts, "u", at="2024-01-10")
     memory.add_facts([_fact("user", "medication", "nifedipine 60 mg", "The user takes nifedipine 60 mg daily.")], "u")
-    assert _active(memory, "user", "medication") == ["pantoprazole", "nifedipine 60 mg"]
+    assert _active(memory, "user", "medication") == ["nifedipine 60 mg", "pantoprazole"]
     assert "nifedipine 30mg" in {r.value for r in memory.history("u", "user", "medication")}
 
 
