@@ -163,9 +163,9 @@ def decide_cardinality(
         # A second value stated as one more thing held ("bought a", "持有") and not as a change joins the first.
         # ``held``: the slot's current statement; "holds a CPR certificate" makes "passed the ham radio exam" one more.
         # A value that is a current one in a new state (:func:`_new_state`) is not one more.
-        extends = any(_new_state(fact.value, v) for v in values if v)
+        restates = any(_new_state(fact.value, v) for v in values if v)
         one_more = holds_one_of(fact.content) or holds_one_of(held) or _on_other_days(fact, held)
-        adds = one_more and not fact.switch and not replaces(fact.content) and not extends
+        adds = one_more and not fact.switch and not replaces(fact.content) and not restates
         return "set" if adds else "single"
     return "single"
 

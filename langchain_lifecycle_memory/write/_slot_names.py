@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._lexicon import CJK
+from langchain_lifecycle_memory.write._lexicon import CJK, says_whole
 
 _STOP = frozenset(
     "a an the of or and in at on to for with by they their them use used is are who what where which how that "
@@ -58,14 +58,27 @@ def _concept(name: str, description: str, zh: str, aliases: tuple[str, ...]) -> 
     return core(name) | described | ({zh} if zh else set())
 
 
+def _spec_names(spec: AttributeSpec) -> tuple[str, ...]:
+    """The words that name a vocabulary attribute: its name (also with spaces), its Chinese name, its aliases."""
+    return (spec.name.replace("_", " "), spec.name, spec.zh, *spec.aliases)
+
+
 def spec_named(noun: str, specs: dict[str, AttributeSpec]) -> str | None:
     """The vocabulary attribute a noun names (its name, an alias or its Chinese name), if any."""
     low = noun.casefold().strip()
     for spec in specs.values():
-        if low in (spec.name.replace("_", " "), spec.name, spec.zh, *spec.aliases):
+        if low in _spec_names(spec):
             return spec.name
     singular = low[:-1] if low.endswith("s") and not low.endswith("ss") else None
     return spec_named(singular, specs) if singular else None
+
+
+def spec_said(spec: AttributeSpec | None, text: str) -> bool:
+    """Whether ``text`` names the attribute (:func:`spec_named`'s words), plurals too: "my hobbies are…"."""
+    if spec is None:
+        return False
+    stems = {stem(w) for w in words(text)}
+    return any(n and (says_whole(n, text) or stem(n) in stems) for n in _spec_names(spec))
 
 
 def concept(name: str, specs: dict[str, AttributeSpec]) -> frozenset[str]:

@@ -20,10 +20,10 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeS
 from langchain_lifecycle_memory.write import _slot_rename
 from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory.write._grounding import in_own_words
-from langchain_lifecycle_memory.write._lexicon import misfiled, says_whole
+from langchain_lifecycle_memory.write._lexicon import misfiled
 from langchain_lifecycle_memory.write._prompts import _JSON_FORMAT, _SLOTS_NOTE, _SYSTEM, ExtractedFact, ExtractedFacts
 from langchain_lifecycle_memory.write._rules import extract_rule_facts
-from langchain_lifecycle_memory.write._slot_names import stem, words
+from langchain_lifecycle_memory.write._slot_names import spec_said
 from langchain_lifecycle_memory.write._structured import (
     METHODS,
     PROMPTED,
@@ -218,10 +218,7 @@ def _drop_echoes(facts: list[Fact], value: Any, messages: Sequence[BaseMessage])
 
 def _refiled(fact: Fact, said: str, specs: dict[str, AttributeSpec]) -> Fact:
     """``fact`` under the class its value belongs to, when the model filed it under another word class."""
-    spec = specs.get(fact.attribute or "")
-    names = [n for n in (spec.name.replace("_", " "), spec.zh, *spec.aliases) if n] if spec else []
-    stems = {stem(w) for w in words(said)}  # "my hobbies are…" names ``hobby``
-    named = any(says_whole(n, said) or stem(n) in stems for n in names)
+    named = spec_said(specs.get(fact.attribute or ""), said)  # "my hobbies are…" names ``hobby``
     attribute = misfiled(fact.attribute, fact.value, named=named)
     if attribute is None:
         return fact
