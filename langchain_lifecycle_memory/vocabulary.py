@@ -35,6 +35,11 @@ class AttributeSpec:
     """For a ``set``: a new value replaces a current one of the same kind (an editor preferred over
     another editor), and joins the others (a preferred tea stays beside the editor)."""
 
+    def card(self) -> list[str]:
+        """What routes a question here: the name with its description, the Chinese name, the topics."""
+        head = f"{self.name.replace('_', ' ')}: {self.description}"
+        return [head, self.zh, *self.topics] if self.zh else [head, *self.topics]
+
 
 DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     AttributeSpec(

@@ -320,10 +320,7 @@ def mentioned_attributes(
 
 def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
     """An attribute's routing card: its name and description, Chinese name and topic situations."""
-    if spec is None:
-        return [humanize(attribute)]
-    head = f"{humanize(spec.name)}: {spec.description}"
-    return [head, spec.zh, *spec.topics] if spec.zh else [head, *spec.topics]
+    return [humanize(attribute)] if spec is None else spec.card()
 
 
 class AttributeRouter:

@@ -176,10 +176,26 @@ class _Planner:
             # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else.
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
             fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
+        lapses = fact.slot is not None and fact.operation == "assert" and self._lapses_beside_lasting(fact)
+        if lapses:  # kept beside what lasts, which is current again when it lapses; found as that slot is
+            spec = _SPECS.get(str(fact.attribute))
+            cues = [*fact.cues, *(spec.card() if spec else [str(fact.attribute).replace("_", " ")])]
+            fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
         if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE)
+            self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE and not lapses)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def _lapses_beside_lasting(self, fact: Fact) -> bool:
+        """A temporary value (``ttl_days``) of a slot whose current value lasts: it is said for a while, not instead.
+
+        "This week I'm driving my neighbour's van" filed under the user's lasting ``car`` would archive that car for
+        good, and the user would have none when the week is over: it is kept as a statement beside the car instead.
+        """
+        if fact.ttl_days is None or fact.slot is None:
+            return False
+        active = [r for r in self.live(fact.slot) if r.status is MemoryStatus.ACTIVE]
+        return bool(active) and all(r.expires_at is None and not same_value(r.value, fact.value) for r in active)
 
     def _as_said(self, fact: Fact, value: str | None) -> Fact:
         """A statement copied from the turn for a value the turn does not say: the turn's words, filed by them.

@@ -120,6 +120,25 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+def test_a_temporary_value_leaves_the_lasting_one_current_when_it_lapses(embeddings: Any, tmp_path: Path) -> None:
+    """A week with a borrowed van does not end the user's own car: both are shown that week, the car after it."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    car = Fact(entity="user", attribute="car", value="Subaru Outback", content="The user drives a Subaru Outback.")
+    van = Fact(
+        entity="user", attribute="car", value="neighbour's van", ttl_days=7,
+        content="This week the user is driving the neighbour's van.",
+    )  # fmt: skip
+    memory.add_facts([car], "ana", at="2026-03-01")
+    memory.add_facts([van], "ana", at="2026-05-04")
+
+    that_week = memory.inject("What am I driving right now?", "ana", now="2026-05-06").text
+    later = memory.inject("What am I driving right now?", "ana", now="2026-05-30").text
+
+    assert "van" in that_week and "Subaru" in that_week, that_week
+    assert "Subaru" in later and "van" not in later, later
+    assert [r.status.value for r in memory.history("ana", "user", "car")] == ["active"]
+
+
 def test_what_a_chinese_user_says_without_a_subject_is_remembered_as_theirs(embeddings: Any, tmp_path: Path) -> None:
     """Chinese drops the subject it shares with the conversation: "右手腱鞘炎又犯了" is the user's own news."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
