@@ -52,6 +52,11 @@ CHANGE_SLOT_THRESHOLD = 0.45
 replaces something, so a lower bar (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
 two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
+UNRELATED_NAMES = 0.3
+"""Names less alike than this (:func:`name_similarity`) share nothing the encoder sees: a statement about one is
+no new value of the other unless it is worded as a change, however alike the statements ("practice_nights" /
+"outrigger_club": names 0.25, "The user's outrigger club paddles on Monday evenings." / "The user paddles with
+the Millrace Outrigger Club." 0.68: what they share is the topic, not the slot)."""
 JOINT_NAME, JOINT_STATEMENT = 0.6, 0.55
 """Names at least this alike (:func:`name_similarity`) whose statements are at least this alike are one slot, below
 :data:`STATEMENT_SLOT_THRESHOLD`: "mobile_device" and "phone" (names 0.67, statements 0.59). Pairs of two slots of
@@ -449,7 +454,7 @@ def _by_statement(
     new, *old = embedder.vectors(texts)
     score, best = max((sum(x * y for x, y in zip(new, v)), b) for v, b in zip(old, candidates))
     if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD):
-        return best
+        return best if changed or name_similarity(attribute, best, embedder, specs) >= UNRELATED_NAMES else attribute
     if changed:  # it replaces something: the stored name nearest its own, when no statement is near enough
         named, nearest = max((name_similarity(attribute, b, embedder, specs), b) for b in candidates)
         return nearest if named >= JOINT_NAME else attribute

@@ -345,6 +345,17 @@ def test_narrower_or_other_places_are_not_the_city(embeddings: Any, other: str) 
     assert _active(memory, "user", other) == ["Porto"]
 
 
+def test_a_statement_on_the_same_topic_under_an_unrelated_name_keeps_the_stored_slot(embeddings: Any) -> None:
+    """The two statements are alike (0.68) because both are about the club; the names share nothing (0.25)."""
+    memory = _memory(embeddings)
+    club = "The user paddles with the Millrace Outrigger Club."
+    nights = "The user's outrigger club paddles on Monday evenings."
+    memory.add_facts([_fact("user", "outrigger_club", "Millrace Outrigger Club", club)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "practice_nights", "Monday evenings", nights)], "u", at="2024-02-01")
+    assert _active(memory, "user", "outrigger_club") == ["Millrace Outrigger Club"]
+    assert _active(memory, "user", "practice_nights") == ["Monday evenings"]
+
+
 def test_two_named_sisters_stay_two_people(embeddings: Any) -> None:
     memory = _memory(embeddings)
     memory.add_facts([_fact("sister_anna", "city", "Boston", "Anna lives in Boston.")], "u", at="2024-01-01")
