@@ -202,7 +202,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
 
     Names come from the id (``sister_claire`` -> ``claire``), from the capitalised word after an English relation
     word ("my brother Raj" -> ``raj``) and, in Chinese statements, from the characters after the relation word,
-    one per romanised syllable (``daughter_duoduo``, "女儿朵朵..." -> ``朵朵``).
+    one per romanised syllable (``daughter_keke``, "女儿可可..." -> ``可可``).
     """
     norm = normalize_text(_unaccented(entity))
     in_law = bool(_IN_LAW.search(norm))

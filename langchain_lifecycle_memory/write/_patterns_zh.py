@@ -138,7 +138,7 @@ _MODES = ("坐", "乘", "搭", "骑", "开车", "走路", "打车", "骑车")
 
 
 _NEW_THING = re.compile(r"了?\s*(?:[一两]?" + ZH_MEASURE + "|[A-Z0-9])")
-"""After 换: a measure word or a name starts the new thing ("换了台 Kawasaki"); a bare noun is what was replaced."""
+"""After 换: a measure word or a name starts the new thing ("换了台 Triumph"); a bare noun is what was replaced."""
 
 
 def _habit(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:

@@ -397,7 +397,7 @@ def _names(content: str, entity: str) -> bool:
     if len(parts) < 2:
         return False
     said = set(words(content))
-    if CJK.search(content):  # "用户的妹妹朵朵" names sister_duoduo
+    if CJK.search(content):  # "用户的妹妹可可" names sister_keke
         said |= {w for w in parts if any(z in content for z in _zh_words([w]) | _zh_names(content, [w]))}
     return all(w in said for w in parts)
 
@@ -408,7 +408,7 @@ def _zh_words(parts: list[str]) -> set[str]:
 
 
 def _zh_names(content: str, parts: list[str]) -> set[str]:
-    """The Chinese names in ``content`` that an id's romanised name spells ("朵朵" for ``daughter_duoduo``)."""
+    """The Chinese names in ``content`` that an id's romanised name spells ("可可" for ``daughter_keke``)."""
     return {w for w in chinese_spans(content) if romanize(w).casefold() in parts}
 
 

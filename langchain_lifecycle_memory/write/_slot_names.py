@@ -138,8 +138,8 @@ _ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")
 def _zh_heads_differ(a: str, b: str) -> bool:
     """Two Chinese compounds that share their modifier and end in heads with no character in common.
 
-    The head comes last: "象棋老师" / "象棋俱乐部" are a teacher and a club. (A shared head says less: "工资卡银行"
-    and "发薪银行" are one bank.)
+    The head comes last: "围棋教练" / "围棋协会" are a coach and a club. (A shared head says less: "房贷银行"
+    and "按揭银行" are one bank.)
     """
     if not (_ZH_NAME.fullmatch(a) and _ZH_NAME.fullmatch(b)):
         return False

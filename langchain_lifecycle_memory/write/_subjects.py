@@ -109,7 +109,7 @@ _ZH_WHEN = (
 _ZH_ACT_FIRST = re.compile(
     _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:把|[\u4e00-\u9fff](?:了|过)(?![\u4e00-\u9fff]?[了吗呢吧]))"
 )
-# The same act after a topic or a beneficiary ("车位租了一个地下的", "给朵朵报了个口才班"): two or three characters
+# The same act after a topic or a beneficiary ("车位租了一个地下的", "给可可报了个口才班"): two or three characters
 # before a one-character verb with 了 and its object ("雨下了一整夜" has no topic, "电脑坏了，…" no object).
 _ZH_TOPIC_ACT = re.compile(
     _ZH_NO_ONE_ELSE + _ZH_WHEN + r"(?:[给帮替为][\u4e00-\u9fff]{1,3}?|[\u4e00-\u9fff]{2,3}?)[\u4e00-\u9fff]了"
