@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.write._slot_identity import (
     JOINT_NAME,
     JOINT_STATEMENT,
     STATEMENT_SLOT_THRESHOLD,
+    UNRELATED_NAMES,
     _Embedder,
     attribute_relation,
     name_similarity,
@@ -68,7 +69,12 @@ STATEMENT_EXAMPLES = [  # the user's statements under two names that share a wor
         "The user has the Indy Pass for the 2024-25 ski season.",
     ),
     ("The user's work laptop is a Dell Latitude 7440.", "The user's company laptop is an HP EliteBook 840."),
+    (  # and under two names that share nothing (UNRELATED_NAMES)
+        "The user paddles with the Millrace Outrigger Club.",
+        "The user's outrigger club paddles on Monday evenings.",
+    ),
 ]
+NAME_PAIRS = [("practice_nights", "outrigger_club")]
 
 
 def examples(specs: dict, embedder: _Embedder) -> None:
@@ -80,6 +86,8 @@ def examples(specs: dict, embedder: _Embedder) -> None:
     for a, b in STATEMENT_EXAMPLES:
         u, v = embedder.vectors([predicate(a, "user"), predicate(b, "user")])
         print(f"  {predicate(a, 'user')!r} / {predicate(b, 'user')!r}: {sum(x * y for x, y in zip(u, v)):.2f}")
+    for a, b in NAME_PAIRS:
+        print(f"  names {a} / {b}: {name_similarity(a, b, embedder, specs):.2f}")
 
 
 def unrelated_pairs(paths: list[Path], specs: dict, *, drift: bool) -> list[tuple[dict, dict]]:
@@ -119,7 +127,7 @@ def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
     print(f"  names >= {JOINT_NAME} and statements >= {JOINT_STATEMENT}: {joint / len(negatives):.2%}")
     for a, b, c in positives:
         n = name_similarity(a, b, embedder, specs)
-        one = c >= STATEMENT_SLOT_THRESHOLD or (c >= JOINT_STATEMENT and n >= JOINT_NAME)
+        one = (c >= STATEMENT_SLOT_THRESHOLD and n >= UNRELATED_NAMES) or (c >= JOINT_STATEMENT and n >= JOINT_NAME)
         print(f"  drift pair {a} / {b}: statements {c:.2f}, names {n:.2f} ({'one slot' if one else 'two slots'})")
 
 

@@ -56,7 +56,8 @@ UNRELATED_NAMES = 0.3
 """Names less alike than this (:func:`name_similarity`) share nothing the encoder sees: a statement about one is
 no new value of the other unless it is worded as a change, however alike the statements ("practice_nights" /
 "outrigger_club": names 0.25, "The user's outrigger club paddles on Monday evenings." / "The user paddles with
-the Millrace Outrigger Club." 0.68: what they share is the topic, not the slot)."""
+the Millrace Outrigger Club." 0.68: what they share is the topic, not the slot; ``python
+benchmarks/slot_calibration.py`` prints both)."""
 JOINT_NAME, JOINT_STATEMENT = 0.6, 0.55
 """Names at least this alike (:func:`name_similarity`) whose statements are at least this alike are one slot, below
 :data:`STATEMENT_SLOT_THRESHOLD`: "mobile_device" and "phone" (names 0.67, statements 0.59). Pairs of two slots of
