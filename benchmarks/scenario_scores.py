@@ -42,6 +42,7 @@ HELD_OUT = [
     "heldout_solstice",
     "heldout_equinox",
     "heldout_meridian",
+    "heldout_zenith",
     "extra",
 ]
 
