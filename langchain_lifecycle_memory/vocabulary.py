@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "weekdays"]
+__all__ = [
+    "DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "card_phrases", "weekdays",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,17 @@ class AttributeSpec:
     """For a ``set``: a new value replaces a current one of the same kind (an editor preferred over
     another editor), and joins the others (a preferred tea stays beside the editor)."""
 
-    def card(self) -> list[str]:
-        """What routes a question here: the name with its description, the Chinese name, the topics."""
-        head = f"{self.name.replace('_', ' ')}: {self.description}"
-        return [head, self.zh, *self.topics] if self.zh else [head, *self.topics]
+
+def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
+    """What routes a question to an attribute: its name and description, Chinese name and topic situations.
+
+    >>> card_phrases("boat_club", None)
+    ['boat club']
+    """
+    if spec is None:
+        return [" ".join(re.split(r"[_\-\s]+", attribute)).strip()]
+    head = f"{spec.name.replace('_', ' ')}: {spec.description}"
+    return [head, spec.zh, *spec.topics] if spec.zh else [head, *spec.topics]
 
 
 DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (

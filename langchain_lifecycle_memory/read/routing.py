@@ -16,7 +16,7 @@ import numpy as np
 from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import PERSON, is_self_entity, normalize_value
-from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec
+from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec, card_phrases
 
 __all__ = [
     "AttributeRouter",
@@ -316,11 +316,6 @@ def mentioned_attributes(
             if any(_contains_run(stems, n) if latin else n in text for latin, n in names):  # type: ignore[arg-type]
                 found.add(attribute)
     return found
-
-
-def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
-    """An attribute's routing card: its name and description, Chinese name and topic situations."""
-    return [humanize(attribute)] if spec is None else spec.card()
 
 
 class AttributeRouter:

@@ -28,7 +28,7 @@ from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as C
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
@@ -178,8 +178,7 @@ class _Planner:
             fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
         lapses = fact.slot is not None and fact.operation == "assert" and self._lapses_beside_lasting(fact)
         if lapses:  # kept beside what lasts, which is current again when it lapses; found as that slot is
-            spec = _SPECS.get(str(fact.attribute))
-            cues = [*fact.cues, *(spec.card() if spec else [str(fact.attribute).replace("_", " ")])]
+            cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
             fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
         if fact.slot is None:
             self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE and not lapses)
