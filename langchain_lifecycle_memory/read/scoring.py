@@ -294,8 +294,11 @@ _SHORT = 31 * 86_400 * 1_000_000
 
 
 def _situation(cfg: Any, snap: Snapshot, eligible: np.ndarray, about: np.ndarray) -> np.ndarray:
-    """The user's passing situation: live facts stated with a near deadline ("this week I'm on crutches")."""
-    passing = (snap.expires_at < OPEN) & (snap.expires_at - snap.valid_from <= _SHORT) & (snap.attribute_code >= 0)
+    """The user's passing situation: live statements with a near deadline ("this week I'm on crutches").
+
+    Filed under a slot or kept as said: what the user said holds for now matters whether or not a rule read it.
+    """
+    passing = (snap.expires_at < OPEN) & (snap.expires_at - snap.valid_from <= _SHORT)
     passing &= ~snap.kind_mask(("episode", "sensitive"))
     pool = np.flatnonzero(eligible & about & passing)
     chosen = np.zeros(len(snap), dtype=bool)

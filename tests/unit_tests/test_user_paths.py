@@ -120,6 +120,30 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+@pytest.mark.parametrize(
+    ("lasting", "passing", "request_", "word"),
+    [
+        ("I adopted a rescue greyhound called Pip.", "This week I'm wearing an eye patch after scratching my cornea.",
+         "Help me plan my Saturday.", "eye patch"),
+        ("我养了一只灵缇，叫阿橘。", "这周眼角膜划伤了，一直戴着眼罩。", "帮我安排一下周六。", "眼罩"),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_passing_situation_no_rule_filed_joins_a_request_that_shares_no_word_with_it(
+    embeddings: Any, tmp_path: Path, lasting: str, passing: str, request_: str, word: str
+) -> None:
+    """What the user said holds for now is shown for as long as it lasts, whether or not a rule gave it a slot."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", lasting)], "lin", at="2026-03-01")
+    memory.add_messages([("user", passing)], "lin", at="2026-05-04")
+
+    that_week = memory.inject(request_, "lin", now="2026-05-06").text
+    later = memory.inject(request_, "lin", now="2026-06-30").text
+
+    assert word in that_week, that_week
+    assert word not in later, later
+
+
 def test_a_temporary_value_leaves_the_lasting_one_current_when_it_lapses(embeddings: Any, tmp_path: Path) -> None:
     """A week with a borrowed van does not end the user's own car: both are shown that week, the car after it."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
