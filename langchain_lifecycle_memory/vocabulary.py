@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = [
-    "DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "card_phrases", "weekdays",
+    "DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "card_phrases", "humanize",
+    "weekdays",
 ]  # fmt: skip
 
 
@@ -38,6 +39,11 @@ class AttributeSpec:
     another editor), and joins the others (a preferred tea stays beside the editor)."""
 
 
+def humanize(name: str) -> str:
+    """An attribute id as words (``running_shoes`` -> ``running shoes``)."""
+    return " ".join(part for part in re.split(r"[_\-\s]+", name) if part)
+
+
 def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
     """What routes a question to an attribute: its name and description, Chinese name and topic situations.
 
@@ -45,8 +51,8 @@ def card_phrases(attribute: str, spec: AttributeSpec | None) -> list[str]:
     ['boat club']
     """
     if spec is None:
-        return [" ".join(re.split(r"[_\-\s]+", attribute)).strip()]
-    head = f"{spec.name.replace('_', ' ')}: {spec.description}"
+        return [humanize(attribute)]
+    head = f"{humanize(spec.name)}: {spec.description}"
     return [head, spec.zh, *spec.topics] if spec.zh else [head, *spec.topics]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from langchain_lifecycle_memory.read.lexical import _stem, normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import PERSON, is_self_entity, normalize_value
-from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec, card_phrases
+from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec, card_phrases, humanize
 
 __all__ = [
     "AttributeRouter",
@@ -275,11 +275,6 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
                 found.add(entity)
                 break
     return found
-
-
-def humanize(name: str) -> str:
-    """An attribute id as words (``running_shoes`` -> ``running shoes``)."""
-    return " ".join(part for part in _SEPARATORS.split(name) if part)
 
 
 def _names(attribute: str, spec: AttributeSpec | None) -> list[tuple[bool, tuple[str, ...] | str]]:

@@ -176,7 +176,7 @@ class _Planner:
             # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else.
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
             fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
-        lapses = fact.slot is not None and fact.operation == "assert" and self._lapses_beside_lasting(fact)
+        lapses = self._lapses_beside_lasting(fact)
         if lapses:  # kept beside what lasts, which is current again when it lapses; found as that slot is
             cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
             fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
@@ -191,7 +191,7 @@ class _Planner:
         "This week I'm driving my neighbour's van" filed under the user's lasting ``car`` would archive that car for
         good, and the user would have none when the week is over: it is kept as a statement beside the car instead.
         """
-        if fact.ttl_days is None or fact.slot is None:
+        if fact.ttl_days is None or fact.slot is None or fact.operation != "assert":
             return False
         active = [r for r in self.live(fact.slot) if r.status is MemoryStatus.ACTIVE]
         return bool(active) and all(r.expires_at is None and not same_value(r.value, fact.value) for r in active)
