@@ -221,6 +221,8 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
     spec = VERB_CONCEPTS[concept]
     if concept in ("learn", "speak") and is_language(value):
         return ("learning_language" if concept == "learn" else "language"), ""
+    if concept == "speak" and re.fullmatch(r"[A-Z][a-z]{2,}", value.strip()):
+        return "language", ""  # what one speaks, named by a proper noun, is a language ("I speak Tagalog")
     if concept == "speak":
         return None
     if found := (lookup(value, spec.lexicons) if spec.lexicons else None):

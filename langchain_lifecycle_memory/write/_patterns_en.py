@@ -70,24 +70,26 @@ def _occupation(value: str) -> bool:
 _A_PLACE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 """A workplace described, not named ("at a ski lodge", "at the boatyard")."""
 _PATRON = re.compile(r"\b(?:regular|member|customer|client|guest|patient|fan|visitor|subscriber)s?$", re.IGNORECASE)
+_INTENSIFIER = r"(?:big|huge|lifelong|die-hard|massive|loyal|total|true|real|great|firm|complete)"
+_ROLE = re.compile(r"(?!" + _INTENSIFIER + r"\b)[a-z-]+ [a-z-]+(?:er|or|ist|ian|ant)")
+"""A kind of worker: a noun and an agent noun ("copy editor", "building inspector"), not a "huge sucker"."""
 
 
 def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """For "I am a/an <noun phrase> (at <Org>)": an occupation, a diet, a fan, a native speaker."""
     value = clean(m.group("v"), zh)
     org = (m.group("org") or "").strip()
+    worker = bool(org) and bool(_ROLE.fullmatch(value))  # "a copy editor for a medical journal"
     org = "" if _A_PLACE.match(org) and m.group("prep").casefold() != "at" else org  # "a sucker for a good book"
     if not acceptable(value, zh):
         return
     if native := re.fullmatch(r"native (\w+) speaker", value, re.IGNORECASE):
         yield Candidate("native_language", native.group(1), 80, m.start("v"))
-    elif fan := re.fullmatch(
-        r"(?:(?:big|huge|lifelong|die-hard|massive|loyal|total|true|real|great) )*(.+?) (?:fan|supporter)", value
-    ):
+    elif fan := re.fullmatch(r"(?:" + _INTENSIFIER + r" )*(.+?) (?:fan|supporter)", value):
         yield Candidate("fan_of", fan.group(1), 70, m.start("v"), "preference", cardinality="set")
     elif is_term("diet", value):
         yield Candidate("diet", value, 85, m.start("v"))
-    elif _occupation(value) or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
+    elif _occupation(value) or worker or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
         # a role "at <Org>" or "at a ski lodge" is a job (the pattern ignores case: "a ski lodge" is matched as the org)
         level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)

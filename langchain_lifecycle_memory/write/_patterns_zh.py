@@ -95,7 +95,7 @@ def _workplace(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 def _generic_job(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """在(城市)一家<行业>(公司)做<角色>: the role in its industry, and the city."""
+    """在(城市)一家/一所/一个<行业>(公司)做<角色>: the role in its industry, and the city."""
     industry = re.sub(r"(?:公司|企业|单位)$", "", m.group("ind").strip())
     role = clean(m.group("role"), zh)
     if acceptable(role, zh):
@@ -356,8 +356,8 @@ ZH_RULES: tuple[Rule, ...] = (
             r"(?:[，,]?\s*(?:它|她|他)?(?:叫|名叫|名字叫|取名叫?|叫做)(?P<name>[^，,。！!？?\s]{1,8}))?", handler=_pet),
     zh_rule(r"我家(?:的)?(?P<desc>" + _ZPET + r")(?:叫|名叫|名字叫)(?P<name>[^，,。！!？?\s]{1,8})", handler=_pet),
     # work, study, home
-    zh_rule(ZS + r"在(?P<place>" + _alt("city") + r")?(?:的)?一家(?P<ind>[^，,。]+?)(?:做|当|干)(?P<role>[^，,。]+?)"
-            + ZEND, handler=_generic_job),
+    zh_rule(ZS + r"在(?P<place>" + _alt("city") + r")?(?:的)?一[家个所间座](?P<ind>[^，,。]+?)(?:做|当|干)"
+            r"(?P<role>[^，,。]+?)" + ZEND, handler=_generic_job),
     zh_rule(ZS + r"在(?P<v>[^，,。一\s在]{2,12}?)(?:(?:做|当|干)(?P<role>[^，,。]{2,8}?)" + ZEND
             + r"|上班|工作|任职|实习)", handler=_workplace),
     # a new employer: "跳槽到X", "入职X", "去X上班了" (then "，做Y" the role)

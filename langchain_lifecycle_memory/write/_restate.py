@@ -28,7 +28,7 @@ _MODALS = frozenset(
 """Modals and past forms: the verb after "I" as it is ("I found" is "the user found", not "founds")."""
 _EN_ADV = (
     r"(?:(?:no longer|really|just|also|mostly|mainly|usually|always|often|still|now|currently|only|actually|sometimes|"
-    r"never|recently|finally|[a-z]{4,}(?<!p)ly)\s+)*"  # any "-ly" adverb ("basically"); not "supply", "rely"
+    r"never|ever|even|already|once|recently|finally|[a-z]{4,}(?<!p)ly)\s+)*"  # any "-ly" adverb; not "supply", "rely"
 )
 _EN_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, flags), r)

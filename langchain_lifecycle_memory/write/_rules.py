@@ -135,6 +135,8 @@ def _clauses(sentence: str, zh: bool) -> list[str]:
 
 _COORD = re.compile(r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*)")
 _CLAUSE_END = re.compile(r"[。.!?！？;；\n]")
+_PLACED = re.compile(r"\s+(?:at|with|on|in|for|from|by|during|since|every)\s", re.IGNORECASE)
+"""Where a member's own circumstances begin, in a list joined by "and" ("Tamil at home and Hakka with my grandma")."""
 
 
 def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> list[str]:
@@ -150,8 +152,12 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     tail = re.split(r"(?:也|还|都|又)*过敏|\s+(?:too|as well|also)\b", tail)[0]
     if not re.search(r"\band\b|&|、|和|跟|以及|及", tail):
         return [candidate.value]  # "shellfish, shrimp especially" is not a list
+    pieces = re.split(f"({_COORD.pattern})", tail)  # items, each followed by its separator
+    joined = [bool(re.search(r"\band\b|&|和|跟|及", sep)) for sep in pieces[1::2]]
     parts = []
-    for part in (clean_value(p, zh) for p in _COORD.split(tail)):
+    for i, part in enumerate(clean_value(p, zh) for p in pieces[::2]):
+        if any(joined[max(0, i - 1) : i + 1]):  # "Tamil at home and Hakka with my grandma": by "and", not a comma
+            part = clean_value(_PLACED.split(part)[0], zh)
         clause = re.search(r"\b(?:is|are|was|were|am|has|have)\b", part)
         if not part or len(part.split()) > 4 or clause or re.match(r"(?:I|my|we|it|this|that|you|我)\b", part, re.I):
             break  # the list ends where a clause begins ("aerial yoga, it's a great way to ...")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from langchain_lifecycle_memory.schema import PERSON
 from langchain_lifecycle_memory.vocabulary import RELATIONS
-from langchain_lifecycle_memory.write._change import ZH_CHANGE
+from langchain_lifecycle_memory.write._change import ZH_CHANGE, states_a_change
 from langchain_lifecycle_memory.write._lexicon import (
     EN_FUNCTION_WORDS,
     EN_PRONOUNS,
@@ -156,7 +156,9 @@ class Subject:
 
 def add_elided_i(text: str) -> str:
     text = _unshouted(text)
-    if _ELIDED_I.match(text) or _ELIDED_IRREGULAR.match(text):  # "Moved to Leeds in May", "had my teeth out"
+    lead = text.split(maxsplit=1)[0] if text.strip() else ""
+    changed = lead.casefold().endswith("ed") and states_a_change(lead)  # "Upgraded to…" is done, not undergone
+    if _ELIDED_I.match(text) or _ELIDED_IRREGULAR.match(text) or changed:  # "Moved to Leeds", "had my teeth out"
         return "I " + text[:1].lower() + text[1:]
     if _ELIDED_AM.match(text) or _ELIDED_DOING.match(text):  # "Allergic to sesame", "Still restoring the…"
         return "I am " + text[:1].lower() + text[1:]

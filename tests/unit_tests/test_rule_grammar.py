@@ -1,0 +1,74 @@
+"""Grammar the rule extractor reads in any topic: what one speaks, a worker's role, lists, dropped and adverbial "I"."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from langchain_lifecycle_memory.write.extraction import extract_rule_facts
+
+NOW = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def _slots(text: str) -> set[tuple[str | None, str | None, str | None]]:
+    return {(f.entity, f.attribute, f.value) for f in extract_rule_facts(text, now=NOW) if f.attribute}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I speak Yoruba.", {("user", "language", "Yoruba")}),
+        ("My landlady speaks Gujarati.", {("landlord", "language", "Gujarati")}),
+        (
+            "I speak Yoruba at church and Hausa with my cousins.",
+            {("user", "language", "Yoruba"), ("user", "language", "Hausa")},
+        ),
+    ],
+)
+def test_what_someone_speaks_named_by_a_proper_noun_is_a_language(text: str, expected: set) -> None:
+    assert _slots(text) == expected
+
+
+def test_speaking_ones_mind_is_no_language() -> None:
+    assert _slots("I speak my mind at meetings.") == set()
+
+
+def test_a_list_joined_by_commas_ends_where_a_member_has_circumstances() -> None:
+    # "in a brass band, loud and proud": the comma after the circumstance ends the list; no "loud" instrument
+    assert _slots("I play the sousaphone in a marching band, loud and proud lol") == {
+        ("user", "instrument", "sousaphone")
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "job"),
+    [
+        ("I'm a cost estimator for a roofing company, mostly commercial jobs.", "cost estimator"),
+        ("I'm a skylight installer for the county.", "skylight installer"),
+    ],
+)
+def test_a_compound_agent_noun_working_for_someone_is_a_job(text: str, job: str) -> None:
+    assert ("user", "job", job) in _slots(text)
+
+
+@pytest.mark.parametrize("text", ["I'm a total pushover for a sad movie.", "I'm a huge sucker for a rainy day."])
+def test_an_intensified_weakness_for_something_is_no_job(text: str) -> None:
+    assert _slots(text) == set()
+
+
+def test_a_role_at_an_organisation_counted_by_any_measure_word_is_a_job() -> None:
+    assert ("user", "job", "职高会计老师") in _slots("我在一所职高当会计老师。")
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("In case I ever lose the umbrella, it's the green one.", "the user ever loses the umbrella"),
+        ("I even bake the bread for the school fair.", "The user even bakes the bread"),
+        ("Relocated to the Geelong office in May, bigger team.", "The user relocated to the Geelong office"),
+    ],
+)
+def test_an_adverb_or_a_dropped_i_before_a_verb_reads_in_the_third_person(text: str, content: str) -> None:
+    contents = [f.content for f in extract_rule_facts(text, now=NOW)]
+    assert any(content in c for c in contents), contents
