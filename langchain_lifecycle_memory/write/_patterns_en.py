@@ -71,15 +71,16 @@ _A_PLACE = re.compile(r"(?:an?|the)\s", re.IGNORECASE)
 """A workplace described, not named ("at a ski lodge", "at the boatyard")."""
 _PATRON = re.compile(r"\b(?:regular|member|customer|client|guest|patient|fan|visitor|subscriber)s?$", re.IGNORECASE)
 _INTENSIFIER = r"(?:big|huge|lifelong|die-hard|massive|loyal|total|true|real|great|firm|complete)"
-_ROLE = re.compile(r"(?!" + _INTENSIFIER + r"\b)[a-z-]+ [a-z-]+(?:er|or|ist|ian|ant)")
-"""A kind of worker: a noun and an agent noun ("copy editor", "building inspector"), not a "huge sucker"."""
+_ROLE = re.compile(r"(?!(?:former|ex|old)\b|" + _INTENSIFIER + r"\b)(?:[\w-]+ ){1,2}[a-z-]+(?:er|or|ist|ian|ant|ent)")
+"""A kind of worker: nouns and an agent noun ("copy editor", "extension agent"), not a "huge sucker"."""
 
 
 def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """For "I am a/an <noun phrase> (at <Org>)": an occupation, a diet, a fan, a native speaker."""
     value = clean(m.group("v"), zh)
     org = (m.group("org") or "").strip()
-    worker = bool(org) and bool(_ROLE.fullmatch(value))  # "a copy editor for a medical journal"
+    value = re.sub(r"^new\s+", "", value) if org else value  # "the new principal timpanist for the symphony"
+    worker = bool(org and _ROLE.fullmatch(value)) and not _PATRON.search(value)  # "a copy editor for a journal"
     org = "" if _A_PLACE.match(org) and m.group("prep").casefold() != "at" else org  # "a sucker for a good book"
     if not acceptable(value, zh):
         return
@@ -368,7 +369,9 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:study|am studying|major in|am majoring in|am doing a (?:degree|masters|master's|phd) in) "
             r"(?!for\b|hard\b)" + V + r"(?: at (?P<org>[A-Z][^,;!?]*?))?" + E_PREP, handler=_study),
     en_rule(I_ + r"(?P<verb>live|am living|am based|reside|(?:have )?moved|(?:have )?relocated|was born|grew up|"
-            r"am from|come from|am moving) (?:back |here |there )?(?:in|to|near|at|from|on) (?:a |an |the )?" + V
+            r"am from|come from|am moving) (?:back |here |there |alone |together "
+            r"|by (?:my|him|her|them|our)sel(?:f|ves) |on (?:my|his|her|their|our) own )?"
+            r"(?:in|to|near|at|from|on) (?:a |an |the )?" + V
             + E_PREP, handler=_home),
     en_rule(I_ + r"teach (?:at (?P<org>[A-Z][^,;!?]*?) )?" + V + E_PREP, "teaching", priority=75, kind="profile"),
     en_rule(I_ + r"(?:(?P<verb>bike|cycle|walk|drive|run|skate|carpool)|(?:ride|take) (?:my |a |an |the )?" + V

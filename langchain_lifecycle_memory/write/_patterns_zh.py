@@ -372,7 +372,7 @@ ZH_RULES: tuple[Rule, ...] = (
     # verbs of use and habit (with polarity and change), likes and dislikes
     zh_rule(ZS + r"(?:每周|每天|经常|常常|常|周末|平时|每个月|每周末)+(?:都)?去(?:[一两二三四五六七八九十几\d]+次)?"
             r"(?P<v>[\u4e00-\u9fff]{2,6}?)" + ZEND, "goes_to", priority=60, kind="preference", cardinality="set"),
-    zh_rule(ZS + r"(?:去|练|打|踢|玩|搞)?(?P<v>" + _alt("sport") + "|" + _alt("hobby") + ")", cats=("sport", "hobby"),
+    zh_rule(ZS + r"去?(?:练|打|踢|玩|搞)?(?P<v>" + _alt("sport") + "|" + _alt("hobby") + ")", cats=("sport", "hobby"),
             priority=65),
     zh_rule(ZS + r"(?:(?:写|做|画|剪|编|拍|记)[^，,。用]{1,12}?" + ZADV + r")?(?:(?P<neg>不再|再也不|再不|已经不|不)"
             r"|(?P<change>换成了?|改成了?|用上了?|换用|转用|改|换|开始))?(?:会)?(?:在|会|能)?(?P<verb>" + ZH_VERB

@@ -57,6 +57,25 @@ def test_an_intensified_weakness_for_something_is_no_job(text: str) -> None:
     assert _slots(text) == set()
 
 
+def test_a_relatives_compound_role_for_an_organisation_is_their_job() -> None:
+    assert ("cousin_wilhelmina", "job", "county vineyard inspector") in _slots(
+        "My cousin Wilhelmina is a county vineyard inspector for the state."
+    )
+
+
+def test_a_former_role_is_no_current_job() -> None:
+    assert _slots("I'm a former night porter for a hotel.") == set()
+
+
+def test_where_someone_lives_on_their_own_is_their_city() -> None:
+    assert _slots("My aunt lives on her own in Kirkwall.") == {("aunt", "city", "Kirkwall")}
+
+
+@pytest.mark.parametrize("text", ["我每周五晚上跟表哥去打壁球。", "我每周三去打壁球。"])
+def test_a_weekday_and_company_before_a_sport_leave_it_the_speakers(text: str) -> None:
+    assert _slots(text) == {("user", "sport", "壁球")}
+
+
 def test_a_role_at_an_organisation_counted_by_any_measure_word_is_a_job() -> None:
     assert ("user", "job", "职高会计老师") in _slots("我在一所职高当会计老师。")
 
