@@ -18,8 +18,8 @@ questions, replies) and ``kept`` how many of them still leave a memory of any ki
 included. Turns whose ``user`` text is a placeholder (one
 character, e.g. ``"x"`` for facts injected by hand) are skipped.
 
-Held-out files are reported as numbers only: ``--show-misses`` refuses the held-out test corpus
-(``heldout_domains*``), which must never be read miss by miss.
+Held-out files are reported as numbers only: ``--show-misses`` refuses the held-out test corpora
+(``heldout_domains*``, ``heldout_rule_blind``), which must never be read miss by miss.
 
 Usage:
     python benchmarks/rule_extraction_eval.py [FILE.jsonl ...] [--json OUT] [--show-misses]
@@ -48,11 +48,12 @@ DEFAULT_FILES = (
     ROOT / "tests" / "scenarios" / "heldout_recall.jsonl",
     ROOT / "tests" / "scenarios" / "heldout_reconcile.jsonl",
     ROOT / "tests" / "scenarios" / "heldout_rule_sentences.jsonl",
+    ROOT / "tests" / "scenarios" / "heldout_rule_blind.jsonl",
     ROOT / "tests" / "scenarios" / "extra.jsonl",
     ROOT / "tests" / "scenarios" / "heldout_domains.jsonl",
     ROOT / "tests" / "scenarios" / "heldout_domains_robustness.jsonl",
 )
-NUMBERS_ONLY = re.compile(r"^heldout_domains")
+NUMBERS_ONLY = re.compile(r"^heldout_(?:domains|rule_blind)")
 _DROP = re.compile(r"[\s\"'“”‘’《》「」〈〉.,;:!?。，；：！？()（）-]+")
 
 
