@@ -12,8 +12,8 @@ from langchain_lifecycle_memory.vocabulary import RELATIONS
 __all__ = [
     "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
     "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
-    "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_language", "is_term", "lookup", "misfiled",
-    "romanize",
+    "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_term", "lookup",
+    "misfiled", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -97,6 +97,11 @@ LEX: dict[str, frozenset[str]] = {
         "常州|嘉兴|金华|台州|泉州|烟台|徐州|扬州|香港|澳门|台北|乌鲁木齐|拉萨|呼和浩特|银川|西宁|东京|大阪|首尔|"
         "新加坡|伦敦|纽约|巴黎|悉尼",
         "diet": "vegetarian|vegan|pescatarian|pescetarian|flexitarian|keto|paleo|素食者|素食主义者|吃全素|吃斋",
+        "condition": "asthma|diabetes|eczema|psoriasis|migraines|migraine|epilepsy|adhd|autism|anxiety|depression|"
+        "insomnia|ibs|gerd|acid reflux|high blood pressure|hypertension|high cholesterol|sleep apnea|gout|lupus|"
+        "crohn's|celiac disease|coeliac disease|tinnitus|vertigo|long covid|pcos|endometriosis|glaucoma|cataracts|"
+        "hay fever|rosacea|hemophilia|dyslexia|ptsd|ocd|哮喘|高血压|低血压|高血脂|高血糖|贫血|痛风|失眠|抑郁|焦虑|"
+        "湿疹|偏头痛|鼻窦炎|近视|弱视|色弱|色盲",
         "occupation": "developer|programmer|nurse|doctor|physician|surgeon|dentist|teacher|professor|"
         "lecturer|tutor|architect|designer|scientist|researcher|manager|director|consultant|accountant|"
         "lawyer|attorney|paralegal|pharmacist|therapist|psychologist|chef|cook|baker|barista|bartender|"
@@ -214,6 +219,17 @@ ZH_VERBS: dict[str, str] = {
 def is_language(value: str) -> bool:
     """A language by its name, or by a Chinese language ending (日语, 闽南话, 英文)."""
     return is_term("language", value) or bool(re.fullmatch(r"[\u4e00-\u9fff]{1,4}(?:语|话|文)", value.strip()))
+
+
+_CONDITION_FORM = re.compile(
+    r"(?:itis|osis|emia|aemia|pathy|algia|diabetes)$|(?:病|症|征|炎|癌|瘤|结石|息肉|不耐受|突出)$", re.IGNORECASE
+)
+
+
+def is_condition(value: str) -> bool:
+    """A health condition by its name, or by the form of its last word (tendinitis, scoliosis, 胆结石, 颈椎病)."""
+    v = value.strip()
+    return is_term("condition", v, "<") or bool(_CONDITION_FORM.search(v)) and len(v.split()) <= 4
 
 
 def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:

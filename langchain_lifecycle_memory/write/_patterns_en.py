@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._lexicon import EN_VERBS, NOT_OCCUPATION, ORG_SUFFIX, is_term, lookup
+from langchain_lifecycle_memory.write._lexicon import (
+    EN_VERBS,
+    NOT_OCCUPATION,
+    ORG_SUFFIX,
+    is_condition,
+    is_term,
+    lookup,
+)
 from langchain_lifecycle_memory.write._patterns import (
     ADV,
     CONJ,
@@ -162,6 +169,13 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 _NEGATED = re.compile(r"\b(?:not|never|no longer)(?:\s+\w+){0,2}\s*$", re.IGNORECASE)
 """A negation just before the match, an adverb or two apart ("not actually allergic to…")."""
+
+
+def _condition(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """A health condition: whatever a diagnosis names, or what one has, lives with or suffers from if it is one."""
+    value = clean(m.group("v"), zh)
+    if acceptable(value, zh) and (m.group("dx") or is_condition(value)) and not _NEGATED.search(m.string[: m.start()]):
+        yield Candidate("medical_condition", value, 80, m.start("v"), "profile", cardinality="set")
 
 
 def _allergic(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
@@ -352,6 +366,8 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(IAM + r"(?P<v>" + _NUMBER + r")(?: years old| yrs old| years of age)?" + E_CLAUSE, "age", priority=80,
             kind="profile"),
     en_rule(r"\ballergic to " + V + E_CLAUSE, handler=_allergic),
+    en_rule(I_ + r"(?:(?P<dx>(?:was |have been |got |am )?diagnosed with)|have got|have|got|suffer from|live with"
+            r"|am living with|deal with) (?:a |an |mild |severe |chronic |bad )?" + V + E_PREP, handler=_condition),
     en_rule(I_ + r"have an? " + V + r" allergy", "allergy", priority=85),
     # pets and children with names
     en_rule(r"\bI (?:have|have got|got|own|adopted|just got|just adopted) (?:an?|two|three|\d+) "

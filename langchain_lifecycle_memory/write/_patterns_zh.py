@@ -15,6 +15,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     ZH_MEASURE,
     ZH_RELATIONS,
     ZH_TOPIC_VERBS,
+    is_condition,
     is_term,
     lookup,
 )
@@ -92,6 +93,13 @@ def _workplace(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         role = clean(role, zh)
         if acceptable(role, zh):
             yield Candidate("job", role, 75, m.start("role"), "profile")
+
+
+def _condition(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """确诊/患有 X: whatever the diagnosis names; 有/得了/查出 X: X if it is a health condition (高血压, 胆结石)."""
+    value = clean(m.group("v"), zh)
+    if acceptable(value, zh) and (m.group("dx") or is_condition(value)):
+        yield Candidate("medical_condition", value, 75, m.start("v"), "profile", cardinality="set")
 
 
 def _generic_job(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
@@ -346,8 +354,8 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(ZS + r"(?P<neg>不再|已经不|再也不)?对\s*(?P<v>[^，,。！!？?]+?)\s*" + ZADV
             + r"(?P<neg2>不再|不)?过敏(?P<le>了)?", handler=_allergy),
     zh_rule(ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)" + ZADV + r"(?<![不没])过敏", "allergy", priority=80),
-    zh_rule(ZS + r"有(?P<v>[^，,。]{1,10}?(?:病|症|炎|不耐受|突出))", "medical_condition", priority=75, kind="profile",
-            cardinality="set"),
+    zh_rule(ZS + r"(?:(?P<dx>确诊(?:了|为)?|被诊断(?:为|出)?|患有|患上了?)|有(?!点|些|一点)|得了|查出(?:了|来)?)\s*"
+            r"(?P<v>[^，,。！!？?；;]{1,12}?)" + ZEND, handler=_condition),
     zh_rule(ZS + r"(?:今年)?(?P<v>" + _ZNUMERAL + r")岁", "age", priority=80, kind="profile"),
     # pets
     zh_rule(r"我(?:家)?" + ZADV + r"(?:养了|养着|养|有|新养了|领养了)(?:(?P<num>[一两二三四五六七八九十几]|\d+)?"

@@ -18,8 +18,10 @@ from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_
 from langchain_lifecycle_memory.write._lexicon import (
     VERB_CONCEPTS,
     ZH_TOPIC_VERBS,
+    is_condition,
+    is_language,
 )
-from langchain_lifecycle_memory.write._patterns import Candidate, apply, clean_value
+from langchain_lifecycle_memory.write._patterns import CONJ, Candidate, apply, clean_value
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
 from langchain_lifecycle_memory.write._restate import en_rewrite, kept_as_said, zh_rewrite
@@ -137,6 +139,9 @@ _COORD = re.compile(r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*
 _CLAUSE_END = re.compile(r"[。.!?！？;；\n]")
 _PLACED = re.compile(r"\s+(?:at|with|on|in|for|from|by|during|since|every)\s", re.IGNORECASE)
 """Where a member's own circumstances begin, in a list joined by "and" ("Tamil at home and Hakka with my grandma")."""
+_KIND_OF_MEMBER = {"language": lambda v: is_language(v) or v[:1].isupper(), "medical_condition": is_condition}
+"""Members of these sets are the same kind of thing as the first: "psoriasis on my elbows and knees" lists no knees."""
+_LEADS_A_CLAUSE = re.compile(rf"(?:{CONJ})\b", re.IGNORECASE)
 
 
 def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> list[str]:
@@ -158,9 +163,11 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     for i, part in enumerate(clean_value(p, zh) for p in pieces[::2]):
         if any(joined[max(0, i - 1) : i + 1]):  # "Tamil at home and Hakka with my grandma": by "and", not a comma
             part = clean_value(_PLACED.split(part)[0], zh)
-        clause = re.search(r"\b(?:is|are|was|were|am|has|have)\b", part)
+        clause = re.search(r"\b(?:is|are|was|were|am|has|have)\b", part) or _LEADS_A_CLAUSE.match(part)
         if not part or len(part.split()) > 4 or clause or re.match(r"(?:I|my|we|it|this|that|you|我)\b", part, re.I):
-            break  # the list ends where a clause begins ("aerial yoga, it's a great way to ...")
+            break  # the list ends where a clause begins ("aerial yoga, it's a great way to ...", "rosacea, so …")
+        if parts and not _KIND_OF_MEMBER.get(candidate.attribute or "", bool)(part):
+            break
         parts.append(part)
     if len(parts) < 2 or not normalize_value(candidate.value).startswith(normalize_value(parts[0])):
         return [candidate.value]

@@ -91,3 +91,28 @@ def test_a_role_at_an_organisation_counted_by_any_measure_word_is_a_job() -> Non
 def test_an_adverb_or_a_dropped_i_before_a_verb_reads_in_the_third_person(text: str, content: str) -> None:
     contents = [f.content for f in extract_rule_facts(text, now=NOW)]
     assert any(content in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I was diagnosed with sarcoidosis in the spring.", {("user", "medical_condition", "sarcoidosis")}),
+        ("I've got bursitis in both hips.", {("user", "medical_condition", "bursitis")}),
+        ("我确诊了桥本，每天早上吃药。", {("user", "medical_condition", "桥本")}),
+        ("我叔叔有高血脂。", {("uncle", "medical_condition", "高血脂")}),
+    ],
+)
+def test_a_diagnosis_or_a_condition_someone_has_is_a_medical_condition(text: str, expected: set) -> None:
+    assert _slots(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I have a haircut appointment on Friday.", "我有点累。", "我得了一等奖。"])
+def test_having_what_is_no_condition_files_none(text: str) -> None:
+    assert not any(attribute == "medical_condition" for _, attribute, _ in _slots(text))
+
+
+def test_members_of_a_condition_list_are_conditions_and_a_clause_ends_the_list() -> None:
+    assert _slots("I've got bursitis on my ankles and shins, so stairs hurt.") == {
+        ("user", "medical_condition", "bursitis")
+    }
+    assert _slots("I've got sarcoidosis, so long hikes are out.") == {("user", "medical_condition", "sarcoidosis")}
