@@ -385,7 +385,7 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:study|am studying|major in|am majoring in|am doing a (?:degree|masters|master's|phd) in) "
             r"(?!for\b|hard\b)" + V + r"(?: at (?P<org>[A-Z][^,;!?]*?))?" + E_PREP, handler=_study),
     en_rule(I_ + r"(?P<verb>live|am living|am based|reside|(?:have )?moved|(?:have )?relocated|was born|grew up|"
-            r"am from|come from|am moving) (?:back |here |there |alone |together "
+            r"am from|come from|am moving) (?:back |here |there |down |up |out |alone |together "
             r"|by (?:my|him|her|them|our)sel(?:f|ves) |on (?:my|his|her|their|our) own )?"
             r"(?:in|to|near|at|from|on) (?:a |an |the )?" + V
             + E_PREP, handler=_home),

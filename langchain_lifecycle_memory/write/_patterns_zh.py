@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._change import ZH_CHANGED_TO
 from langchain_lifecycle_memory.write._lexicon import (
     CITY_SUFFIX,
     LEX,
@@ -142,9 +143,11 @@ _NAME_THEN_PURPOSE = re.compile(r"^(?P<name>[A-Za-z0-9][\w+#.' -]*?)\s*(?:来|�
 
 
 _DEST = re.compile(r"(?P<dest>通勤|上班|上学|去公司|去学校|回家|回老家)$")
-_MODES = ("坐", "乘", "搭", "骑", "开车", "走路", "打车", "骑车")
+_MODES = ("坐", "乘", "搭", "骑", "开", "开车", "走路", "打车", "骑车")
 
 
+_CHANGED = re.compile(ZH_CHANGED_TO + r"|改去|换去")
+"""A change inside an object ends it: "喝早茶都改去陶陶居" names no drink."""
 _NEW_THING = re.compile(r"了?\s*(?:[一两]?" + ZH_MEASURE + "|[A-Z0-9])")
 """After 换: a measure word or a name starts the new thing ("换了台 Triumph"); a bare noun is what was replaced."""
 
@@ -179,6 +182,8 @@ def _verb_object(m: re.Match[str], zh: bool, specs: Specs, verb: str, raw: str, 
         value = (brand or _NAME_THEN_PURPOSE.match(value)).group(1).strip()  # type: ignore[union-attr]
     if not acceptable(value, zh) or "的" in value or spec_named(value, specs) or value[0] in "不得":
         return  # "换手机了": the kind of thing changed; "听不惯": how it goes, no object
+    if _CHANGED.search(value):
+        return
     if verb == "养" and re.match(r"了?(?:[一两二三四五六七八九十几]|\d+)?(?:只|条|头|匹)", raw):
         return  # an animal: the pet rule names it
     if verb in ("养", "种") and _PLANT.match(raw.removeprefix("了")):

@@ -116,3 +116,19 @@ def test_members_of_a_condition_list_are_conditions_and_a_clause_ends_the_list()
         ("user", "medical_condition", "bursitis")
     }
     assert _slots("I've got sarcoidosis, so long hikes are out.") == {("user", "medical_condition", "sarcoidosis")}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("My cousin moved out to Killarney last spring.", ("cousin", "city", "Killarney")),
+        ("我表姐从丽水搬到了南浔。", ("cousin", "city", "南浔")),
+        ("我每天开货车上班。", ("user", "commute", "开货车")),
+    ],
+)
+def test_a_move_or_a_commute_with_a_particle_or_where_from_is_read(text: str, expected: tuple) -> None:
+    assert expected in _slots(text)
+
+
+def test_a_change_inside_what_follows_a_verb_is_no_object() -> None:
+    assert _slots("我喝豆浆都改去楼下那家了。") == set()
