@@ -35,7 +35,7 @@ from langchain_lifecycle_memory.read.routing import (
     query_entities,
     value_in,
 )
-from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot
+from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot, micros
 from langchain_lifecycle_memory.read.vectors import TextVectors, unit
 from langchain_lifecycle_memory.schema import MemoryStatus, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import weekdays
@@ -277,7 +277,8 @@ def _profile(
     """
     if not cfg.profile_fallback:
         return None
-    if (~eligible & (fused >= opts.min_score)).any():
+    later = snap.valid_from > micros(opts.as_of) if opts.as_of is not None else np.zeros(len(snap), dtype=bool)
+    if (~eligible & ~later & (fused >= opts.min_score)).any():  # a replaced answer, not one still to come
         return None
     near = fused >= opts.min_score / 2  # a near miss of any kind ("婚礼日期是11月8日" for "大喜日子是哪天") leads
     pool = np.flatnonzero(eligible & (snap.kind_mask(_STANDING) | near) & about)

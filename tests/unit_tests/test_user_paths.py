@@ -224,6 +224,29 @@ def test_a_near_miss_of_any_kind_leads_the_lasting_facts_shown_when_nothing_matc
     assert any("pharmacist" in line for line in lines), block
 
 
+def test_a_record_not_yet_true_at_as_of_does_not_make_the_past_unknown(embeddings: Any, tmp_path: Path) -> None:
+    """Asked about mid-2023, a 2024 record that matches the question is not a replaced answer: the lasting facts
+    true then are shown, not "don't know"."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    then = [
+        Fact(
+            entity="user", attribute="hobby", value="sackbut", content="The user plays sackbut in a consort, Glenrowan."
+        ),
+        Fact(entity="user", attribute="job", value="surveyor", content="The user works as a land surveyor."),
+    ]
+    memory.add_facts(then, "u", at="2022-03-01")
+    later = Fact(
+        entity="user",
+        attribute="city",
+        value="Wanaka",
+        content="The user moved to Wanaka and performs with a new group there.",
+    )
+    memory.add_facts([later], "u", at="2024-05-01")
+    query = "Back in mid-2023, which group did I perform with?"
+    block = memory.inject(query, "u", now="2025-01-10", as_of="2023-06-01").text
+    assert "Glenrowan" in block and "Wanaka" not in block, block
+
+
 def test_a_plan_still_ahead_joins_the_facts_shown_when_nothing_matched(embeddings: Any, tmp_path: Path) -> None:
     """A retirement date is no lasting fact, yet it is what a question about this summer's health cover turns
     on: while the event is live it comes with the lasting facts; a sensitive record still never comes unasked."""
