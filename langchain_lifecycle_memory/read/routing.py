@@ -142,7 +142,7 @@ _PART = r"(?:early|mid|late|the start of|the beginning of|the end of|the middle 
 # When a question is asked of the past (``as_of``), its time phrase has done its work as a filter; left in
 # the text, "2022年元旦那会儿" or "in mid-2022" outweighs the words that say what is asked about.
 _TIME = re.compile(
-    r"(?:19|20)\d{2}\s*年(?:初|底|末|中|上半年|下半年|[春夏秋冬]天?|\d{1,2}\s*月(?:份|初|底|中)?)?|"
+    r"(?:19|20)\d{2}\s*年(?:初|底|末|中|上半年|下半年|[春夏秋冬](?!节)天?|\d{1,2}\s*月(?:份|初|底|中)?)?|"
     rf"\b(?:back\s+)?(?:in|during|around|at|by|as of|since|from|before|after)?\s*(?:{_PART}(?:\s+of)?[\s-]*)?"
     rf"(?:{_MONTH}\s*,?\s*)?(?:19|20)\d{{2}}\b|\b(?:in|during)\s+{_MONTH}\b|\bback then\b|\bat (?:that|the) time\b"
     r"|\blast (?:year|month|week|spring|summer|fall|autumn|winter)\b|\b\w+ (?:years?|months?|weeks?) ago\b"

@@ -237,6 +237,7 @@ def test_a_question_of_the_past_is_not_drowned_by_its_time_phrase(
     [
         ("2023年底我在哪个部门？", "我在哪个部门？"),
         ("2022 年春天 Nora 在哪里上学？", "Nora 在哪里上学？"),
+        ("2021年春节那会儿我养的什么鱼？", "我养的什么鱼？"),  # the festival, not "spring" plus a stray 节
         ("Who was my doctor in mid-2022?", "Who was my doctor ?"),
         ("How much was my rent in January 2023, back then?", "How much was my rent , ?"),
         ("2022", "2022"),  # nothing left: the question stays as asked
