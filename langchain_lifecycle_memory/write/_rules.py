@@ -136,6 +136,8 @@ def _clauses(sentence: str, zh: bool) -> list[str]:
 
 
 _COORD = re.compile(r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*)")
+_AND = re.compile(r"\band\b|&|和|跟|及")
+"""A conjunction that joins a list (a comma or 、 may only separate its items)."""
 _CLAUSE_END = re.compile(r"[。.!?！？;；\n]")
 _PLACED = re.compile(r"\s+(?:at|with|on|in|for|from|by|during|since|every)\s", re.IGNORECASE)
 """Where a member's own circumstances begin, in a list joined by "and" ("Tamil at home and Hakka with my grandma")."""
@@ -155,10 +157,10 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     if not normalize_value(tail).startswith(normalize_value(candidate.value)):
         tail = candidate.value
     tail = re.split(r"(?:也|还|都|又)*过敏|\s+(?:too|as well|also)\b", tail)[0]
-    if not re.search(r"\band\b|&|、|和|跟|以及|及", tail):
+    if not (_AND.search(tail) or "、" in tail):
         return [candidate.value]  # "shellfish, shrimp especially" is not a list
     pieces = re.split(f"({_COORD.pattern})", tail)  # items, each followed by its separator
-    joined = [bool(re.search(r"\band\b|&|和|跟|及", sep)) for sep in pieces[1::2]]
+    joined = [bool(_AND.search(sep)) for sep in pieces[1::2]]
     parts = []
     for i, part in enumerate(clean_value(p, zh) for p in pieces[::2]):
         if any(joined[max(0, i - 1) : i + 1]):  # "Tamil at home and Hakka with my grandma": by "and", not a comma
@@ -322,9 +324,7 @@ def _content(sentence: str, value: str, zh: bool, whole: bool = False) -> str:
 
 def _one_member(content: str, members: list[str], value: str, zh: bool) -> str:
     """The content restated for one member: "allergic to peanuts and shellfish" -> "allergic to shellfish"."""
-    pattern = r"\s*(?:,\s*and\s+|,\s*|、|和|跟|以及|及|\band\s+|&\s*)\s*".join(
-        r"(?:a little |some )?" + re.escape(m) for m in members
-    )
+    pattern = (_COORD.pattern + r"\s*").join(r"(?:a little |some )?" + re.escape(m) for m in members)
     return re.sub(pattern, lambda _: value, content, count=1, flags=re.IGNORECASE)
 
 
