@@ -113,13 +113,17 @@ _ADVICE = re.compile(
 )
 
 
+_COUNTRY = re.compile(r"\bU\.?S\.?(?:A\b\.?)?(?![\w'])")
+""""the US" is no "us": the pronoun is never written in capitals and dots."""
+
+
 def is_personal(query: str) -> bool:
     """Whether the query is about or for the user, not general knowledge.
 
     It says so ("my", "I", "我", "帮我", "recommend..."), leaves out its subject before a verb of intent
     ("想换辆新车…") or asks the assistant for advice ("…你觉得怎么样？").
     """
-    words = re.findall(r"[a-z']+", normalize_text(query))
+    words = re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
     if any(w.split("'")[0] in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
         return True
     asks = _ELIDED_SPEAKER.search(query) or _ADVICE.search(query) or _ZH_TIMED_ASK.search(query.strip())

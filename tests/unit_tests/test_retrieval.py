@@ -176,6 +176,9 @@ def test_general_knowledge_is_not_routed_into_personal_facts(store: ChromaMemory
     assert retriever.invoke("How do vaccines work?") == []
     assert [d.metadata["value"] for d in retriever.invoke("Which city do I live in?")] == ["Minneapolis"]
     assert retriever.explain("What's the capital of Canada?").personal is False
+    # "the US" is a country, not the speaker's "us": no profile of the user answers a civics question
+    assert retriever.invoke("How many senators does the US have?") == []
+    assert retriever.explain("How many senators does the U.S. have?").personal is False
 
 
 # ---------------------------------------------------------------- lifecycle filters
