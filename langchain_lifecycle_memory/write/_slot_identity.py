@@ -23,6 +23,7 @@ from langchain_lifecycle_memory.write._slot_names import (
     attribute_relation,
     core,
     kin,
+    modifies,
     same_head,
     stem,
     words,
@@ -468,9 +469,10 @@ def _nearest_spec(
 ) -> AttributeSpec | None:
     """The vocabulary attribute closest to ``attribute`` by name and description, if it clears ``threshold``.
 
-    Not the field an agent noun names: the user has one podiatrist, whatever the set of their foot problems.
+    Not the field an agent noun names: the user has one podiatrist, whatever the set of their foot problems; nor a
+    noun that only qualifies the name's own (:func:`modifies`): one plant nursery, however many plants.
     """
-    names = [name for name in specs if not agent_and_field(attribute, name)]
+    names = [name for name in specs if not (agent_and_field(attribute, name) or modifies(attribute, name))]
     score, name = max((name_similarity(attribute, name, embedder, specs), name) for name in names)
     return specs[name] if score >= threshold else None
 

@@ -132,6 +132,21 @@ def agent_and_field(a: str, b: str) -> bool:
     return len(root) >= 4 and wb[0].startswith(root) and _AGENT.search(wb[0]) is None
 
 
+def modifies(a: str, b: str) -> bool:
+    """``b`` only qualifies what ``a`` names by another noun: "plant_nursery" is no plant, "pill_box" no pill.
+
+    Names are head-last; a last word in the plural or a participle ("pet_names", "languages_spoken") still names
+    ``b``'s things.
+
+    >>> modifies("plant_nursery", "plant"), modifies("spoken_language", "language"), modifies("pet_names", "pet")
+    (True, False, False)
+    """
+    wa, wb = words(a), words(b)
+    if len(wa) < 2 or not wb or same_head(a, b) or re.search(r"(?:ed|en|s)$", wa[-1]):
+        return False
+    return stem(wb[-1]) in {stem(w) for w in wa[:-1]}
+
+
 _ZH_NAME = re.compile(r"[\u3400-\u9fff]{3,}")
 
 

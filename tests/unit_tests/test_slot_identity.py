@@ -152,6 +152,16 @@ def test_a_name_only_loosely_like_a_vocabulary_set_stays_single(embeddings: Any)
     assert _active(memory, "user", "dentist") == ["Dr. Chu"]
 
 
+def test_a_name_that_only_qualifies_a_vocabulary_set_stays_single(embeddings: Any) -> None:
+    """ "allergy_medication" is near ``allergy`` (a set) by its words but names a medication: a new one replaces it."""
+    memory = _memory(embeddings)
+    first = _fact("user", "allergy_medication", "Zyrtec", "The user takes Zyrtec for a runny nose in spring.")
+    memory.add_facts([first], "u", at="2024-03-01")
+    then = _fact("user", "allergy_medication", "Allegra", "The user takes Allegra for a runny nose in spring.")
+    memory.add_facts([then], "u", at="2024-06-01")
+    assert _active(memory, "user", "allergy_medication") == ["Allegra"]
+
+
 _JOINS = [
     ("game_console", ("Switch", "The user has a Nintendo Switch."), ("PS5", "The user bought a used PS5.")),
     ("credit_card", ("招商银行", "用户持有招商银行信用卡。"), ("中信银行", "用户持有中信银行信用卡。")),
