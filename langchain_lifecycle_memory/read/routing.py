@@ -222,6 +222,8 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             names.add(part)
         if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
             romanized = part
+    if not relations and names:  # a bare name ("jonas"): how the statements introduce them ("roommate Jonas")
+        relations = _introduced_as(norm, contents)
     zh_relations = [r for r in relations if not r.isascii() and len(r) > 1]
     en_relations = "|".join(sorted((re.escape(r) for r in relations if r.isascii()), key=len, reverse=True))
     after_en = re.compile(rf"\b(?i:{en_relations})(?:-in-law)?,?(?:\s+([A-Z][a-z]+)\b|\s*([\u4e00-\u9fff]+))")
@@ -236,6 +238,18 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             names.update(_given_name(tail, romanized))  # the name right after the relation
             names.update(n for n in _given_name(tail[1:], romanized) if len(n) > 1)  # or after a surname ("周小禾")
     return names, relations
+
+
+_RELATION_FORMS = "|".join(
+    sorted({re.escape(f) for group in (*_FAMILY, *_SOCIAL) for f in group if len(f) > 1}, key=len, reverse=True)
+)
+
+
+def _introduced_as(name: str, contents: Iterable[str]) -> set[str]:
+    """The forms of the relation word right before ``name`` in its statements ("The user's coworker Raj …")."""
+    said = re.compile(rf"(?<![a-z])({_RELATION_FORMS})\s*{re.escape(name)}(?![a-z])")
+    found = {m.group(1) for content in contents for m in said.finditer(normalize_text(_unaccented(content)))}
+    return {form for group in (*_FAMILY, *_SOCIAL) if found.intersection(group) for form in group}
 
 
 def _unaccented(text: str) -> str:

@@ -152,7 +152,6 @@ class Snapshot:
         self.ids = [r.id for r in rows]
         self.attributes, self.attribute_code = _numbered([r.attribute for r in rows])
         self.entities, self.entity_code = _codes([r.entity for r in rows])
-        self.other_entities = {e for e in self.entities if is_other_person(e)}
         self.kinds, self.kind_code = _codes([r.kind for r in rows])
         self.needles, self.needle_code = _numbered([r.needle for r in rows])
         self._views = self._resolved()
@@ -170,6 +169,9 @@ class Snapshot:
             if not is_self_entity(r.entity):
                 contents.setdefault(str(r.entity), []).append(r.content)
         self.entity_alias = {e: entity_aliases(e, c) for e, c in contents.items()}
+        # someone by the id's words (``sister_maya``) or as the statements introduce a bare name ("roommate Jonas")
+        introduced = {e for e, (_, relations) in self.entity_alias.items() if relations}
+        self.other_entities = {e for e in self.entities if is_other_person(e) or e in introduced}
         self.cues = {i: list(r.cues) for i, r in enumerate(rows) if r.cues}
         self._records: dict[int, MemoryRecord] = {}
 

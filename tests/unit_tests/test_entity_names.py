@@ -219,3 +219,26 @@ def test_a_relative_written_in_pinyin_is_the_one_the_chinese_word_names(embeddin
     assert [(r.entity, r.value) for r in memory.active("u")] == [("uncle", "延吉")]
     block = memory.inject("三舅现在住哪儿？", "u", now="2024-06-02").text
     assert "延吉" in block and "抚顺" not in block, block
+
+
+def test_someone_filed_under_a_bare_name_is_who_the_statements_say_not_the_user(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """An extractor that files the flatmate under ``Bruno`` alone: his thesis stays out of the user's, and "my
+    flatmate" still reaches him."""
+    assert entity_aliases("Bruno", ["The user's flatmate Bruno writes about volcanic soils."])[1] >= {"flatmate"}
+    assert entity_aliases("Whisker", ["Whisker sleeps on the windowsill."])[1] == set()  # a pet is introduced by none
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_facts(
+        [Fact(entity="user", attribute="thesis_topic", value="medieval trade routes",
+              content="The user's thesis is on medieval trade routes."),
+         Fact(entity="Bruno", attribute="thesis_topic", value="volcanic soils",
+              content="The user's flatmate Bruno is writing a thesis on volcanic soils.")],
+        "u", at="2024-02-01",
+    )  # fmt: skip
+
+    mine = memory.inject("Remind me what my thesis is about?", "u", now="2024-03-01").text
+    his = memory.inject("What is my flatmate's thesis about?", "u", now="2024-03-01").text
+
+    assert "trade routes" in mine and "volcanic" not in mine, mine
+    assert "volcanic" in his, his
