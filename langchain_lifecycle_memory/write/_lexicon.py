@@ -12,8 +12,8 @@ from langchain_lifecycle_memory.vocabulary import RELATIONS
 __all__ = [
     "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
     "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
-    "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_term", "lookup",
-    "misfiled", "romanize",
+    "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_medicine",
+    "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -211,7 +211,7 @@ ZH_VERBS: dict[str, str] = {
     "踢": "play_sport", "弹": "play_music", "拉": "play_music", "喝": "drink", "吃": "eat", "读": "read", "追": "watch",
     "听": "listen", "说": "speak", "讲": "speak", "收集": "collect", "收藏": "collect", "种": "grow", "写": "write",
     "抽": "smoke", "学习": "learn", "学": "learn", "练习": "practice", "练": "practice", "吹": "play_music",
-    "养": "keep",
+    "养": "keep", "服用": "take",
 }  # fmt: skip
 """Chinese verb -> concept."""
 
@@ -224,6 +224,25 @@ def is_language(value: str) -> bool:
 _CONDITION_FORM = re.compile(
     r"(?:itis|osis|emia|aemia|pathy|algia|diabetes)$|(?:病|症|征|炎|癌|瘤|结石|息肉|不耐受|突出)$", re.IGNORECASE
 )
+
+
+# Generic drug names are built from the WHO's INN stems (-statin, -sartan, -prazole, -olol...), and Chinese
+# ones transliterate the same stems (他汀, 沙坦, 拉唑, 洛尔) or end in a dosage form (肠溶片, 胶囊, 颗粒).
+_MEDICINE_FORM = re.compile(
+    r"(?:[a-z]{2,}(?:azole|tidine|statin|pril|sartan|olol|dipine|cillin|mycin|cycline|floxacin|lukast|formin"
+    r"|gliptin|gliflozin|afil|triptan|setron|azepam|zolam|oxetine|opram|traline|tadine|izine|olone|parin|farin"
+    r"|xaban|gatran|profen|coxib|dronate|tinib|thyroxine|grel|semide|thiazide|codone|umab|ximab|zumab|ovir)"
+    r"|\binsulin)$"
+    r"|(?:他汀|沙坦|普利|洛尔|地平|拉唑|替丁|霉素|西林|沙星|洛芬|格雷|双胍|列汀|胰岛素|甲状腺素|钠片|肠溶片|缓释片|控释片"
+    r"|含片|泡腾片|胶囊|颗粒|口服液|滴丸)$",
+    re.IGNORECASE,
+)
+
+
+def is_medicine(value: str) -> bool:
+    """A medicine by the form of its generic name or dosage (atorvastatin, 氯沙坦, 左甲状腺素钠片), dose left off."""
+    v = re.sub(r"\s*\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|毫克|微克)$", "", value.strip(), flags=re.IGNORECASE)
+    return bool(_MEDICINE_FORM.search(v)) and len(v.split()) <= 3
 
 
 def is_condition(value: str) -> bool:
@@ -241,6 +260,8 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
         return "language", ""  # what one speaks, named by a proper noun, is a language ("I speak Tagalog")
     if concept == "speak":
         return None
+    if concept in ("eat", "take", "use") and is_medicine(value):
+        return "takes", ""  # "我每天吃阿托伐他汀": a medicine taken, not a food
     if found := (lookup(value, spec.lexicons) if spec.lexicons else None):
         return found[0], ""
     return None if spec.known_only else (spec.attribute, spec.cardinality)

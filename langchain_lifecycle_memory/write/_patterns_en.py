@@ -12,6 +12,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     NOT_OCCUPATION,
     ORG_SUFFIX,
     is_condition,
+    is_medicine,
     is_term,
     lookup,
 )
@@ -176,6 +177,17 @@ def _condition(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     value = clean(m.group("v"), zh)
     if acceptable(value, zh) and (m.group("dx") or is_condition(value)) and not _NEGATED.search(m.string[: m.start()]):
         yield Candidate("medical_condition", value, 80, m.start("v"), "profile", cardinality="set")
+
+
+def _medicine(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """On or taking X, said of anyone, if X is a medicine by its name's form (:func:`is_medicine`); off it: its end."""
+    value = clean(m.group("v"), zh)
+    if not (acceptable(value, zh) and is_medicine(value)):
+        return
+    if m.group("off"):  # "I'm no longer on lisinopril": the slot that holds it ends
+        yield Candidate(None, value, 90, m.start("v"), confidence=0.8, operation="retract")
+    elif not _NEGATED.search(m.string[: m.start()]):
+        yield Candidate("takes", value, 80, m.start("v"), "profile", cardinality="set")
 
 
 def _allergic(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
@@ -369,6 +381,9 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:(?P<dx>(?:was |have been |got |am )?diagnosed with)|have got|have|got|suffer from|live with"
             r"|am living with|deal with) (?:a |an |mild |severe |chronic |bad )?" + V + E_PREP, handler=_condition),
     en_rule(I_ + r"have an? " + V + r" allergy", "allergy", priority=85),
+    en_rule(I_ + r"(?:(?P<off>am (?:no longer|not) on|am off|(?:came|went|got) off)|(?:am |have been |was )?" + ADV
+            + r"(?:(?:started|began) (?:taking |on )|taking |take |on ))(?:a |an |some )?" + V + E_PREP,
+            handler=_medicine),
     # pets and children with names
     en_rule(r"\bI (?:have|have got|got|own|adopted|just got|just adopted) (?:an?|two|three|\d+) "
             r"(?P<desc>[a-z][a-z -]{1,40}?),? (?:named|called) (?P<name>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?)",

@@ -111,6 +111,30 @@ def test_having_what_is_no_condition_files_none(text: str) -> None:
     assert not any(attribute == "medical_condition" for _, attribute, _ in _slots(text))
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm on bisoprolol for my heart.", {("user", "takes", "bisoprolol")}),
+        ("I started taking pravastatin in March.", {("user", "takes", "pravastatin")}),
+        ("My dad is on rivaroxaban.", {("father", "takes", "rivaroxaban")}),
+        ("我每天吃坎地沙坦。", {("user", "takes", "坎地沙坦")}),  # a medicine eaten is no food
+        ("我一直在服用雷贝拉唑肠溶片。", {("user", "takes", "雷贝拉唑肠溶片")}),
+    ],
+)
+def test_a_medicine_named_by_its_generic_form_is_taken(text: str, expected: set) -> None:
+    assert _slots(text) == expected
+
+
+@pytest.mark.parametrize("text", ["I'm on the night shift this month.", "I'm on a tight budget."])
+def test_being_on_or_taking_what_is_no_medicine_files_no_medicine(text: str) -> None:
+    assert not any(attribute == "takes" for _, attribute, _ in _slots(text))
+
+
+def test_coming_off_a_medicine_ends_it() -> None:
+    (fact,) = extract_rule_facts("I came off escitalopram in the autumn.", now=NOW)
+    assert (fact.operation, fact.value) == ("retract", "escitalopram")
+
+
 def test_members_of_a_condition_list_are_conditions_and_a_clause_ends_the_list() -> None:
     assert _slots("I've got bursitis on my ankles and shins, so stairs hurt.") == {
         ("user", "medical_condition", "bursitis")
