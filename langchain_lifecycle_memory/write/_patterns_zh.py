@@ -192,6 +192,9 @@ def _verb_object(m: re.Match[str], zh: bool, specs: Specs, verb: str, raw: str, 
     if verb == "开" and re.match(r"了?(?:一)?(?:家|间)", raw):
         yield Candidate("business", value, 70, m.start("v"), "profile")
         return
+    if verb == "开" and re.match(r"了?(?:一)?辆", raw):  # the measure word of vehicles: a car, whatever its make
+        yield Candidate("car", re.sub(r"^二手", "", value), 70, m.start("v"), "fact")
+        return
     change = bool(m.group("change"))
     attribute, value, cardinality = verb_slot(concept, value, specs)
     if change and not verb and not (head_noun(value, specs) or lookup(value)):

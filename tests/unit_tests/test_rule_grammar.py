@@ -135,6 +135,18 @@ def test_coming_off_a_medicine_ends_it() -> None:
     assert (fact.operation, fact.value) == ("retract", "escitalopram")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我开一辆二手凯美瑞，开了八年了。", {("user", "car", "凯美瑞")}),  # 辆 says a vehicle, whatever its make
+        ("我哥开一辆艾瑞泽。", {("brother", "car", "艾瑞泽")}),
+        ("我开了一家豆花店。", {("user", "business", "豆花店")}),  # 家: a business
+    ],
+)
+def test_what_one_drives_is_named_by_the_measure_word_for_vehicles(text: str, expected: set) -> None:
+    assert _slots(text) == expected
+
+
 def test_members_of_a_condition_list_are_conditions_and_a_clause_ends_the_list() -> None:
     assert _slots("I've got bursitis on my ankles and shins, so stairs hurt.") == {
         ("user", "medical_condition", "bursitis")
