@@ -147,6 +147,17 @@ def test_what_one_drives_is_named_by_the_measure_word_for_vehicles(text: str, ex
     assert _slots(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("家里还养了只雪貂叫麻团。", {("user", "pet", "麻团")}),  # the home, not "I", keeps it: the speaker's
+        ("家里有两头小香猪。", {("user", "pet", "小香猪")}),
+    ],
+)
+def test_an_animal_kept_at_home_is_the_speakers_pet(text: str, expected: set) -> None:
+    assert _slots(text) == expected
+
+
 def test_members_of_a_condition_list_are_conditions_and_a_clause_ends_the_list() -> None:
     assert _slots("I've got bursitis on my ankles and shins, so stairs hurt.") == {
         ("user", "medical_condition", "bursitis")
