@@ -113,8 +113,8 @@ _ADVICE = re.compile(
 )
 
 
+# "the US" is no "us": the pronoun is never written in capitals or with dots.
 _COUNTRY = re.compile(r"\bU\.?S\.?(?:A\b\.?)?(?![\w'])")
-""""the US" is no "us": the pronoun is never written in capitals and dots."""
 
 
 def is_personal(query: str) -> bool:
