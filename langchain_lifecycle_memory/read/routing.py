@@ -215,7 +215,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     relations: set[str] = set()
     romanized = ""
     for part in (p for p in _SEPARATORS.split(norm) if p and p != PERSON):  # "person" names no one
-        if forms := {form for group in (*_FAMILY, *_SOCIAL) if part in group for form in group}:
+        if forms := _forms_of({part}):
             relations |= {f"{part} in law", *_IN_LAW_FORMS.get(part, ())} if in_law else forms
             continue
         if len(part) >= 2:
@@ -249,7 +249,12 @@ def _introduced_as(name: str, contents: Iterable[str]) -> set[str]:
     """The forms of the relation word right before ``name`` in its statements ("The user's coworker Raj …")."""
     said = re.compile(rf"(?<![a-z])({_RELATION_FORMS})\s*{re.escape(name)}(?![a-z])")
     found = {m.group(1) for content in contents for m in said.finditer(normalize_text(_unaccented(content)))}
-    return {form for group in (*_FAMILY, *_SOCIAL) if found.intersection(group) for form in group}
+    return _forms_of(found)
+
+
+def _forms_of(words: set[str]) -> set[str]:
+    """Every form of the relations ``words`` name ("roommate": roommate, flatmate, 室友…)."""
+    return {form for group in (*_FAMILY, *_SOCIAL) if words.intersection(group) for form in group}
 
 
 def _unaccented(text: str) -> str:

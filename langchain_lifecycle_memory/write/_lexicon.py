@@ -260,7 +260,7 @@ def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:
         return "language", ""  # what one speaks, named by a proper noun, is a language ("I speak Tagalog")
     if concept == "speak":
         return None
-    if concept in ("eat", "take", "use") and is_medicine(value):
+    if concept in ("eat", "use") and is_medicine(value):
         return "takes", ""  # "我每天吃阿托伐他汀": a medicine taken, not a food
     if found := (lookup(value, spec.lexicons) if spec.lexicons else None):
         return found[0], ""
