@@ -47,6 +47,8 @@ def _ing(verb: str) -> str:
     head, _, rest = verb.partition(" ")
     if head.endswith("ie"):
         head = head[:-2] + "ying"
+    elif re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", head):  # one syllable ending consonant-vowel-consonant
+        head += head[-1] + "ing"
     elif head.endswith("e") and not head.endswith("ee"):
         head = head[:-1] + "ing"
     else:
@@ -341,9 +343,20 @@ def _study(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("school", clean(org, zh), 75, m.start("org"), "profile")
 
 
+_COMMUTE_VERBS = ("bike", "cycle", "walk", "drive", "run", "skate", "carpool")
+_COMMUTE_ING = {_ing(v): v for v in _COMMUTE_VERBS}
+
+
+def _forms(*verbs: str) -> str:
+    """A verb's base and -ing forms, the -ing one after any auxiliary: "take", "am taking", "started taking"."""
+    ings = "|".join(_ing(v) for v in verbs)
+    return f"(?:(?:am |have been |started |began |keep )?(?:{ings})|{'|'.join(verbs)})"
+
+
 def _commute(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """For "I bike / ride my scooter / take the bus to work", "I commute by e-scooter"."""
-    value = clean(m.group("verb") or m.group("v") or m.group("by") or "", zh)
+    """For "I bike / am riding my scooter / started taking the bus to work", "I commute by e-scooter"."""
+    verb = m.group("verb")
+    value = clean(_COMMUTE_ING.get(verb.rsplit(" ", 1)[-1], verb) if verb else m.group("v") or m.group("by") or "", zh)
     if acceptable(value, zh):
         yield Candidate("commute", value, 75, m.start(), "fact")
 
@@ -405,8 +418,8 @@ EN_RULES: tuple[Rule, ...] = (
             r"(?:in|to|near|at|from|on) (?:a |an |the )?" + V
             + E_PREP, handler=_home),
     en_rule(I_ + r"teach (?:at (?P<org>[A-Z][^,;!?]*?) )?" + V + E_PREP, "teaching", priority=75, kind="profile"),
-    en_rule(I_ + r"(?:(?P<verb>bike|cycle|walk|drive|run|skate|carpool)|(?:ride|take) (?:my |a |an |the )?" + V
-            + r") to (?:work|the office|school|campus)|" + I_ + r"commute (?:by|on|via|with) (?P<by>[^,;!?]+?)"
+    en_rule(I_ + r"(?:(?P<verb>" + _forms(*_COMMUTE_VERBS) + ")|" + _forms("ride", "take") + r" (?:my |a |an |the )?"
+            + V + r") to (?:work|the office|school|campus)|" + I_ + r"commute (?:by|on|via|with) (?P<by>[^,;!?]+?)"
             + E_PREP, handler=_commute),
     # verbs of use and habit, likes and dislikes, ongoing activities
     en_rule(I_ + r"(?:am\s+)?(?:(?P<neg>" + _STOP + r")\s+" + ADV + r")?(?:can |still )?(?:(?P<verb>allergic to|"

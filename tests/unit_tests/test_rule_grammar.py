@@ -177,5 +177,19 @@ def test_a_move_or_a_commute_with_a_particle_or_where_from_is_read(text: str, ex
     assert expected in _slots(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm taking the monorail to the office these days.", ("user", "commute", "monorail")),
+        ("Lately I've been riding a water taxi to work.", ("user", "commute", "water taxi")),
+        ("I started skating to campus in May.", ("user", "commute", "skate")),
+    ],
+)
+def test_a_commute_is_read_in_the_progressive_and_after_started(text: str, expected: tuple) -> None:
+    slots = _slots(text)
+    assert expected in slots
+    assert not any(attribute == "takes" for _, attribute, _ in slots)
+
+
 def test_a_change_inside_what_follows_a_verb_is_no_object() -> None:
     assert _slots("我喝豆浆都改去楼下那家了。") == set()
