@@ -11,6 +11,9 @@ An *entry* is one thing somebody typed in by hand:
 * ``lexicon`` a word of a list in ``write/_lexicon.py`` (``LEX`` terms, slot nouns, verbs of habit, relation
   words, non-occupations): it fires when it occurs inside the text of a rule match that yielded a
   candidate (relation words: when they name the person a clause is about);
+* ``lexicon`` also an ending of a name's form (``MEDICINE_FORM``: INN stems such as ``statin`` and Chinese drug
+  endings; ``CONDITION_FORM``: ``itis``, ``osis``, 结石...): it fires when a ``takes`` (``medical_condition``)
+  candidate's value ends with it;
 * ``kind``    a hand-named slot with its kind: an ``EXTRA_KINDS`` entry (older versions) or a verb concept of
   ``VERB_CONCEPTS`` (``play`` -> ``plays``, preference): it fires when a candidate of it is produced;
 * ``topic``   a topic phrase of ``vocabulary.py``: on *queries* (probes that expect a memory; LoCoMo
@@ -139,6 +142,20 @@ def word_lists() -> dict[str, Iterable[str]]:
     return lists
 
 
+def form_lists() -> dict[str, Iterable[str]]:
+    """The endings that make a value a medicine's or a condition's name, by name (not words: never in a span)."""
+    return {
+        "MEDICINE_FORM": [*_lexicon.MEDICINE_STEMS, "insulin", *_lexicon.MEDICINE_ENDINGS_ZH],
+        "CONDITION_FORM": _lexicon.CONDITION_ENDINGS,
+    }
+
+
+_FORM_OF = {
+    "takes": ("MEDICINE_FORM", _lexicon.medicine_form),
+    "medical_condition": ("CONDITION_FORM", _lexicon.condition_form),
+}
+
+
 def all_entries() -> dict[str, list[str]]:
     entries: dict[str, list[str]] = {t: [] for t in TYPES}
     for zh, table in ((False, EN_RULES), (True, ZH_RULES)):
@@ -146,7 +163,7 @@ def all_entries() -> dict[str, list[str]]:
             entries["rule"].append(_rule_key(zh, i, rule))
             if getattr(rule, "fix", None) is not None:
                 entries["fix"].append(_rule_key(zh, i, rule))
-    for name, words in word_lists().items():
+    for name, words in {**word_lists(), **form_lists()}.items():
         entries["lexicon"] += [f"{name}:{w}" for w in words]
     entries["kind"] = [f"VERB_CONCEPTS:{k}" for k in _lexicon.VERB_CONCEPTS]
     entries["topic"] = [f"{spec.name}: {topic}" for spec in DEFAULT_ATTRIBUTES for topic in spec.topics]
@@ -219,6 +236,10 @@ def _rule_hits(key: str, rule: _patterns.Rule, text: str, zh: bool, terms: _Term
         return hits
     hits.add(f"rule|{key}")
     hits |= {f"VERB_CONCEPTS:{c.concept}" for c in candidates if c.concept}
+    for c in candidates:
+        name, form = _FORM_OF.get(c.attribute or "", ("", None))
+        if form is not None and (ending := form(c.value)):
+            hits.add(f"{name}:{ending}")
     for m in rule.pattern.finditer(text):
         hits |= terms.find(m.group(0))
     return hits

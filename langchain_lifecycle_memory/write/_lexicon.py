@@ -13,6 +13,7 @@ __all__ = [
     "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
     "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
     "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_medicine",
+    "CONDITION_ENDINGS", "MEDICINE_ENDINGS_ZH", "MEDICINE_STEMS", "condition_form", "medicine_form",
     "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
@@ -221,34 +222,59 @@ def is_language(value: str) -> bool:
     return is_term("language", value) or bool(re.fullmatch(r"[\u4e00-\u9fff]{1,4}(?:语|话|文)", value.strip()))
 
 
-_CONDITION_FORM = re.compile(
-    r"(?:itis|osis|emia|aemia|pathy|algia|diabetes)$|(?:病|症|征|炎|癌|瘤|结石|息肉|不耐受|突出)$", re.IGNORECASE
-)
+CONDITION_ENDINGS = (
+    "itis", "osis", "emia", "aemia", "pathy", "algia", "diabetes",
+    "病", "症", "征", "炎", "癌", "瘤", "结石", "息肉", "不耐受", "突出",
+)  # fmt: skip
+"""Endings of a health condition's name: medical suffixes (tendinitis, scoliosis) and Chinese disease words (胆结石)."""
+MEDICINE_STEMS = (
+    "azole", "tidine", "statin", "pril", "sartan", "olol", "dipine", "cillin", "mycin", "cycline", "floxacin",
+    "lukast", "formin", "gliptin", "gliflozin", "afil", "triptan", "setron", "azepam", "zolam", "oxetine", "opram",
+    "traline", "tadine", "izine", "olone", "parin", "farin", "xaban", "gatran", "profen", "coxib", "dronate", "tinib",
+    "thyroxine", "grel", "semide", "thiazide", "codone", "umab", "ximab", "zumab", "ovir",
+)  # fmt: skip
+"""The WHO's INN stems that end a generic drug name (atorvastatin, losartan, omeprazole, metoprolol...)."""
+MEDICINE_ENDINGS_ZH = (
+    "他汀", "沙坦", "普利", "洛尔", "地平", "拉唑", "替丁", "霉素", "西林", "沙星", "洛芬", "格雷", "双胍", "列汀",
+    "胰岛素", "甲状腺素", "钠片", "肠溶片", "缓释片", "控释片", "含片", "泡腾片", "胶囊", "颗粒", "口服液", "滴丸",
+)  # fmt: skip
+"""Chinese drug names transliterate the same stems (他汀, 沙坦, 拉唑, 洛尔) or end in a dosage form (肠溶片, 胶囊)."""
 
 
-# Generic drug names are built from the WHO's INN stems (-statin, -sartan, -prazole, -olol...), and Chinese
-# ones transliterate the same stems (他汀, 沙坦, 拉唑, 洛尔) or end in a dosage form (肠溶片, 胶囊, 颗粒).
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_CONDITION_FORM = re.compile(f"(?P<end>{_alternation(CONDITION_ENDINGS)})$", re.IGNORECASE)
 _MEDICINE_FORM = re.compile(
-    r"(?:[a-z]{2,}(?:azole|tidine|statin|pril|sartan|olol|dipine|cillin|mycin|cycline|floxacin|lukast|formin"
-    r"|gliptin|gliflozin|afil|triptan|setron|azepam|zolam|oxetine|opram|traline|tadine|izine|olone|parin|farin"
-    r"|xaban|gatran|profen|coxib|dronate|tinib|thyroxine|grel|semide|thiazide|codone|umab|ximab|zumab|ovir)"
-    r"|\binsulin)$"
-    r"|(?:他汀|沙坦|普利|洛尔|地平|拉唑|替丁|霉素|西林|沙星|洛芬|格雷|双胍|列汀|胰岛素|甲状腺素|钠片|肠溶片|缓释片|控释片"
-    r"|含片|泡腾片|胶囊|颗粒|口服液|滴丸)$",
+    rf"(?:[a-z]{{2,}}(?P<stem>{_alternation(MEDICINE_STEMS)})|\b(?P<word>insulin))$"
+    rf"|(?P<zh>{_alternation(MEDICINE_ENDINGS_ZH)})$",
     re.IGNORECASE,
 )
 
 
+def medicine_form(value: str) -> str | None:
+    """The ending that makes ``value`` a medicine's name (``"statin"`` for atorvastatin 20 mg), dose left off."""
+    v = re.sub(r"\s*\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|毫克|微克)$", "", value.strip(), flags=re.IGNORECASE)
+    m = _MEDICINE_FORM.search(v)
+    return m.group(m.lastgroup or 0).casefold() if m and len(v.split()) <= 3 else None
+
+
+def condition_form(value: str) -> str | None:
+    """The ending that makes ``value`` a health condition's name (``"osis"`` for scoliosis, ``"结石"`` for 胆结石)."""
+    v = value.strip()
+    m = _CONDITION_FORM.search(v)
+    return m.group("end").casefold() if m and len(v.split()) <= 4 else None
+
+
 def is_medicine(value: str) -> bool:
     """A medicine by the form of its generic name or dosage (atorvastatin, 氯沙坦, 左甲状腺素钠片), dose left off."""
-    v = re.sub(r"\s*\d+(?:\.\d+)?\s*(?:mg|mcg|µg|g|ml|毫克|微克)$", "", value.strip(), flags=re.IGNORECASE)
-    return bool(_MEDICINE_FORM.search(v)) and len(v.split()) <= 3
+    return medicine_form(value) is not None
 
 
 def is_condition(value: str) -> bool:
     """A health condition by its name, or by the form of its last word (tendinitis, scoliosis, 胆结石, 颈椎病)."""
-    v = value.strip()
-    return is_term("condition", v, "<") or bool(_CONDITION_FORM.search(v)) and len(v.split()) <= 4
+    return is_term("condition", value.strip(), "<") or condition_form(value) is not None
 
 
 def concept_attribute(concept: str, value: str) -> tuple[str, str] | None:

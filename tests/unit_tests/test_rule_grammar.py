@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from langchain_lifecycle_memory.write._lexicon import condition_form, medicine_form
 from langchain_lifecycle_memory.write.extraction import extract_rule_facts
 
 NOW = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
@@ -193,3 +194,18 @@ def test_a_commute_is_read_in_the_progressive_and_after_started(text: str, expec
 
 def test_a_change_inside_what_follows_a_verb_is_no_object() -> None:
     assert _slots("我喝豆浆都改去楼下那家了。") == set()
+
+
+@pytest.mark.parametrize(
+    ("value", "medicine", "condition"),
+    [
+        ("rosuvastatin 10 mg", "statin", None),
+        ("valsartan", "sartan", None),
+        ("insulin", "insulin", None),
+        ("鼻窦炎", None, "炎"),
+        ("bursitis", None, "itis"),
+        ("a nice long walk", None, None),
+    ],
+)
+def test_a_name_s_form_says_which_ending_makes_it_a_medicine_or_a_condition(value, medicine, condition) -> None:
+    assert (medicine_form(value), condition_form(value)) == (medicine, condition)
