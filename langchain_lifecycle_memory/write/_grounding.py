@@ -15,6 +15,7 @@ from langchain_lifecycle_memory.write._change import current_part
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, lookup
 
 __all__ = [
+    "A_QUANTITY",
     "EXAMPLE_SLOT",
     "EXAMPLE_SLOT_TOPIC",
     "FILED_THRESHOLD",
@@ -28,6 +29,7 @@ __all__ = [
     "filed_as_the_example",
     "grounded",
     "holding",
+    "number_for_words",
     "in_own_words",
     "mostly_said",
     "relative_mentions",
@@ -37,6 +39,7 @@ __all__ = [
 ]
 
 SOMEONE_ELSE = "what was said is about someone else"
+A_QUANTITY = "a quantity, in a slot that holds none"
 SAID_THRESHOLD = 0.15
 """Cosine (bundled encoder) below which an extracted statement is not in the turn it came from: a small
 model's copy of the prompt's example ("The user now uses the VS Code editor."), from
@@ -224,6 +227,22 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"
     return None
+
+
+_QUANTITY = re.compile(r"[$¥€£]?\s*\d[\d,.]*\s*[^\d\s,.]?")
+"""A bare number with at most one mark of its unit or size: "4850", "33 万", "2400m", "$2,600", "85k" (not "42 bus",
+"470 双人艇", "极氪001": names that hold a number)."""
+
+
+def number_for_words(value: str | None, held: Sequence[str | None]) -> bool:
+    """Whether ``value`` is a bare quantity for a slot whose current values have no digit at all.
+
+    A slot holds one kind of thing: "年薪 33 万" filed under ``job`` (游戏原画) is a salary the model misfiled, not a
+    new job, and must not archive the job. The other way round stays possible ("job = 4850" corrected by a job).
+    """
+    words = [v for v in held if v]
+    quantity = bool(value) and _QUANTITY.fullmatch(str(value).strip()) is not None
+    return quantity and bool(words) and not any(c.isdigit() for v in words for c in v)
 
 
 def filed_as_the_example(fact: Fact) -> bool:

@@ -41,6 +41,7 @@ from langchain_lifecycle_memory.write._change import (
     superseded_by_change,
 )
 from langchain_lifecycle_memory.write._grounding import (
+    A_QUANTITY,
     EXAMPLE_SLOT_TOPIC,
     FILED_THRESHOLD,
     OWN_WORDS_LIMIT,
@@ -50,6 +51,7 @@ from langchain_lifecycle_memory.write._grounding import (
     filed_as_the_example,
     grounded,
     mostly_said,
+    number_for_words,
     retold,
     value_said,
 )
@@ -173,7 +175,8 @@ class _Planner:
         if doubt is not None:
             # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):
             # the statement is kept without its slot, beside the current value. It replaces only what its own
-            # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else.
+            # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else or
+            # is a quantity the slot cannot hold ("年薪 33 万" filed as the job: the job still holds).
             logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
             fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
         lapses = self._lapses_beside_lasting(fact)
@@ -181,7 +184,7 @@ class _Planner:
             cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
             fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
         if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt != SOMEONE_ELSE and not lapses)
+            self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY) and not lapses)
         else:
             self._add_slot(fact, fact.slot, source)
 
@@ -197,13 +200,16 @@ class _Planner:
         return bool(active) and all(r.expires_at is None and not same_value(r.value, fact.value) for r in active)
 
     def _as_said(self, fact: Fact, value: str | None) -> Fact:
-        """A statement copied from the turn for a value the turn does not say: the turn's words, filed by them.
+        """A statement that copies the turn or states the value, for a value the turn does not say: the turn's words.
 
         "she's counting carbs on an app" (from "my flatmate quit being vegan. she's doing strict keto now, …")
-        with a value the model made up: the whole words say whose it is and what changed.
+        with a value the model made up: the whole words say whose it is and what changed. "I use VS Code for
+        editing videos." for "我平时用电脑剪 vlog": the made-up value is in the statement, the words are kept instead.
         """
         evidence = fact.evidence or ""
-        if value_said(value, evidence) or not copied(fact) or len(evidence) > OWN_WORDS_LIMIT:
+        if not evidence or value_said(value, evidence) or len(evidence) > OWN_WORDS_LIMIT:
+            return fact
+        if not (copied(fact) or value_said(value, fact.content)):
             return fact
         people = self.store.people(self.ns)
         return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
@@ -254,7 +260,10 @@ class _Planner:
         live = self.live(fact.slot)
         if any(same_value(r.value, fact.value) for r in live):
             return None  # the value is already there: nothing is hidden
-        doubt = grounded(fact, opening=not any(r.status is MemoryStatus.ACTIVE for r in live))
+        active = [r.value for r in live if r.status is MemoryStatus.ACTIVE]
+        doubt = grounded(fact, opening=not active)
+        if doubt is None and number_for_words(fact.value, active):
+            doubt = A_QUANTITY
         if doubt is None and filed_as_the_example(fact) and (t := _calibrated(None, self.store, FILED_THRESHOLD)):
             if float(self._turn_unit(str(fact.evidence)) @ self._turn_unit(EXAMPLE_SLOT_TOPIC)) < t:
                 doubt = f"nothing in what was said is about {fact.attribute}"

@@ -342,3 +342,28 @@ def test_the_one_who_does_a_thing_is_not_that_thing(embeddings: Any) -> None:
     block = memory.inject("Whose shirt should I buy, my favourite player's?", "u", now="2024-04-01").text
     assert "Bellingham" in block and "Pedri" not in block
     assert {r.value for r in memory.active("u") if r.attribute == "plays"} == {"backgammon", "badminton"}
+
+
+def test_a_quantity_filed_under_a_slot_of_words_leaves_that_slot(embeddings: Any) -> None:
+    """A small model files "I make 72k a year now" as ``job = 72k`` (and the rent as the city): a bare quantity is no
+    new value for a slot whose values have no digit, so the job stays current and the words are kept beside it."""
+    turns = [
+        {"user": "I'm a beekeeper, about forty hives up on the ridge.",
+         "facts": [_fact("job", "beekeeper", "The user is a beekeeper with about forty hives.")]},
+        {"user": "Honey prices went up, I make 72k a year now.",
+         "facts": [_fact("job", "72k", "The user makes 72k a year now.")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    assert [r.value for r in memory.history("u", "user", "job") if r.status is MemoryStatus.ACTIVE] == ["beekeeper"]
+    assert "The user makes 72k a year now." in [r.content for r in memory.active("u")]
+
+
+def test_a_statement_of_a_value_the_words_do_not_say_is_kept_in_the_words(embeddings: Any) -> None:
+    """The model makes up the value and states it ("The user edits videos in Premiere Pro." for words that name no
+    program): the user's own words are kept, never the made-up name."""
+    turns = [
+        {"user": "I edit my travel videos on the laptop most evenings.",
+         "facts": [_fact("video_editor", "Premiere Pro", "The user edits videos in Premiere Pro.")]},
+    ]  # fmt: skip
+    contents = [r.content for r in _replayed(embeddings, turns).active("u")]
+    assert contents == ["I edit my travel videos on the laptop most evenings."], contents
