@@ -44,7 +44,10 @@ _EN_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
-ENDED = r"\b(?:quit|quitting|stopped|gave up|giving up|retired|no longer|anymore|any more)\b|戒|辞职|离职|退休|不再"
+ENDED = (
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|anymore|any more)\b"
+    r"|戒|辞职|离职|退休|不再"
+)
 """Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
 _ENDS = re.compile(ENDED, re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
@@ -396,6 +399,8 @@ def superseded_by_change(
     threshold: float,
     named: float,
     said: str | None = None,
+    *,
+    another: bool = True,
 ) -> MemoryRecord | None:
     """The one live statement that ``new`` (worded as a change) replaces, if any.
 
@@ -406,6 +411,8 @@ def superseded_by_change(
         named: The least similarity when ``new`` names what ``old`` named ("closed my Harborline account").
         said: The words that say what ended, when ``new``'s content keeps only what holds now
             (:func:`ended_part`): what they name counts as named.
+        another: Whether a new name ends a single-valued slot (off when the words belong to a fact that has a
+            slot of its own: "These days I live in Lisbon" is no new birthplace).
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only
@@ -430,7 +437,7 @@ def superseded_by_change(
             named_value = named_value or _ends_value(str(old.value), new.content)
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
-            another = old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
+            another = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
             if new.slot is None and (named_value or ends or another):
                 return old
         elif (

@@ -320,7 +320,19 @@ class _Planner:
         if not pending:
             for old in active:
                 self._archive(old, when, record.id)
-            self._supersede_stated(record)
+            self._supersede_stated(record) or self._supersede_by_words(record, fact)
+
+    def _supersede_by_words(self, record: MemoryRecord, fact: Fact) -> None:
+        """What the user's words change, when the model's statement of its slot does not say it is a change.
+
+        "我已经戒酒了" extracted as ``alcohol = 不喝酒`` ("I don't like alcohol") still ends the bedtime whisky: the
+        words, as a statement of the user's without a slot, replace what they replace (never written themselves).
+        """
+        words = fact.evidence
+        if not words or len(words) > OWN_WORDS_LIMIT or copied(fact) or retold(fact) or not states_a_change(words):
+            return
+        said = record.model_copy(update={"content": words, "attribute": None, "value": None})
+        self._supersede_stated(said, another=False)
 
     @staticmethod
     def _restated(words: str | None, keep: MemoryRecord, card: str) -> bool:
@@ -333,7 +345,12 @@ class _Planner:
         )
 
     def _supersede_stated(
-        self, record: MemoryRecord, similar: list[tuple[MemoryRecord, float]] | None = None, said: str | None = None
+        self,
+        record: MemoryRecord,
+        similar: list[tuple[MemoryRecord, float]] | None = None,
+        said: str | None = None,
+        *,
+        another: bool = True,
     ) -> MemoryRecord | None:
         """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
 
@@ -347,7 +364,7 @@ class _Planner:
             similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)
         untouched = [(old, score) for old, score in similar if old.id not in self._touched]
         named = min(threshold, NAMED_CHANGE_THRESHOLD)
-        if (old := superseded_by_change(record, untouched, threshold, named, said)) is not None:
+        if (old := superseded_by_change(record, untouched, threshold, named, said, another=another)) is not None:
             self._archive(old, record.valid_from, record.id)
         return old
 
@@ -375,7 +392,7 @@ class _Planner:
             members += self._restore_replaced(slot, [*members, record])
         self._slots[slot] = [*members, record]
         if not pending:  # "switched to Asics Novablast" (``uses``) replaces the running shoes said before
-            self._supersede_stated(record)
+            self._supersede_stated(record) or self._supersede_by_words(record, fact)
 
     def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Values archived only because the slot was taken to hold one, held again from where they were closed.
@@ -443,6 +460,8 @@ class _Planner:
             if gone is not None and only_ends(record.content, gone.content):
                 # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history
                 self._archive(record, record.valid_from, None)
+            elif gone is None:
+                self._supersede_by_words(record, fact)
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
         if not candidates:

@@ -367,3 +367,22 @@ def test_a_statement_of_a_value_the_words_do_not_say_is_kept_in_the_words(embedd
     ]  # fmt: skip
     contents = [r.content for r in _replayed(embeddings, turns).active("u")]
     assert contents == ["I edit my travel videos on the laptop most evenings."], contents
+
+
+def test_the_users_words_end_what_they_change_whatever_slot_the_model_chose(embeddings: Any) -> None:
+    """ "I've given up alcohol" filed as ``alcohol`` in a statement that says no change: the words still end the
+    nightly sherry (``drink``). Words that only name a new value end no other single slot (no new birthplace)."""
+    turns = [
+        {"user": "I have a small glass of sherry every night before bed.",
+         "facts": [_fact("drink", "sherry", "I have a small glass of sherry every night before bed.")]},
+        {"user": "I was born in Valparaíso.",
+         "facts": [_fact("birthplace", "Valparaíso", "The user was born in Valparaíso.")]},
+        {"user": "I quit drinking last month, doctor's orders.",
+         "facts": [_fact("alcohol", "quit drinking", "The user does not drink alcohol.")]},
+        {"user": "These days I live in Asunción.",
+         "facts": [_fact("city", "Asunción", "The user resides in Asunción.")]},
+    ]  # fmt: skip
+    memory = _replayed(embeddings, turns)
+    current = {r.attribute: r.value for r in memory.active("u")}
+    assert "drink" not in current, current
+    assert current["birthplace"] == "Valparaíso" and current["city"] == "Asunción", current
