@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -101,6 +102,8 @@ def kept_as_said(
         lead = now.split()[0].casefold()  # "upgraded to…" gets its "I" back; "our new landlord is…" has its subject
         led = not re.match(r"[a-z]", now) or lead in EN_PRONOUNS | EN_FUNCTION_WORDS or _EN_SUBJECT.search(now)
         clause = now if zh or led else "I " + now
+        if zh and not CJK.search(clause):  # "轻断食不搞了, now I eat breakfast at 7:30": English holds now
+            zh, subject = False, replace(subject, text=clause)
     named = subject.reported  # reported, but a name for what the person has
     if not clause or (not zh and not named and _NOT_SAID_EN.search(clause)):
         return []

@@ -209,3 +209,8 @@ def test_a_change_inside_what_follows_a_verb_is_no_object() -> None:
 )
 def test_a_name_s_form_says_which_ending_makes_it_a_medicine_or_a_condition(value, medicine, condition) -> None:
     assert (medicine_form(value), condition_form(value)) == (medicine, condition)
+
+
+def test_a_mixed_sentence_whose_part_that_holds_now_is_english_is_restated_in_english() -> None:
+    facts = extract_rule_facts("晨泳不搞了，膝盖受不了, now I eat dinner at 6 again.", now=NOW)
+    assert [f.content for f in facts] == ["Now the user eats dinner at 6 again."], facts
