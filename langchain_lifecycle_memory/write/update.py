@@ -320,7 +320,8 @@ class _Planner:
         if not pending:
             for old in active:
                 self._archive(old, when, record.id)
-            self._supersede_stated(record) or self._supersede_by_words(record, fact)
+            if self._supersede_stated(record) is None:
+                self._supersede_by_words(record, fact)
 
     def _supersede_by_words(self, record: MemoryRecord, fact: Fact) -> None:
         """What the user's words change, when the model's statement of its slot does not say it is a change.
@@ -391,8 +392,8 @@ class _Planner:
         if became_set:  # the slot turns out to hold several values
             members += self._restore_replaced(slot, [*members, record])
         self._slots[slot] = [*members, record]
-        if not pending:  # "switched to Asics Novablast" (``uses``) replaces the running shoes said before
-            self._supersede_stated(record) or self._supersede_by_words(record, fact)
+        if not pending and self._supersede_stated(record) is None:  # "switched to Asics Novablast" (``uses``)
+            self._supersede_by_words(record, fact)  # replaces the running shoes said before; else what its words do
 
     def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Values archived only because the slot was taken to hold one, held again from where they were closed.
