@@ -1,18 +1,15 @@
 """The update (reconcile) step: new facts against what is stored, deterministically.
 
-Per slot: the same value refreshes, a new value supersedes (the old one archived), low confidence is
-``pending``, a retraction archives. A fact that fails its check against its own words (``_grounding.py``)
-keeps its statement without a slot. Applying writes new records first, archivals last (crash-safe).
+Facts are renamed to the stored slots they mean (``_slot_identity.py``), then planned fact by fact
+(``_planner.py``: refresh, supersede, pending, retract, or a statement without a slot when a fact fails its check
+against its own words). Applying writes new records first, archivals last (crash-safe).
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Sequence
 from datetime import datetime
-
-import numpy as np
 
 from langchain_lifecycle_memory.schema import (
     Fact,
@@ -21,461 +18,23 @@ from langchain_lifecycle_memory.schema import (
     MemoryStatus,
     ensure_aware,
     is_self_entity,
-    normalize_value,
     utcnow,
 )
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
-from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
-from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
-from langchain_lifecycle_memory.write._change import (
-    DEFAULT_CHANGE_THRESHOLD,
-    KEPT_WORDS,
-    NAMED_CHANGE_THRESHOLD,
-    ended_part,
-    holds_now,
-    only_ends,
-    restates_a_number,
-    states_a_change,
-    superseded_by_change,
-)
-from langchain_lifecycle_memory.write._grounding import (
-    A_QUANTITY,
-    EXAMPLE_SLOT_TOPIC,
-    FILED_THRESHOLD,
-    OWN_WORDS_LIMIT,
-    SAID_THRESHOLD,
-    SOMEONE_ELSE,
-    copied,
-    filed_as_the_example,
-    grounded,
-    mostly_said,
-    number_for_words,
-    retold,
-    value_said,
-)
+from langchain_lifecycle_memory.store.slots import precedence
+from langchain_lifecycle_memory.write._change import states_a_change
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._people import as_known, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult, apply_plan
-from langchain_lifecycle_memory.write._slot_identity import (
-    DEFAULT_SLOT_THRESHOLD,
-    create_slot_judge,
-    renumbered,
-    resolve_facts,
-    same_value,
-)
+from langchain_lifecycle_memory.write._planner import Planner, calibrated
+from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, create_slot_judge, resolve_facts
 
 __all__ = [
     "ConflictVerdict", "UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan", "create_conflict_judge",
     "create_slot_judge", "plan_updates", "reconcile", "repair_slots",
 ]  # fmt: skip
-
-logger = logging.getLogger(__name__)
-_LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
-_ACTIVE = (MemoryStatus.ACTIVE,)
-_SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
-_PLAIN = AttributeSpec("_", "", "")
-DEFAULT_ALIKE_THRESHOLD = 0.35
-"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
-SAID_WORDS = "said"
-"""``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
-
-
-class _Planner:
-    """Plans one batch; keeps the slot state in memory so facts in a batch see each other."""
-
-    def __init__(self, store: ChromaMemoryStore, namespace: tuple[str, ...], at: datetime, config: UpdateConfig):
-        self.store, self.ns, self.at, self.cfg = store, namespace, at, config
-        self.plan = UpdatePlan(namespace=namespace)
-        self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
-        self._touched: dict[str, MemoryRecord] = {}
-        self._said: dict[str, np.ndarray] = {}  # the turns' unit vectors: one embedding per turn, not per fact
-        self._own_words: set[str] = set()  # records whose statement is the user's own words
-        self.unsaid: list[Fact] = []
-
-    def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
-        if slot not in self._slots:
-            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE, resolve=False)
-            for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
-                self._write(fix, self.plan.repaired)
-            live = [r for r in resolve_current(stored) if r.status in _LIVE]
-            self._slots[slot] = sorted(live, key=precedence)
-        return self._slots[slot]
-
-    def _write(self, record: MemoryRecord, bucket: list[MemoryRecord]) -> None:
-        self._touched[record.id] = record
-        for b in (self.plan.added, self.plan.refreshed, self.plan.archived, self.plan.repaired):
-            b[:] = [r for r in b if r.id != record.id]
-        bucket.append(record)
-
-    def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None:
-        archived = old.transition(
-            MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
-        )
-        self._write(archived, self.plan.archived)
-        if (slot := old.slot) is not None:
-            self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
-        if by in self._own_words:
-            self._say_now(self._touched[by], old)
-
-    def _say_now(self, record: MemoryRecord, old: MemoryRecord) -> None:
-        """A statement in the user's words keeps the words of what holds now, not of what it replaced.
-
-        "Kelly改主意了，Iceland太贵…，现在改成去Patagonia徒步" replacing her Iceland plan is shown as
-        "现在改成去Patagonia徒步…" (the old plan is in ``history()``); the whole words stay in ``metadata``.
-        """
-        now = holds_now(record.content, old.content, str(old.value or ""))
-        if now == record.content or (record.value is not None and not value_said(record.value, now)):
-            return
-        words = record.metadata.get(SAID_WORDS, record.content)
-        trimmed = record.model_copy(update={"content": now, "metadata": {**record.metadata, SAID_WORDS: words}})
-        self._write(trimmed, self.plan.added)
-        if (slot := record.slot) in self._slots:
-            self._slots[slot] = [trimmed if r.id == record.id else r for r in self._slots[slot]]
-
-    def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord:
-        valid_from = fact.valid_from or self.at
-        record = MemoryRecord(
-            namespace=self.ns, content=fact.content, entity=fact.entity,
-            attribute=fact.attribute, value=fact.value, kind=fact.kind, status=status,
-            confidence=fact.confidence, source=source, created_at=self.at, updated_at=self.at, valid_from=valid_from,
-            expires_at=self.cfg.policy.expires_at_for(fact.kind, valid_from, ttl_days=fact.ttl_days),
-            cardinality=fact.cardinality or "single", metadata={"cues": list(fact.cues)} if fact.cues else {},
-        )  # fmt: skip
-        if retold(fact):
-            self._own_words.add(record.id)  # the user's words, not a model's statement
-        return record
-
-    def add(self, fact: Fact, source: MemorySource) -> None:
-        if self.cfg.redactor is not None:  # "the Wi-Fi password is tulip-42" with the value "tulip-42": masked in both
-            secret = fact.value if fact.kind == "sensitive" else None  # its extractor says: masked whatever its shape
-            content, value, evidence = self.cfg.redactor.redact_together(
-                [fact.content, fact.value, fact.evidence], secret=secret
-            )
-            fact = fact.model_copy(update={"content": content or fact.content, "value": value, "evidence": evidence})
-        if self._unsaid(fact):
-            logger.warning("Dropped an extracted fact that is not in the words it came from: %r", fact.content)
-            self.unsaid.append(fact)
-            return
-        masks = self.cfg.redactor is not None and self.cfg.redactor.leaves_only_masks(fact.value)
-        if fact.slot is not None and fact.kind != "sensitive" and masks:
-            # "smartphone = [PHONE]" mistakes a phone number for a device: only kind "sensitive" holds a mask;
-            # any other fact whose value is nothing but masks keeps its statement, without a slot.
-            fact = fact.model_copy(update={"entity": None, "attribute": None, "value": None})
-        if fact.slot is not None and (
-            (fact.operation == "retract" and not self.live(fact.slot))
-            or (fact.operation == "assert" and not fact.value)
-        ):
-            # Nothing to retract under that name, or no value to hold ("I quit smoking!" filed as alcohol): the
-            # words are kept as a statement, which replaces what it names like any stated change.
-            fact = fact.model_copy(update={"attribute": None, "value": None, "operation": "assert"})
-        doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
-        if doubt is not None:
-            # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):
-            # the statement is kept without its slot, beside the current value. It replaces only what its own
-            # words change ("I quit smoking!" filed as alcohol = 不喝酒), never when it is about someone else or
-            # is a quantity the slot cannot hold ("年薪 33 万" filed as the job: the job still holds).
-            logger.info("Keeping %s.%s as a statement without its slot: %s", *fact.slot, doubt)
-            fact = self._as_said(fact.model_copy(update={"attribute": None, "value": None}), fact.value)
-        lapses = self._lapses_beside_lasting(fact)
-        if lapses:  # kept beside what lasts, which is current again when it lapses; found as that slot is
-            cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
-            fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
-        if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY) and not lapses)
-        else:
-            self._add_slot(fact, fact.slot, source)
-
-    def _lapses_beside_lasting(self, fact: Fact) -> bool:
-        """A temporary value (``ttl_days``) of a slot whose current value lasts: it is said for a while, not instead.
-
-        "This week I'm driving my neighbour's van" filed under the user's lasting ``car`` would archive that car for
-        good, and the user would have none when the week is over: it is kept as a statement beside the car instead.
-        """
-        if fact.ttl_days is None or fact.slot is None or fact.operation != "assert":
-            return False
-        active = [r for r in self.live(fact.slot) if r.status is MemoryStatus.ACTIVE]
-        return bool(active) and all(r.expires_at is None and not same_value(r.value, fact.value) for r in active)
-
-    def _as_said(self, fact: Fact, value: str | None) -> Fact:
-        """A statement that copies the turn or states the value, for a value the turn does not say: the turn's words.
-
-        "she's counting carbs on an app" (from "my flatmate quit being vegan. she's doing strict keto now, …")
-        with a value the model made up: the whole words say whose it is and what changed. "I use VS Code for
-        editing videos." for "我平时用电脑剪 vlog": the made-up value is in the statement, the words are kept instead.
-        """
-        evidence = fact.evidence or ""
-        if not evidence or value_said(value, evidence) or len(evidence) > OWN_WORDS_LIMIT:
-            return fact
-        if not (copied(fact) or value_said(value, fact.content)):
-            return fact
-        people = self.store.people(self.ns)
-        return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
-
-    def keep_words(self, source: MemorySource) -> None:
-        """Keep the words as an ``episode``: no fact extracted from them was in them, so nothing said is lost.
-
-        A small model echoes its prompt's example ("The user likes the VS Code editor.") for "我爸又换手机了…".
-        The words stand in for the facts it failed to give: they last as long as a fact does, not an episode.
-        """
-        people = self.store.people(self.ns)
-        for text in dict.fromkeys(str(f.evidence) for f in self.unsaid if f.evidence):
-            content = self.cfg.redactor.redact(text).text if self.cfg.redactor is not None else text
-            words = Fact(content=content, evidence=content)  # "我爸又换手机了…" is about the father
-            entity = as_known(refile([words], known=people), people)[0].entity
-            expires = self.cfg.policy.expires_at_for("fact", self.at)
-            record = MemoryRecord(
-                namespace=self.ns, content=content, kind="episode", status=MemoryStatus.ACTIVE, confidence=1.0,
-                source=source, created_at=self.at, updated_at=self.at, valid_from=self.at, expires_at=expires,
-                entity=None if is_self_entity(entity) else entity, metadata={KEPT_WORDS: True},
-            )  # fmt: skip
-            self._write(record, self.plan.added)
-            self._own_words.add(record.id)
-            self._supersede_stated(record)  # "我爸又换手机了，那台华为给我妈用了…" still ends the Huawei
-
-    def _unsaid(self, fact: Fact) -> bool:
-        """Neither the value nor the statement is in the words the fact was extracted from."""
-        threshold = _calibrated(self.cfg.said_threshold, self.store, SAID_THRESHOLD)
-        if threshold is None or not fact.evidence or value_said(fact.value, fact.evidence):
-            return False
-        if mostly_said(fact.content, fact.evidence):
-            return False  # the words restated ("The user's feet are done."): no need to embed them
-        return float(self._turn_unit(fact.evidence) @ self._unit(fact.content)) < threshold
-
-    def _turn_unit(self, text: str) -> np.ndarray:
-        """``_unit`` of a turn (or the example slot's topic), embedded once per plan."""
-        if text not in self._said:
-            self._said[text] = self._unit(text)
-        return self._said[text]
-
-    def _unit(self, text: str) -> np.ndarray:
-        vector = np.asarray(self.store.embeddings.embed_documents([text])[0], dtype=np.float64)
-        return vector / (np.linalg.norm(vector) or 1.0)
-
-    def _unchecked(self, fact: Fact) -> str | None:
-        """Why ``fact`` may not go into its slot, checked against its own words (``None``: it may)."""
-        assert fact.slot is not None
-        live = self.live(fact.slot)
-        if any(same_value(r.value, fact.value) for r in live):
-            return None  # the value is already there: nothing is hidden
-        active = [r.value for r in live if r.status is MemoryStatus.ACTIVE]
-        doubt = grounded(fact, opening=not active)
-        if doubt is None and number_for_words(fact.value, active):
-            doubt = A_QUANTITY
-        if doubt is None and filed_as_the_example(fact) and (t := _calibrated(None, self.store, FILED_THRESHOLD)):
-            if float(self._turn_unit(str(fact.evidence)) @ self._turn_unit(EXAMPLE_SLOT_TOPIC)) < t:
-                doubt = f"nothing in what was said is about {fact.attribute}"
-        return doubt
-
-    def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
-        when = fact.valid_from or self.at
-        value = fact.value
-        live = self.live(slot)
-        card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
-        if fact.operation == "retract":
-            for old in list(live):
-                if fact.value is None or same_value(old.value, value):
-                    self._archive(old, when, None)
-            return
-        same = [r for r in live if same_value(r.value, value)]
-        # The same value restated with a new number is a new version (the newer words are current), else a refresh.
-        new_words = bool(same) and self._restated(fact.content, same[-1], card)
-        if same and not new_words and self._restated(fact.evidence, same[-1], card):
-            # The model's statement dropped the number its words changed ("The user is a photographer." from "we
-            # bumped the photographer budget up to $2,600"): the words themselves are the new version.
-            fact, new_words = fact.model_copy(update={"content": str(fact.evidence)}), True
-        if same and not new_words:
-            keep = same[-1]
-            confidence = min(1.0, max(keep.confidence, fact.confidence) + self.cfg.reinforce_step)
-            status = keep.status
-            if status is MemoryStatus.PENDING and confidence >= self.cfg.pending_below:
-                status = MemoryStatus.ACTIVE
-            changes = {"confidence": confidence, "updated_at": self.at, "status": status, "cardinality": card}
-            refreshed = keep.model_copy(update=changes)
-            self._write(refreshed, self.plan.refreshed)
-            self._slots[slot] = [refreshed if r.id == keep.id else r for r in live]
-            if status is MemoryStatus.ACTIVE and card == "single":
-                for other in [r for r in live if r.id != keep.id and r.status is MemoryStatus.ACTIVE]:
-                    self._archive(other, max(when, other.valid_from), keep.id)
-            return
-        pending = fact.confidence < self.cfg.pending_below
-        if card == "set":
-            self._join_set(fact, slot, source, live, pending)
-            return
-        active = [r for r in live if r.status is MemoryStatus.ACTIVE]
-        newest = max(active, key=precedence) if active else None
-        if newest is not None and when < newest.valid_from and not pending:
-            # An older statement learned late: history, not the current value.
-            record = self._new_record(fact, source, MemoryStatus.ACTIVE)
-            record = record.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=newest.valid_from)
-            self._write(record, self.plan.added)
-            return
-        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
-        if not pending and newest is not None:
-            record = record.model_copy(update={"supersedes": newest.id})
-        self._write(record, self.plan.added)
-        self._slots[slot] = [*live, record]
-        if not pending:
-            for old in active:
-                self._archive(old, when, record.id)
-            if self._supersede_stated(record) is None:
-                self._supersede_by_words(record, fact)
-
-    def _supersede_by_words(self, record: MemoryRecord, fact: Fact) -> None:
-        """What the user's words change, when the model's statement of its slot does not say it is a change.
-
-        "我已经戒酒了" extracted as ``alcohol = 不喝酒`` ("I don't like alcohol") still ends the bedtime whisky: the
-        words, as a statement of the user's without a slot, replace what they replace (never written themselves).
-        """
-        words = fact.evidence
-        if not words or len(words) > OWN_WORDS_LIMIT or copied(fact) or retold(fact) or not states_a_change(words):
-            return
-        said = record.model_copy(update={"content": words, "attribute": None, "value": None})
-        self._supersede_stated(said, another=False)
-
-    @staticmethod
-    def _restated(words: str | None, keep: MemoryRecord, card: str) -> bool:
-        """Whether ``words`` restate ``keep``'s single value with a number ``keep``'s statement does not have."""
-        return (
-            card == "single"
-            and keep.status is MemoryStatus.ACTIVE
-            and bool(words)
-            and restates_a_number(str(words), keep.content)
-        )
-
-    def _supersede_stated(
-        self,
-        record: MemoryRecord,
-        similar: list[tuple[MemoryRecord, float]] | None = None,
-        said: str | None = None,
-        *,
-        another: bool = True,
-    ) -> MemoryRecord | None:
-        """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
-
-        ``similar``: live records with their similarity to ``record``, best first (searched when not given);
-        ``said``: the words that say what ended (:func:`ended_part`). Returns the record archived, if any.
-        """
-        threshold = _calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
-        if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
-            return None
-        if similar is None:
-            similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)
-        untouched = [(old, score) for old, score in similar if old.id not in self._touched]
-        named = min(threshold, NAMED_CHANGE_THRESHOLD)
-        if (old := superseded_by_change(record, untouched, threshold, named, said, another=another)) is not None:
-            self._archive(old, record.valid_from, record.id)
-        return old
-
-    def _join_set(
-        self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
-    ) -> None:
-        """A set-valued slot: the new value joins, or replaces a member it renumbers or its kind's members."""
-        record = self._new_record(fact, source, MemoryStatus.PENDING if pending else MemoryStatus.ACTIVE)
-        self._write(record, self.plan.added)
-        if not pending:
-            active = [r for r in live if r.status is MemoryStatus.ACTIVE]
-            ended = [r for r in active if renumbered(fact.value, r.value)]  # "nifedipine 60 mg" after "… 30mg"
-            if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
-                ended += [r for r in self._alike(record, active) if r not in ended]
-            for old in ended:
-                self._archive(old, max(record.valid_from, old.valid_from), record.id)
-                live = [r for r in live if r.id != old.id]
-        members, became_set = [], False
-        for r in live:
-            if r.cardinality != "set":
-                r, became_set = r.model_copy(update={"cardinality": "set", "updated_at": self.at}), True
-                self._write(r, self.plan.refreshed)
-            members.append(r)
-        if became_set:  # the slot turns out to hold several values
-            members += self._restore_replaced(slot, [*members, record])
-        self._slots[slot] = [*members, record]
-        if not pending and self._supersede_stated(record) is None:  # "switched to Asics Novablast" (``uses``)
-            self._supersede_by_words(record, fact)  # replaces the running shoes said before; else what its words do
-
-    def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Values archived only because the slot was taken to hold one, held again from where they were closed.
-
-        "每天吃一粒鱼油", then "每天补充一粒维生素D3" read as a replacement; "辅酶Q10我也开始吃了" shows the slot
-        holds several, so the fish oil is current again. A value replaced by words that state a change ("switched
-        to", "换成"), retracted or expired stays archived; the archived version stays as it is (history).
-        """
-        closed = self.store.list_records(
-            self.ns, entity=slot[0], attribute=slot[1], statuses=[MemoryStatus.ARCHIVED], resolve=False
-        )
-        held, restored = {r.id: r for r in members}, []
-        for old in sorted(closed, key=precedence, reverse=True):  # newest first: a chain unwinds from its end
-            by = held.get(old.superseded_by or "")
-            if (
-                by is None
-                or states_a_change(by.content)
-                or old.is_expired(self.at)
-                or any(same_value(old.value, r.value) for r in held.values())
-            ):
-                continue
-            again = MemoryRecord.model_validate({
-                **old.model_dump(exclude={"id"}), "status": MemoryStatus.ACTIVE, "valid_from": old.valid_to or self.at,
-                "valid_to": None, "superseded_by": None, "supersedes": None, "cardinality": "set",
-                "created_at": self.at, "updated_at": self.at, "metadata": {**old.metadata, "restores": old.id},
-            })  # fmt: skip
-            self._write(again, self.plan.added)
-            held[old.id], held[again.id] = again, again
-            restored.append(again)
-        return restored
-
-    def _alike(self, record: MemoryRecord, members: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Members whose value is of the same kind as ``record``'s (none without a calibrated threshold)."""
-        threshold = _calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)
-        if threshold is None or not members or not record.value:
-            return []
-        vectors = np.asarray(self.store.embeddings.embed_documents([record.value, *(str(r.value) for r in members)]))
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
-        return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
-
-    def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
-        content = fact.content
-        for earlier in self.plan.added:  # the same statement twice in one batch is one memory
-            if normalize_value(earlier.content) == normalize_value(content):
-                if fact.kind == "sensitive" and earlier.kind != "sensitive":  # the stricter retention wins
-                    expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
-                    self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
-                return
-        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
-        for old, score in similar:
-            if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
-                bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
-                self._write(old.model_copy(update={"confidence": bump, "updated_at": self.at}), self.plan.refreshed)
-                return
-        status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE
-        record = self._new_record(fact, source, status)
-        self._write(record, self.plan.added)
-        if not similar or status is MemoryStatus.PENDING or not replaces:
-            return
-        if self.cfg.judge is None:
-            if ended := ended_part(fact.evidence or ""):  # "卸了，现在改用…": what ended is in the words, not kept
-                similar = self.store.search_records(self.ns, ended, k=5, statuses=_LIVE, now=self.at)
-            live = [(old, score) for old, score in similar if old.status in _ACTIVE]
-            gone = self._supersede_stated(record, live, ended)
-            if gone is not None and only_ends(record.content, gone.content):
-                # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history
-                self._archive(record, record.valid_from, None)
-            elif gone is None:
-                self._supersede_by_words(record, fact)
-            return
-        candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
-        if not candidates:
-            return
-        try:
-            verdict = self.cfg.judge.invoke({"new": content, "candidates": candidates})
-        except Exception:
-            logger.exception("Conflict judge failed; keeping every existing fact (nothing is archived)")
-            return
-        known = {c.id: c for c in candidates}
-        for rid in verdict.superseded_ids:
-            if rid in known:
-                self._archive(known[rid], record.valid_from, record.id)
 
 
 def plan_updates(
@@ -498,7 +57,7 @@ def plan_updates(
     checked = as_known(checked, people)
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
         checked = _resolve(store, tuple(namespace), checked, cfg)
-    planner = _Planner(store, tuple(namespace), when, cfg)
+    planner = Planner(store, tuple(namespace), when, cfg)
     source = source or MemorySource()
     for fact in checked:
         planner.add(fact, source)
@@ -509,7 +68,7 @@ def plan_updates(
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
     """Facts renamed to the stored slots they mean, with their cardinality decided."""
-    threshold = _calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
+    threshold = calibrated(cfg.slot_threshold, store, DEFAULT_SLOT_THRESHOLD)
 
     @functools.cache  # one read per entity and batch
     def statements(entity: str) -> dict[str, str]:
@@ -520,12 +79,6 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements, changes=states_a_change,
     )  # fmt: skip
-
-
-def _calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:
-    """A configured threshold, else ``default`` for the bundled encoder (``None`` for other encoders)."""
-    bundled = isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings)
-    return default if threshold is None and bundled else threshold
 
 
 def reconcile(
