@@ -437,8 +437,8 @@ def superseded_by_change(
             named_value = named_value or _ends_value(str(old.value), new.content)
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
-            another = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
-            if new.slot is None and (named_value or ends or another):
+            renamed = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
+            if new.slot is None and (named_value or ends or renamed):
                 return old
         elif (
             score >= threshold

@@ -191,9 +191,8 @@ class Planner:
         editing videos." for "我平时用电脑剪 vlog": the made-up value is in the statement, the words are kept instead.
         """
         evidence = fact.evidence or ""
-        if not evidence or value_said(value, evidence) or len(evidence) > OWN_WORDS_LIMIT:
-            return fact
-        if not (copied(fact) or value_said(value, fact.content)):
+        stated = copied(fact) or value_said(value, fact.content)
+        if not evidence or not stated or value_said(value, evidence) or len(evidence) > OWN_WORDS_LIMIT:
             return fact
         people = self.store.people(self.ns)
         return as_known(refile([fact.model_copy(update={"content": evidence})], known=people), people)[0]
