@@ -24,6 +24,7 @@ from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as C
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
+from langchain_lifecycle_memory.write._cardinality import renumbered, same_value
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
@@ -52,7 +53,6 @@ from langchain_lifecycle_memory.write._grounding import (
 )
 from langchain_lifecycle_memory.write._people import as_known, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan
-from langchain_lifecycle_memory.write._slot_identity import renumbered, same_value
 
 __all__ = ["Planner", "calibrated"]
 

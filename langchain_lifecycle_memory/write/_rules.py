@@ -13,6 +13,7 @@ from datetime import datetime
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
+from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import current_part, states_an_end
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
 from langchain_lifecycle_memory.write._lexicon import (
@@ -25,7 +26,6 @@ from langchain_lifecycle_memory.write._patterns import CONJ, Candidate, apply, c
 from langchain_lifecycle_memory.write._patterns_en import EN_APPOSITIVE, EN_RULES
 from langchain_lifecycle_memory.write._patterns_zh import ZH_APPOSITIVE, ZH_RULES
 from langchain_lifecycle_memory.write._restate import en_rewrite, kept_as_said, zh_rewrite
-from langchain_lifecycle_memory.write._slot_identity import same_value
 from langchain_lifecycle_memory.write._subjects import (
     EN_FIRST_PERSON,
     EN_INTRO,

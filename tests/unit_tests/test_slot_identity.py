@@ -11,7 +11,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, LifecycleRetriever, MemoryStatus
-from langchain_lifecycle_memory.write._slot_identity import create_slot_judge, holds_one_of, same_value
+from langchain_lifecycle_memory.write._cardinality import holds_one_of, same_value
+from langchain_lifecycle_memory.write._slot_identity import create_slot_judge
 from langchain_lifecycle_memory.write.update import UpdateConfig
 
 

@@ -1,0 +1,199 @@
+"""Cardinality: whether a slot holds one value or a set, and whether a new value is one more or a replacement.
+
+In order: the vocabulary, the extractor, the stored slot, then the fact's own words ("also", "bought a", "持有",
+things on other days of the week); otherwise single (a wrong set keeps a stale value current).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_lifecycle_memory.schema import Fact, normalize_value
+from langchain_lifecycle_memory.vocabulary import AttributeSpec, weekdays
+from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
+
+__all__ = ["decide_cardinality", "holds_one_of", "renumbered", "same_value", "set_cue", "with_cardinality"]
+
+_SET_CUE = re.compile(
+    r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
+    re.IGNORECASE,
+)
+
+
+_NAMES_THE_ONE = re.compile(
+    r"(?:\b(?:my|our|his|her|their)|'s)\s+(?:[\w'-]+\s+){0,3}?(?:is|was)\b|的[^有，。,；;！!？?]{1,10}?(?:是|叫)",
+    re.IGNORECASE,
+)
+_CLASSIFIER = r"[一两几]\s*[台张个款只盆家辆部件把双套份门项本枚块]"
+_HOLDS = re.compile(
+    r"\b(?:ha(?:s|ve|d)\b(?!\s+(?:the|to|been|had|got)\b)|owns?|owned|holds?|held|bought|got|purchased"
+    r"|subscribes?|subscribed|signed up|joined|pays? for|paid for|picked up|earned|collects?)\b"
+    r"|\b(?!(?:is|was|has)\b)[a-z]+(?:s|ed)\s+an?\s+(?!(?:month|week|year|day|lot|bit|little|few)\b)"
+    r"|持有|拥有|买了|入手|开通|订阅|办了|报了|报名|注册了|加入了|养了|种了|添了|有" + _CLASSIFIER + "|" + _CLASSIFIER,
+    re.IGNORECASE,
+)
+
+
+def set_cue(text: str | None) -> bool:
+    """Whether a statement adds to what is known ("also", "too", "另外", "也", "又"...)."""
+    return bool(text and _SET_CUE.search(text))
+
+
+def holds_one_of(text: str | None) -> bool:
+    """Whether a statement says the subject has or got one more thing, not who fills a role.
+
+    "has a monstera", "bought a used PS5", "subscribes to Apple TV+", "持有中信银行信用卡", "有一台破壁机" hold
+    one of possibly many; "my dentist is Dr. Ruiz", "用户的私教是阿凯", "banks with Harborline" name the one.
+    """
+    return bool(text and _HOLDS.search(text) and not _NAMES_THE_ONE.search(text))
+
+
+def _acronym_match(short: list[str], long: list[str]) -> bool:
+    i = 0
+    for token in short:
+        if i < len(long) and token == long[i]:
+            i += 1
+            continue
+        n = len(token)
+        if n >= 2 and i + n <= len(long) and "".join(w[0] for w in long[i : i + n]) == token:
+            i += n
+            continue
+        return False
+    return i == len(long)
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """One value in two spellings: case/width, spacing ("VSCode"), plurals, initials ("VS Code")."""
+    na, nb = normalize_value(a), normalize_value(b)
+    if na == nb:
+        return True
+    if not na or not nb:
+        return False
+    if re.sub(r"[\W_]+", "", na) == re.sub(r"[\W_]+", "", nb):
+        return True
+    wa, wb = words(a or ""), words(b or "")
+    if [stem(w) for w in wa] == [stem(w) for w in wb]:
+        return True
+    short, long = (wa, wb) if len(wa) < len(wb) else (wb, wa)
+    return len(short) < len(long) and _acronym_match(short, long)
+
+
+def decide_cardinality(
+    fact: Fact,
+    attribute: str,
+    stored: Sequence[str],
+    specs: dict[str, AttributeSpec],
+    nearest: Callable[[str], AttributeSpec | None] | None = None,
+    *,
+    values: Sequence[str | None] = (),
+    replaces: Callable[[str], bool] | None = None,
+    held: str | None = None,
+) -> str:
+    """Single- or set-valued, in order: vocabulary, extractor, stored slot, the fact's words, single.
+
+    ``values``: the slot's live values; ``replaces(content)``: whether a statement is worded as a change. A name
+    outside the vocabulary that holds another value takes a second one as a member when the statement says the
+    user has one more such thing (:func:`holds_one_of`) and is not worded as a change.
+
+    ``nearest(attribute)``: the vocabulary attribute a name means by embeddings ("spoken_language" holds a set
+    like ``language``), consulted after the names' structure.
+    """
+    if fact.operation == "assert" and "set" in stored and any(same_value(v, fact.value) for v in values if v):
+        return "set"  # a member said again ("仍在听《忽左忽右》") confirms it; the others stay beside it
+    spec = specs.get(attribute) or next(
+        (s for s in specs.values() if attribute_relation(attribute, s.name, specs) == "same"), None
+    )
+    if spec is not None:
+        if spec.kind == "preference" and fact.operation == "assert" and set_cue(fact.content) and not fact.switch:
+            return "set"  # "also into the Lex Fridman podcast": a taste held beside the others
+        return spec.cardinality
+    if nearest is not None and (near := nearest(attribute)) is not None and near.cardinality == "set":
+        return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
+    if fact.cardinality:
+        return fact.cardinality
+    changes = replaces is not None and fact.operation == "assert" and replaces(fact.content)
+    if "set" in stored and changes and not set_cue(fact.content):
+        return "single"  # "现在开一条 J/24": a change ends the values a name outside the vocabulary held together
+    if "set" in stored or set_cue(fact.content):
+        return "set"
+    another = values and fact.operation == "assert" and not any(same_value(v, fact.value) for v in values)
+    if replaces is not None and another:
+        # A second value stated as one more thing held ("bought a", "持有") and not as a change joins the first.
+        # ``held``: the slot's current statement; "holds a CPR certificate" makes "passed the ham radio exam" one more.
+        # A value that is a current one in a new state (:func:`_new_state`) is not one more.
+        restates = any(_new_state(fact.value, v) for v in values if v)
+        one_more = holds_one_of(fact.content) or holds_one_of(held) or _on_other_days(fact, held)
+        adds = one_more and not fact.switch and not replaces(fact.content) and not restates
+        return "set" if adds else "single"
+    return "single"
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def renumbered(value: str | None, current: str | None) -> bool:
+    """Whether two values differ only in their numbers: "AIDA3" and "AIDA 2", "nifedipine 60 mg" and "… 30mg"."""
+    new, old = normalize_value(str(value or "")), normalize_value(str(current or ""))
+    shape = _NUMBER.sub("#", new).replace(" ", "")
+    return (
+        new != old
+        and bool(_NUMBER.search(new))
+        and shape == _NUMBER.sub("#", old).replace(" ", "")
+        and any(ch.isalpha() for ch in shape)
+    )
+
+
+def _new_state(value: str | None, current: str) -> bool:
+    """Whether ``value`` is the current one's thing in a new state, not one more thing.
+
+    It extends its words (居留许可 -> 居留许可续到2027年), ends in the same word ("red sash" after "green sash") or
+    differs only in its numbers (:func:`renumbered`).
+    """
+    new, old = normalize_value(str(value or "")), normalize_value(current)
+    if old in new or renumbered(new, old):
+        return True
+    return len(words(new)) > 1 and len(words(old)) > 1 and same_head(new, old)
+
+
+def _on_other_days(fact: Fact, held: str | None) -> bool:
+    """Whether two things each recur on their own days of the week, so run side by side.
+
+    "拉丁舞每周六上午" and "口才班周日下午" are both taken; on the same day one took the other's place. A value
+    that is itself the day ("yoga on Mondays") decides nothing.
+    """
+    if held is None or weekdays(str(fact.value or "")):
+        return False
+    new, old = weekdays(fact.content), weekdays(held)
+    return bool(new and old) and not new & old
+
+
+def with_cardinality(
+    facts: list[Fact],
+    catalogue: Sequence[dict[str, Any]],
+    specs: dict[str, AttributeSpec],
+    nearest: Callable[[str], AttributeSpec | None] | None,
+    replaces: Callable[[str], bool] | None,
+    statements: Callable[[str], dict[str, str]] | None = None,
+) -> list[Fact]:
+    stored: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in catalogue:
+        stored.setdefault((str(r["entity"]), str(r["attribute"])), []).append(r)
+    values: dict[tuple[str, str], set[str]] = {}
+    for f in facts:
+        if f.slot is not None and f.operation == "assert":
+            values.setdefault(f.slot, set()).add(normalize_value(f.value))
+    out = []
+    for f in facts:
+        if f.slot is not None:
+            rows = stored.get(f.slot, [])
+            cards = [str(r.get("cardinality") or "single") for r in rows]
+            live = [r.get("value") for r in rows if r.get("status") != "pending"]
+            held = statements(f.slot[0]).get(f.slot[1]) if statements is not None and live else None
+            card = decide_cardinality(f, f.slot[1], cards, specs, nearest, values=live, replaces=replaces, held=held)
+            if card == "single" and len(values.get(f.slot, ())) > 1 and f.slot[1] not in specs:
+                card = "set"  # two values of one slot stated together hold together
+            f = f.model_copy(update={"cardinality": card})
+        out.append(f)
+    return out
