@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE, says_whole
+from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE, alternation, says_whole
 from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
@@ -361,7 +361,7 @@ def _changes_slot(text: str, attribute: str | None) -> bool:
     nouns = {spec.name.replace("_", " "), spec.description.split()[0], *spec.aliases} - {""}
     en = (
         r"\b(?:switched|changed|replaced|upgraded|new)\s+(?:my\s+|our\s+|the\s+|a\s+)?(?:"
-        + "|".join(map(re.escape, sorted(nouns, key=len, reverse=True)))
+        + alternation(nouns)
         + r")s?\b"
         + _HEAD_ENDS
     )

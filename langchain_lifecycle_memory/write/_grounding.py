@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from langchain_lifecycle_memory.schema import Fact, is_self_entity, normalize_value
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._change import current_part
-from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, EN_RELATIONS, ZH_MY, ZH_RELATIONS, lookup
+from langchain_lifecycle_memory.write._lexicon import (
+    EN_FUNCTION_WORDS,
+    EN_RELATIONS,
+    ZH_MY,
+    ZH_RELATIONS,
+    alternation,
+    lookup,
+)
 
 __all__ = [
     "A_QUANTITY",
@@ -57,9 +64,9 @@ turns seen ("Got an e-bike…", "华为 Mate 60") are at 0.03 and below."""
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_EN_FORMS = "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+_EN_FORMS = alternation(EN_RELATIONS)
 _RELATIVE_EN = re.compile(rf"\b(?:my|our)\s+(?:\w+\s+)?(?:{_EN_FORMS}|in-laws?|\w+-in-law)\b", re.IGNORECASE)
-_RELATIVE_ZH = re.compile(ZH_MY + "(?:" + "|".join(sorted(ZH_RELATIONS, key=len, reverse=True)) + r"|表\w|堂\w)")
+_RELATIVE_ZH = re.compile(ZH_MY + "(?:" + alternation(ZH_RELATIONS) + r"|表\w|堂\w)")
 _NAMING = re.compile(
     r"\bmy name(?:'s| is)\b|\bcall me\b|\bi(?:'m| am) called\b|\bname(?:'s)? [A-Z]|我叫|我的名字|叫我|本人",
     re.IGNORECASE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from langchain_lifecycle_memory.schema import SELF_ENTITIES, normalize_value
@@ -14,7 +14,7 @@ __all__ = [
     "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
     "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_medicine",
     "CONDITION_ENDINGS", "MEDICINE_ENDINGS_ZH", "MEDICINE_STEMS", "condition_form", "medicine_form",
-    "is_term", "lookup", "misfiled", "romanize",
+    "alternation", "is_term", "lookup", "misfiled", "romanize",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -241,14 +241,15 @@ MEDICINE_ENDINGS_ZH = (
 """Chinese drug names transliterate the same stems (他汀, 沙坦, 拉唑, 洛尔) or end in a dosage form (肠溶片, 胶囊)."""
 
 
-def _alternation(words: tuple[str, ...]) -> str:
-    return "|".join(sorted(words, key=len, reverse=True))
+def alternation(words: Iterable[str]) -> str:
+    """A regex group matching any of ``words`` literally, the longest first ("沙坦" before "坦")."""
+    return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
 
 
-_CONDITION_FORM = re.compile(f"(?P<end>{_alternation(CONDITION_ENDINGS)})$", re.IGNORECASE)
+_CONDITION_FORM = re.compile(f"(?P<end>{alternation(CONDITION_ENDINGS)})$", re.IGNORECASE)
 _MEDICINE_FORM = re.compile(
-    rf"(?:[a-z]{{2,}}(?P<stem>{_alternation(MEDICINE_STEMS)})|\b(?P<word>insulin))$"
-    rf"|(?P<zh>{_alternation(MEDICINE_ENDINGS_ZH)})$",
+    rf"(?:[a-z]{{2,}}(?P<stem>{alternation(MEDICINE_STEMS)})|\b(?P<word>insulin))$"
+    rf"|(?P<zh>{alternation(MEDICINE_ENDINGS_ZH)})$",
     re.IGNORECASE,
 )
 

@@ -17,6 +17,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     NOUN_ATTRIBUTES,
     VERB_CONCEPTS,
     ZH_VERBS,
+    alternation,
     concept_attribute,
     is_term,
     lookup,
@@ -115,17 +116,13 @@ ZV = r"\s*(?P<v>[^，,。！!？?；;、]+?)"
 ZEND = r"\s*(?=$|[，,。！!？?；;、~～]|了|呢|啦|吧|哦)"
 
 
-def verb_alternation(forms: dict[str, str]) -> str:
-    return "(?:" + "|".join(map(re.escape, sorted(forms, key=len, reverse=True))) + ")"
-
-
-EN_VERB = verb_alternation(EN_VERBS)
+EN_VERB = alternation(EN_VERBS)
 # A one-character verb that starts a longer word is no verb of habit ("打算", "开始", "看到", "说明").
 _ZH_COMPOUND = (
     r"(?!(?<=打)[电工扫折针])"
     r"(?!车|算|扰|听|开|始|心|会|学|门|关|看|到|见|来|起|法|明|过|实|话|好|说|功|笑|惊|亏|苦|成|类|越|求|空|象|面|完|住|上|下)"
 )
-ZH_VERB = verb_alternation(ZH_VERBS) + _ZH_COMPOUND
+ZH_VERB = alternation(ZH_VERBS) + _ZH_COMPOUND
 
 
 def en_concept(verb: str) -> str | None:

@@ -11,6 +11,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     EN_VERBS,
     NOT_OCCUPATION,
     ORG_SUFFIX,
+    alternation,
     is_condition,
     is_medicine,
     is_term,
@@ -372,7 +373,7 @@ _NOT_NOUN = (
 _MAIN_CLAUSE = r"(?:^|[,;:]\s*|\b(?:and|but|so|also|now|because|since|plus)\s+)"
 _CHANGE = r"(?:have )?(?:switched|changed|converted|moved over|upgraded|downgraded|gone back)(?: over)?"
 _STOP = r"no longer|(?:have\s+)?(?:stopped|quit|given up|gave up|cancell?ed)|not|do not|never"
-_HABIT = "(?:" + "|".join(sorted((re.escape(v) for v in EN_VERBS if v != "take"), key=len, reverse=True)) + ")"
+_HABIT = alternation(v for v in EN_VERBS if v != "take")
 
 EN_RULES: tuple[Rule, ...] = (
     # change and retraction

@@ -16,6 +16,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     ZH_MEASURE,
     ZH_RELATIONS,
     ZH_TOPIC_VERBS,
+    alternation,
     is_condition,
     is_term,
     lookup,
@@ -294,7 +295,7 @@ def _allergy(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 # What stands between 我 and 的 makes the thing someone else's or an opinion ("我同事的车", "我觉得他的问题").
-_NOT_MINE = re.compile(r"[他她它你您]|觉得|认为|以为|想|说|" + "|".join(sorted(ZH_RELATIONS, key=len, reverse=True)))
+_NOT_MINE = re.compile(r"[他她它你您]|觉得|认为|以为|想|说|" + alternation(ZH_RELATIONS))
 
 
 def _copula(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:

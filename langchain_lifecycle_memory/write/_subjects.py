@@ -18,6 +18,7 @@ from langchain_lifecycle_memory.write._lexicon import (
     EN_RELATIONS,
     ZH_MY,
     ZH_RELATIONS,
+    alternation,
     canonical_entity,
     chinese_spans,
     romanize,
@@ -59,14 +60,14 @@ _ELIDED_AM = re.compile(
     r"^(?!(?:[Uu]sed|[Nn]eed|[Nn]eeded|[Ww]anted|[Tt]ried|[Dd]ecided|[Pp]lanned|[Hh]oped)\s)"
     r"(?=[A-Za-z]+(?:ic|ed|ous|ant|ent|ive|ful|al)\s+(?:to|of|about|with|from)\b)"
 )
-_EN_REL = "|".join(sorted(map(re.escape, EN_RELATIONS), key=len, reverse=True))
+_EN_REL = alternation(EN_RELATIONS)
 _EN_PERSON = re.compile(
     r"^my\s+(?:other\s+|older\s+|younger\s+|little\s+|big\s+)?(?P<rel>(?:"
     + _EN_REL
     + r")(?:-in-law)?)(?:,)?(?:\s+(?P<name>(?-i:[A-Z])[a-z]+),?)?(?P<pos>'s)?\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
-ZH_REL = "|".join(sorted(ZH_RELATIONS, key=len, reverse=True))
+ZH_REL = alternation(ZH_RELATIONS)
 _ZH_RANK = r"(?:[大小二三四五](?=儿子|女儿|闺女|孙子|孙女))?"
 """Which child or grandchild, by birth order ("我二女儿二妞", "小女儿"): still the son or the daughter."""
 ZH_PERSON = re.compile(
