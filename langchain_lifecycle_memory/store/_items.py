@@ -147,6 +147,8 @@ class ItemReads:
             best: dict[str, float] = {}
             for meta, dist in zip(metas, dists):  # nearest first: an item's first row is its best
                 best.setdefault(str(meta.get(C.SYS_PART_OF) or meta[C.SYS_KEY]), 1.0 - float(dist))
+            if not best:  # nothing of the namespace has a vector (every item put with ``index=False``)
+                return []
             got = self._client(lambda keys=list(best): view.get(ids=keys, include=["documents", "metadatas"]))
             items = [
                 (best[m[C.SYS_KEY]], d, m)

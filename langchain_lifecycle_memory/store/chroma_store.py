@@ -247,9 +247,12 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         self, ns: tuple[str, ...], group: list[PutOp], vectors: dict[str, list[list[float]]], records: bool
     ) -> None:
         sc = self._client
+        before = self._buckets.revision(ns)
+        upserts = [op for op in group if op.value is not None]
+        if not upserts and before.token == ABSENT:  # deletes in a namespace never written: nothing to do
+            return
         view = self._buckets.view(ns, create=True)
         assert view is not None
-        before = self._buckets.revision(ns)
         keys = [op.key for op in group]
         old: dict[str, dict[str, Any]] = {}
         texts: dict[str, str] = {}
@@ -258,9 +261,10 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             old = dict(zip(got["ids"], got["metadatas"] or []))
             texts = dict(zip(got["ids"], got["documents"] or []))
         doomed = [k for op in group if op.value is None and (k := op.key) in old]
+        if not doomed and not upserts:  # deletes of keys it does not hold: no new revision
+            return
         if doomed:
             sc(lambda: view.delete(ids=doomed + [p for k in doomed for p in C.part_ids(k, old[k])]))
-        upserts = [op for op in group if op.value is not None]
         rows = [self._row(op, old.get(op.key) or {}, vectors.get(op.key), before.seq + 1, records) for op in upserts]
         stale = [p for op, row in zip(upserts, rows) for p in C.part_ids(op.key, old.get(op.key))[len(row[3]) :]]
         sc.batched(view.upsert, [(*row[:3], C.dumps_value(dict(op.value or {}))) for op, row in zip(upserts, rows)])
@@ -296,10 +300,9 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             C.SYS_RECORD: record,
             C.SYS_FIELDS: json.dumps(self.index_fields if op.index is None else (op.index or [])),
         }
-        ttl = op.ttl if op.ttl is not None else (self.ttl_config or {}).get("default_ttl")
-        if ttl is not None:
-            meta[C.SYS_TTL] = float(ttl)
-            meta[C.SYS_EXPIRES] = now + float(ttl) * 60
+        if op.ttl is not None:  # ``BaseStore.put`` has applied the default; ``None`` never expires
+            meta[C.SYS_TTL] = float(op.ttl)
+            meta[C.SYS_EXPIRES] = now + float(op.ttl) * 60
         meta.update(C.flat_metadata(dict(op.value or {})))
         for gone in set(previous) - set(meta) - {C.SYS_NS}:
             meta[gone] = None  # Chroma merges metadata on upsert

@@ -773,3 +773,27 @@ def test_nan_is_not_a_number_anyone_can_store(store: BaseStore) -> None:
         return
     with pytest.raises(TypeError, match="JSON"):
         store.put(("n",), "k", {"x": math.nan})
+
+
+def test_a_query_search_returns_items_put_without_an_index(store: BaseStore) -> None:
+    store.put(("ledger",), "unindexed", {"text": "quarterly invoice totals"}, index=False)
+    found = store.search(("ledger",), query="invoice totals")
+    assert [(i.key, i.score) for i in found] == [("unindexed", None)]
+
+
+def test_deleting_a_key_never_put_leaves_no_namespace_behind(store: BaseStore) -> None:
+    store.put(("ledger", "a"), "k", {"text": "quarterly invoice totals"})
+    store.delete(("ledger", "b"), "never-put")  # cleanup loops delete whether or not the key exists
+    store.delete(("ledger", "a"), "never-put-either")
+    assert keys(store.search(("ledger",), query="invoice")) == ["k"]
+    if isinstance(store, ChromaMemoryStore):  # InMemoryStore lists it (a defaultdict's side effect)
+        assert store.list_namespaces() == [("ledger", "a")]
+
+
+def test_ttl_none_never_expires_under_a_default_ttl(make: Factory) -> None:
+    store = make(ttl={"default_ttl": 0.001})  # 60 ms
+    store.put(("test",), "forever", {"v": 1}, ttl=None)  # LangGraph: None means no expiration
+    store.put(("test",), "default", {"v": 2})
+    time.sleep(0.2)
+    assert store.sweep_ttl() == 1  # type: ignore[attr-defined]
+    assert store.get(("test",), "forever") is not None and store.get(("test",), "default") is None
