@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from langchain_lifecycle_memory.cli.demo import _day, memory_lines
+from langchain_lifecycle_memory.lifecycle.operations import FORGOTTEN
 from langchain_lifecycle_memory.read.routing import value_mentioned
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
@@ -156,8 +157,13 @@ def _status_finding(report: DoctorReport, now: datetime) -> Finding:
             f"({successor.id[:8]}, {successor.status.value}). Archived versions are history: they are never "
             "injected, and 'as_of' questions still find them."
         )
+    elif record.status is MemoryStatus.ARCHIVED and record.metadata.get(FORGOTTEN):
+        message = (
+            f"forgotten on {record.metadata[FORGOTTEN][:10]}: never injected, not even for 'as_of' questions "
+            "(`lifecycle-memory restore ID` brings it back)."
+        )
     elif record.status is MemoryStatus.ARCHIVED:
-        message = f"archived on {_day(record.valid_to)} (forgotten or expired, no successor): it is no longer injected."
+        message = f"archived on {_day(record.valid_to)} (retracted or expired, no successor): it is no longer injected."
     elif record.is_expired(now):
         message = (
             f"expired at {record.expires_at}: retrieval skips it; `sweep` will archive it. Restate it to refresh it."

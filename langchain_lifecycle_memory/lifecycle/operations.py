@@ -19,12 +19,14 @@ from langchain_lifecycle_memory.store.repair import doubled_slots, repair_namesp
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write.redaction import Redactor
+from langchain_lifecycle_memory.write.update import is_about, named_person
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.lifecycle.observability import RetrievalLog
     from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 
 __all__ = [
+    "FORGOTTEN",
     "CompactReport",
     "ForgetMatch",
     "NamespaceSweep",
@@ -165,13 +167,17 @@ def sweep(
 
 
 # ---------------------------------------------------------------------- forget
+FORGOTTEN = "forgotten_at"
+"""Metadata key of a record the user asked to forget: when they did."""
+
+
 class ForgetMatch(BaseModel):
     """A record that :func:`forget` would archive, and why it matched."""
 
     model_config = ConfigDict(frozen=True)
 
     record: MemoryRecord
-    reason: Literal["id", "slot", "value", "attribute", "dense"]
+    reason: Literal["id", "slot", "value", "attribute", "person", "dense"]
     score: float | None = None
     """Cosine similarity of the cleaned query (``dense`` matches and any scored record)."""
 
@@ -233,9 +239,12 @@ def preview_forget(
         else None
     )
     matches: dict[str, ForgetMatch] = {}
+    person = named_person(topic)
     for r in store.list_records(ns, statuses=_LIVE, now=at):
-        reason: Literal["value", "attribute", "dense"] | None = None
-        if value_mentioned(topic, r.value):
+        reason: Literal["value", "attribute", "person", "dense"] | None = None
+        if person is not None and is_about(r.entity, r.content, person):
+            reason = "person"
+        elif value_mentioned(topic, r.value):
             reason = "value"
         elif r.attribute and attribute_mentioned(topic, r.attribute, _SPECS.get(r.attribute)):
             reason = "attribute"
@@ -256,10 +265,20 @@ def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
 def forget(
     store: ChromaMemoryStore, namespace: Sequence[str], *, now: datetime | str | None = None, **selectors: Any
 ) -> list[MemoryRecord]:
-    """Archive (never delete) the live records the user asks to forget (selectors as in :func:`preview_forget`)."""
+    """Archive (never delete) the live records the user asks to forget (selectors as in :func:`preview_forget`).
+
+    A forgotten record was never true as far as reads go: its validity closes where it opened, so no ``as_of``
+    question finds it again (:func:`restore` reopens it; :func:`purge` deletes it).
+    """
     at = ensure_aware(now) or utcnow()
     archived = [
-        m.record.transition(MemoryStatus.ARCHIVED, at=at) for m in preview_forget(store, namespace, now=at, **selectors)
+        m.record.transition(
+            MemoryStatus.ARCHIVED,
+            at=at,
+            valid_to=m.record.valid_from,
+            metadata={**m.record.metadata, FORGOTTEN: at.isoformat()},
+        )
+        for m in preview_forget(store, namespace, now=at, **selectors)
     ]
     if archived:
         store.put_records(archived)
@@ -282,7 +301,7 @@ def restore(
     log = [*record.metadata.get("restored", []), {"at": at.isoformat(), "superseded_by": record.superseded_by}]
     back = record.model_copy(
         update={"status": MemoryStatus.ACTIVE, "valid_to": None, "superseded_by": None, "updated_at": at,
-                "metadata": {**record.metadata, "restored": log}}
+                "metadata": {**{k: v for k, v in record.metadata.items() if k != FORGOTTEN}, "restored": log}}
     )  # fmt: skip
     displaced = []
     if record.slot is not None and record.cardinality == "single":

@@ -21,12 +21,12 @@ from langchain_lifecycle_memory.write._grounding import (
     speaks_of_someone_else,
     value_said,
 )
-from langchain_lifecycle_memory.write._lexicon import canonical_entity
+from langchain_lifecycle_memory.write._lexicon import CJK, EN_FUNCTION_WORDS, canonical_entity, romanize
 from langchain_lifecycle_memory.write._rules import clause_subjects, shown
 from langchain_lifecycle_memory.write._slot_identity import resolve_entity
 from langchain_lifecycle_memory.write._subjects import EN_FIRST_PERSON, Subject
 
-__all__ = ["as_known", "canonical_entity", "refile", "whose"]
+__all__ = ["as_known", "canonical_entity", "is_about", "named_person", "refile", "whose"]
 
 _PART = re.compile(r"[,;，；、]")
 _AS_SPEAKER = (
@@ -137,3 +137,31 @@ def refile(facts: Sequence[Fact], known: Iterable[str] = ()) -> list[Fact]:
             people.append(fact.entity)
         out.append(fact)
     return out
+
+
+_PERSON_EN = re.compile(
+    r"^(?:(?:everything|anything|all)\s+)?(?:my\s+(?:[a-z-]+\s+){0,2})?"
+    r"(?P<name>(?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+)?)\s*[.!]*$"
+)
+_PERSON_ZH = re.compile(
+    r"^(?:关于)?(?P<name>(?!我)[\u4e00-\u9fff]{2,4}?)(?:的(?:一切|所有|全部|事情?|信息|资料))?[。！!]*$"
+)
+
+
+def named_person(topic: str) -> str | None:
+    """The name a forget request is all about ("everything about Priya", "忘掉关于阿杰的一切"), else ``None``."""
+    match = _PERSON_EN.match(topic) or _PERSON_ZH.match(topic)
+    name = match.group("name") if match else None
+    if name is None or name.casefold() in EN_FUNCTION_WORDS or (CJK.search(name) and romanize(name) == name):
+        return None  # a Chinese word whose characters are not a given name's ("地址", "密码") names no one
+    return name
+
+
+def is_about(entity: str | None, content: str, name: str) -> bool:
+    """Whether a record is about the person ``name``: filed under them, or its statement says their name."""
+    parts = set(str(entity or "").casefold().split("_"))
+    if {w.casefold() for w in name.split()} <= parts or romanize(name).casefold() in parts:
+        return True
+    if CJK.search(name):
+        return name in content
+    return re.search(rf"\b{re.escape(name)}\b", content) is not None

@@ -19,6 +19,7 @@ from langchain_lifecycle_memory.lifecycle.operations import (
     preview_forget,
     purge,
     redact_record,
+    restore,
     sweep,
 )
 from langchain_lifecycle_memory.store import maintenance as M
@@ -189,12 +190,19 @@ def test_forget_by_query_archives_only_the_black_coffee(rowan: ChromaMemoryStore
     archived = forget(rowan, U1, query="忘掉我喝黑咖啡的习惯", now=now)
 
     assert [r.value for r in archived] == ["黑咖啡"]
-    assert archived[0].status is MemoryStatus.ARCHIVED and archived[0].valid_to == now
+    assert archived[0].status is MemoryStatus.ARCHIVED
     active = {r.value for r in rowan.list_records(U1, statuses="active")}
     assert active == {"data analyst", "dana@example.com", "border collie"}
     assert all("咖啡" not in r.content for r, _ in rowan.search_records(U1, "我早上喝什么？", now=now))
+    # Forgotten is never true again, not even for a point-in-time question; the replaced latte still is.
     was = rowan.search_records(U1, "早上喝什么", as_of=T0 + timedelta(days=5), now=now)
-    assert "黑咖啡" in [r.value for r, _ in was]  # history kept for point-in-time questions
+    assert "黑咖啡" not in [r.value for r, _ in was]
+    assert "oat milk latte" in [r.value for r, _ in rowan.search_records(U1, "早上喝什么", as_of=T0, now=now)]
+    assert "黑咖啡" in [r.value for r in rowan.history(U1, "user", "drink")]  # the audit trail keeps it
+
+    restore(rowan, U1, archived[0].id, now=now)
+    was = rowan.search_records(U1, "早上喝什么", as_of=T0 + timedelta(days=5), now=now)
+    assert "黑咖啡" in [r.value for r, _ in was]
 
 
 def test_preview_forget_writes_nothing_then_forget_by_slot(rowan: ChromaMemoryStore) -> None:
@@ -214,6 +222,25 @@ def test_forget_by_english_query_and_by_id(rowan: ChromaMemoryStore) -> None:
     assert [r.id for r in forget(rowan, U1, record_id=dog.id)] == [dog.id]
     assert forget(rowan, U1, query="forget everything") == []
     assert forget(rowan, U1, query="忘掉吧") == []
+
+
+def test_forget_everything_about_a_person_named_in_the_request(mem_store: ChromaMemoryStore) -> None:
+    said = [
+        ("friend_wenceslas", "The user's friend Wenceslas does taxidermy."),
+        (None, "Wenceslas orders glass eyes from Prague."),
+        ("user", "The user collects slide rules."),
+        (None, "用户的表姐婉清在学竹编。"),
+        (None, "婉清下个月去宁德。"),
+        (None, "用户每年春天去宁德。"),
+    ]
+    mem_store.put_records([rec(content=c, entity=e) for e, c in said])
+
+    gone = forget(mem_store, U1, query="Forget everything about Wenceslas")
+    assert sorted(r.content for r in gone) == ["The user's friend Wenceslas does taxidermy.", said[1][1]]
+    gone = forget(mem_store, U1, query="忘掉关于婉清的一切")
+    assert sorted(r.content for r in gone) == sorted(["用户的表姐婉清在学竹编。", "婉清下个月去宁德。"])
+    left = {r.content for r in mem_store.list_records(U1, statuses="active")}
+    assert left == {"The user collects slide rules.", "用户每年春天去宁德。"}
 
 
 def test_forget_needs_exactly_one_selector(rowan: ChromaMemoryStore) -> None:
