@@ -112,33 +112,80 @@ class ChromaMemoryStore(ChromaRecordStore):
         return written
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """``BaseStore.batch``; puts of items in LangMem's shape go through extract → update first."""
+        """``BaseStore.batch``; puts of items in LangMem's shape go through extract → update, in the ops' order."""
         ops = list(ops)
         if not self.item_lifecycle:
             return super().batch(ops)
         for op in ops:
             self._validate_op(op)
         results: list[Result] = [None] * len(ops)
-        rest = [i for i, op in enumerate(ops) if not _is_memory_item(op)]
-        for op in ops:
+        plain: list[int] = []  # a run of other ops, written and read together as ``batch`` does
+
+        def flush() -> None:
+            for i, result in zip(plain, super(ChromaMemoryStore, self).batch([ops[i] for i in plain])):
+                results[i] = result
+            plain.clear()
+
+        for i, op in enumerate(ops):
             if _is_memory_item(op):
+                flush()
                 self._ingest(op)  # type: ignore[arg-type]
-        for i, result in zip(rest, super().batch([ops[i] for i in rest])):
-            results[i] = result
+            else:
+                plain.append(i)
+                if isinstance(op, PutOp) and op.value is None:
+                    flush()
+                    self._surface_restated(tuple(op.namespace), op.key)
+        flush()
         return results
 
     def _ingest(self, op: PutOp) -> None:
-        """One item through extract → update; the record it becomes keeps the item's key."""
-        ns, text, at = tuple(op.namespace), str(item_text(op.value)), utcnow()
+        """One item through extract → update: it becomes one record, under the item's key, masked as facts are."""
+        ns, at = tuple(op.namespace), utcnow()
+        value = self._masked(dict(op.value or {}))
+        text = str(item_text(value))
         facts, _ = extract_safely(self.extractor, as_messages([("user", first_person(text))]), at)
-        kind = str(op.value.get("kind") or "").strip().lower() if op.value else ""
+        kind = str(value.get("kind") or "").strip().lower()
         primary = _primary(facts, text, kind if kind in KINDS else None)
-        facts = [primary, *[f for f in facts if f is not primary]]
         with writer_lock(self, ns):
             plan = plan_updates(
-                self, ns, facts, at=at, source=MemorySource(extractor="item"), config=self.update_config
+                self, ns, [primary], at=at, source=MemorySource(extractor="item"), config=self.update_config
             )
-            apply_plan(self, _keyed(plan, self.get_record(ns, op.key), op.key, dict(op.value or {}), at))
+            apply_plan(self, _keyed(plan, self.get_record(ns, op.key), op.key, value, at))
+
+    def _masked(self, value: dict[str, Any]) -> dict[str, Any]:
+        """The item with its text masked by the update config's redactor (what is stored is what is read back)."""
+        redactor = self.update_config.redactor
+        text = item_text(value)
+        if redactor is None or text is None:
+            return value
+        masked = redactor.redact(text).text
+        inner = value.get("content")
+        content = {**inner, "content": masked} if isinstance(inner, dict) else masked
+        return {**value, "content": content}
+
+    def _surface_restated(self, ns: tuple[str, ...], key: str) -> None:
+        """After ``key`` is deleted, the newest item kept as its restatement takes its place."""
+        kept = [
+            r
+            for r in self.list_records(ns, statuses=MemoryStatus.ARCHIVED)
+            if r.metadata.get(RESTATES) == key and isinstance(r.metadata.get("item"), dict)
+        ]
+        if not kept:
+            return
+        newest, *others = sorted(kept, key=lambda r: r.updated_at, reverse=True)
+        metadata = {k: v for k, v in newest.metadata.items() if k != RESTATES}
+        back = newest.model_copy(
+            update={"status": MemoryStatus.ACTIVE, "valid_to": None, "superseded_by": None, "metadata": metadata}
+        )
+        moved = [
+            r.model_copy(update={"superseded_by": back.id, "metadata": {**r.metadata, RESTATES: back.id}})
+            for r in others
+        ]
+        self.put_records([back, *moved])
+
+
+RESTATES = "restates"
+"""Metadata key of an item that said again what another item holds: that item's key."""
 
 
 def _is_memory_item(op: Op) -> bool:
@@ -147,9 +194,14 @@ def _is_memory_item(op: Op) -> bool:
 
 
 def _primary(facts: list[Fact], text: str, kind: str | None) -> Fact:
-    """The fact the item's record holds: the first one with a slot, else the text as a free fact."""
+    """The one fact an item's record holds: its first fact with a slot, else its first fact, else its text.
+
+    An item that says several things is one record (its key's): the statement is then the item's own text.
+    """
     slotted = [f for f in facts if f.slot is not None]
-    fact = slotted[0] if slotted else Fact(content=text, kind=kind or "fact", confidence=0.8)
+    fact = (slotted or facts or [Fact(content=text, kind=kind or "fact", confidence=0.8)])[0]
+    if len(facts) > 1:
+        fact = fact.model_copy(update={"content": text})
     return fact.model_copy(update={"kind": kind}) if kind else fact
 
 
@@ -182,7 +234,8 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
     plan.added.append(
         MemoryRecord(
             id=key, namespace=plan.namespace, content=content, status=MemoryStatus.ARCHIVED, superseded_by=same,
-            metadata=item, created_at=old.created_at if old else at, updated_at=at, valid_from=at, valid_to=at,
+            metadata={**item, RESTATES: same}, created_at=old.created_at if old else at, updated_at=at,
+            valid_from=at, valid_to=at,
         )
     )  # fmt: skip
     return plan

@@ -21,6 +21,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langgraph.store.base import PutOp
 from pydantic import Field
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleRetriever, create_memory_reader
@@ -174,3 +175,48 @@ def test_item_lifecycle_false_keeps_plain_items_plain(tmp_path: Path) -> None:
     assert found == {"k-vim", "k-code"}
     assert store.get(NS, "k-vim").value == {"content": "User prefers Vim"}  # type: ignore[union-attr]
     assert store.get(NS, "k-code").value == {"content": "User prefers VS Code"}  # type: ignore[union-attr]
+
+
+def test_an_item_is_one_record_under_its_key_and_deleting_it_leaves_nothing(embeddings: Any, tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "appt", {"content": "Dentist on Thursday at 4pm, bring the referral letter"})
+    store.put(NS, "taste", {"content": "User likes harmonium music", "kind": "preference"})
+
+    assert sorted(item.key for item in store.search(NS)) == ["appt", "taste"]
+    assert store.get(NS, "taste").value == {"content": "User likes harmonium music", "kind": "preference"}  # type: ignore[union-attr]
+
+    store.delete(NS, "appt")
+    store.delete(NS, "taste")
+    assert store.search(NS, query="dentist referral letter") == []
+    assert store.search(NS, query="harmonium music") == []
+
+
+def test_deleting_an_item_brings_back_the_one_that_said_the_same(embeddings: Any, tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "first", {"content": "User practises the harmonium on Sundays"})
+    store.put(NS, "again", {"content": "User practises the harmonium on Sundays"})
+    assert [item.key for item in store.search(NS)] == ["first"]  # one memory, said twice
+
+    store.delete(NS, "first")
+
+    assert [item.key for item in store.search(NS, query="harmonium")] == ["again"]
+
+
+def test_a_batch_of_item_puts_and_deletes_applies_in_order(embeddings: Any, tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.batch([PutOp(NS, "k1", None), PutOp(NS, "k1", {"content": "User collects cuckoo clocks"})])
+    store.batch([PutOp(NS, "k2", {"x": 1}), PutOp(NS, "k2", {"content": "User carves quills"})])
+
+    assert store.get(NS, "k1").value == {"content": "User collects cuckoo clocks"}  # type: ignore[union-attr]
+    assert store.get(NS, "k2").value == {"content": "User carves quills"}  # type: ignore[union-attr]
+
+
+def test_an_items_secrets_are_masked_before_they_are_stored(embeddings: Any, tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    card, key = "4556 7375 8689 9855", "sk-9fJ2kLmQ7rTx4vBn8cWz1yHd"
+    store.put(NS, "p", {"content": f"User's card is {card} and the API key is {key}"})
+
+    shown = [store.get(NS, "p").value["content"], *(i.value["content"] for i in store.search(NS, query="card"))]  # type: ignore[union-attr]
+    assert all(card not in text and key not in text for text in shown), shown
+    on_disk = subprocess.run(["grep", "-rlF", card, str(tmp_path / "m")], capture_output=True, text=True).stdout
+    assert on_disk == ""
