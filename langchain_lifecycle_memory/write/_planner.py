@@ -252,6 +252,14 @@ class Planner:
                 doubt = f"nothing in what was said is about {fact.attribute}"
         return doubt
 
+    def _reports_since(self, fact: Fact, newest: MemoryRecord) -> bool:
+        """Whether ``fact``, said after ``newest``, reports a change dated before it ("I started at X last month").
+
+        ``newest`` was dated by when it was said, not by its words: the change the user reports later is current.
+        """
+        undated = newest.valid_from == newest.created_at
+        return undated and self.at > newest.created_at and states_a_change(fact.content)
+
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
         value = fact.value
@@ -289,7 +297,7 @@ class Planner:
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
         newest = max(active, key=precedence) if active else None
-        if newest is not None and when < newest.valid_from and not pending:
+        if newest is not None and when < newest.valid_from and not pending and not self._reports_since(fact, newest):
             # An older statement learned late: history, not the current value.
             record = self._new_record(fact, source, MemoryStatus.ACTIVE)
             record = record.transition(MemoryStatus.ARCHIVED, at=self.at, valid_to=newest.valid_from)

@@ -100,6 +100,40 @@ def test_a_statement_without_a_time_limit_is_still_recalled_two_years_later(
 
 
 @pytest.mark.parametrize(
+    ("before", "after", "question", "new", "old"),
+    [
+        ("I work at Quillmark Labs.", "I started a new job at Tessellate Foods last month.", "Where do I work?",
+         "Tessellate", "Quillmark"),
+        ("我住在贵阳。", "我上个月搬到昆明了。", "我住在哪？", "昆明", "贵阳"),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_change_told_later_with_an_earlier_date_replaces_what_was_said_before(
+    embeddings: Any, tmp_path: Path, before: str, after: str, question: str, new: str, old: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="bob", at="2024-04-01")
+    memory.add_messages([("user", after)], user_id="bob", at="2024-04-20")  # dated March by its own words
+
+    block = memory.inject(question, user_id="bob", now="2024-05-01").text
+    assert new in block and old not in block, block
+    assert [r.value for r in memory.active("bob")] == [next(r.value for r in memory.list("bob") if new in r.content)]
+
+    # An old fact told late stays history: it is no change.
+    late = {
+        "entity": "user",
+        "attribute": "employer",
+        "value": "Orrery Cartography",
+        "kind": "profile",
+        "content": "The user worked at Orrery Cartography in 2016.",
+        "valid_from": "2016-01-01T00:00:00Z",
+    }
+    memory.add_messages([("user", "I work at Quillmark Labs.")], user_id="carol", at="2024-04-01")
+    memory.add_facts([late], user_id="carol", at="2024-04-22")
+    assert [r.value for r in memory.active("carol")] == ["Quillmark Labs"]
+
+
+@pytest.mark.parametrize(
     ("said", "question", "word"),
     [
         ("This week I'm only eating soup because of my tooth", "What can I eat this week?", "soup"),
