@@ -37,6 +37,9 @@ class AttributeSpec:
     replaces_alike: bool = False
     """For a ``set``: a new value replaces a current one of the same kind (an editor preferred over
     another editor), and joins the others (a preferred tea stays beside the editor)."""
+    against: bool = False
+    """It holds what the person is against (dislikes, avoids): a value here ends the same value held for under
+    any other slot of theirs ("I hate jazz" after "I love jazz"), and a value held for ends it here."""
 
 
 def humanize(name: str) -> str:
@@ -304,9 +307,15 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
         cardinality="set",
         replaces_alike=True,
     ),
-    AttributeSpec("dislikes", "what they dislike", "不喜欢的东西", "preference", (), cardinality="set"),
+    AttributeSpec("dislikes", "what they dislike", "不喜欢的东西", "preference", (), cardinality="set", against=True),
     AttributeSpec(
-        "avoids", "what they never eat, drink, smoke or use", "不吃、不喝或不用的东西", "profile", (), cardinality="set"
+        "avoids",
+        "what they never eat, drink, smoke or use",
+        "不吃、不喝或不用的东西",
+        "profile",
+        (),
+        cardinality="set",
+        against=True,
     ),
     AttributeSpec("goes_to", "where they go regularly", "常去的地方", "preference", (), cardinality="set"),
     AttributeSpec("craving", "what they crave at the moment", "最近想吃的东西", "preference", ()),

@@ -250,11 +250,18 @@ def _avoid(m: re.Match[str], concept: str | None, value: str, zh: bool) -> Itera
         yield Candidate("avoids", value, 80, m.start("neg"), "profile", cardinality="set")
 
 
+_ANYMORE = re.compile(r"^[^,;.!?]*?\bany ?more\b", re.IGNORECASE)
+
+
 def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """Like / love / enjoy / prefer X (or hate / can't stand X): the slot of X's verb, its lexicon, prefers or likes."""
     raw = m.group("v").strip()
     value = clean(raw, zh)
     if not acceptable(value, zh) or re.match(r"(?:my|our|his|her|their|when|how)\b", raw, re.IGNORECASE):
+        return
+    if m.group("neg") and _ANYMORE.search(raw + m.string[m.end("v") :]):
+        # "I don't like horror films anymore": the liking ended, whatever slot holds it (as "no longer like")
+        yield Candidate(None, value, 90, m.start("v"), confidence=0.8, operation="retract")
         return
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")

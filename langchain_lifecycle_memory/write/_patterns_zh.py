@@ -211,6 +211,10 @@ def _like(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     value = clean(m.group("v"), zh)
     if not acceptable(value, zh) or "的" in value:
         return
+    if m.group("neg") and m.string[m.end("v") :].lstrip().startswith("了"):
+        # "我不喜欢看恐怖片了": the liking ended (不…了, as 不再), whatever slot holds it
+        yield Candidate(None, value, 90, m.start("v"), confidence=0.8, operation="retract")
+        return
     if m.group("neg"):
         yield Candidate("dislikes", value, 60, m.start("v"), "preference", cardinality="set")
         return

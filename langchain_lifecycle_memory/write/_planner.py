@@ -260,9 +260,23 @@ class Planner:
         undated = newest.valid_from == newest.created_at
         return undated and self.at > newest.created_at and states_a_change(fact.content)
 
+    def _end_the_opposite(self, fact: Fact, slot: tuple[str, str], when: datetime) -> None:
+        """A value now held against ("I hate jazz") ends the same value held for ("I love jazz"), and back."""
+        against = [name for name, spec in _SPECS.items() if spec.against]
+        if slot[1] in against:
+            held = self.store.list_records(self.ns, entity=slot[0], statuses=MemoryStatus.ACTIVE, now=self.at)
+            opposite = [r for r in held if r.attribute not in against and r.id not in self._touched]
+        else:
+            opposite = [r for name in against for r in self.live((slot[0], name)) if r.status is MemoryStatus.ACTIVE]
+        for old in opposite:
+            if same_value(old.value, fact.value):
+                self._archive(old, max(when, old.valid_from), None)
+
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
         when = fact.valid_from or self.at
         value = fact.value
+        if fact.operation == "assert" and fact.confidence >= self.cfg.pending_below:
+            self._end_the_opposite(fact, slot, when)
         live = self.live(slot)
         card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
         if fact.operation == "retract":

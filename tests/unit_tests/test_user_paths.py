@@ -100,6 +100,32 @@ def test_a_statement_without_a_time_limit_is_still_recalled_two_years_later(
 
 
 @pytest.mark.parametrize(
+    ("before", "after", "question", "now_true", "not_any_more"),
+    [
+        ("I love zydeco.", "I don't like zydeco anymore.", "What music should I put on?", None, "love"),
+        ("我喜欢吃海胆。", "我不喜欢吃海胆了。", "晚饭推荐点什么？", None, "喜欢吃海胆"),
+        ("I love anchovies.", "I hate anchovies.", "What should I put on my pizza?", "hates", "loves"),
+        ("I hate sea urchin.", "I love sea urchin now.", "What sushi should I order?", "loves", "hates"),
+    ],
+    ids=["en-anymore", "zh-le", "en-turned-against", "en-came-round"],
+)
+def test_a_liking_that_ended_or_turned_is_not_recalled_beside_what_holds_now(
+    embeddings: Any, tmp_path: Path, before: str, after: str, question: str, now_true: str | None, not_any_more: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="bob", at="2024-01-01")
+    memory.add_messages([("user", after)], user_id="bob", at="2024-06-01")
+
+    lines = [line for line in memory.inject(question, user_id="bob", now="2024-07-01").text.splitlines() if '"' in line]
+    assert not any(not_any_more in line and "不喜欢" not in line for line in lines), lines
+    if now_true is not None:
+        assert any(now_true in line for line in lines), lines
+    assert [r.status.value for r in memory.list("bob") if r.valid_from.year == 2024 and r.valid_from.month == 1] == [
+        "archived"
+    ]
+
+
+@pytest.mark.parametrize(
     ("before", "after", "question", "new", "old"),
     [
         ("I work at Quillmark Labs.", "I started a new job at Tessellate Foods last month.", "Where do I work?",
