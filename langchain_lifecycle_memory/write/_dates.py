@@ -73,6 +73,41 @@ _ZH_UNTIL_MONTH = re.compile(
 )
 
 
+_WEEKDAY_EN = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
+_AHEAD: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), unit)
+    for p, unit in (
+        (r"\bthe day after tomorrow\b|后天", "day2"),
+        (r"\btomorrow\b|明天|明早|明晚|明儿", "day"),
+        (rf"\bnext (?:week|{_WEEKDAY_EN})\b|下(?:个)?(?:周|星期|礼拜)", "week"),
+        (r"\bnext month\b|下(?:个)?月", "month"),
+        (r"\bnext year\b|明年", "year"),
+    )
+)
+"""A time ahead a statement is about ("Next week I'm visiting my parents", "明天要去复查"): once it has passed,
+the statement no longer holds."""
+
+
+def _ahead_days(text: str, now: datetime | None) -> float | None:
+    """Days until the end of the time ahead that ``text`` names (the day after it, the end of next week...)."""
+    unit = next((u for pattern, u in _AHEAD if pattern.search(text)), None)
+    if unit is None:
+        return None
+    if unit in ("day", "day2"):
+        return 2.0 if unit == "day" else 3.0
+    if now is None:
+        return {"week": 14.0, "month": 62.0, "year": 731.0}[unit]
+    today = _aware(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        end = today + timedelta(days=14 - today.weekday())
+    elif unit == "month":
+        year, month = (today.year + 1, 1) if today.month == 12 else (today.year, today.month + 1)
+        end = datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=today.tzinfo) + timedelta(days=1)
+    else:
+        end = datetime(today.year + 2, 1, 1, tzinfo=today.tzinfo)
+    return float((end - today).days)
+
+
 def _until_month(text: str) -> int | None:
     """The month a statement lasts to the end of ("for all of March", "整个三月", "到五月底"), if it names one."""
     if m := _EN_UNTIL_MONTH.search(text):
@@ -223,7 +258,7 @@ def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:
     for pattern, days in _TTL_FIXED:
         if pattern.search(text):
             return float(days)
-    return None
+    return _ahead_days(text, now)
 
 
 _PARTIAL_DATE = re.compile(r"^\s*((?:19|20)\d{2})(?:-(\d{1,2}))?\s*$")

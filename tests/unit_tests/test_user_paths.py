@@ -181,6 +181,25 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
 
 
 @pytest.mark.parametrize(
+    ("said", "question", "word", "until"),
+    [
+        ("Next week I'm visiting my aunt in Tulsa.", "Do I have any trips coming up?", "Tulsa", "2026-05-16"),
+        ("I have a root canal appointment tomorrow at 9.", "What's on my schedule?", "root canal", "2026-05-11"),
+        ("我下个月要去乌镇看戏剧节。", "我最近有什么出行计划？", "乌镇", "2026-06-30"),
+    ],
+    ids=["en-next-week", "en-tomorrow", "zh-next-month"],
+)
+def test_a_plan_is_recalled_until_its_time_is_past_not_a_year_later(
+    embeddings: Any, tmp_path: Path, said: str, question: str, word: str, until: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", said)], user_id="u", at="2026-05-10")  # a Sunday
+
+    assert word in memory.inject(question, user_id="u", now=until).text
+    assert word not in memory.inject(question, user_id="u", now="2027-05-10").text
+
+
+@pytest.mark.parametrize(
     ("lasting", "passing", "request_", "word"),
     [
         ("I adopted a rescue greyhound called Pip.", "This week I'm wearing an eye patch after scratching my cornea.",
