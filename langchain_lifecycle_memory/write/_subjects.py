@@ -70,13 +70,20 @@ _EN_PERSON = re.compile(
 ZH_REL = alternation(ZH_RELATIONS)
 _ZH_RANK = r"(?:[大小二三四五](?=儿子|女儿|闺女|孙子|孙女))?"
 """Which child or grandchild, by birth order ("我二女儿二妞", "小女儿"): still the son or the daughter."""
-ZH_PERSON = re.compile(
-    "^" + ZH_MY + _ZH_RANK + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??"
+_ZH_REST = (
     r"(?P<rest>(?:的|是|在|每|用|喜欢|爱|喝|吃|开|住|养|叫|[今去明前后]年|[上下]个?月|[上下]周|这|那|昨天|前天|也|都|一直|最|上|学|做|"
     r"本来|原来|其实|一般|从来|倒|却|会|有|很|特别|平时|经常|常|"
     r"最近|刚|去|不|没|对|还|从小|打|踢|弹|拉|玩|看|读|听|已经|穿|戴|骑|坐|说|讲|收集|种|写|练|追|抽|戒|搬|"
     r"又|换|买|卖|给|终于|居然|竟然|突然|正在|总|老是|靠|从|[\u4e00-\u9fff](?:了|过|着)|" + ZH_CHANGE + r").*)$"
 )
+"""What follows whom a Chinese clause is about: a verb, an adverb or a time, and the rest of the clause."""
+ZH_PERSON = re.compile(
+    "^" + ZH_MY + _ZH_RANK + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??" + _ZH_REST
+)
+_ZH_NAME_FIRST = re.compile(r"^(?P<name>[阿小老][\u4e00-\u9fff])" + _ZH_REST)
+"""A clause led by a given name with its diminutive ("阿杰喜欢打篮球", "小芳搬去成都了"): about that person."""
+_ZH_NOT_NAMES = ("老家",)
+"""Words shaped like a diminutive and a given name that name a place ("老家在河南")."""
 _ZH_FAMILY_FIRST = re.compile(
     "^" + _ZH_RANK + "(?:" + "|".join(sorted((z for r in RELATIONS if r.family for z in r.words if not z.isascii()),
                                              key=len, reverse=True)) + ")"
@@ -290,6 +297,18 @@ def _first_part(sentence: str) -> str:
     return re.split(r"[，,；;]", sentence, maxsplit=1)[0]
 
 
+def _named_first(sentence: str) -> Subject | None:
+    """The person a Chinese clause led by a diminutive name is about (``person_jie``: whose relation was not said)."""
+    m = _ZH_NAME_FIRST.match(sentence)
+    if m is None or m.group("name") in _ZH_NOT_NAMES:
+        return None
+    name = romanize(m.group("name"))
+    if not name.isascii() or not name.isalpha():  # "小区", "老板": no given name's characters
+        return None
+    # No mention: a clause after it without a subject ("老马把铺子关了，现在锔钉都在网上买") is not taken as theirs.
+    return Subject(f"{PERSON}_{name.casefold()}", "我" + m.group("rest"))
+
+
 def clause_subject(
     sentence: str, zh: bool, speaker: str, people: dict[str, str], last: Subject | None = None
 ) -> Subject | None:
@@ -308,6 +327,8 @@ def clause_subject(
         if "我" not in sentence and last is not None and last.mention and not _ZH_OBJECT.search(_first_part(sentence)):
             # A relative's news goes on without a subject: "我姐跳槽了！上周已经正式入职阿里" (not "…，下周去看她")
             return Subject(last.entity, "我" + sentence, last.mention, f"{last.mention}{sentence}")
+        if "我" not in sentence and (named := _named_first(sentence)) is not None:
+            return named
         if "我" not in sentence:
             # Chinese drops the subject it shares with the conversation: "拉丁舞课改到每周四晚上了" is the
             # speaker's news when it states a change and names no one else.

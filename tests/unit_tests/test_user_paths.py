@@ -180,6 +180,19 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for at, said in enumerate(["我男朋友叫阿铭。", "阿铭喜欢玩皮划艇。", "小蕾养了一只变色龙。", "我喜欢冲浪。"], start=1):
+        memory.add_messages([("user", said)], user_id="u", at=f"2026-05-0{at}")
+
+    sport = memory.inject("我喜欢什么运动？", user_id="u", now="2026-05-10").text
+    pets = memory.inject("我养了什么宠物？", user_id="u", now="2026-05-10").text
+
+    assert "冲浪" in sport and "皮划艇" not in sport, sport
+    assert "变色龙" not in pets, pets
+    assert not any("用户阿铭" in r.content or "用户小蕾" in r.content for r in memory.list("u"))
+
+
 @pytest.mark.parametrize(
     ("said", "question", "word", "until"),
     [
