@@ -12,9 +12,10 @@ from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec, weekdays
+from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
-__all__ = ["decide_cardinality", "holds_one_of", "renumbered", "same_value", "set_cue", "with_cardinality"]
+__all__ = ["decide_cardinality", "holds_one_of", "kind_of", "renumbered", "same_value", "set_cue", "with_cardinality"]
 
 _SET_CUE = re.compile(
     r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
@@ -78,6 +79,19 @@ def same_value(a: str | None, b: str | None) -> bool:
         return True
     short, long = (wa, wb) if len(wa) < len(wb) else (wb, wa)
     return len(short) < len(long) and _acronym_match(short, long)
+
+
+def kind_of(held: str | None, ended: str | None) -> bool:
+    """Whether a held value is a kind of what a retraction ends (its last words).
+
+    "美式咖啡" and "两罐可乐" of 咖啡 and 可乐, "black coffee" of "coffee".
+    """
+    held, ended = normalize_value(held), normalize_value(ended)
+    if not held or not ended:
+        return False
+    if CJK.search(ended):
+        return held.endswith(ended)
+    return held.split()[-len(ended.split()) :] == ended.split()
 
 
 def decide_cardinality(

@@ -276,10 +276,10 @@ def _study(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 def _retract_object(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
-    """戒了X / 停了X / 把X戒了: X stopped, whatever slot holds it (its lexicon, else the slot holding X)."""
-    name, raw = _group(m, "v", "v2")
+    """戒了X / 停了X / 把X戒了 / 戒烟了 / X我戒了: X stopped, whatever slot holds it (its lexicon, else its slot)."""
+    name, raw = _group(m, "v", "v2", "v3", "v4")
     value = clean(raw, zh)
-    if not acceptable(value, zh):
+    if not (acceptable(value, zh) or name == "v3" and value):  # 戒烟, 戒酒: one character is the whole object
         return
     found = head_noun(value, specs) or lookup(value)
     attribute, value = found if found else (None, value)
@@ -352,7 +352,9 @@ _NOT_LE = r"\s*(?=$|[，,。！!？?；;、~～]|呢|啦|吧|哦)"
 ZH_RULES: tuple[Rule, ...] = (
     # negation and retraction without a verb of habit; standing habits of not doing something
     zh_rule(ZS + r"(?:把(?P<v>[^，,。]{1,10}?)(?:戒|停)(?:了|掉了)|(?:戒了|戒掉了|停了|停掉了)"
-            + ZV.replace("v>", "v2>") + ZEND + ")", handler=_retract_object),
+            + ZV.replace("v>", "v2>") + ZEND + r"|戒(?P<v3>[\u4e00-\u9fff])(?:了|掉了))"
+            r"|(?:^|[，,])(?P<v4>[^，,。！!？?我]{1,10}?)(?<![让叫要劝帮给])我(?:已经|早就|早)?(?:戒|停)(?:了|掉了)",
+            handler=_retract_object),
     zh_rule(ZS + r"(?:从来|从不|一直)?不(?:太|怎么|大)?(?:能)?(?P<verb>吃|喝|抽)"
             r"(?P<v>(?:(?!了)[\u4e00-\u9fffA-Za-z]){1,8}?)" + _NOT_LE, handler=_avoid),
     # copula and possession, names, ages, allergies, conditions

@@ -24,7 +24,7 @@ from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as C
 from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
-from langchain_lifecycle_memory.write._cardinality import renumbered, same_value
+from langchain_lifecycle_memory.write._cardinality import kind_of, renumbered, same_value
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
@@ -281,7 +281,7 @@ class Planner:
         card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
         if fact.operation == "retract":
             for old in list(live):
-                if fact.value is None or same_value(old.value, value):
+                if fact.value is None or same_value(old.value, value) or kind_of(old.value, value):
                     self._archive(old, when, None)
             return
         same = [r for r in live if same_value(r.value, value)]

@@ -180,9 +180,36 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     assert word not in later.text, f"three weeks later the block still has {word!r}: {later.text!r}"
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "question", "gone"),
+    [
+        ("我每天早上喝一杯手冲咖啡。", "我不再喝咖啡了。", "早上喝点什么？", "手冲"),
+        ("我每天喝两瓶雪碧。", "雪碧我戒了。", "我平时喝什么饮料？", "雪碧"),
+        (
+            "I drink hibiscus tea every afternoon.",
+            "I no longer drink tea.",
+            "What should I drink this afternoon?",
+            "hibiscus",
+        ),
+    ],
+    ids=["zh-kind", "zh-topic-first", "en-kind"],
+)
+def test_quitting_a_kind_of_thing_ends_the_thing_held(
+    embeddings: Any, tmp_path: Path, before: str, after: str, question: str, gone: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="u", at="2026-05-01")
+    memory.add_messages([("user", after)], user_id="u", at="2026-05-08")
+
+    assert gone not in memory.inject(question, user_id="u", now="2026-05-10").text
+    assert [r.status.value for r in memory.list("u") if gone in str(r.value)] == ["archived"]
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    for at, said in enumerate(["我男朋友叫阿铭。", "阿铭喜欢玩皮划艇。", "小蕾养了一只变色龙。", "我喜欢冲浪。"], start=1):
+    for at, said in enumerate(
+        ["我男朋友叫阿铭。", "阿铭喜欢玩皮划艇。", "小蕾养了一只变色龙。", "我喜欢冲浪。"], start=1
+    ):
         memory.add_messages([("user", said)], user_id="u", at=f"2026-05-0{at}")
 
     sport = memory.inject("我喜欢什么运动？", user_id="u", now="2026-05-10").text
