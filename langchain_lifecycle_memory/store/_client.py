@@ -1,7 +1,8 @@
 """The Chroma client behind a store: how it opens, what an outage looks like, several processes on one folder.
 
-Embedded: writers of every process hold ``lifecycle-memory.lock`` and rewrite ``lifecycle-memory.stamp``;
-a reader that finds another writer's stamp reopens its client (Chroma's remedy for a stale index).
+Embedded: a writer of any process holds ``lifecycle-memory.lock`` alone and rewrites ``lifecycle-memory.stamp``;
+readers share the lock, and one that finds another writer's stamp reopens its client (Chroma's remedy for a stale
+index) before it takes the lock.
 """
 
 from __future__ import annotations
@@ -126,13 +127,30 @@ class StoreClient:
             finally:
                 self._local.depth -= 1
             return
-        self.sync()
-        with self._gate.shared():
+        with self._synced_read_lock(), self._gate.shared():
             self._local.depth = 1
             try:
                 yield
             finally:
                 self._local.depth = 0
+
+    def _synced_read_lock(self) -> contextlib.ExitStack:
+        """Embedded: the folder held shared (no other process writes it meanwhile), with no write unseen.
+
+        The client reopens before the lock is taken (never while holding it: a write of this process may wait for
+        the lock), and again if another process wrote in between.
+        """
+        stack = contextlib.ExitStack()
+        if self.path is None:
+            return stack
+        for attempt in range(1, _RACE_TRIES + 1):
+            self.sync()
+            stack.enter_context(self._folder_lock(shared=True))
+            stamp = self._read_stamp()
+            if attempt == _RACE_TRIES or stamp == self._seen or (stamp or "").startswith(self._writer + ":"):
+                break
+            stack.close()
+        return stack
 
     # ------------------------------------------------------------------ several processes
     def _stamp_path(self, name: str) -> str | None:
@@ -172,15 +190,44 @@ class StoreClient:
         self.epoch += 1
 
     @contextlib.contextmanager
-    def _folder_lock(self) -> Iterator[None]:
+    def _folder_lock(self, *, shared: bool = False) -> Iterator[None]:
+        """Every process's lock on the folder: shared by readers, exclusive for a writer or maintenance.
+
+        A thread that holds it keeps it for nested calls; a write inside a read (a TTL refresh) turns its shared
+        lock exclusive for the write.
+        """
         import fcntl
 
-        with open(str(self._stamp_path(LOCK_FILE)), "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        held = getattr(self._local, "lock", None)
+        if held is not None:
+            file, mode = held
+            if shared or mode == fcntl.LOCK_EX:
+                yield
+                return
+            fcntl.flock(file, fcntl.LOCK_EX)
+            self._local.lock = (file, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+                fcntl.flock(file, fcntl.LOCK_SH)
+                self._local.lock = (file, fcntl.LOCK_SH)
+            return
+        try:
+            file = open(str(self._stamp_path(LOCK_FILE)), "a+")
+        except OSError:
+            if not shared:
+                raise
+            yield  # a folder this process cannot write to: it only reads
+            return
+        with file:
+            mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+            fcntl.flock(file, mode)
+            self._local.lock = (file, mode)
+            try:
+                yield
+            finally:
+                self._local.lock = None
+                fcntl.flock(file, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:

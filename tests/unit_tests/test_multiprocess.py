@@ -151,6 +151,44 @@ def test_two_writer_processes_and_a_reading_app_lose_nothing(embeddings: Any, tm
     assert active >= {city for _, city in FRIENDS} | {"Berlin"}, active
 
 
+HAMMER = r"""
+import random, sys
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_lifecycle_memory import ChromaMemoryStore
+store = ChromaMemoryStore(sys.argv[1], embeddings=DeterministicFakeEmbedding(size=32))
+tag, rng = sys.argv[2], random.Random(sys.argv[2])
+for i in range(int(sys.argv[3])):
+    key = f"{tag}{i % 12}"
+    if rng.random() < 0.3:
+        store.delete(("docs",), key)
+    else:
+        store.put(("docs",), key, {"text": f"ledger entry {tag} {i}"})
+for i in range(12):
+    store.delete(("docs",), f"{tag}{i}")
+print("done", flush=True)
+"""
+
+
+def test_an_app_reading_while_two_processes_write_never_fails_and_ends_where_they_left(tmp_path: Path) -> None:
+    path = tmp_path / "m"
+    app = ChromaMemoryStore(path, embeddings=DeterministicFakeEmbedding(size=32))
+    app.put(("docs",), "kept", {"text": "ledger entry kept"})
+    writers = [
+        subprocess.Popen([sys.executable, "-c", HAMMER, str(path), tag, "80"], stdout=subprocess.PIPE, text=True)
+        for tag in ("b", "c")
+    ]
+    failures = []
+    while any(w.poll() is None for w in writers):
+        try:
+            app.search(("docs",), query="ledger entry", limit=50)
+            app.search(("docs",), limit=50)
+        except Exception as e:  # every one the app would see
+            failures.append(_raised(e))
+    assert [w.wait(timeout=60) for w in writers] == [0, 0]
+    assert failures == []
+    assert [i.key for i in app.search(("docs",), query="ledger entry", limit=50)] == ["kept"]
+
+
 # ---------------------------------------------------------------------- 7. tracing only when asked
 BANNED = ("LangSmith", "API key", "Failed to")
 
