@@ -167,7 +167,8 @@ _TOLD_ZH = re.compile(r"\s*(?:让|叫|要|劝|建议)")
 # requests ("Put on some music for me": no first-person subject).
 _NOT_SAID_EN = re.compile(
     r"\b(?:if|unless|would|should|could|might|maybe|perhaps|please|wonder|not sure|no idea|never mind|"
-    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|(?:am|'m|are|'re|is|'s) going to|gonna|"
+    r"says?|said|told|tells|think|want|wanted|wish|hope|let me|will|gonna|"
+    r"(?:am|'m|are|'re|is|'s) going to(?!\s+(?:the|a|my|our)\s|\s+(?-i:[A-Z]))|"  # "going to Japan" is a plan
     r"don't know|doesn't matter|"
     r"you|your|(?:that|this|a|the) (?:idea|question|suggestion|answer|point|one))\b|\?",
     re.IGNORECASE,

@@ -226,8 +226,9 @@ def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddi
         ("Next week I'm visiting my aunt in Tulsa.", "Do I have any trips coming up?", "Tulsa", "2026-05-16"),
         ("I have a root canal appointment tomorrow at 9.", "What's on my schedule?", "root canal", "2026-05-11"),
         ("我下个月要去乌镇看戏剧节。", "我最近有什么出行计划？", "乌镇", "2026-06-30"),
+        ("I'm going to Windhoek next month.", "Do I have any trips coming up?", "Windhoek", "2026-06-20"),
     ],
-    ids=["en-next-week", "en-tomorrow", "zh-next-month"],
+    ids=["en-next-week", "en-tomorrow", "zh-next-month", "en-going-to"],
 )
 def test_a_plan_is_recalled_until_its_time_is_past_not_a_year_later(
     embeddings: Any, tmp_path: Path, said: str, question: str, word: str, until: str
