@@ -88,10 +88,18 @@ _AHEAD: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 the statement no longer holds."""
 
 
+_FROM_AHEAD = re.compile(
+    r"\b(?:starting|from|beginning|as of|effective)\s+(?:tomorrow|next)\b"
+    r"|[从自](?:明天|后天|下个?(?:周|星期|礼拜|月)|明年)|(?:明天|后天|下个?(?:周|星期|礼拜|月)|明年)(?:起|开始)",
+    re.IGNORECASE,
+)
+"""A time ahead that says when something starts ("Starting next week I work from home", "从下个月起"): no end."""
+
+
 def _ahead_days(text: str, now: datetime | None) -> float | None:
     """Days until the end of the time ahead that ``text`` names (the day after it, the end of next week...)."""
     unit = next((u for pattern, u in _AHEAD if pattern.search(text)), None)
-    if unit is None:
+    if unit is None or _FROM_AHEAD.search(text):
         return None
     if unit in ("day", "day2"):
         return 2.0 if unit == "day" else 3.0

@@ -159,7 +159,7 @@ def named_person(topic: str) -> str | None:
 
 def is_about(entity: str | None, content: str, name: str) -> bool:
     """Whether a record is about the person ``name``: filed under them, or its statement says their name."""
-    parts = set(str(entity or "").casefold().split("_"))
+    parts = set() if is_self_entity(entity) else set(str(entity or "").casefold().split("_"))
     if {w.casefold() for w in name.split()} <= parts or romanize(name).casefold() in parts:
         return True
     if CJK.search(name):

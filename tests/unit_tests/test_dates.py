@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_valid_from
+from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
 
 NOW = datetime(2024, 3, 15, 10, 30, tzinfo=timezone.utc)  # a Friday
 
@@ -70,3 +70,18 @@ def test_dateparser_is_imported_on_the_first_date_not_with_the_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout.strip().splitlines()[-1]) is False
+
+
+@pytest.mark.parametrize(
+    ("said", "days"),
+    [
+        ("Next week I'm visiting my aunt in Windhoek.", 8.0),  # said on a Sunday: next week ends a week later
+        ("I have a root canal appointment tomorrow at 9.", 2.0),
+        ("我下个月要去乌镇看戏剧节。", 52.0),
+        ("Starting tomorrow I'm vegan.", None),  # a time ahead that starts something sets no end
+        ("From next week I work from home.", None),
+        ("从下个月起我在宁德上班。", None),
+    ],
+)
+def test_a_plan_lasts_until_its_time_is_past_and_a_start_has_no_end(said: str, days: float | None) -> None:
+    assert resolve_ttl_days(said, datetime(2026, 5, 10)) == days
