@@ -8,11 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from langchain_lifecycle_memory.errors import StoreUnavailableError
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
+from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.repair import check_slots, writer_lock
 from langchain_lifecycle_memory.store.retention import RetentionPolicy
 from langchain_lifecycle_memory.write.redaction import Redactor
 
-__all__ = ["UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan"]
+__all__ = ["UpdateConfig", "UpdatePlan", "UpdateResult", "apply_plan", "calibrated"]
 
 
 class UpdateConfig(BaseModel):
@@ -124,3 +125,9 @@ def _partial_write(plan: UpdatePlan, written: list[MemoryRecord], error: Excepti
         f"archiving the {len(plan.archived)} version(s) they replace ({old}), so those still read as current "
         f"until `repair_slots(store, {plan.namespace!r})` or the next write to the slot archives them."
     )
+
+
+def calibrated(threshold: float | None, store: ChromaRecordStore, default: float) -> float | None:
+    """A configured threshold, else ``default`` for the bundled encoder (``None`` for other encoders)."""
+    bundled = isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings)
+    return default if threshold is None and bundled else threshold

@@ -21,7 +21,6 @@ from langchain_lifecycle_memory.schema import (
     normalize_value,
 )
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
-from langchain_lifecycle_memory.store.embeddings import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
 from langchain_lifecycle_memory.write._cardinality import kind_of, renumbered, same_value
@@ -52,9 +51,9 @@ from langchain_lifecycle_memory.write._grounding import (
     value_said,
 )
 from langchain_lifecycle_memory.write._people import as_known, refile
-from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan
+from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, calibrated
 
-__all__ = ["Planner", "calibrated"]
+__all__ = ["Planner"]
 
 logger = logging.getLogger("langchain_lifecycle_memory.write.update")  # the update step's log, as before
 _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
@@ -171,6 +170,20 @@ class Planner:
             self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY) and not lapses)
         else:
             self._add_slot(fact, fact.slot, source)
+
+    def _set_beside(self, record: MemoryRecord, slot: tuple[str, str]) -> None:
+        """``record`` out of its slot, kept as a statement found as the slot is (its routing card as cues)."""
+        cues = [*record.metadata.get("cues", []), *card_phrases(slot[1], _SPECS.get(slot[1]))]
+        beside = record.model_copy(
+            update={
+                "attribute": None,
+                "value": None,
+                "metadata": {**record.metadata, "cues": cues},
+                "updated_at": self.at,
+            }
+        )
+        self._write(beside, self.plan.refreshed)
+        self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != record.id]
 
     def _lapses_beside_lasting(self, fact: Fact) -> bool:
         """A temporary value (``ttl_days``) of a slot whose current value lasts: it is said for a while, not instead.
@@ -311,6 +324,11 @@ class Planner:
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
         newest = max(active, key=precedence) if active else None
+        if newest is not None and newest.expires_at is not None and fact.ttl_days is None and when < newest.valid_from:
+            # A lasting value learned after a temporary one said for a while since: the temporary one is kept beside
+            # it, as it would have been in order (``_lapses_beside_lasting``), and the lasting one holds when it lapses.
+            self._set_beside(newest, slot)
+            active, newest = [r for r in active if r.id != newest.id], None
         if newest is not None and when < newest.valid_from and not pending and not self._reports_since(fact, newest):
             # An older statement learned late: history, not the current value.
             record = self._new_record(fact, source, MemoryStatus.ACTIVE)
@@ -481,9 +499,3 @@ class Planner:
         for rid in verdict.superseded_ids:
             if rid in known:
                 self._archive(known[rid], record.valid_from, record.id)
-
-
-def calibrated(threshold: float | None, store: ChromaMemoryStore, default: float) -> float | None:
-    """A configured threshold, else ``default`` for the bundled encoder (``None`` for other encoders)."""
-    bundled = isinstance(store.embeddings, UniversalSentenceEncoderEmbeddings)
-    return default if threshold is None and bundled else threshold

@@ -27,8 +27,8 @@ from langchain_lifecycle_memory.write._change import states_a_change
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._people import as_known, is_about, named_person, refile
-from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult, apply_plan
-from langchain_lifecycle_memory.write._planner import Planner, calibrated
+from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult, apply_plan, calibrated
+from langchain_lifecycle_memory.write._planner import Planner
 from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, create_slot_judge, resolve_facts
 
 __all__ = [

@@ -283,6 +283,26 @@ def test_a_temporary_value_leaves_the_lasting_one_current_when_it_lapses(embeddi
     assert [r.status.value for r in memory.history("ana", "user", "car")] == ["active"]
 
 
+def test_a_lasting_value_back_filled_after_a_temporary_one_holds_when_it_lapses(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """An import in any order: the lasting car learned after the week's loaner is the car once the week is over."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    car = Fact(entity="user", attribute="car", value="Dacia Duster", content="The user drives a Dacia Duster.")
+    van = Fact(
+        entity="user", attribute="car", value="loaner hatchback", ttl_days=7,
+        content="This week the user is driving a loaner hatchback.",
+    )  # fmt: skip
+    memory.add_facts([van], "ana", at="2026-05-04")
+    memory.add_facts([car], "ana", at="2026-03-01")  # said before, learned after
+
+    that_week = memory.inject("What am I driving right now?", "ana", now="2026-05-06").text
+    later = memory.inject("What am I driving right now?", "ana", now="2026-05-30").text
+
+    assert "hatchback" in that_week and "Dacia" in that_week, that_week
+    assert "Dacia" in later and "hatchback" not in later, later
+
+
 def test_what_a_chinese_user_says_without_a_subject_is_remembered_as_theirs(embeddings: Any, tmp_path: Path) -> None:
     """Chinese drops the subject it shares with the conversation: "右手腱鞘炎又犯了" is the user's own news."""
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
