@@ -124,6 +124,12 @@ class ChromaMemoryStore(ChromaRecordStore):
         def flush() -> None:
             for i, result in zip(plain, super(ChromaMemoryStore, self).batch([ops[i] for i in plain])):
                 results[i] = result
+            deleted: dict[tuple[str, ...], set[str]] = {}
+            for op in (ops[i] for i in plain):
+                if isinstance(op, PutOp) and op.value is None:
+                    deleted.setdefault(tuple(op.namespace), set()).add(op.key)
+            for ns, keys in deleted.items():
+                self._surface_restated(ns, keys)
             plain.clear()
 
         for i, op in enumerate(ops):
@@ -132,9 +138,6 @@ class ChromaMemoryStore(ChromaRecordStore):
                 self._ingest(op)  # type: ignore[arg-type]
             else:
                 plain.append(i)
-                if isinstance(op, PutOp) and op.value is None:
-                    flush()
-                    self._surface_restated(tuple(op.namespace), op.key)
         flush()
         return results
 
@@ -163,15 +166,16 @@ class ChromaMemoryStore(ChromaRecordStore):
         content = {**inner, "content": masked} if isinstance(inner, dict) else masked
         return {**value, "content": content}
 
-    def _surface_restated(self, ns: tuple[str, ...], key: str) -> None:
-        """After ``key`` is deleted, the newest item kept as its restatement takes its place."""
-        kept = [
-            r
-            for r in self.list_records(ns, statuses=MemoryStatus.ARCHIVED)
-            if r.metadata.get(RESTATES) == key and isinstance(r.metadata.get("item"), dict)
-        ]
-        if not kept:
-            return
+    def _surface_restated(self, ns: tuple[str, ...], keys: set[str]) -> None:
+        """After ``keys`` are deleted, the newest item kept as each one's restatement takes its place."""
+        kept: dict[str, list[MemoryRecord]] = {}
+        for r in self.list_records(ns, statuses=MemoryStatus.ARCHIVED):  # one read for the whole batch
+            if r.metadata.get(RESTATES) in keys and isinstance(r.metadata.get("item"), dict):
+                kept.setdefault(str(r.metadata[RESTATES]), []).append(r)
+        for restated in kept.values():
+            self._surface(restated)
+
+    def _surface(self, kept: list[MemoryRecord]) -> None:
         newest, *others = sorted(kept, key=lambda r: r.updated_at, reverse=True)
         metadata = {k: v for k, v in newest.metadata.items() if k != RESTATES}
         back = newest.model_copy(

@@ -137,20 +137,23 @@ class StoreClient:
     def _synced_read_lock(self) -> contextlib.ExitStack:
         """Embedded: the folder held shared (no other process writes it meanwhile), with no write unseen.
 
-        The client reopens before the lock is taken (never while holding it: a write of this process may wait for
-        the lock), and again if another process wrote in between.
+        When another process wrote since, the lock is let go while the client reopens (never reopened while held: a
+        write of this process may be waiting for the lock), then taken again.
         """
         stack = contextlib.ExitStack()
         if self.path is None:
             return stack
         for attempt in range(1, _RACE_TRIES + 1):
-            self.sync()
             stack.enter_context(self._folder_lock(shared=True))
-            stamp = self._read_stamp()
-            if attempt == _RACE_TRIES or stamp == self._seen or (stamp or "").startswith(self._writer + ":"):
+            if attempt == _RACE_TRIES or self._fresh(self._read_stamp()):
                 break
             stack.close()
+            self.sync()
         return stack
+
+    def _fresh(self, stamp: str | None) -> bool:
+        """Whether ``stamp`` shows no write of another process since this one last looked."""
+        return stamp == self._seen or (stamp or "").startswith(self._writer + ":")
 
     # ------------------------------------------------------------------ several processes
     def _stamp_path(self, name: str) -> str | None:
@@ -171,7 +174,7 @@ class StoreClient:
         if self.path is None or getattr(self._local, "depth", 0):
             return False
         stamp = self._read_stamp()
-        if stamp == self._seen or (stamp or "").startswith(self._writer + ":"):
+        if self._fresh(stamp):
             return False
         with self._reopen_lock:
             if stamp == self._seen:
@@ -212,22 +215,23 @@ class StoreClient:
                 fcntl.flock(file, fcntl.LOCK_SH)
                 self._local.lock = (file, fcntl.LOCK_SH)
             return
-        try:
-            file = open(str(self._stamp_path(LOCK_FILE)), "a+")
-        except OSError:
-            if not shared:
-                raise
-            yield  # a folder this process cannot write to: it only reads
-            return
-        with file:
-            mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-            fcntl.flock(file, mode)
-            self._local.lock = (file, mode)
+        file = getattr(self._local, "file", None)  # one per thread, kept open: no open() on every read
+        if file is None:
             try:
-                yield
-            finally:
-                self._local.lock = None
-                fcntl.flock(file, fcntl.LOCK_UN)
+                file = self._local.file = open(str(self._stamp_path(LOCK_FILE)), "a+")
+            except OSError:
+                if not shared:
+                    raise
+                yield  # a folder this process cannot write to: it only reads
+                return
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        fcntl.flock(file, mode)
+        self._local.lock = (file, mode)
+        try:
+            yield
+        finally:
+            self._local.lock = None
+            fcntl.flock(file, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:

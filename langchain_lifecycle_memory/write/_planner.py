@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,7 @@ _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
 _ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
+_AGAINST = frozenset(name for name, spec in _SPECS.items() if spec.against)
 DEFAULT_ALIKE_THRESHOLD = 0.35
 """Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 SAID_WORDS = "said"
@@ -73,6 +75,7 @@ class Planner:
         self.store, self.ns, self.at, self.cfg = store, namespace, at, config
         self.plan = UpdatePlan(namespace=namespace)
         self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
+        self._catalogue: list[dict[str, Any]] | None = None
         self._touched: dict[str, MemoryRecord] = {}
         self._said: dict[str, np.ndarray] = {}  # the turns' unit vectors: one embedding per turn, not per fact
         self._own_words: set[str] = set()  # records whose statement is the user's own words
@@ -275,14 +278,16 @@ class Planner:
 
     def _end_the_opposite(self, fact: Fact, slot: tuple[str, str], when: datetime) -> None:
         """A value now held against ("I hate jazz") ends the same value held for ("I love jazz"), and back."""
-        against = [name for name, spec in _SPECS.items() if spec.against]
-        if slot[1] in against:
-            held = self.store.list_records(self.ns, entity=slot[0], statuses=MemoryStatus.ACTIVE, now=self.at)
-            opposite = [r for r in held if r.attribute not in against and r.id not in self._touched]
-        else:
-            opposite = [r for name in against for r in self.live((slot[0], name)) if r.status is MemoryStatus.ACTIVE]
-        for old in opposite:
-            if same_value(old.value, fact.value):
+        if self._catalogue is None:  # the slots' mirrored fields, read once: records only where a value matches
+            self._catalogue = self.store.slot_catalogue(self.ns)
+        against = slot[1] in _AGAINST
+        opposite = {
+            (str(r["entity"]), str(r["attribute"]))
+            for r in self._catalogue
+            if r["entity"] == slot[0] and (r["attribute"] in _AGAINST) != against and same_value(r["value"], fact.value)
+        }
+        for old in (r for other in opposite for r in self.live(other) if r.status is MemoryStatus.ACTIVE):
+            if same_value(old.value, fact.value) and old.id not in self._touched:
                 self._archive(old, max(when, old.valid_from), None)
 
     def _add_slot(self, fact: Fact, slot: tuple[str, str], source: MemorySource) -> None:
