@@ -406,14 +406,14 @@ EN_RULES: tuple[Rule, ...] = (
             + r"(?:(?:started|began) (?:taking |on )|taking |take |on ))(?:a |an |some )?" + V + E_PREP,
             handler=_medicine),
     # pets and children with names
-    en_rule(r"\bI (?:have|have got|got|own|adopted|just got|just adopted) (?:an?|two|three|\d+) "
+    en_rule(I_ + r"(?:have|have got|got|own|adopted) (?:an?|two|three|\d+) "
             r"(?P<desc>[a-z][a-z -]{1,40}?),? (?:named|called) (?P<name>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?)",
             handler=_named),
     en_rule(r"\bmy (?P<desc>(?:(?!\b(?:is|are|was|were)\b)[a-z -]){1,30}?)"
             r"(?P<naming>'s name is| is (?:named|called)|,?) "
             r"(?P<name>(?-i:[A-Z])[\w'-]+)"
             r"(?: is an? (?P<breed>[a-z][a-z -]+?))?" + E_CLAUSE, handler=_named),
-    en_rule(r"\bI (?:have|own|got) (?:an?|two|three|\d+) (?P<desc>[a-z][a-z -]{1,30}?)" + E_CLAUSE, handler=_named),
+    en_rule(I_ + r"(?:have|own|got) (?:an?|two|three|\d+) (?P<desc>[a-z][a-z -]{1,30}?)" + E_CLAUSE, handler=_named),
     # work, study, home
     en_rule(I_ + r"(?P<verb>work|am working|joined|started at|started working at|started a new job at|got a job at|"
             r"am)(?: (?:nights|days|part-time|full-time|remotely))*(?: (?P<prep>as|at|for|in))? (?:an? |the )?" + V

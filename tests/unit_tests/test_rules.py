@@ -670,6 +670,8 @@ def test_a_chinese_sentence_with_english_nouns_files_what_its_copula_names(embed
         ("Say hi to my hamster Mochi!", ["Mochi"]),
         ("My tortoise's name is Sheldon.", ["Sheldon"]),
         ("I have a parrot named Kiwi.", ["Kiwi"]),
+        ("I also have an iguana called Zephyr.", ["Zephyr"]),  # an adverb between "I" and the verb
+        ("I still own two rabbits.", ["rabbit"]),
     ],
 )
 def test_a_name_after_my_is_a_pet_only_after_a_pet_word_or_a_naming_verb(text: str, pets: list[str]) -> None:
