@@ -212,17 +212,6 @@ def clause_subjects(
             yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
 
 
-def statements(
-    text: str, speaker_entity: str = "user", known: Iterable[str] = ()
-) -> Iterator[tuple[str, str, Subject, bool]]:
-    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone."""
-    for sentence, clause, subject, zh in clause_subjects(text, speaker_entity, known):
-        if subject is not None and zh:  # "我在 Shopee 做运营" as "我在Shopee做运营": the patterns see the latter
-            subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text))
-        if subject is not None:
-            yield sentence, clause, subject, zh
-
-
 _LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+|the\s+|our\s+)", re.IGNORECASE)
 
 
@@ -369,7 +358,13 @@ def extract_rule_facts(
     specs = {spec.name: spec for spec in attributes}
     facts: list[Fact] = []
     seen: set[tuple[str, str | None, str, str]] = set()
-    for sentence, clause, subject, zh in statements(text, speaker_entity, (e for e, _, _ in slots)):
+    for sentence, clause, subject, zh in clause_subjects(text, speaker_entity, (e for e, _, _ in slots)):
+        if subject is None:  # about no one known, unless led by what the speaker has ("Biscuit passed away")
+            ended = _ends_what_it_names_first(clause, speaker_entity, slots)
+            subject = Subject(speaker_entity, clause) if ended else None
+        if subject is None:
+            continue
+        subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text)) if zh else subject
         rules = ZH_RULES if zh else EN_RULES
         found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
         found += _ends_what_it_names_first(clause, subject.entity, slots) if not found else []

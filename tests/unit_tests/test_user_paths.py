@@ -205,6 +205,21 @@ def test_quitting_a_kind_of_thing_ends_the_thing_held(
     assert [r.status.value for r in memory.list("u") if gone in str(r.value)] == ["archived"]
 
 
+def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", "I have a dachshund named Ziggy.")], user_id="u", at="2026-01-04")
+    memory.add_messages([("user", "I also have a parakeet called Quenelle.")], user_id="u", at="2026-01-05")
+    memory.add_messages([("user", "Ziggy passed away on Sunday, the house is so quiet.")], user_id="u", at="2026-05-12")
+
+    lines = [ln for ln in memory.inject("Which pets need feeding?", user_id="u", now="2026-05-20").text.splitlines()]
+    assert not any("named Ziggy" in line for line in lines), lines
+    assert any("Quenelle" in line for line in lines), lines
+    assert {r.value: r.status.value for r in memory.list("u") if r.attribute == "pet"} == {
+        "Ziggy": "archived",
+        "Quenelle": "active",
+    }
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     for at, said in enumerate(
