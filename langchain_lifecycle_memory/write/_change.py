@@ -18,9 +18,9 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEAS
 from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
-    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "current_part",
-    "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change", "states_an_end",
-    "superseded_by_change",
+    "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "change_parts",
+    "current_part", "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change",
+    "states_an_end", "superseded_by_change",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -121,6 +121,11 @@ _PART = re.compile(
 )
 _TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
+
+
+def change_parts(text: str) -> list[str]:
+    """The parts of ``text`` that state a change ("年会只好换到良渚君澜酒店", not "时间也推到下周五了" alone)."""
+    return [part for part in _PART.split(text)[::2] if _changes(part)]
 
 
 def states_an_end(text: str) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_lifecycle_memory.schema import ensure_aware
 from langchain_lifecycle_memory.write._change import ENDED
 
-__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from"]
+__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead"]
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_NUMBERS = {
@@ -94,6 +94,11 @@ _FROM_AHEAD = re.compile(
     re.IGNORECASE,
 )
 """A time ahead that says when something starts ("Starting next week I work from home", "从下个月起"): no end."""
+
+
+def says_ahead(text: str) -> bool:
+    """Whether ``text`` is about a time ahead ("I'm starting a new job at Google next month", "从下个月起…")."""
+    return any(pattern.search(text) for pattern, _ in _AHEAD)
 
 
 def _ahead_days(text: str, now: datetime | None) -> float | None:

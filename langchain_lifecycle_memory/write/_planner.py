@@ -29,6 +29,7 @@ from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
     NAMED_CHANGE_THRESHOLD,
+    change_parts,
     ended_part,
     holds_now,
     only_ends,
@@ -36,6 +37,7 @@ from langchain_lifecycle_memory.write._change import (
     states_a_change,
     superseded_by_change,
 )
+from langchain_lifecycle_memory.write._dates import says_ahead
 from langchain_lifecycle_memory.write._grounding import (
     A_QUANTITY,
     EXAMPLE_SLOT_TOPIC,
@@ -388,6 +390,9 @@ class Planner:
         """
         threshold = calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
         if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
+            return None
+        parts = change_parts(record.content)
+        if parts and all(says_ahead(part) for part in parts):  # a plan: it ends nothing yet
             return None
         if similar is None:
             similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)

@@ -256,6 +256,26 @@ def test_a_plan_is_recalled_until_its_time_is_past_not_a_year_later(
 
 
 @pytest.mark.parametrize(
+    ("held", "plan", "question", "word"),
+    [
+        ("I work at Kestrel Freight.", "I'm starting a new job at Vantor next month.", "Where do I work?", "Kestrel"),
+        ("I live in Yakima.", "I'm starting a new job at Vantor next month.", "Which city do I live in?", "Yakima"),
+        ("我在一家物流公司做调度。", "我下个月要去嘉兴的新公司上班了。", "我现在做什么工作？", "调度"),
+    ],
+    ids=["en-same-slot", "en-other-slot", "zh"],
+)
+def test_a_plan_ends_nothing_before_its_time(
+    embeddings: Any, tmp_path: Path, held: str, plan: str, question: str, word: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", held)], user_id="u", at="2026-03-02")
+    memory.add_messages([("user", plan)], user_id="u", at="2026-05-10")
+
+    assert word in memory.inject(question, user_id="u", now="2026-05-12").text
+    assert [r.status.value for r in memory.list("u") if word in r.content] == ["active"]
+
+
+@pytest.mark.parametrize(
     ("lasting", "passing", "request_", "word"),
     [
         ("I adopted a rescue greyhound called Pip.", "This week I'm wearing an eye patch after scratching my cornea.",
