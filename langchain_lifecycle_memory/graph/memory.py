@@ -13,13 +13,12 @@ from langchain_core.runnables import Runnable
 
 from langchain_lifecycle_memory.graph.store import ChromaMemoryStore
 from langchain_lifecycle_memory.lifecycle import operations as lifecycle
-from langchain_lifecycle_memory.read.cues import attach_cues
+from langchain_lifecycle_memory.read.cues import with_cues
 from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
-from langchain_lifecycle_memory.store.repair import writer_lock
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
-from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, apply_plan, plan_updates, reconcile
+from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, reconcile
 from langchain_lifecycle_memory.write.write_path import (
     as_messages,
     check_messages,
@@ -124,14 +123,9 @@ class LifecycleMemory:
         """Reconcile already-extracted facts (e.g. from your own extractor)."""
         ns = self.namespace(user_id)
         parsed = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
-        if self.cue_model is None:
-            # Plan and apply under the namespace's writer lock: threads never plan from the same state.
-            return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config)
-        with writer_lock(self.store, ns):  # cues are written with the records they describe
-            plan = plan_updates(self.store, ns, parsed, at=at, source=source, config=self.update_config)
-            if plan.added:
-                attach_cues(self.cue_model, plan.added, self.num_cues)
-            return apply_plan(self.store, plan)
+        # Plan and apply under the namespace's writer lock: threads never plan from the same state.
+        cues = with_cues(self.cue_model, self.num_cues)  # written with the records they describe
+        return reconcile(self.store, ns, parsed, at=at, source=source, config=self.update_config, before_apply=cues)
 
     def add_episode(
         self,

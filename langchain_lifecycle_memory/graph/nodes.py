@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypedDict
 
 from langchain.agents import AgentState
@@ -24,12 +26,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from langchain_lifecycle_memory.read.cues import attach_cues
+from langchain_lifecycle_memory.read.cues import with_cues
 from langchain_lifecycle_memory.read.injection import format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, MemorySource, ensure_aware, utcnow
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
-from langchain_lifecycle_memory.write.update import UpdateConfig, UpdatePlan, UpdateResult, apply_plan, plan_updates
+from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, reconcile
 from langchain_lifecycle_memory.write.write_path import (
     check_messages,
     current_slots,
@@ -49,14 +51,67 @@ __all__ = [
     "create_memory_agent",
     "create_memory_reader",
     "create_memory_writer",
+    "wait_for_memory_writes",
     "with_memory_block",
 ]
+
+logger = logging.getLogger(__name__)
 
 MEMORY_MESSAGE_ID = "lifecycle-memory-block"
 """The injected system message's id: each turn's block replaces the last one (the thread keeps one)."""
 
-_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lifecycle-memory-writer")
-atexit.register(_BACKGROUND.shutdown, wait=True)
+
+class _BackgroundWrites:
+    """One worker thread for every background writer: turns are written in the order they were submitted."""
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lifecycle-memory-writer")
+        self._lock = threading.Lock()
+        self._futures: list[Future] = []
+        atexit.register(self._executor.shutdown, wait=True)
+
+    def submit(self, job: Callable[[], UpdateResult]) -> None:
+        future = self._executor.submit(_logged, job)
+        with self._lock:
+            self._futures.append(future)
+
+    def wait(self, timeout: float | None) -> list[UpdateResult]:
+        with self._lock:
+            futures, self._futures = self._futures, []
+        _, running = wait(futures, timeout)
+        if running:
+            with self._lock:
+                self._futures = [*futures, *self._futures]  # a later wait sees them again
+            msg = f"{len(running)} background memory write(s) still running after {timeout} s."
+            raise TimeoutError(msg)
+        failed = [e for e in (f.exception() for f in futures) if e is not None]
+        if failed:
+            failed[0].add_note(f"{len(failed)} of {len(futures)} background memory write(s) failed; this is the first.")
+            raise failed[0]
+        return [f.result() for f in futures]
+
+
+def _logged(job: Callable[[], UpdateResult]) -> UpdateResult:
+    try:
+        return job()
+    except Exception as error:  # logged where it happens: no caller may ever wait for it
+        logger.error(
+            "A background memory write failed (%s: %s): the turn was not stored; wait_for_memory_writes() raises it.",
+            type(error).__name__,
+            error,
+        )
+        raise
+
+
+_WRITES = _BackgroundWrites()
+
+
+def wait_for_memory_writes(timeout: float | None = None) -> list[UpdateResult]:
+    """Wait for every background write (``create_memory_writer(background=True)``) submitted so far.
+
+    Returns their results in order; raises the first failure (a note says how many failed), or ``TimeoutError``.
+    """
+    return _WRITES.wait(timeout)
 
 
 class MemoryWriterState(MessagesState, total=False):
@@ -64,8 +119,7 @@ class MemoryWriterState(MessagesState, total=False):
 
     memory_facts: list[Fact]
     memory_error: str | None
-    memory_plan: UpdatePlan | None
-    memory_result: UpdateResult | Future | None
+    memory_result: UpdateResult | None
 
 
 class MemoryReaderState(TypedDict, total=False):
@@ -111,59 +165,66 @@ def create_memory_writer(
     cue_model: BaseChatModel | None = None,
     num_cues: int = 4,
 ) -> CompiledStateGraph:
-    """A subgraph ``extract → update → store`` that remembers the last turn of ``messages``.
+    """A subgraph ``extract → update`` that remembers the last turn of ``messages``.
 
-    ``background=True`` writes on a worker thread (``memory_result`` is a ``Future``); ``cue_model`` adds cues.
+    Facts are planned and applied under the namespace's writer lock (two turns never plan from the same state).
+    ``background=True`` extracts and writes on one worker thread, turn after turn in order, and returns at once
+    (``memory_result`` is ``None``); :func:`wait_for_memory_writes` waits for them and raises what failed.
+    ``cue_model`` adds cues.
     """
     chain = resolve_extractor(extractor)
     slots_wanted = wants_slots(chain)
     extractor_name = "llm" if isinstance(extractor, BaseChatModel) else str(extractor or "rule")
     config_ = update or UpdateConfig()
     template = tuple(namespace_template)
+    cues = with_cues(cue_model, num_cues)
 
-    def extract_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        turn = last_turn(state["messages"])
-        if not turn:
-            return {"memory_facts": [], "memory_error": None}
-        check_messages(turn, "last turn's messages")
-        user = user_id_from_config(config, runtime.context)
+    def extract(target: Any, turn: list[AnyMessage], user: str, config: RunnableConfig) -> dict[str, Any]:
         ns = namespace_for(user, template)
         traced = _traced(config, user, ns, memory_turn_messages=len(turn))
-        slots = current_slots(_store(store, runtime), ns) if slots_wanted else None
+        slots = current_slots(target, ns) if slots_wanted else None
         facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
-    def update_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        ns = namespace_for(user_id_from_config(config, runtime.context), template)
-        at = _now(config)
-        turn = last_turn(state["messages"])
+    def write(target: Any, turn: list[AnyMessage], user: str, config: RunnableConfig, found: dict) -> UpdateResult:
+        ns, at = namespace_for(user, template), _now(config)
         source = MemorySource(
             extractor=extractor_name,
             thread_id=(config.get("configurable") or {}).get("thread_id"),
             message_ids=[m.id for m in turn if m.id],
         )
-        if state.get("memory_error"):
+        if found.get("memory_error"):  # the turn itself is kept, to be read again
             episodes = prepare_episodes(episode_records(list(turn), ns, at, source), config_, lasting_as="fact")
-            return {"memory_plan": UpdatePlan(namespace=ns, added=episodes)}
-        plan = plan_updates(
-            _store(store, runtime), ns, state.get("memory_facts") or [], at=at, source=source, config=config_
-        )
-        if cue_model is not None and plan.added:
-            attach_cues(cue_model, plan.added, num_cues)
-        return {"memory_plan": plan}
+            target.put_records(episodes)
+            return UpdateResult(added=episodes, errors=[found["memory_error"]])
+        facts = found.get("memory_facts") or []
+        return reconcile(target, ns, facts, at=at, source=source, config=config_, before_apply=cues)
 
-    def store_memories(state: MemoryWriterState, runtime: Runtime) -> dict[str, Any]:
-        plan = state.get("memory_plan")
-        if plan is None or plan.empty:
+    def turn_of(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> tuple[Any, list, str]:
+        turn = last_turn(state["messages"])
+        check_messages(turn, "last turn's messages")
+        return _store(store, runtime), turn, user_id_from_config(config, runtime.context)
+
+    def extract_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        target, turn, user = turn_of(state, config, runtime)
+        if background or not turn:
+            return {"memory_facts": [], "memory_error": None}
+        return extract(target, turn, user, config)
+
+    def update_memories(state: MemoryWriterState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
+        target, turn, user = turn_of(state, config, runtime)
+        if not turn:
             return {"memory_result": UpdateResult()}
-        target = _store(store, runtime)
-        if background:
-            return {"memory_result": _BACKGROUND.submit(apply_plan, target, plan)}
-        return {"memory_result": apply_plan(target, plan)}
+        if background:  # the whole turn on the worker: the graph's turn does not wait for the model
+            detached = {k: v for k, v in config.items() if k != "callbacks"}  # its own run, dated by the turn
+            detached["configurable"] = {**(config.get("configurable") or {}), "memory_now": _now(config)}
+            _WRITES.submit(lambda: write(target, turn, user, detached, extract(target, turn, user, detached)))
+            return {"memory_result": None}
+        return {"memory_result": write(target, turn, user, config, state)}
 
     builder = StateGraph(MemoryWriterState, input_schema=MessagesState, output_schema=MemoryWriterState)
-    builder.add_sequence([extract_memories, update_memories, store_memories])
-    builder.add_edge(START, "extract_memories").add_edge("store_memories", END)
+    builder.add_sequence([extract_memories, update_memories])
+    builder.add_edge(START, "extract_memories").add_edge("update_memories", END)
     return builder.compile(name=name)
 
 

@@ -11,7 +11,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-__all__ = ["CUES_KEY", "CUE_PROMPT", "attach_cues", "cue_request", "parse_cues"]
+__all__ = ["CUES_KEY", "CUE_PROMPT", "attach_cues", "cue_request", "parse_cues", "with_cues"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,3 +83,15 @@ def attach_cues(model: BaseChatModel, records: Sequence[MemoryRecord], n: int = 
         if cues:
             targets[index].metadata = {**targets[index].metadata, CUES_KEY: cues}
     return 1
+
+
+def with_cues(model: BaseChatModel | None, n: int = 4) -> Callable[[Any], None] | None:
+    """A write's ``before_apply`` (``reconcile``): cues for the plan's new records; ``None`` without a model."""
+    if model is None:
+        return None
+
+    def attach(plan: Any) -> None:
+        if plan.added:
+            attach_cues(model, plan.added, n)
+
+    return attach

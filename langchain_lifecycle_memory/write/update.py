@@ -8,7 +8,7 @@ against its own words). Applying writes new records first, archivals last (crash
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from langchain_lifecycle_memory.schema import (
@@ -89,8 +89,9 @@ def reconcile(
     at: datetime | str | None = None,
     source: MemorySource | None = None,
     config: UpdateConfig | None = None,
+    before_apply: Callable[[UpdatePlan], None] | None = None,
 ) -> UpdateResult:
-    """Plan and apply in one call, under the namespace's writer lock.
+    """Plan and apply in one call, under the namespace's writer lock (``before_apply`` sees the plan there).
 
     Example:
         .. code-block:: python
@@ -99,7 +100,10 @@ def reconcile(
                       value="VS Code", content="用户现在使用 VS Code")], at="2024-03-01T10:00:00Z")
     """
     with writer_lock(store, tuple(namespace)):
-        return apply_plan(store, plan_updates(store, namespace, facts, at=at, source=source, config=config))
+        plan = plan_updates(store, namespace, facts, at=at, source=source, config=config)
+        if before_apply is not None:
+            before_apply(plan)
+        return apply_plan(store, plan)
 
 
 def repair_slots(

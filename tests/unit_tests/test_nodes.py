@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -14,13 +13,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, MemoryStatus
-from langchain_lifecycle_memory.errors import ExtractionError
+from langchain_lifecycle_memory.errors import ExtractionError, StoreUnavailableError
 from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.graph.nodes import (
     MEMORY_MESSAGE_ID,
     create_memory_agent,
     create_memory_reader,
     create_memory_writer,
+    wait_for_memory_writes,
 )
 
 GOLD = {
@@ -138,12 +138,40 @@ def test_writer_user_id_from_runtime_context(mem_store: ChromaMemoryStore) -> No
     assert [r.value for r in mem_store.list_records(("memories", "ctx-user"))] == ["Vim"]
 
 
-def test_background_writer_returns_future(mem_store: ChromaMemoryStore) -> None:
-    writer = create_memory_writer(mem_store, extractor=gold_extractor, background=True)
-    out = writer.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, {"configurable": {"user_id": "bg"}})
-    assert isinstance(out["memory_result"], Future)
-    assert out["memory_result"].result(timeout=30).added[0].value == "Vim"
-    assert [r.value for r in mem_store.list_records(("memories", "bg"))] == ["Vim"]
+def test_background_writes_in_a_checkpointed_graph_land_in_order(mem_store: ChromaMemoryStore) -> None:
+    model = GenericFakeChatModel(messages=iter([AIMessage("ok"), AIMessage("ok")]))
+    builder = StateGraph(MessagesState)
+    builder.add_node("chatbot", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("remember", create_memory_writer(mem_store, background=True))
+    builder.add_edge(START, "chatbot").add_edge("chatbot", "remember").add_edge("remember", END)
+    graph = builder.compile(checkpointer=InMemorySaver())  # the turn's state is checkpointed: no Future in it
+
+    for thread, at, said in (("a", "2024-01-02", "I live in Yakima."), ("b", "2024-06-03", "I moved to Ellensburg.")):
+        cfg = {"configurable": {"user_id": "bg", "thread_id": thread, "memory_now": at}}
+        graph.invoke({"messages": [("user", said)]}, cfg)  # returns before the write lands
+    results = wait_for_memory_writes(timeout=120)
+
+    assert [[r.value for r in result.added] for result in results] == [["Yakima"], ["Ellensburg"]]
+    statuses = {r.value: r.status for r in mem_store.list_records(("memories", "bg"))}
+    assert statuses == {"Yakima": MemoryStatus.ARCHIVED, "Ellensburg": MemoryStatus.ACTIVE}
+
+
+def test_a_failed_background_write_is_logged_and_raised_by_the_wait(
+    mem_store: ChromaMemoryStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def down(*args: Any, **kwargs: Any) -> None:
+        raise StoreUnavailableError("Chroma server at 127.0.0.1:8000 is unreachable")
+
+    monkeypatch.setattr(mem_store, "put_records", down)
+    writer = create_memory_writer(mem_store, background=True)
+    out = writer.invoke({"messages": [("user", "I live in Yakima.")]}, {"configurable": {"user_id": "bg2"}})
+
+    assert out["memory_result"] is None
+    with pytest.raises(StoreUnavailableError, match="unreachable") as failed:
+        wait_for_memory_writes(timeout=120)
+    assert "1 of 1 background memory write(s) failed" in "".join(failed.value.__notes__)
+    assert "background memory write failed" in caplog.text
+    assert wait_for_memory_writes(timeout=1) == []  # reported once
 
 
 def test_writer_failure_keeps_raw_turn(mem_store: ChromaMemoryStore) -> None:

@@ -109,7 +109,7 @@ def _assert_turn(root: Run, extractor_run: str) -> None:
     assert all(str(v) != "u1" for v in metadata.values())
 
     writer = _one(root, "memory_writer")
-    assert _children(writer) == ["extract_memories", "update_memories", "store_memories"]
+    assert _children(writer) == ["extract_memories", "update_memories"]
     extract = next(c for c in writer.child_runs if c.name == "extract_memories")
     assert extractor_run in [r.name for r in _walk(extract) if r is not extract]
     extractor = next(r for r in _walk(extract) if r.name == extractor_run)
@@ -171,5 +171,5 @@ def test_prebuilt_agent_traces_reader_agent_writer(mem_store: ChromaMemoryStore)
     assert _children(root) == ["recall", "agent", "remember"]
     assert _children(_one(root, "memory_reader")) == ["retrieve_memories", "inject_memories"]
     writer = _one(root, "memory_writer")
-    assert _children(writer) == ["extract_memories", "update_memories", "store_memories"]
+    assert _children(writer) == ["extract_memories", "update_memories"]
     assert "rule_extract_memories" in [r.name for r in _walk(writer)]
