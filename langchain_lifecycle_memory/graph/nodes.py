@@ -246,7 +246,8 @@ def create_memory_reader(
 ) -> CompiledStateGraph:
     """A subgraph ``retrieve → inject``: memories for the last human message as a leading system message.
 
-    The block is also left in ``memory_block``; with ``as_message=False`` only there.
+    The block is also left in ``memory_block``; with ``as_message=False`` only there. A ``retriever`` given
+    searches its own fixed namespace, or its own ``namespace_template`` filled with the user id.
     """
     template = tuple(namespace_template)
 
@@ -258,7 +259,8 @@ def create_memory_reader(
         user = user_id_from_config(config, runtime.context)
         ns = namespace_for(user, template)
         r = retriever or LifecycleRetriever(store=_store(store, runtime), namespace_template=template)
-        docs, explanation = r.recall(query, _traced(config, user, ns), namespace=ns, now=_now(config))
+        whose = {} if r.namespace is not None else {"user_id": user}  # a retriever's own namespace or template
+        docs, explanation = r.recall(query, _traced(config, user, ns), now=_now(config), **whose)
         return {"memory_documents": docs, "memory_expired": explanation.expired_matches}
 
     def inject_memories(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:

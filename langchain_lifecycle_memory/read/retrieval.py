@@ -93,7 +93,8 @@ class LifecycleRetriever(BaseRetriever):
     store: Any
     """A ``ChromaMemoryStore`` (or anything with its record API)."""
     namespace: tuple[str, ...] | None = None
-    """Fixed namespace; otherwise ``namespace_template`` filled with the user id's label (escaped like the writer)."""
+    """Fixed namespace (the config's user id does not change it); otherwise ``namespace_template`` filled with the
+    user id's label (escaped like the writer)."""
     namespace_template: tuple[str, ...] = ("memories", "{user_id}")
     user_id: str | None = None
     """Default user id (``config["configurable"]["user_id"]`` wins at run time)."""
@@ -243,7 +244,8 @@ class LifecycleRetriever(BaseRetriever):
     # ------------------------------------------------------------------ options
     def _from_config(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
         configurable = ensure_config(config).get("configurable") or {}
-        if "namespace" not in kwargs and "user_id" not in kwargs and configurable.get("user_id") is not None:
+        fixed = self.namespace is not None or "namespace" in kwargs or "user_id" in kwargs  # the config's user: not
+        if not fixed and configurable.get("user_id") is not None:
             return {**kwargs, "user_id": str(configurable["user_id"])}
         return kwargs
 

@@ -22,6 +22,7 @@ from langchain_lifecycle_memory.graph.nodes import (
     create_memory_writer,
     wait_for_memory_writes,
 )
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 
 GOLD = {
     "我喜欢使用 Vim 编辑器": Fact(
@@ -172,6 +173,24 @@ def test_a_failed_background_write_is_logged_and_raised_by_the_wait(
     assert "1 of 1 background memory write(s) failed" in "".join(failed.value.__notes__)
     assert "background memory write failed" in caplog.text
     assert wait_for_memory_writes(timeout=1) == []  # reported once
+
+
+def test_a_retriever_given_to_the_reader_searches_its_own_namespace(mem_store: ChromaMemoryStore) -> None:
+    tenant = ("tenant-a", "{user_id}", "memories")
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor, namespace_template=tenant)
+    memory.add_messages([("user", "我喜欢使用 Vim 编辑器")], "u1", at="2024-01-01")
+    memory.add_messages([("user", "我现在改用 VS Code 了")], "shared", at="2024-01-01")
+
+    def block(retriever: LifecycleRetriever, user: str) -> str:
+        reader = create_memory_reader(mem_store, retriever=retriever, as_message=False)
+        out = reader.invoke({"messages": [("user", "我用什么编辑器？")]}, {"configurable": {"user_id": user}})
+        return out["memory_block"]
+
+    assert "Vim" in block(LifecycleRetriever(store=mem_store, namespace_template=tenant), "u1")
+    fixed = LifecycleRetriever(store=mem_store, namespace=("tenant-a", "shared", "memories"))
+    assert "VS Code" in block(fixed, "u1") and "Vim" not in block(fixed, "u1")
+    found = fixed.invoke("我用什么编辑器？", config={"configurable": {"user_id": "u1"}})  # the config's user: no
+    assert [d.metadata["value"] for d in found] == ["VS Code"]
 
 
 def test_writer_failure_keeps_raw_turn(mem_store: ChromaMemoryStore) -> None:
