@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from enum import Enum
 from typing import Any, Literal
 
@@ -25,6 +25,7 @@ __all__ = [
     "is_self_entity",
     "normalize_value",
     "utcnow",
+    "zone_of",
 ]
 
 KINDS: tuple[str, ...] = ("preference", "profile", "fact", "event", "episode", "sensitive")
@@ -58,6 +59,25 @@ def utcnow() -> datetime:
 
 def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
     """Coerce a datetime, ISO-8601 string or POSIX timestamp to an aware UTC datetime (naive is taken as UTC)."""
+    parsed = _parsed(value)
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def zone_of(value: datetime | str | float | int | None) -> tzinfo:
+    """The time zone a time was given in ("2025-03-03T07:45+08:00": UTC+8); UTC when it names none.
+
+    >>> str(zone_of("2025-03-03T07:45:00+08:00")), str(zone_of("2025-03-03"))
+    ('UTC+08:00', 'UTC')
+    """
+    parsed = _parsed(value)
+    return (parsed.tzinfo if parsed is not None else None) or timezone.utc
+
+
+def _parsed(value: datetime | str | float | int | None) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -77,9 +97,7 @@ def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
     if not isinstance(value, datetime):
         msg = f"Expected a datetime, ISO string or timestamp, got {type(value).__name__}."
         raise TypeError(msg)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+    return value
 
 
 def normalize_value(value: str | None) -> str:

@@ -170,7 +170,7 @@ class LifecycleMemory:
             docs,
             max_tokens=max_tokens or self.max_tokens,
             query=query,
-            now=ensure_aware(options.get("now")),
+            now=options.get("now"),
             expired=explanation.expired_matches,
         )
         if self.retrieval_log is not None:

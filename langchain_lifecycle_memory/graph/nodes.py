@@ -270,7 +270,7 @@ def create_memory_reader(
             state.get("memory_documents") or [],
             max_tokens=max_tokens,
             query=query,
-            now=_now(config),
+            now=(config.get("configurable") or {}).get("memory_now") or _now(config),  # in the zone it was given
             expired=state.get("memory_expired") or 0,
         )
         if not as_message:

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone, tzinfo
 from typing import Any, Literal
 
 from langchain_core.documents import Document
@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.store.base import Item
 from pydantic import BaseModel
 
-from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity
+from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity, zone_of
 from langchain_lifecycle_memory.store.slots import SET, cardinality, current_losers, precedence, slot_key
 
 __all__ = [
@@ -241,10 +241,10 @@ def _visible(ch: str) -> str:
     return json.dumps(ch, ensure_ascii=True)[1:-1] if _hidden(ch) else ch
 
 
-def _line(item: _Item, texts: Mapping[str, str]) -> str:
-    when = item.valid_from.date().isoformat() if item.valid_from else texts["unknown_date"]
+def _line(item: _Item, texts: Mapping[str, str], zone: tzinfo) -> str:
+    when = item.valid_from.astimezone(zone).date().isoformat() if item.valid_from else texts["unknown_date"]
     if item.valid_to is not None:
-        when += f" → {item.valid_to.date().isoformat()}"
+        when += f" → {item.valid_to.astimezone(zone).date().isoformat()}"
     parts = [when]
     if item.confidence is not None:
         parts.append(f"conf {item.confidence:.2f}")
@@ -277,7 +277,7 @@ def format_memories(
         lang: Wording of the block; ``auto`` follows ``query`` (else the memories).
         query: The user's current request, used only to pick the language.
         token_counter: Counts tokens in a string; defaults to :func:`approximate_tokens`.
-        now: When given, the block states today's date.
+        now: When given, the block states today's date; dates read in its time zone ("…T07:45+08:00").
         expired: How many memories matched but had expired (the block says so).
 
     Raises:
@@ -299,6 +299,7 @@ def format_memories(
         raise TypeError(msg)
     count = token_counter or approximate_tokens
     aware_now = ensure_aware(now)
+    local_now = aware_now.astimezone(zone_of(now)) if aware_now is not None else None
 
     unique: dict[str, _Item] = {}  # the first memory of each id, in order
     lines: set[tuple[str, datetime | None]] = set()  # two slots from one sentence would be one line twice
@@ -315,7 +316,7 @@ def format_memories(
         msg = f"`lang` must be 'auto', 'zh' or 'en', got {lang!r}."
         raise ValueError(msg)
     texts = _TEXTS[chosen]
-    included, dropped, text = _fit(items, texts, aware_now, count, max_tokens) if items else ([], [], "")
+    included, dropped, text = _fit(items, texts, local_now, count, max_tokens) if items else ([], [], "")
     if not included:
         text = texts["empty"]
     if expired > 0:
@@ -347,8 +348,9 @@ def _fit(
         raise ValueError(msg)
     included: list[tuple[int, str]] = []
     dropped: list[int] = []
+    zone = (now.tzinfo if now is not None else None) or timezone.utc  # dates as the user's calendar reads them
     for index, item in enumerate(items):
-        line = _line(item, texts)
+        line = _line(item, texts, zone)
         cost = count(line + "\n")
         if used + cost <= max_tokens:
             included.append((index, line))

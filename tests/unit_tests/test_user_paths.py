@@ -220,6 +220,16 @@ def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(embedd
     }
 
 
+def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", "我住在江门蓬江区。")], user_id="u", at="2025-03-03T07:30:00+08:00")  # 02 in UTC
+
+    text = memory.inject("我住在哪？", user_id="u", now="2025-03-03T07:45:00+08:00").text
+
+    assert "今天是 2025-03-03" in text and "[2025-03-03 · " in text, text
+    assert "2025-03-02" not in text, text
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     for at, said in enumerate(
