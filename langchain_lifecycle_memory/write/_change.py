@@ -60,7 +60,7 @@ ZH_CHANGE = (
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
-_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,3}了")
+_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,4}了")
 """A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
 _CLAUSE = re.compile(r"[,;，；。！？!?]|\.(?:\s|$)|\s[—–-]\s")
@@ -112,7 +112,7 @@ def _changes(clause: str) -> bool:
 _GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
     r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
-    r"|不[\u4e00-\u9fff]{0,3}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了",
+    r"|不[\u4e00-\u9fff]{0,4}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了",
     re.IGNORECASE,
 )
 _PART = re.compile(
@@ -165,11 +165,24 @@ def current_part(text: str) -> str:
     pieces = _PART.split(text)
     parts = pieces[::2]
     ended = _ended(parts)
-    later = [i for i in range(len(parts)) if ended and i > ended[0] and i not in ended and _changes(parts[i])]
+    later = [i for i in range(len(parts)) if ended and i > ended[0] and i not in ended and _changes_or_starts(parts[i])]
     if not later:
         return text
     start = max(i for i in ended if i < later[0]) + 1
     return _LEADING.sub("", "".join(pieces[2 * start :]).strip())
+
+
+_STARTS = re.compile(
+    r"\b(?:took up|picked up|started|began|bought|got|adopted|signed up for|joined)\b"
+    r"|^(?:又|就)?(?:开始|买了|入手了?|养了|报了|学起|迷上|爱上)",
+    re.IGNORECASE,
+)
+"""A part that begins something after a part that ended something ("sold the Corolla and bought a Tesla",
+"不打羽毛球了，买了…"): what holds now, as a change would say it."""
+
+
+def _changes_or_starts(part: str) -> bool:
+    return _changes(part) or _STARTS.search(part.strip()) is not None
 
 
 def holds_now(text: str, *replaced: str) -> str:
@@ -425,7 +438,7 @@ def superseded_by_change(
         ("I quit smoking" ends ``smoke``), or names something else for a single-valued slot ("signed up at
         Anytime Fitness instead" for ``gym``), at least as close as ``named``.
     """
-    if not states_a_change(new.content):
+    if not (states_a_change(new.content) or said):  # ``said``: the words ended something, whatever now holds
         return None
     if (again := _changed_again(new, similar)) is not None:
         return again

@@ -99,7 +99,8 @@ E_PREP = (
     r"(?=\s*(?:$|[,;!?(\u2014]|[.:](?:\s|$)|\s-\s|\b(?:"
     + CONJ
     + r"|every|each|on|in|at|before|after|with|for|during|from|to|by"
-    r"|instead|now|these days|right now|most|almost|every day|anymore|any more|again|lately|nowadays)\b))"
+    r"|instead|now|these days|right now|most|almost|every day|anymore|any more|again|lately|nowadays"
+    r"|once|twice|\d+ times)\b))"
 )
 ZADV = (
     r"(?:现在|目前|最近|平时|平常|一般|通常|经常|常常|一直|从小|每天|每周|每个月|每年|周末|早上|晚上|中午|下午|"

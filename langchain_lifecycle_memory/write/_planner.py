@@ -389,7 +389,8 @@ class Planner:
         ``said``: the words that say what ended (:func:`ended_part`). Returns the record archived, if any.
         """
         threshold = calibrated(self.cfg.change_threshold, self.store, DEFAULT_CHANGE_THRESHOLD)
-        if self.cfg.judge is not None or not states_a_change(record.content) or threshold is None or threshold > 1:
+        worded = states_a_change(record.content) or said  # or its words ended what it replaces
+        if self.cfg.judge is not None or not worded or threshold is None or threshold > 1:
             return None
         parts = change_parts(record.content)
         if parts and all(says_ahead(part) for part in parts):  # a plan: it ends nothing yet

@@ -212,6 +212,25 @@ def clause_subjects(
             yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
 
 
+def _what_holds_now(
+    subject: Subject, zh: bool, specs: dict[str, AttributeSpec], ended: set[str]
+) -> tuple[Subject, list[Candidate]]:
+    """New values of the slots a clause ended, from its part that says what holds instead: changes.
+
+    That part is read as said on its own ("I stopped playing badminton and took up tennis", "不打羽毛球了，改打网球").
+    """
+    now = current_part(subject.text)
+    if now == subject.text or not ended:
+        return subject, []
+    if zh:
+        said = now if now.startswith("我") else "我" + now
+    else:
+        said = now if re.match(r"(?i)(?:I|my|we|our)\b", now) else "I " + now
+    rules = ZH_RULES if zh else EN_RULES
+    found = [c for r in rules for c in apply(r, said, zh, specs) if c.operation == "assert" and c.attribute in ended]
+    return Subject(subject.entity, said), [replace(c, change=True) for c in _select(found)]
+
+
 _LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+|the\s+|our\s+)", re.IGNORECASE)
 
 
@@ -376,6 +395,11 @@ def extract_rule_facts(
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
         for c in chosen:
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
+        instead, news = _what_holds_now(
+            subject, zh, specs, {str(c.attribute) for c in chosen if c.operation == "retract"}
+        )
+        for c in news:  # the part after the end: the slot's new value, its statement that part
+            facts += _facts(c, instead.text, instead, zh, specs, when, stamp, seen, True)
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
             facts += kept_as_said(clause, subject, zh, stamp, seen)
     return [_shown(f) for f in facts]

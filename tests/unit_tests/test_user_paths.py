@@ -230,6 +230,29 @@ def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any
     assert "2025-03-02" not in text, text
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "question", "now_true", "ended"),
+    [
+        ("I practise karate twice a week.", "I stopped practising karate and took up crossfit.",
+         "What sport do I do?", "crossfit", "karate"),
+        ("我每周打一次壁球。", "我现在不打壁球了，改打保龄球。", "我平时做什么运动？", "保龄球", "壁球"),
+        ("我开一辆本田雅阁。", "我把雅阁卖了，买了一辆凯美瑞。", "我开的是什么车？", "凯美瑞", "雅阁"),
+    ],
+    ids=["en-stopped-took-up", "zh-no-longer-instead", "zh-sold-bought"],
+)  # fmt: skip
+def test_what_ends_one_thing_and_starts_another_keeps_the_new_one(
+    embeddings: Any, tmp_path: Path, before: str, after: str, question: str, now_true: str, ended: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="u", at="2025-01-02")
+    memory.add_messages([("user", after)], user_id="u", at="2025-05-02")
+
+    lines = [line for line in memory.inject(question, user_id="u", now="2025-06-01").text.splitlines() if '"' in line]
+    assert any(now_true in line for line in lines), lines
+    assert not any(ended in line for line in lines), lines
+    assert [r.status.value for r in memory.list("u") if now_true in r.content] == ["active"]
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     for at, said in enumerate(
