@@ -19,8 +19,8 @@ from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "change_parts",
-    "current_part", "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "states_a_change",
-    "states_an_end", "superseded_by_change",
+    "current_part", "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "split_parts",
+    "states_a_change", "states_an_end", "superseded_by_change",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -121,6 +121,11 @@ _PART = re.compile(
 )
 _TRAILING = re.compile(r"(?:[\s,;，；—–-]|\b(?:and|so|but|then)\b|所以|然后|于是)*$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:and|so|but|then|所以|然后|于是)\s*", re.IGNORECASE)
+
+
+def split_parts(text: str) -> list[str]:
+    """``text`` cut where one statement may end and another begin (commas, "and", "so", emoji...)."""
+    return _PART.split(text)[::2]
 
 
 def change_parts(text: str) -> list[str]:

@@ -6,6 +6,7 @@ First-person statements (or about "my sister Maya" / "我老婆小芳") run thro
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -16,6 +17,7 @@ from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeS
 from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import current_part, states_an_end
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
+from langchain_lifecycle_memory.write._denial import denial_rest, denied_values
 from langchain_lifecycle_memory.write._lexicon import (
     VERB_CONCEPTS,
     ZH_TOPIC_VERBS,
@@ -222,13 +224,28 @@ def _what_holds_now(
     now = current_part(subject.text)
     if now == subject.text or not ended:
         return subject, []
-    if zh:
-        said = now if now.startswith("我") else "我" + now
-    else:
-        said = now if re.match(r"(?i)(?:I|my|we|our)\b", now) else "I " + now
+    return _affirmed(now, subject.entity, zh, specs, ended)
+
+
+def _stated(text: str, *, zh: bool, specs: dict[str, AttributeSpec]) -> list[tuple[str, str]]:
+    """The ``(attribute, value)`` pairs the rules read in ``text``."""
     rules = ZH_RULES if zh else EN_RULES
-    found = [c for r in rules for c in apply(r, said, zh, specs) if c.operation == "assert" and c.attribute in ended]
-    return Subject(subject.entity, said), [replace(c, change=True) for c in _select(found)]
+    return [(str(c.attribute), c.value) for r in rules for c in apply(r, text, zh, specs) if c.operation == "assert"]
+
+
+def _affirmed(
+    part: str, entity: str, zh: bool, specs: dict[str, AttributeSpec], slots: set[str]
+) -> tuple[Subject, list[Candidate]]:
+    """New values of ``slots`` that ``part`` (its subject left out) affirms, as changes, with its subject."""
+    if zh:
+        said = part if part.startswith("我") else "我" + part
+    else:
+        said = part if re.match(r"(?i)(?:I|my|we|our)\b", part) else "I " + part
+    if not part.strip():
+        return Subject(entity, said), []
+    rules = ZH_RULES if zh else EN_RULES
+    found = [c for r in rules for c in apply(r, said, zh, specs) if c.operation == "assert" and c.attribute in slots]
+    return Subject(entity, said), [replace(c, change=True) for c in _select(found)]
 
 
 _LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+|the\s+|our\s+)", re.IGNORECASE)
@@ -392,12 +409,19 @@ def extract_rule_facts(
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))
         before = len(facts)
         chosen = _select(candidates)
+        retracts = any(c.operation == "retract" for c in chosen)
+        reads = functools.partial(_stated, zh=zh, specs=specs)
+        denied = [] if retracts else denied_values(subject.text, subject.entity, slots, reads)
+        chosen = [c for c in chosen if not any(same_value(c.value, v) for _, v, _ in denied)]  # "never said I…"
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
         for c in chosen:
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
-        instead, news = _what_holds_now(
-            subject, zh, specs, {str(c.attribute) for c in chosen if c.operation == "retract"}
-        )
+        ended = {str(c.attribute) for c in chosen if c.operation == "retract"}
+        instead, news = _what_holds_now(subject, zh, specs, ended)
+        for attribute, value, index in denied:  # a correction: the value ends, what the rest affirms holds
+            retract = Candidate(attribute, value, 90, confidence=0.8, operation="retract")
+            facts += _facts(retract, clause, subject, zh, specs, when, stamp, seen, False)
+            instead, news = _affirmed(denial_rest(subject.text, index), subject.entity, zh, specs, {attribute})
         for c in news:  # the part after the end: the slot's new value, its statement that part
             facts += _facts(c, instead.text, instead, zh, specs, when, stamp, seen, True)
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said

@@ -253,6 +253,31 @@ def test_what_ends_one_thing_and_starts_another_keeps_the_new_one(
     assert [r.status.value for r in memory.list("u") if now_true in r.content] == ["active"]
 
 
+@pytest.mark.parametrize(
+    ("before", "correction", "question", "now_true", "denied"),
+    [
+        ("I live in Namur.", "That's wrong, I never said I live in Namur.", "Which city do I live in?", None, "Namur"),
+        ("I live in Namur.", "I don't live in Namur, I live in Leuven.", "Which city do I live in?", "Leuven", "Namur"),
+        ("我对开心果过敏。", "其实我不对开心果过敏，是对碧根果过敏。", "我对什么过敏？", "碧根果", "开心果"),
+        ("我对开心果过敏。", "我对开心果不过敏。", "我对什么过敏？", None, "开心果"),
+        ("我住在桐乡。", "我从来没在桐乡住过。", "我住在哪个城市？", None, "桐乡"),
+    ],
+    ids=["en-never-said", "en-not-but", "zh-actually-not-but", "zh-plain-negation", "zh-never"],
+)  # fmt: skip
+def test_a_correction_ends_what_it_denies_and_keeps_what_it_affirms(
+    embeddings: Any, tmp_path: Path, before: str, correction: str, question: str, now_true: str | None, denied: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="u", at="2025-05-01")
+    memory.add_messages([("user", correction)], user_id="u", at="2025-06-01")
+
+    lines = [line for line in memory.inject(question, user_id="u", now="2025-06-02").text.splitlines() if '"' in line]
+    assert not any(denied in line and not re.search(r"不|not|never", line) for line in lines), lines
+    if now_true is not None:
+        assert any(now_true in line for line in lines), lines
+    assert [r.status.value for r in memory.list("u") if r.valid_from.month == 5] == ["archived"]
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     for at, said in enumerate(

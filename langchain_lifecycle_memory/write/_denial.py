@@ -1,0 +1,64 @@
+"""Corrections: a statement that denies what is stored ends it ("I never said I live in Paris", "其实我不对花生过敏").
+
+A denial ends only a value the speaker holds and names in the denying part; the part after it that affirms
+something ("…，是对芒果过敏", "…, I'm allergic to shellfish") says what holds instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.write._cardinality import same_value
+from langchain_lifecycle_memory.write._change import split_parts
+from langchain_lifecycle_memory.write._lexicon import says_whole
+
+__all__ = ["denied_values", "denial_rest"]
+
+_CORRECTION = re.compile(
+    r"\b(?:actually|in fact|that's wrong|that is wrong|not true|you got it wrong|you're wrong|wrong)\b"
+    r"|其实|不对|错了|记错|搞错|弄错|说错|并不|并没",
+    re.IGNORECASE,
+)
+"""Words that correct what was said or remembered: with them a plain negation denies it."""
+_NEVER = re.compile(
+    r"\bnever\b|\b(?:didn't|did not|don't|do not) (?:ever )?(?:say|said|tell|told)\b"
+    r"|从来没有?|从没有?|从未|没有?[\u4e00-\u9fff]{1,4}过",
+    re.IGNORECASE,
+)
+"""A denial on its own: never, never said it, "没…过" (never once)."""
+_NEGATION = re.compile(
+    r"\b(?:do|does|did)(?:n't| not) (?=\w)|\b(?:not|never) |n't\b|(?:从来|从)?(?:没有?|不|未)(?=[\u4e00-\u9fff])",
+    re.IGNORECASE,
+)
+_CONTRAST = re.compile(r"^\s*(?:but|rather|instead|而是|是|但是|其实是)\s*", re.IGNORECASE)
+
+
+def denied_values(
+    text: str, entity: str, slots: Sequence[tuple[str, str, str]], reads: Callable[[str], list[tuple[str, str]]]
+) -> list[tuple[str, str, int]]:
+    """``(attribute, value, part index)`` of each value ``entity`` holds that a part of ``text`` denies.
+
+    A part denies a value it names when it says "never" or corrects ("其实", "that's wrong") with a negation,
+    or when, its negation taken out, it states that very value (``reads``: the slots and values a text states):
+    "我对花生不过敏" denies the peanut allergy; "I don't like Paris" is no denial of living in Paris.
+    """
+    corrects = _NEVER.search(text) is not None or _CORRECTION.search(text) is not None
+    out = []
+    for index, part in enumerate(split_parts(text)):
+        if not _NEGATION.search(part):
+            continue
+        held = [(a, v) for e, a, stored in slots if e == entity for v in (stored or "").split(", ")]
+        named = [(a, v) for a, v in held if len(normalize_value(v)) >= 2 and says_whole(v, part)]
+        if named and not corrects:
+            stated = reads(_NEGATION.sub("", part))
+            named = [(a, v) for a, v in named if any(a == b and same_value(v, w) for b, w in stated)]
+        out += [(a, v, index) for a, v in named]
+    return out
+
+
+def denial_rest(text: str, index: int) -> str:
+    """The parts of ``text`` after its denying part ``index``, without a leading contrast ("是对芒果过敏")."""
+    rest = " ".join(p.strip() for p in split_parts(text)[index + 1 :] if p.strip())
+    return _CONTRAST.sub("", rest)
