@@ -151,7 +151,7 @@ class Buckets:
     # ------------------------------------------------------------------ namespaces
     def view(self, ns: tuple[str, ...], *, create: bool = False, generation: int | None = None) -> Scoped | None:
         """The namespace's view of its bucket (``None``: the bucket does not exist and ``create`` is off)."""
-        gen = self.store.generation if generation is None else generation
+        gen = self.store.current_generation() if generation is None else generation
         bucket = self.collection(self.bucket_name(gen, ns), create=create)
         return None if bucket is None else Scoped(bucket, ns)
 
@@ -195,11 +195,11 @@ class Buckets:
         where = {f"p{len(prefix)}": tenant(prefix)} if prefix else None
         got = self.store._client(lambda: reg.get(where=where, include=["metadatas"]))
         found = (tuple(json.loads(m["namespace"])) for m in got.get("metadatas") or [] if m)
-        gen = self.store.generation if generation is None else generation
+        gen = self.store.current_generation() if generation is None else generation
         return sorted(  # a namespace whose bucket was dropped under us (a reset) holds nothing
             ns for ns in found if C.has_prefix(ns, prefix) and self.collection(self.bucket_name(gen, ns), create=False)
         )
 
     def _registry(self, generation: int | None, *, create: bool) -> Any | None:
-        gen = self.store.generation if generation is None else generation
+        gen = self.store.current_generation() if generation is None else generation
         return self.collection(f"{self.store.prefix}.g{gen}.namespaces", create=create)

@@ -186,6 +186,10 @@ class StoreClient:
             self._seen = stamp
         return True
 
+    def invalidate(self) -> None:
+        """Make every store on this client read ``<prefix>.meta`` again (a reindex switched its generation)."""
+        self.epoch += 1
+
     def _reopen(self) -> None:
         import chromadb
 

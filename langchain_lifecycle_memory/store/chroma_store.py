@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PATH_ENV = "LIFECYCLE_MEMORY_PATH"
 DEFAULT_BUCKETS = 16
+META_RECHECK_SECONDS = 2.0
+"""How old a server store's view of ``<prefix>.meta`` may be before it reads it again (a reindex elsewhere)."""
 
 
 class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
@@ -107,6 +109,7 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
         self.fingerprint = embedding_fingerprint(self.embeddings, index_cfg.get("dims"))
         self.dims = int(self.fingerprint["dims"])
         self.generation, stored_buckets = self._open_meta(verify_fingerprint, buckets)
+        self._meta_seen = (self._client.epoch, time.monotonic())
         self._buckets = Buckets(self, stored_buckets)
 
     # ------------------------------------------------------------------ setup
@@ -152,6 +155,46 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             msg = f"The store '{self.prefix}' was created with buckets={recorded}; open it without `buckets=`."
             raise ValueError(msg)
         return int((meta.metadata or {}).get("generation", 0)), recorded
+
+    def current_generation(self) -> int:
+        """:attr:`generation`, read again from ``<prefix>.meta`` once another process may have changed it.
+
+        Embedded: after this process reopened its client for another's write; server: every few seconds. A
+        reindex elsewhere to another embedder raises ``EmbeddingMismatchError`` (this process would write and read
+        a dropped generation); a server that lost the meta (reset, or back on an empty folder) gets it again,
+        with a warning that what it held is gone.
+        """
+        sc, (epoch, when) = self._client, self._meta_seen
+        if sc.epoch == epoch and (sc.path is not None or time.monotonic() - when < META_RECHECK_SECONDS):
+            return self.generation
+        seen = (sc.epoch, time.monotonic())
+        from chromadb.errors import NotFoundError
+
+        try:
+            meta = sc(lambda: sc.client.get_collection(self.meta_name)).metadata or {}
+        except NotFoundError:
+            logger.warning(
+                "The %s has no '%s': it was reset or is empty; the memories it held are gone. Starting anew.",
+                sc.where,
+                self.meta_name,
+            )
+            self.generation, self._meta_seen = self._open_meta(False, self._buckets.count)[0], seen
+            self._buckets.forget()
+            return self.generation
+        generation = int(meta.get("generation", 0))
+        if generation != self.generation:
+            stored = json.loads(meta.get("fingerprint") or "{}")
+            if stored != self.fingerprint:
+                msg = (
+                    f"'{self.prefix}.*' was reindexed elsewhere (another process or store) to {stored}, generation "
+                    f"{generation}; this store still embeds with {self.fingerprint}. Open the store again with the "
+                    "new embedder."
+                )
+                raise EmbeddingMismatchError(msg)  # every call, until the store is opened again
+            self.generation = generation
+            self._buckets.forget()
+        self._meta_seen = seen
+        return self.generation
 
     def _view(self, namespace: tuple[str, ...], *, create: bool = False) -> Scoped | None:
         """The namespace's view of its bucket (call it inside a ``self._client.session()``)."""
@@ -225,6 +268,7 @@ class ChromaRecordStore(RecordAPI, ItemReads, BaseStore):
             by_ns.setdefault(ns, []).append(op)
         prepared = [(ns, group, self._vectors(group)) for ns, group in by_ns.items()]  # embedded before the lock
         with self._client.writing():
+            self.current_generation()  # never a write into a generation another process retired
             for ns, group, vectors in prepared:
                 self._buckets.retrying(
                     lambda ns=ns, group=group, vectors=vectors: self._write_namespace(ns, group, vectors, records)

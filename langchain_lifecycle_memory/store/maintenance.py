@@ -235,6 +235,7 @@ def reindex(store: ChromaRecordStore, new_embeddings: Embeddings, *, progress: b
         store.embeddings, store.fingerprint = new_embeddings, fingerprint
         store.dims, store.generation = int(fingerprint["dims"]), new_generation
         store._buckets.forget()
+        sc.invalidate()  # other stores sharing this client see the switch before their next call
         try:
             _drop_generation(store, old_generation)
         except Exception:  # readers already use the new generation; stale collections are harmless

@@ -360,30 +360,39 @@ class RecordAPI:
         if query is None and embedding is None:
             msg = "search_records needs a `query` string or a precomputed `embedding`."
             raise ValueError(msg)
-        view = self._view(namespace)
-        if k <= 0 or view is None:
+        if k <= 0:
             return []
-        vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
-        at, when = ensure_aware(as_of), ensure_aware(now) or utcnow()
-        wanted = [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
-        where: dict[str, Any] = {C.SYS_RECORD: True}
-        if wanted is not None:
-            where = {"$and": [where, {C.FLAT_PREFIX + "status": {"$in": wanted}}]}
-        n = max(1, min(4 * k + 10, self._client(view.count)))
-        res = self._client(
-            lambda: view.query(query_embeddings=[vector], n_results=n, where=where, include=["documents", "distances"])
-        )
-        hits = [
-            (r, 1.0 - float(dist))
-            for doc, dist in zip(res["documents"][0], res["distances"][0])
-            if (r := parse_record(namespace, doc)) is not None
-            and (include_expired or not r.is_expired(when))
-            and (at is None or r.is_valid_at(at))
-        ]
-        view_of = {r.id: r for r in (resolve_at([r for r, _ in hits], at) if at else self._current(namespace, hits))}
-        live = tuple(MemoryStatus(s) for s in wanted or ())  # as_of: active and archived
-        out = [(view_of[r.id], s) for r, s in hits if r.id in view_of and (not live or view_of[r.id].status in live)]
-        return out[:k]
+        with self._client.session():  # synced with other processes' writes first, as every read
+            view = self._view(namespace)
+            if view is None:
+                return []
+            vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
+            at, when = ensure_aware(as_of), ensure_aware(now) or utcnow()
+            wanted = [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
+            where: dict[str, Any] = {C.SYS_RECORD: True}
+            if wanted is not None:
+                where = {"$and": [where, {C.FLAT_PREFIX + "status": {"$in": wanted}}]}
+            n = max(1, min(4 * k + 10, self._client(view.count)))
+            res = self._client(
+                lambda: view.query(
+                    query_embeddings=[vector], n_results=n, where=where, include=["documents", "distances"]
+                )
+            )
+            hits = [
+                (r, 1.0 - float(dist))
+                for doc, dist in zip(res["documents"][0], res["distances"][0])
+                if (r := parse_record(namespace, doc)) is not None
+                and (include_expired or not r.is_expired(when))
+                and (at is None or r.is_valid_at(at))
+            ]
+            view_of = {
+                r.id: r for r in (resolve_at([r for r, _ in hits], at) if at else self._current(namespace, hits))
+            }
+            live = tuple(MemoryStatus(s) for s in wanted or ())  # as_of: active and archived
+            out = [
+                (view_of[r.id], s) for r, s in hits if r.id in view_of and (not live or view_of[r.id].status in live)
+            ]
+            return out[:k]
 
     def _current(self, namespace: tuple[str, ...], hits: list[tuple[MemoryRecord, float]]) -> list[MemoryRecord]:
         """The hits as readers see them, with the other active versions of their slots taken into account."""

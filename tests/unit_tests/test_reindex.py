@@ -142,3 +142,23 @@ def test_reindex_keeps_one_vector_per_list_element(tmp_path: Path) -> None:
     assert report.items == 2
     hits = store.search(("chat",), query="zqzq")
     assert hits[0].key == "long" and hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_store_reindexed_by_another_process_refuses_its_old_embedder(tmp_path: Path) -> None:
+    prefix = f"r{uuid.uuid4().hex[:10]}"
+    running = _open("embedded", tmp_path, DeterministicFakeEmbedding(size=16), prefix)  # an app that stays up
+    _fill(running)
+    assert running.search_records(U1, "user one fact 3", k=1)[0][0].id == "a3"
+    new = DeterministicFakeEmbedding(size=24)
+    migrating = ChromaMemoryStore(
+        tmp_path / "chroma", embeddings=new, collection_prefix=prefix, verify_fingerprint=False
+    )
+    reindex(migrating, new, progress=False)  # its own client, as `lifecycle-memory reindex` in a shell has
+
+    with pytest.raises(EmbeddingMismatchError, match="reindexed elsewhere"):
+        running.search_records(U1, "user one fact 3", k=1)  # it read nothing, silently
+    with pytest.raises(EmbeddingMismatchError, match="Open the store again"):
+        running.put_records([MemoryRecord(namespace=U1, id="late", content="said after the reindex")])
+    reopened = ChromaMemoryStore(tmp_path / "chroma", embeddings=new, collection_prefix=prefix)
+    assert reopened.get_record(U1, "late") is None  # no write went to the retired generation, or anywhere
+    assert reopened.search_records(U1, "user one fact 3", k=1)[0][0].id == "a3"

@@ -28,6 +28,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
+from langchain_lifecycle_memory.store.chroma_store import META_RECHECK_SECONDS
 from tests.fake_embeddings import CharEmbeddings
 
 DIMS = 32
@@ -168,12 +169,14 @@ def test_purge_from_another_process_server(private_server: PrivateServer) -> Non
 
 
 @pytest.mark.server
-def test_server_back_on_an_empty_directory(private_server: PrivateServer) -> None:
+def test_server_back_on_an_empty_directory(private_server: PrivateServer, caplog: pytest.LogCaptureFixture) -> None:
     memory = LifecycleMemory(store=ChromaMemoryStore(host="127.0.0.1", port=private_server.port, embeddings=fake()))
     fill(memory)
     private_server.stop()
     private_server.start()  # same port, empty directory: every collection is gone
+    time.sleep(META_RECHECK_SECONDS)
     assert_app_recovers(memory, other_user_kept=False)
+    assert "the memories it held are gone" in caplog.text  # said, not silent
     assert values(memory, "y") == set()
     reopened = ChromaMemoryStore(host="127.0.0.1", port=private_server.port, embeddings=fake())
     assert {r.value for r in reopened.list_records(memory.namespace("x"))} == {"VS Code"}  # meta was put back
