@@ -21,8 +21,10 @@ from langchain_lifecycle_memory.read.injection import (
 )
 from langchain_lifecycle_memory.schema import MemoryRecord
 
-EMPTY_EN = "No stored memory is relevant to this request — say you don't know rather than guess."
-EMPTY_ZH = "没有相关的已存记忆——不确定时请直说不知道，不要猜测。"
+EMPTY_EN = (
+    "No stored memory is relevant to this request. If it asks about the user, say you don't know rather than guess."
+)
+EMPTY_ZH = "没有相关的已存记忆。如果问的是用户本人的情况，请直说不知道，不要猜测。"
 
 
 def _rec(content: str, rid: str, **kw: Any) -> MemoryRecord:
