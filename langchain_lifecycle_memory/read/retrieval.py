@@ -74,6 +74,10 @@ def _reporting() -> Iterator[list[RetrievalExplanation]]:
         _REPORT.reset(token)
 
 
+def _open_ceilings() -> ScoreCalibration:
+    return ScoreCalibration(dense_ceiling=1.0, lexical_ceiling=1.0)
+
+
 class LifecycleRetriever(BaseRetriever):
     """Hybrid (dense + BM25 + slot routing) retriever over a ``ChromaMemoryStore``.
 
@@ -105,9 +109,7 @@ class LifecycleRetriever(BaseRetriever):
     """How kept records are ordered: by fused score or by reciprocal rank fusion."""
     weights: ChannelWeights = Field(default_factory=ChannelWeights)
     calibration: ScoreCalibration = Field(default_factory=ScoreCalibration)
-    rank_calibration: ScoreCalibration | None = Field(
-        default_factory=lambda: ScoreCalibration(dense_ceiling=1.0, lexical_ceiling=1.0)
-    )
+    rank_calibration: ScoreCalibration | None = Field(default_factory=lambda: _open_ceilings())
     """Calibration of the score that only *orders* kept records (``None``: ``calibration``); open ceilings."""
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""
@@ -161,15 +163,25 @@ class LifecycleRetriever(BaseRetriever):
     (with ``as_of``: those true then); a record of any kind that scored at least half of ``min_score`` leads them."""
 
     _cached_router: AttributeRouter | None = PrivateAttr(default=None)
+    _calibrated_for: Any = PrivateAttr(default=None)
+    _given: set[str] = PrivateAttr(default_factory=set)
 
     def model_post_init(self, context: Any, /) -> None:
         """Pick the calibration that fits the store's embedder unless one was given."""
-        if not is_e5(getattr(self.store, "embeddings", None)):
+        self._given = {"calibration", "rank_calibration"} & self.model_fields_set
+        self._fit_calibration()
+
+    def _fit_calibration(self) -> None:
+        """The calibrations (those not given) for the store's embedder now: a reindex may have changed it."""
+        embeddings = getattr(self.store, "embeddings", None)
+        if embeddings is self._calibrated_for:
             return
-        if "calibration" not in self.model_fields_set:
-            self.calibration = E5_CALIBRATION
-        if "rank_calibration" not in self.model_fields_set:
-            self.rank_calibration = E5_RANK_CALIBRATION
+        self._calibrated_for = embeddings
+        e5 = is_e5(embeddings)
+        if "calibration" not in self._given:
+            self.calibration = E5_CALIBRATION if e5 else ScoreCalibration()
+        if "rank_calibration" not in self._given:
+            self.rank_calibration = E5_RANK_CALIBRATION if e5 else _open_ceilings()
 
     def _episode_encoder(self) -> Any:
         """The episode encoder in use (``None``: off, or the store's encoder is already e5)."""
@@ -308,6 +320,7 @@ class LifecycleRetriever(BaseRetriever):
         return router
 
     def _run(self, query: str, opts: RetrievalOptions, *, full: bool, others: bool = False) -> RetrievalExplanation:
+        self._fit_calibration()
         q = self._query(query if opts.as_of is None else without_time(query))
         snap = current(self.store, opts.namespace)
         explanation = scoring.score(

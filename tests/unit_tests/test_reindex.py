@@ -10,6 +10,9 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from langchain_lifecycle_memory import ChromaMemoryStore, EmbeddingMismatchError, MemoryRecord
 from langchain_lifecycle_memory.lifecycle.operations import ReindexError, reindex
+from langchain_lifecycle_memory.read.fusion import E5_CALIBRATION, ScoreCalibration
+from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
+from langchain_lifecycle_memory.store.embeddings import E5SmallEmbeddings
 
 U1 = ("memories", "u1")
 U2 = ("memories", "u2")
@@ -162,3 +165,17 @@ def test_a_store_reindexed_by_another_process_refuses_its_old_embedder(tmp_path:
     reopened = ChromaMemoryStore(tmp_path / "chroma", embeddings=new, collection_prefix=prefix)
     assert reopened.get_record(U1, "late") is None  # no write went to the retired generation, or anywhere
     assert reopened.search_records(U1, "user one fact 3", k=1)[0][0].id == "a3"
+
+
+def test_a_retriever_scores_by_the_calibration_of_the_embedder_its_store_moved_to(tmp_path: Path) -> None:
+    store = ChromaMemoryStore(tmp_path / "chroma", embeddings=DeterministicFakeEmbedding(size=16))
+    store.put_records([MemoryRecord(namespace=U1, content="The user lives in Berlin.")])
+    default = LifecycleRetriever(store=store, namespace=U1)
+    chosen = LifecycleRetriever(store=store, namespace=U1, calibration=ScoreCalibration(dense_floor=0.5))
+
+    reindex(store, E5SmallEmbeddings(), progress=False)  # in this process, with the retrievers in use
+    default.invoke("where do I live?")
+    chosen.invoke("where do I live?")
+
+    assert default.calibration == E5_CALIBRATION  # it kept the old encoder's: every memory passed
+    assert chosen.calibration.dense_floor == 0.5  # one the user gave stays
