@@ -100,10 +100,10 @@ def _lines(source: IO[Any]) -> Iterator[tuple[int, str | None, str | None]]:
     raw = getattr(source, "buffer", source)
     for number, line in enumerate(raw, start=1):
         if isinstance(line, str):
-            yield number, line, None
+            yield number, line.removeprefix("\ufeff") if number == 1 else line, None
             continue
-        try:
-            yield number, line.decode("utf-8"), None
+        try:  # a byte order mark before the first line (Notepad's UTF-8) is no part of it
+            yield number, line.decode("utf-8-sig" if number == 1 else "utf-8"), None
         except UnicodeDecodeError as e:
             yield number, None, f"not UTF-8 text: byte {line[e.start]:#04x} at column {e.start + 1}"
 
@@ -269,6 +269,10 @@ def import_records(
         for number, text, problem in _lines(f):
             if problem is None and text is not None and not text.strip():
                 continue
+            if number == 1 and (text or "").lstrip().startswith("["):
+                reason = "a JSON array, not JSON Lines: put one record per line (`jq -c '.[]' FILE`); nothing imported"
+                report.errors.append(ImportIssue(line=number, reason=reason))
+                break
             parsed = problem or _parse(text or "", target)
             if isinstance(parsed, str):
                 report.errors.append(ImportIssue(line=number, reason=parsed))

@@ -243,3 +243,26 @@ def test_importing_an_older_value_from_another_store_archives_it_behind_the_newe
     active = [r for r in other.history(U1, "user", "editor") if r.status.value == "active"]
     assert [r.value for r in active] == ["Zed"]
     assert other.get_record(U1, emacs.id).superseded_by == newer.id
+
+
+def test_a_file_saved_with_a_byte_order_mark_imports_whole(tmp_path: Path) -> None:
+    path = tmp_path / "from-notepad.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(_line(id=f"ok{i}", content=f"memory number {i}") for i in range(3)))
+    fresh = _store()
+
+    report = import_records(fresh, path)
+
+    assert report.errors == [] and report.imported == 3  # the first record was lost to the mark
+    assert fresh.count_records(U1) == 3
+
+
+def test_a_json_array_is_named_for_what_it_is_and_nothing_is_half_imported(tmp_path: Path) -> None:
+    records = [json.loads(_line(id=f"ok{i}", content=f"memory number {i}")) for i in range(3)]
+    path = tmp_path / "pretty.json"
+    path.write_text(json.dumps(records, indent=2), encoding="utf-8")
+    fresh = _store()
+
+    report = import_records(fresh, path)
+
+    assert [e.line for e in report.errors] == [1] and "JSON Lines" in report.errors[0].reason  # one line each
+    assert report.imported == 0 and fresh.count_records(U1) == 0
