@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -218,3 +219,24 @@ class LifecycleMemory:
     def sweep(self, *, now: datetime | str | None = None) -> Any:
         """Archive expired records and delete old archived ones (retention policy)."""
         return lifecycle.sweep(self.store, now=ensure_aware(now), policy=self.update_config.policy)
+
+    # ------------------------------------------------------------------ async (Chroma's client is synchronous)
+    async def aadd_messages(self, messages: Any, user_id: Any, **options: Any) -> UpdateResult:
+        """Async :meth:`add_messages`: the same call on a worker thread (the event loop is never blocked)."""
+        return await asyncio.to_thread(self.add_messages, messages, user_id, **options)
+
+    async def aadd_facts(self, facts: Sequence[Fact | dict[str, Any]], user_id: Any, **options: Any) -> UpdateResult:
+        """Async :meth:`add_facts`."""
+        return await asyncio.to_thread(self.add_facts, facts, user_id, **options)
+
+    async def asearch(self, query: str, user_id: Any, **options: Any) -> list[Document]:
+        """Async :meth:`search`."""
+        return await self.retriever.ainvoke(query, namespace=self.namespace(user_id), **options)
+
+    async def ainject(self, query: str, user_id: Any, **options: Any) -> MemoryBlock:
+        """Async :meth:`inject`."""
+        return await asyncio.to_thread(self.inject, query, user_id, **options)
+
+    async def aforget(self, user_id: Any, **target: Any) -> list[MemoryRecord]:
+        """Async :meth:`forget`."""
+        return await asyncio.to_thread(self.forget, user_id, **target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,6 +110,28 @@ def _chat_graph(store: ChromaMemoryStore, replies: Iterator[Any], **writer_kw: A
     builder.add_edge("chatbot", "remember")
     builder.add_edge("remember", END)
     return builder.compile(checkpointer=InMemorySaver())
+
+
+def test_the_facade_async_methods_give_what_the_sync_ones_give(mem_store: ChromaMemoryStore) -> None:
+    memory = LifecycleMemory(mem_store, extractor=gold_extractor)
+
+    async def turns() -> tuple[Any, Any, Any]:
+        await asyncio.gather(
+            memory.aadd_messages([("user", "我喜欢使用 Vim 编辑器")], "a1", at="2024-01-01"),
+            memory.aadd_messages([("user", "我现在改用 VS Code 了")], "a2", at="2024-01-01"),
+        )
+        block = await memory.ainject("我用什么编辑器？", "a1", now="2024-01-02")
+        return (
+            block,
+            await memory.asearch("我用什么编辑器？", "a2", now="2024-01-02"),
+            await memory.aforget("a1", entity="user", attribute="editor"),
+        )
+
+    block, found, forgotten = asyncio.run(turns())
+
+    assert "Vim" in block.text and "VS Code" not in block.text
+    assert [d.metadata["value"] for d in found] == ["VS Code"]
+    assert [r.value for r in forgotten] == ["Vim"] and memory.active("a1") == []
 
 
 def test_writer_and_reader_nodes_across_threads(mem_store: ChromaMemoryStore) -> None:
