@@ -25,6 +25,7 @@ __all__ = [
     "entity_aliases",
     "humanize",
     "is_collective",
+    "is_lookup",
     "is_other_person",
     "is_personal",
     "is_self_entity",
@@ -128,6 +129,28 @@ def is_personal(query: str) -> bool:
         return True
     asks = _ELIDED_SPEAKER.search(query) or _ADVICE.search(query) or _ZH_TIMED_ASK.search(query.strip())
     return asks is not None
+
+
+_NOT_A_TOPIC = frozenset(
+    "what which who whom whose where when why how is are was were do does did can could should would will "
+    "the a an of to for in on at with about and or not no yes thanks thank hi hello hey ok okay please".split()
+)
+_ZH_ASKING = re.compile(r"[吗呢吧啊呀嘛么谁哪几]|什么|怎么|如何|多少|谢谢|你好")
+
+
+def is_lookup(query: str) -> bool:
+    """Whether ``query`` is a bare topic, as an agent's memory-search tool asks ("occupation", "饮食禁忌").
+
+    No question, request or greeting; at most three words (six Chinese characters).
+    """
+    text = query.strip()
+    if not text or "?" in text or "？" in text:
+        return False
+    words = re.findall(r"[A-Za-z']+", text)
+    han = re.findall(r"[\u4e00-\u9fff]", text)
+    if han:
+        return not words and len(han) <= 6 and _ZH_ASKING.search(text) is None
+    return 0 < len(words) <= 3 and not any(w.casefold() in _NOT_A_TOPIC for w in words)
 
 
 _COLLECTIVE = re.compile(r"\b(?:we|us|our|family|kids|children)\b|我们|咱们|全家|一家|家人|孩子们", re.IGNORECASE)

@@ -30,6 +30,7 @@ from langchain_lifecycle_memory.read.routing import (
     AttributeRouter,
     asks_for_the_user,
     is_collective,
+    is_lookup,
     is_personal,
     mentioned_attributes,
     query_entities,
@@ -107,7 +108,10 @@ def _slot(
     for vector, offset in zip(q.vectors, q.offsets, strict=True):
         route = np.maximum(route, router.score_array(vector, names) - offset)
     targets = set().union(*(query_entities(t, snap.entity_alias) for t in q.texts))
-    personal = bool(targets) or any(is_personal(t) or snap.index.mentions_known_name(t) for t in q.texts)
+    sure = bool(names) and float(route.max()) >= cal.route_ceiling  # a topic of the user's, asked for outright
+    personal = bool(targets) or any(
+        is_personal(t) or snap.index.mentions_known_name(t) or (sure and is_lookup(t)) for t in q.texts
+    )
     damp = 1.0 if personal else cfg.impersonal_factor
     attr_slot = np.zeros(len(names) + 1)
     if names:  # a topic far behind the query's best one is a look-alike

@@ -278,6 +278,19 @@ def test_a_correction_ends_what_it_denies_and_keeps_what_it_affirms(
     assert [r.status.value for r in memory.list("u") if r.valid_from.month == 5] == ["archived"]
 
 
+def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: Any, tmp_path: Path) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", "I work as a thatcher.")], user_id="u", at="2025-01-02")
+    memory.add_messages([("user", "I'm allergic to celeriac.")], user_id="u", at="2025-01-03")
+
+    def found(query: str) -> list[str]:  # as an agent calls the retriever as its memory-search tool
+        return [d.metadata["value"] for d in memory.search(query, user_id="u", now="2025-02-01")]
+
+    assert found("occupation") == ["thatcher"] and found("profession") == ["thatcher"]
+    assert "celeriac" in found("allergies")
+    assert found("thanks") == [] and found("capital of France") == []
+
+
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     for at, said in enumerate(
