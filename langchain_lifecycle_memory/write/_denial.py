@@ -1,7 +1,9 @@
-"""Corrections: a statement that denies what is stored ends it ("I never said I live in Paris", "其实我不对花生过敏").
+"""Corrections and swaps: words that deny or replace a value the speaker holds, by naming it.
 
-A denial ends only a value the speaker holds and names in the denying part; the part after it that affirms
-something ("…，是对芒果过敏", "…, I'm allergic to shellfish") says what holds instead.
+A denial ("I never said I live in Paris", "其实我不对花生过敏") ends only a value the speaker holds and names
+in the denying part; the part after it that affirms something ("…，是对芒果过敏") says what holds instead.
+A swap ("把氨氯地平换成了缬沙坦", "replaced the Corolla with a Tesla") ends the held value it names and puts
+the other in its slot.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import split_parts
 from langchain_lifecycle_memory.write._lexicon import says_whole
 
-__all__ = ["denied_values", "denial_rest"]
+__all__ = ["denial_rest", "denied_values", "swapped_values"]
 
 _CORRECTION = re.compile(
     r"\b(?:actually|in fact|that's wrong|that is wrong|not true|you got it wrong|you're wrong|wrong)\b"
@@ -62,3 +64,25 @@ def denial_rest(text: str, index: int) -> str:
     """The parts of ``text`` after its denying part ``index``, without a leading contrast ("是对芒果过敏")."""
     rest = " ".join(p.strip() for p in split_parts(text)[index + 1 :] if p.strip())
     return _CONTRAST.sub("", rest)
+
+
+_SWAP_ZH = re.compile(r"把(?P<old>[^，。,；;！!？?]{1,12}?)(?:换|改|调)(?:成|为)了?(?P<new>[^，。,；;！!？?]{1,16})")
+_SWAP_EN = re.compile(
+    r"\b(?:replaced|swapped|switched|traded) (?:out )?(?:my |the |our )?(?P<old>[^,.;!?]{1,40}?) "
+    r"(?:for|with) (?:a |an |the |some )?(?P<new>[^,.;!?]{1,40})",
+    re.IGNORECASE,
+)
+
+
+def swapped_values(
+    text: str, entity: str, slots: Sequence[tuple[str, str, str]], clean: Callable[[str], str]
+) -> list[tuple[str, str, str]]:
+    """``(attribute, held value, new value)`` for each held value ``text`` says was swapped for another."""
+    out = []
+    for m in (*_SWAP_ZH.finditer(text), *_SWAP_EN.finditer(text)):
+        old, new = m.group("old"), clean(m.group("new"))
+        for holder, attribute, stored in slots:
+            for value in (stored or "").split(", ") if holder == entity and new else ():
+                if len(normalize_value(value)) >= 2 and (says_whole(value, old) or says_whole(old.strip(), value)):
+                    out.append((attribute, value, new))
+    return out

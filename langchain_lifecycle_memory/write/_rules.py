@@ -6,18 +6,18 @@ First-person statements (or about "my sister Maya" / "我老婆小芳") run thro
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import current_part, states_an_end
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_ttl_days, resolve_valid_from
-from langchain_lifecycle_memory.write._denial import denial_rest, denied_values
+from langchain_lifecycle_memory.write._denial import denial_rest, denied_values, swapped_values
 from langchain_lifecycle_memory.write._lexicon import (
     VERB_CONCEPTS,
     ZH_TOPIC_VERBS,
@@ -212,6 +212,27 @@ def clause_subjects(
                 people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
             last = None if subject is None or subject.entity == speaker_entity else subject
             yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
+
+
+def _changes(
+    subject: Subject, zh: bool, specs: dict[str, AttributeSpec], slots: Slots
+) -> list[tuple[Candidate, Subject | None]]:
+    """What a clause no rule read as an end does to the values the speaker holds, by naming them.
+
+    A swap ("把氨氯地平换成了缬沙坦") ends the held value and files the other in its slot; a denial ("其实我不对
+    花生过敏，是对芒果过敏") ends it, and what the rest affirms of that slot holds (with those words, a ``Subject``).
+    """
+    out: list[tuple[Candidate, Subject | None]] = []
+    for attribute, value, new in swapped_values(subject.text, subject.entity, slots, partial(clean_value, zh=zh)):
+        out += [(Candidate(attribute, value, 90, confidence=0.8, operation="retract"), None)]
+        out += [(Candidate(attribute, new, 90, change=True), None)]
+    for attribute, value, index in denied_values(
+        subject.text, subject.entity, slots, partial(_stated, zh=zh, specs=specs)
+    ):
+        out += [(Candidate(attribute, value, 90, confidence=0.8, operation="retract"), None)]
+        said, news = _affirmed(denial_rest(subject.text, index), subject.entity, zh, specs, {attribute})
+        out += [(c, said) for c in news]
+    return out
 
 
 def _what_holds_now(
@@ -409,21 +430,16 @@ def extract_rule_facts(
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))
         before = len(facts)
         chosen = _select(candidates)
-        retracts = any(c.operation == "retract" for c in chosen)
-        reads = functools.partial(_stated, zh=zh, specs=specs)
-        denied = [] if retracts else denied_values(subject.text, subject.entity, slots, reads)
-        chosen = [c for c in chosen if not any(same_value(c.value, v) for _, v, _ in denied)]  # "never said I…"
+        changes = [] if any(c.operation == "retract" for c in chosen) else _changes(subject, zh, specs, slots)
+        chosen = [c for c in chosen if not any(same_value(c.value, e.value) for e, _ in changes)]  # "never said I…"
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
         for c in chosen:
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
         ended = {str(c.attribute) for c in chosen if c.operation == "retract"}
-        instead, news = _what_holds_now(subject, zh, specs, ended)
-        for attribute, value, index in denied:  # a correction: the value ends, what the rest affirms holds
-            retract = Candidate(attribute, value, 90, confidence=0.8, operation="retract")
-            facts += _facts(retract, clause, subject, zh, specs, when, stamp, seen, False)
-            instead, news = _affirmed(denial_rest(subject.text, index), subject.entity, zh, specs, {attribute})
-        for c in news:  # the part after the end: the slot's new value, its statement that part
-            facts += _facts(c, instead.text, instead, zh, specs, when, stamp, seen, True)
+        changes += [(c, instead) for instead, news in [_what_holds_now(subject, zh, specs, ended)] for c in news]
+        for c, said in changes:  # what the clause ends and what holds instead, each with its own words
+            words = clause if said is None else said.text
+            facts += _facts(c, words, said or subject, zh, specs, when, stamp, seen, c.operation == "assert")
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
             facts += kept_as_said(clause, subject, zh, stamp, seen)
     return [_shown(f) for f in facts]

@@ -249,7 +249,7 @@ def test_what_ends_one_thing_and_starts_another_keeps_the_new_one(
 
     lines = [line for line in memory.inject(question, user_id="u", now="2025-06-01").text.splitlines() if '"' in line]
     assert any(now_true in line for line in lines), lines
-    assert not any(ended in line for line in lines), lines
+    assert not any(ended in line and now_true not in line for line in lines), lines  # only as the change said
     assert [r.status.value for r in memory.list("u") if now_true in r.content] == ["active"]
 
 
@@ -289,6 +289,25 @@ def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: A
     assert found("occupation") == ["thatcher"] and found("profession") == ["thatcher"]
     assert "celeriac" in found("allergies")
     assert found("thanks") == [] and found("capital of France") == []
+
+
+@pytest.mark.parametrize(
+    ("before", "swap", "new", "old"),
+    [
+        ("I drive a Nissan Sentra.", "I replaced the Sentra with a Nissan Rogue.", "Nissan Rogue", "Nissan Sentra"),
+        ("我每天吃一片格列美脲。", "医生让我把格列美脲换成了厄贝沙坦。", "厄贝沙坦", "一片格列美脲"),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_swap_puts_the_new_value_in_the_old_ones_slot(
+    embeddings: Any, tmp_path: Path, before: str, swap: str, new: str, old: str
+) -> None:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_messages([("user", before)], user_id="u", at="2025-01-02")
+    memory.add_messages([("user", swap)], user_id="u", at="2025-05-02")
+
+    (slot,) = {(r.entity, r.attribute) for r in memory.list("u") if r.value == old}
+    assert [(r.value, r.status.value) for r in memory.history("u", *slot)] == [(old, "archived"), (new, "active")]
 
 
 def test_what_a_named_friend_likes_or_keeps_is_not_recalled_as_the_users(embeddings: Any, tmp_path: Path) -> None:
