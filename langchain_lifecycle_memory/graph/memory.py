@@ -24,8 +24,8 @@ from langchain_lifecycle_memory.write.write_path import (
     as_messages,
     check_messages,
     current_slots,
-    episode_records,
     extract_safely,
+    keep_failed_turn,
     prepare_episodes,
     resolve_extractor,
     wants_slots,
@@ -108,9 +108,7 @@ class LifecycleMemory:
         slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
         facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
         if error is not None:
-            episodes = prepare_episodes(episode_records(msgs, ns, when, source), self.update_config, lasting_as="fact")
-            self.store.put_records(episodes)
-            return UpdateResult(added=episodes, errors=[error])
+            return keep_failed_turn(self.store, msgs, ns, when, source, self.update_config, error)
         return self.add_facts(facts, user_id, at=when, source=source)
 
     def add_facts(

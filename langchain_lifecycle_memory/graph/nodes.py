@@ -35,10 +35,9 @@ from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, 
 from langchain_lifecycle_memory.write.write_path import (
     check_messages,
     current_slots,
-    episode_records,
     extract_safely,
+    keep_failed_turn,
     last_turn,
-    prepare_episodes,
     resolve_extractor,
     user_id_from_config,
     wants_slots,
@@ -194,9 +193,7 @@ def create_memory_writer(
             message_ids=[m.id for m in turn if m.id],
         )
         if found.get("memory_error"):  # the turn itself is kept, to be read again
-            episodes = prepare_episodes(episode_records(list(turn), ns, at, source), config_, lasting_as="fact")
-            target.put_records(episodes)
-            return UpdateResult(added=episodes, errors=[found["memory_error"]])
+            return keep_failed_turn(target, turn, ns, at, source, config_, found["memory_error"])
         facts = found.get("memory_facts") or []
         return reconcile(target, ns, facts, at=at, source=source, config=config_, before_apply=cues)
 

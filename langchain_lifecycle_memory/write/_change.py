@@ -130,7 +130,7 @@ def split_parts(text: str) -> list[str]:
 
 def change_parts(text: str) -> list[str]:
     """The parts of ``text`` that state a change ("年会只好换到良渚君澜酒店", not "时间也推到下周五了" alone)."""
-    return [part for part in _PART.split(text)[::2] if _changes(part)]
+    return [part for part in split_parts(text) if _changes(part)]
 
 
 def states_an_end(text: str) -> bool:

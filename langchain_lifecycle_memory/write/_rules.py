@@ -214,7 +214,7 @@ def clause_subjects(
             yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
 
 
-def _changes(
+def _named_changes(
     subject: Subject, zh: bool, specs: dict[str, AttributeSpec], slots: Slots
 ) -> list[tuple[Candidate, Subject | None]]:
     """What a clause no rule read as an end does to the values the speaker holds, by naming them.
@@ -430,13 +430,14 @@ def extract_rule_facts(
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))
         before = len(facts)
         chosen = _select(candidates)
-        changes = [] if any(c.operation == "retract" for c in chosen) else _changes(subject, zh, specs, slots)
+        changes = [] if any(c.operation == "retract" for c in chosen) else _named_changes(subject, zh, specs, slots)
         chosen = [c for c in chosen if not any(same_value(c.value, e.value) for e, _ in changes)]  # "never said I…"
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
         for c in chosen:
             facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
         ended = {str(c.attribute) for c in chosen if c.operation == "retract"}
-        changes += [(c, instead) for instead, news in [_what_holds_now(subject, zh, specs, ended)] for c in news]
+        instead, news = _what_holds_now(subject, zh, specs, ended)
+        changes += [(c, instead) for c in news]
         for c, said in changes:  # what the clause ends and what holds instead, each with its own words
             words = clause if said is None else said.text
             facts += _facts(c, words, said or subject, zh, specs, when, stamp, seen, c.operation == "assert")

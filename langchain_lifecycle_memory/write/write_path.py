@@ -13,6 +13,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_lifecycle_memory.errors import ExtractionError
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, check_text, is_self_entity
+from langchain_lifecycle_memory.write._plan import UpdateResult
 
 logger = logging.getLogger(__name__)
 
@@ -159,3 +160,18 @@ def prepare_episodes(records: list[MemoryRecord], config: Any, *, lasting_as: st
         })
         for r in records
     ]  # fmt: skip
+
+
+def keep_failed_turn(
+    store: Any,
+    messages: Sequence[BaseMessage],
+    namespace: tuple[str, ...],
+    at: datetime,
+    source: MemorySource,
+    config: Any,
+    error: str,
+) -> UpdateResult:
+    """A turn whose extraction failed, kept as the user's words (they stand for its facts): nothing is lost."""
+    episodes = prepare_episodes(episode_records(list(messages), namespace, at, source), config, lasting_as="fact")
+    store.put_records(episodes)
+    return UpdateResult(added=episodes, errors=[error])
