@@ -112,7 +112,8 @@ def _changes(clause: str) -> bool:
 _GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
     r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
-    r"|不[\u4e00-\u9fff]{0,4}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了",
+    r"|不[\u4e00-\u9fff]{0,4}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了"
+    r"|去世|过世|离世",
     re.IGNORECASE,
 )
 _PART = re.compile(

@@ -205,18 +205,29 @@ def test_quitting_a_kind_of_thing_ends_the_thing_held(
     assert [r.status.value for r in memory.list("u") if gone in str(r.value)] == ["archived"]
 
 
-def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(embeddings: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("first", "second", "died", "question", "gone", "kept"),
+    [
+        ("I have a dachshund named Ziggy.", "I also have a parakeet called Quenelle.",
+         "Ziggy passed away on Sunday, the house is so quiet.", "Which pets need feeding?", "Ziggy", "Quenelle"),
+        ("我养了一只柯基叫花卷。", "我还养了一只猫叫毛豆。", "花卷上个月去世了，家里好安静。", "我家有哪些宠物要喂？",
+         "花卷", "毛豆"),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(
+    embeddings: Any, tmp_path: Path, first: str, second: str, died: str, question: str, gone: str, kept: str
+) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", "I have a dachshund named Ziggy.")], user_id="u", at="2026-01-04")
-    memory.add_messages([("user", "I also have a parakeet called Quenelle.")], user_id="u", at="2026-01-05")
-    memory.add_messages([("user", "Ziggy passed away on Sunday, the house is so quiet.")], user_id="u", at="2026-05-12")
+    memory.add_messages([("user", first)], user_id="u", at="2026-01-04")
+    memory.add_messages([("user", second)], user_id="u", at="2026-01-05")
+    memory.add_messages([("user", died)], user_id="u", at="2026-05-12")
 
-    lines = [ln for ln in memory.inject("Which pets need feeding?", user_id="u", now="2026-05-20").text.splitlines()]
-    assert not any("named Ziggy" in line for line in lines), lines
-    assert any("Quenelle" in line for line in lines), lines
+    lines = [ln for ln in memory.inject(question, user_id="u", now="2026-05-20").text.splitlines() if '"' in ln]
+    assert any(kept in line for line in lines), lines
     assert {r.value: r.status.value for r in memory.list("u") if r.attribute == "pet"} == {
-        "Ziggy": "archived",
-        "Quenelle": "active",
+        gone: "archived",
+        kept: "active",
     }
 
 
