@@ -61,6 +61,14 @@ def cli_json(path: Path, *args: str) -> Any:
     return json.loads(done.stdout)
 
 
+def told(embeddings: Any, tmp_path: Path, *turns: tuple[str, str]) -> LifecycleMemory:
+    """A memory of user ``u`` that was told each ``(words, date)`` in turn."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for words, at in turns:
+        memory.add_messages([("user", words)], user_id="u", at=at)
+    return memory
+
+
 def files_containing(folder: Path, text: str) -> list[str]:
     needle = text.encode("utf-8")
     return sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file() and needle in f.read_bytes())
@@ -170,8 +178,7 @@ def test_a_change_told_later_with_an_earlier_date_replaces_what_was_said_before(
 def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
     embeddings: Any, tmp_path: Path, said: str, question: str, word: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", said)], user_id="u", at="2026-05-10")
+    memory = told(embeddings, tmp_path, (said, "2026-05-10"))
 
     next_day = memory.inject(question, user_id="u", now="2026-05-11")
     later = memory.inject(question, user_id="u", now="2026-05-31")
@@ -197,9 +204,7 @@ def test_a_temporary_statement_is_injected_the_next_day_not_three_weeks_later(
 def test_quitting_a_kind_of_thing_ends_the_thing_held(
     embeddings: Any, tmp_path: Path, before: str, after: str, question: str, gone: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", before)], user_id="u", at="2026-05-01")
-    memory.add_messages([("user", after)], user_id="u", at="2026-05-08")
+    memory = told(embeddings, tmp_path, (before, "2026-05-01"), (after, "2026-05-08"))
 
     assert gone not in memory.inject(question, user_id="u", now="2026-05-10").text
     assert [r.status.value for r in memory.list("u") if gone in str(r.value)] == ["archived"]
@@ -218,10 +223,7 @@ def test_quitting_a_kind_of_thing_ends_the_thing_held(
 def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(
     embeddings: Any, tmp_path: Path, first: str, second: str, died: str, question: str, gone: str, kept: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", first)], user_id="u", at="2026-01-04")
-    memory.add_messages([("user", second)], user_id="u", at="2026-01-05")
-    memory.add_messages([("user", died)], user_id="u", at="2026-05-12")
+    memory = told(embeddings, tmp_path, (first, "2026-01-04"), (second, "2026-01-05"), (died, "2026-05-12"))
 
     lines = [ln for ln in memory.inject(question, user_id="u", now="2026-05-20").text.splitlines() if '"' in ln]
     assert any(kept in line for line in lines), lines
@@ -254,9 +256,7 @@ def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any
 def test_what_ends_one_thing_and_starts_another_keeps_the_new_one(
     embeddings: Any, tmp_path: Path, before: str, after: str, question: str, now_true: str, ended: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", before)], user_id="u", at="2025-01-02")
-    memory.add_messages([("user", after)], user_id="u", at="2025-05-02")
+    memory = told(embeddings, tmp_path, (before, "2025-01-02"), (after, "2025-05-02"))
 
     lines = [line for line in memory.inject(question, user_id="u", now="2025-06-01").text.splitlines() if '"' in line]
     assert any(now_true in line for line in lines), lines
@@ -278,9 +278,7 @@ def test_what_ends_one_thing_and_starts_another_keeps_the_new_one(
 def test_a_correction_ends_what_it_denies_and_keeps_what_it_affirms(
     embeddings: Any, tmp_path: Path, before: str, correction: str, question: str, now_true: str | None, denied: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", before)], user_id="u", at="2025-05-01")
-    memory.add_messages([("user", correction)], user_id="u", at="2025-06-01")
+    memory = told(embeddings, tmp_path, (before, "2025-05-01"), (correction, "2025-06-01"))
 
     lines = [line for line in memory.inject(question, user_id="u", now="2025-06-02").text.splitlines() if '"' in line]
     assert not any(denied in line and not re.search(r"不|not|never", line) for line in lines), lines
@@ -290,9 +288,9 @@ def test_a_correction_ends_what_it_denies_and_keeps_what_it_affirms(
 
 
 def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: Any, tmp_path: Path) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", "I work as a thatcher.")], user_id="u", at="2025-01-02")
-    memory.add_messages([("user", "I'm allergic to celeriac.")], user_id="u", at="2025-01-03")
+    memory = told(
+        embeddings, tmp_path, ("I work as a thatcher.", "2025-01-02"), ("I'm allergic to celeriac.", "2025-01-03")
+    )
 
     def found(query: str) -> list[str]:  # as an agent calls the retriever as its memory-search tool
         return [d.metadata["value"] for d in memory.search(query, user_id="u", now="2025-02-01")]
@@ -313,9 +311,7 @@ def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: A
 def test_a_swap_puts_the_new_value_in_the_old_ones_slot(
     embeddings: Any, tmp_path: Path, before: str, swap: str, new: str, old: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", before)], user_id="u", at="2025-01-02")
-    memory.add_messages([("user", swap)], user_id="u", at="2025-05-02")
+    memory = told(embeddings, tmp_path, (before, "2025-01-02"), (swap, "2025-05-02"))
 
     (slot,) = {(r.entity, r.attribute) for r in memory.list("u") if r.value == old}
     assert [(r.value, r.status.value) for r in memory.history("u", *slot)] == [(old, "archived"), (new, "active")]
@@ -368,9 +364,7 @@ def test_a_plan_is_recalled_until_its_time_is_past_not_a_year_later(
 def test_a_plan_ends_nothing_before_its_time(
     embeddings: Any, tmp_path: Path, held: str, plan: str, question: str, word: str
 ) -> None:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    memory.add_messages([("user", held)], user_id="u", at="2026-03-02")
-    memory.add_messages([("user", plan)], user_id="u", at="2026-05-10")
+    memory = told(embeddings, tmp_path, (held, "2026-03-02"), (plan, "2026-05-10"))
 
     assert word in memory.inject(question, user_id="u", now="2026-05-12").text
     assert [r.status.value for r in memory.list("u") if word in r.content] == ["active"]
