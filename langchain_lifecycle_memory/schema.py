@@ -24,6 +24,7 @@ __all__ = [
     "ensure_aware",
     "is_self_entity",
     "normalize_value",
+    "local_time",
     "utcnow",
     "zone_of",
 ]
@@ -75,6 +76,16 @@ def zone_of(value: datetime | str | float | int | None) -> tzinfo:
     """
     parsed = _parsed(value)
     return (parsed.tzinfo if parsed is not None else None) or timezone.utc
+
+
+def local_time(value: datetime | str | float | int | None) -> datetime | None:
+    """``value`` as an aware datetime in the zone it was given in: what "today" and "yesterday" mean to its user.
+
+    >>> local_time("2025-03-03T07:30:00+08:00").date(), ensure_aware("2025-03-03T07:30:00+08:00").date()
+    (datetime.date(2025, 3, 3), datetime.date(2025, 3, 2))
+    """
+    aware = ensure_aware(value)
+    return aware.astimezone(zone_of(value)) if aware is not None else None
 
 
 def _parsed(value: datetime | str | float | int | None) -> datetime | None:

@@ -17,7 +17,15 @@ from langchain_lifecycle_memory.lifecycle import operations as lifecycle
 from langchain_lifecycle_memory.read.cues import with_cues
 from langchain_lifecycle_memory.read.injection import MemoryBlock, format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
-from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemorySource, MemoryStatus, ensure_aware, utcnow
+from langchain_lifecycle_memory.schema import (
+    Fact,
+    MemoryRecord,
+    MemorySource,
+    MemoryStatus,
+    ensure_aware,
+    local_time,
+    utcnow,
+)
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, reconcile
 from langchain_lifecycle_memory.write.write_path import (
@@ -106,7 +114,8 @@ class LifecycleMemory:
             extractor=self.extractor_name, thread_id=thread_id, message_ids=[m.id for m in msgs if m.id]
         )
         slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
-        facts, error = extract_safely(self.extractor, msgs, when, slots=slots)
+        said_at = local_time(at) or when  # "yesterday" and "today" as the user's calendar reads them
+        facts, error = extract_safely(self.extractor, msgs, said_at, slots=slots)
         if error is not None:
             return keep_failed_turn(self.store, msgs, ns, when, source, self.update_config, error)
         return self.add_facts(facts, user_id, at=when, source=source)

@@ -29,7 +29,7 @@ from typing_extensions import NotRequired
 from langchain_lifecycle_memory.read.cues import with_cues
 from langchain_lifecycle_memory.read.injection import format_memories
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
-from langchain_lifecycle_memory.schema import Fact, MemorySource, ensure_aware, utcnow
+from langchain_lifecycle_memory.schema import Fact, MemorySource, ensure_aware, local_time, utcnow
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, reconcile
 from langchain_lifecycle_memory.write.write_path import (
@@ -182,7 +182,8 @@ def create_memory_writer(
         ns = namespace_for(user, template)
         traced = _traced(config, user, ns, memory_turn_messages=len(turn))
         slots = current_slots(target, ns) if slots_wanted else None
-        facts, error = extract_safely(chain, turn, _now(config), traced, slots=slots)
+        said_at = local_time((config.get("configurable") or {}).get("memory_now")) or _now(config)  # user's calendar
+        facts, error = extract_safely(chain, turn, said_at, traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
     def write(target: Any, turn: list[AnyMessage], user: str, config: RunnableConfig, found: dict) -> UpdateResult:

@@ -12,7 +12,7 @@ import threading
 from datetime import datetime, timedelta
 from typing import Any
 
-from langchain_lifecycle_memory.schema import ensure_aware
+from langchain_lifecycle_memory.schema import ensure_aware, local_time
 from langchain_lifecycle_memory.write._change import ENDED
 
 __all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead"]
@@ -142,7 +142,7 @@ _STARTED = re.compile(
 
 
 def _aware(now: datetime) -> datetime:
-    return ensure_aware(now) or now
+    return local_time(now) or now
 
 
 def _zh_number(text: str) -> float | None:

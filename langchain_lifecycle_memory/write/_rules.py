@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
-from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
+from langchain_lifecycle_memory.schema import Fact, local_time, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import current_part, states_an_end
@@ -411,7 +411,7 @@ def extract_rule_facts(
         >>> [(f.attribute, f.value) for f in extract_rule_facts("我现在改用 VS Code 了", slots=slots)]
         [('editor', 'VS Code')]
     """
-    when = ensure_aware(now) or utcnow()
+    when = local_time(now) or utcnow()  # dates said relative to it read on the user's calendar
     specs = {spec.name: spec for spec in attributes}
     facts: list[Fact] = []
     seen: set[tuple[str, str | None, str, str]] = set()

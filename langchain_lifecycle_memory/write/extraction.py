@@ -15,7 +15,7 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from pydantic import ValidationError
 
 from langchain_lifecycle_memory.errors import ExtractionError
-from langchain_lifecycle_memory.schema import Fact, ensure_aware, normalize_value, utcnow
+from langchain_lifecycle_memory.schema import Fact, local_time, normalize_value, utcnow
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write import _slot_rename
 from langchain_lifecycle_memory.write._dates import parse_model_date, resolve_ttl_days, resolve_valid_from
@@ -71,7 +71,7 @@ def _coerce_input(value: Any) -> tuple[list[BaseMessage], datetime]:
             "Wrap text as HumanMessage('...')."
         )
         raise TypeError(msg)
-    return list(messages), ensure_aware(now) or utcnow()
+    return list(messages), local_time(now) or utcnow()  # in the user's zone: their "today" and "yesterday"
 
 
 def _snake(name: Any) -> str | None:

@@ -236,11 +236,14 @@ def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(
 def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_messages([("user", "我住在江门蓬江区。")], user_id="u", at="2025-03-03T07:30:00+08:00")  # 02 in UTC
+    memory.add_messages([("user", "我父母昨天搬到了阳江。")], user_id="u", at="2025-03-03T07:35:00+08:00")
 
-    text = memory.inject("我住在哪？", user_id="u", now="2025-03-03T07:45:00+08:00").text
+    mine = memory.inject("我住在哪？", user_id="u", now="2025-03-03T07:45:00+08:00").text
+    theirs = memory.inject("我父母现在住在哪？", user_id="u", now="2025-03-03T07:45:00+08:00").text
 
-    assert "今天是 2025-03-03" in text and "[2025-03-03 · " in text, text
-    assert "2025-03-02" not in text, text
+    assert "今天是 2025-03-03" in mine and "[2025-03-03 · " in mine, mine
+    assert "3月2日" in theirs and "[2025-03-02 · " in theirs, theirs  # yesterday by the user's calendar, not UTC's
+    assert "3月1日" not in theirs and "2025-03-01" not in theirs, theirs
 
 
 @pytest.mark.parametrize(
