@@ -10,12 +10,17 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from langchain_lifecycle_memory.schema import Fact, normalize_value
+import numpy as np
+
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
-__all__ = ["decide_cardinality", "holds_one_of", "kind_of", "renumbered", "same_value", "set_cue", "with_cardinality"]
+__all__ = [
+    "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "same_value",
+    "set_cue", "with_cardinality",
+]  # fmt: skip
 
 _SET_CUE = re.compile(
     r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
@@ -211,3 +216,16 @@ def with_cardinality(
             f = f.model_copy(update={"cardinality": card})
         out.append(f)
     return out
+
+
+DEFAULT_ALIKE_THRESHOLD = 0.35
+"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
+
+
+def alike(embeddings: Any, value: str | None, members: Sequence[MemoryRecord], threshold: float) -> list[MemoryRecord]:
+    """The members whose value is of the same kind as ``value`` (the values alone at least ``threshold`` alike)."""
+    if not members or not value:
+        return []
+    vectors = np.asarray(embeddings.embed_documents([value, *(str(r.value) for r in members)]))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
+    return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]

@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_lifecycle_memory.schema import MemoryRecord
+from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, ZH_MEASURE, alternation, says_whole
 from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = [
     "DEFAULT_CHANGE_THRESHOLD", "ENDED", "KEPT_WORDS", "NAMED_CHANGE_THRESHOLD", "ZH_CHANGED_TO", "change_parts",
-    "current_part", "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "split_parts",
-    "states_a_change", "states_an_end", "superseded_by_change",
+    "current_part", "ended_part", "holds_now", "only_ends", "quantities", "restates_a_number", "restates_held",
+    "split_parts", "states_a_change", "states_an_end", "superseded_by_change",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -472,3 +472,13 @@ def superseded_by_change(
         ):
             return old
     return None
+
+
+def restates_held(words: str | None, keep: MemoryRecord, card: str) -> bool:
+    """Whether ``words`` restate ``keep``'s single value with a number ``keep``'s statement does not have."""
+    return (
+        card == "single"
+        and keep.status is MemoryStatus.ACTIVE
+        and bool(words)
+        and restates_a_number(str(words), keep.content)
+    )

@@ -24,7 +24,13 @@ from langchain_lifecycle_memory.schema import (
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
-from langchain_lifecycle_memory.write._cardinality import kind_of, renumbered, same_value
+from langchain_lifecycle_memory.write._cardinality import (
+    DEFAULT_ALIKE_THRESHOLD,
+    alike,
+    kind_of,
+    renumbered,
+    same_value,
+)
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
@@ -33,7 +39,7 @@ from langchain_lifecycle_memory.write._change import (
     ended_part,
     holds_now,
     only_ends,
-    restates_a_number,
+    restates_held,
     states_a_change,
     superseded_by_change,
 )
@@ -64,8 +70,6 @@ _ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 _AGAINST = frozenset(name for name, spec in _SPECS.items() if spec.against)
-DEFAULT_ALIKE_THRESHOLD = 0.35
-"""Bundled encoder, values alone: Vim / VS Code 0.44 are alike; an editor and a drink (0.09-0.22) are not."""
 SAID_WORDS = "said"
 """``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
 
@@ -306,8 +310,8 @@ class Planner:
             return
         same = [r for r in live if same_value(r.value, value)]
         # The same value restated with a new number is a new version (the newer words are current), else a refresh.
-        new_words = bool(same) and self._restated(fact.content, same[-1], card)
-        if same and not new_words and self._restated(fact.evidence, same[-1], card):
+        new_words = bool(same) and restates_held(fact.content, same[-1], card)
+        if same and not new_words and restates_held(fact.evidence, same[-1], card):
             # The model's statement dropped the number its words changed ("The user is a photographer." from "we
             # bumped the photographer budget up to $2,600"): the words themselves are the new version.
             fact, new_words = fact.model_copy(update={"content": str(fact.evidence)}), True
@@ -365,16 +369,6 @@ class Planner:
         said = record.model_copy(update={"content": words, "attribute": None, "value": None})
         self._supersede_stated(said, another=False)
 
-    @staticmethod
-    def _restated(words: str | None, keep: MemoryRecord, card: str) -> bool:
-        """Whether ``words`` restate ``keep``'s single value with a number ``keep``'s statement does not have."""
-        return (
-            card == "single"
-            and keep.status is MemoryStatus.ACTIVE
-            and bool(words)
-            and restates_a_number(str(words), keep.content)
-        )
-
     def _supersede_stated(
         self,
         record: MemoryRecord,
@@ -413,7 +407,9 @@ class Planner:
             active = [r for r in live if r.status is MemoryStatus.ACTIVE]
             ended = [r for r in active if renumbered(fact.value, r.value)]  # "nifedipine 60 mg" after "… 30mg"
             if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
-                ended += [r for r in self._alike(record, active) if r not in ended]
+                threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)  # None: off
+                kin = alike(self.store.embeddings, record.value, active, threshold) if threshold is not None else []
+                ended += [r for r in kin if r not in ended]  # its kind's members ("VS Code" ends "Vim")
             for old in ended:
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
@@ -458,15 +454,6 @@ class Planner:
             held[old.id], held[again.id] = again, again
             restored.append(again)
         return restored
-
-    def _alike(self, record: MemoryRecord, members: list[MemoryRecord]) -> list[MemoryRecord]:
-        """Members whose value is of the same kind as ``record``'s (none without a calibrated threshold)."""
-        threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)
-        if threshold is None or not members or not record.value:
-            return []
-        vectors = np.asarray(self.store.embeddings.embed_documents([record.value, *(str(r.value) for r in members)]))
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
-        return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
 
     def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
         content = fact.content
