@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
@@ -26,7 +26,6 @@ __all__ = [
     "normalize_value",
     "local_time",
     "utcnow",
-    "zone_of",
 ]
 
 KINDS: tuple[str, ...] = ("preference", "profile", "fact", "event", "episode", "sensitive")
@@ -68,24 +67,16 @@ def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
     return parsed.astimezone(timezone.utc)
 
 
-def zone_of(value: datetime | str | float | int | None) -> tzinfo:
-    """The time zone a time was given in ("2025-03-03T07:45+08:00": UTC+8); UTC when it names none.
-
-    >>> str(zone_of("2025-03-03T07:45:00+08:00")), str(zone_of("2025-03-03"))
-    ('UTC+08:00', 'UTC')
-    """
-    parsed = _parsed(value)
-    return (parsed.tzinfo if parsed is not None else None) or timezone.utc
-
-
 def local_time(value: datetime | str | float | int | None) -> datetime | None:
-    """``value`` as an aware datetime in the zone it was given in: what "today" and "yesterday" mean to its user.
+    """``value`` as an aware datetime in the zone it was given in (naive: UTC), where its user's "today" is.
 
     >>> local_time("2025-03-03T07:30:00+08:00").date(), ensure_aware("2025-03-03T07:30:00+08:00").date()
     (datetime.date(2025, 3, 3), datetime.date(2025, 3, 2))
     """
-    aware = ensure_aware(value)
-    return aware.astimezone(zone_of(value)) if aware is not None else None
+    parsed = _parsed(value)
+    if parsed is None:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def _parsed(value: datetime | str | float | int | None) -> datetime | None:

@@ -135,6 +135,11 @@ def _now(config: RunnableConfig) -> Any:
     return ensure_aware(configurable.get("memory_now")) or utcnow()
 
 
+def _local_now(config: RunnableConfig) -> Any:
+    """:func:`_now` in the zone ``memory_now`` was given in: the user's "today" and "yesterday"."""
+    return local_time((config.get("configurable") or {}).get("memory_now")) or _now(config)
+
+
 def _traced(config: RunnableConfig, user_id: str, namespace: tuple[str, ...], **extra: Any) -> RunnableConfig:
     """Config for a stage's run with LangSmith metadata: a hash of the user id, never the id."""
     digest = hashlib.sha256(user_id.encode()).hexdigest()[:12]
@@ -182,8 +187,7 @@ def create_memory_writer(
         ns = namespace_for(user, template)
         traced = _traced(config, user, ns, memory_turn_messages=len(turn))
         slots = current_slots(target, ns) if slots_wanted else None
-        said_at = local_time((config.get("configurable") or {}).get("memory_now")) or _now(config)  # user's calendar
-        facts, error = extract_safely(chain, turn, said_at, traced, slots=slots)
+        facts, error = extract_safely(chain, turn, _local_now(config), traced, slots=slots)
         return {"memory_facts": facts, "memory_error": error}
 
     def write(target: Any, turn: list[AnyMessage], user: str, config: RunnableConfig, found: dict) -> UpdateResult:
@@ -215,7 +219,7 @@ def create_memory_writer(
             return {"memory_result": UpdateResult()}
         if background:  # the whole turn on the worker: the graph's turn does not wait for the model
             detached = {k: v for k, v in config.items() if k != "callbacks"}  # its own run, dated by the turn
-            detached["configurable"] = {**(config.get("configurable") or {}), "memory_now": _now(config)}
+            detached["configurable"] = {**(config.get("configurable") or {}), "memory_now": _local_now(config)}
             _WRITES.submit(lambda: write(target, turn, user, detached, extract(target, turn, user, detached)))
             return {"memory_result": None}
         return {"memory_result": write(target, turn, user, config, state)}
@@ -268,7 +272,7 @@ def create_memory_reader(
             state.get("memory_documents") or [],
             max_tokens=max_tokens,
             query=query,
-            now=(config.get("configurable") or {}).get("memory_now") or _now(config),  # in the zone it was given
+            now=_local_now(config),  # in the zone it was given
             expired=state.get("memory_expired") or 0,
         )
         if not as_message:

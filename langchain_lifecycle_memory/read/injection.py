@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.store.base import Item
 from pydantic import BaseModel
 
-from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity, zone_of
+from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity, local_time
 from langchain_lifecycle_memory.store.slots import SET, cardinality, current_losers, precedence, slot_key
 
 __all__ = [
@@ -301,8 +301,7 @@ def format_memories(
         msg = f"`records` must be a list of memories, got {type(records).__name__}; wrap a single one in a list."
         raise TypeError(msg)
     count = token_counter or approximate_tokens
-    aware_now = ensure_aware(now)
-    local_now = aware_now.astimezone(zone_of(now)) if aware_now is not None else None
+    local_now = local_time(now)
 
     unique: dict[str, _Item] = {}  # the first memory of each id, in order
     lines: set[tuple[str, datetime | None]] = set()  # two slots from one sentence would be one line twice

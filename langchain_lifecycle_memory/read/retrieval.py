@@ -109,7 +109,7 @@ class LifecycleRetriever(BaseRetriever):
     """How kept records are ordered: by fused score or by reciprocal rank fusion."""
     weights: ChannelWeights = Field(default_factory=ChannelWeights)
     calibration: ScoreCalibration = Field(default_factory=ScoreCalibration)
-    rank_calibration: ScoreCalibration | None = Field(default_factory=lambda: _open_ceilings())
+    rank_calibration: ScoreCalibration | None = Field(default_factory=_open_ceilings)
     """Calibration of the score that only *orders* kept records (``None``: ``calibration``); open ceilings."""
     other_entity_factor: float = Field(default=0.2, ge=0.0, le=1.0)
     """Multiplies the score of records about someone the query is not about."""

@@ -362,11 +362,11 @@ class RecordAPI:
             raise ValueError(msg)
         if k <= 0:
             return []
+        vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)  # not under the lock
         with self._client.session():  # synced with other processes' writes first, as every read
             view = self._view(namespace)
             if view is None:
                 return []
-            vector = list(embedding) if embedding is not None else self.embeddings.embed_query(query)
             at, when = ensure_aware(as_of), ensure_aware(now) or utcnow()
             wanted = [MemoryStatus.ACTIVE.value, MemoryStatus.ARCHIVED.value] if at is not None else _statuses(statuses)
             where: dict[str, Any] = {C.SYS_RECORD: True}
