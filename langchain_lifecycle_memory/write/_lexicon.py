@@ -54,7 +54,7 @@ LEX: dict[str, frozenset[str]] = {
         "instrument": "piano|electric guitar|bass|cello|violin|viola|drums|flute|clarinet|saxophone|sax|"
         "trumpet|trombone|ukulele|harp|harmonica|accordion|oboe|banjo|mandolin|keyboard|钢琴|吉他|小提琴|大提琴|"
         "中提琴|古筝|古琴|二胡|琵琶|笛子|架子鼓|长笛|萨克斯|小号|口琴|手风琴|竖琴|单簧管|贝斯",
-        "sport": "football|basketball|baseball|volleyball|badminton|table tennis|tennis|ping pong|pickleball|"
+        "sport": "football|basketball|baseball|volleyball|badminton|table tennis|ping pong|pickleball|"
         "squash|golf|hockey|rugby|cricket|swimming|running|cycling|climbing|bouldering|yoga|pilates|boxing|karate|"
         "judo|taekwondo|fencing|skiing|snowboarding|surfing|rowing|kayaking|triathlon|crossfit|jogging|游泳|"
         "篮球|足球|羽毛球|乒乓球|网球|排球|瑜伽|骑行|滑雪|登山|拳击|跳绳|马拉松|高尔夫|冲浪|滑板|太极|太极拳|"
@@ -69,7 +69,7 @@ LEX: dict[str, frozenset[str]] = {
         "tea": "普洱|龙井|西湖龙井|碧螺春|大红袍|毛尖|信阳毛尖|金骏眉|正山小种|白毫银针|六安瓜片|乌龙|"
         "乌龙茶|茉莉花茶|单丛|凤凰单丛|滇红|祁门红茶|白茶|黑茶|普洱茶|铁观音茶",
         "car": "toyota|honda|bmw|audi|mercedes|mercedes-benz|benz|volkswagen|vw|ford|chevrolet|chevy|subaru|"
-        "mazda|nissan|hyundai|kia|volvo|porsche|lexus|jeep|tesla|byd|nio|xpeng|rivian|polestar|prius|civic|corolla|camry|"
+        "mazda|nissan|hyundai|kia|volvo|porsche|lexus|jeep|byd|nio|xpeng|rivian|polestar|prius|civic|corolla|camry|"
         "丰田|本田|宝马|奥迪|奔驰|特斯拉|比亚迪|蔚来|理想|小鹏|吉利|长城|哈弗|红旗|五菱|领克|极氪|问界|别克|"
         "雪佛兰|福特|日产|马自达|现代|起亚|沃尔沃|保时捷|雷克萨斯|凯迪拉克|路虎|速腾|迈腾|朗逸|卡罗拉|凯美瑞|雅阁|思域",
         "smartphone": "galaxy|oneplus|vivo|xiaomi|redmi|huawei|honor|nokia|motorola|nothing phone|"

@@ -38,7 +38,7 @@ from langchain_lifecycle_memory.write._subjects import (
 )
 from langchain_lifecycle_memory.write.redaction import Redactor
 
-__all__ = ["clause_subjects", "extract_rule_facts", "shown"]
+__all__ = ["clause_subjects", "extract_rule_facts", "shown", "statements"]
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SPACE_BY_CJK = re.compile(
@@ -212,6 +212,20 @@ def clause_subjects(
                 people.setdefault(subject.entity.rsplit("_", 1)[-1], subject.entity)
             last = None if subject is None or subject.entity == speaker_entity else subject
             yield sentence, subject.restated if subject is not None and subject.restated else clause, subject, zh
+
+
+def statements(
+    text: str, speaker_entity: str = "user", known: Iterable[str] = ()
+) -> Iterator[tuple[str, str, Subject, bool]]:
+    """``(sentence, clause, subject, zh)`` for every clause of ``text`` that states something about someone."""
+    for sentence, clause, subject, zh in clause_subjects(text, speaker_entity, known):
+        if subject is not None:
+            yield sentence, clause, _spaced_as_read(subject, zh), zh
+
+
+def _spaced_as_read(subject: Subject, zh: bool) -> Subject:
+    """A Chinese subject's text as the patterns read it ("我在 Shopee 做运营" as "我在Shopee做运营")."""
+    return Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text)) if zh else subject
 
 
 def _named_changes(
@@ -421,7 +435,7 @@ def extract_rule_facts(
             subject = Subject(speaker_entity, clause) if ended else None
         if subject is None:
             continue
-        subject = Subject(subject.entity, _SPACE_BY_CJK.sub("", subject.text)) if zh else subject
+        subject = _spaced_as_read(subject, zh)
         rules = ZH_RULES if zh else EN_RULES
         found = [*_sensitive(clause), *(c for r in rules for c in apply(r, subject.text, zh, specs))]
         found += _ends_what_it_names_first(clause, subject.entity, slots) if not found else []
