@@ -26,6 +26,7 @@ from langchain_lifecycle_memory.write._slot_names import (
     kin,
     modifies,
     same_head,
+    stem,
     words,
 )
 
@@ -173,7 +174,7 @@ def resolve_facts(
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
             said_change = fact.switch or (changes is not None and changes(fact.content))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
-            said = _Said(fact.content, entity, statements, values.get(entity, {}))
+            said = _Said(fact.content, entity, statements, values.get(entity, {}), fact.value or "")
             attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed)
         out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
         if judge is not None and (undecided or ambiguous):
@@ -268,6 +269,7 @@ class _Said(NamedTuple):
     entity: str
     statements: Callable[[str], dict[str, str]]
     values: dict[str, list[str]]
+    value: str = ""
 
 
 def _by_statement(
@@ -288,6 +290,9 @@ def _by_statement(
     :data:`STATEMENT_SLOT_THRESHOLD`, names and statements that are both alike decide (:data:`JOINT_NAME`); a
     change whose statement is near none replaces the slot whose name is nearest its own, at :data:`JOINT_NAME`
     ("用户现在完全吃纯素" as ``dietary_preference`` replaces ``diet``: names 0.65, statements 0.25 across languages).
+    The nearest statement counts as near when it is near without the values of both (:func:`_frame`: "team lead
+    at the warehouse is now Raúl" and "shift supervisor at the warehouse is Donna"), unless the new statement
+    names the same kind of thing qualified otherwise (:func:`_keeps_qualifier`).
     """
     open_ = [
         b
@@ -301,14 +306,50 @@ def _by_statement(
         return attribute
     texts = [predicate(said.content, said.entity), *(predicate(current[b], said.entity) for b in candidates)]
     new, *old = embedder.vectors(texts)
-    score, best = max((sum(x * y for x, y in zip(new, v)), b) for v, b in zip(old, candidates))
-    if score >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD):
+    score, best = max((_cos(new, v), b) for v, b in zip(old, candidates))
+    framed = score
+    if attribute_relation(attribute, best, specs) is None and _keeps_qualifier(best, current[best], said.content):
+        # The nearest statement, compared without the values ("lives in Spokane" / "lives in Boise"): names
+        # tell a kin slot apart (work and personal phone), so only for names that nothing else relates.
+        said_frame, best_frame = embedder.vectors(
+            [_frame(texts[0], [said.value]), _frame(texts[1 + candidates.index(best)], said.values.get(best, []))]
+        )
+        framed = max(score, _cos(said_frame, best_frame))
+    if framed >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD):
         return best if changed or name_similarity(attribute, best, embedder, specs) >= UNRELATED_NAMES else attribute
     if changed:  # it replaces something: the stored name nearest its own, when no statement is near enough
         named, nearest = max((name_similarity(attribute, b, embedder, specs), b) for b in candidates)
         return nearest if named >= JOINT_NAME else attribute
     alike = score >= JOINT_STATEMENT and name_similarity(attribute, best, embedder, specs) >= JOINT_NAME
     return best if alike else attribute
+
+
+def _keeps_qualifier(name: str, statement: str, new: str) -> bool:
+    """Whether ``new``, naming the kind of thing slot ``name`` holds, qualifies it as ``statement`` does.
+
+    "The user's personal phone is a Pixel" says "phone" without the "work" of ``work_phone``'s own statement:
+    another phone. A statement that does not name the head at all ("team lead" for ``shift_supervisor``) is
+    left to its meaning.
+    """
+    *modifiers, head = [stem(w) for w in words(name)] or [""]
+    said_old, said_new = ({stem(w) for w in words(text)} for text in (statement, new))
+    qualifiers = set(modifiers) & core(name) & said_old
+    return head not in said_new or qualifiers <= said_new
+
+
+def _cos(u: list[float], v: list[float]) -> float:
+    return sum(x * y for x, y in zip(u, v))
+
+
+def _frame(statement: str, values: Sequence[str]) -> str:
+    """``statement`` without its values: what it says of its slot, whichever value ("lives in ." for any city).
+
+    >>> _frame("lives in Spokane, in a house with a yard.", ["Spokane"])
+    'lives in , in a house with a yard.'
+    """
+    for value in sorted((v for v in values if v), key=len, reverse=True):
+        statement = re.sub(re.escape(value), " ", statement, flags=re.IGNORECASE)
+    return " ".join(statement.split())
 
 
 def _nearest_spec(

@@ -562,6 +562,43 @@ def test_a_change_finds_the_slot_it_replaces_under_another_name(
     assert [r.value for r in memory.history("u", "user", first[0])] == [first[1], second[1]]
 
 
+def test_a_change_is_compared_with_the_slots_statement_without_their_values(embeddings: Any) -> None:
+    """Names apart (0.32) and statements apart with their two people in them (0.32), alike once both go (0.54)."""
+    memory = _memory(embeddings)
+    said = "The user's shift supervisor at the warehouse is Donna Keel."
+    first = _fact("user", "shift_supervisor", "Donna Keel", said)
+    second = _fact("user", "floor_lead", "Raúl Ibáñez", "The user's team lead at the warehouse is now Raúl Ibáñez.")
+    memory.add_facts([first], "u", at="2024-01-01")
+    memory.add_facts([second], "u", at="2024-06-01")
+    assert _active(memory, "user", "shift_supervisor") == ["Raúl Ibáñez"]
+    block = memory.inject("Who do I ask for a day off?", "u", now="2024-06-05")
+    assert "Raúl Ibáñez" in block.text and "Donna Keel" not in block.text
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            ("office_chair", "Steelcase Leap", "The user's office chair is a Steelcase Leap."),
+            ("seat", "Herman Miller Aeron", "The user's gaming chair is a Herman Miller Aeron."),
+        ),
+        (
+            ("work_tablet", "Surface Go", "The user's work tablet is a Surface Go."),
+            ("device", "Galaxy Tab S9", "The user's home tablet is a Galaxy Tab S9."),
+        ),
+    ],
+)
+def test_the_same_kind_of_thing_qualified_otherwise_is_another_slot(
+    embeddings: Any, first: tuple[str, str, str], second: tuple[str, str, str]
+) -> None:
+    """Without their values the two statements differ by one word ("office"/"gaming"): both chairs stay current."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", *second)], "u", at="2024-06-01")
+    assert _active(memory, "user", first[0]) == [first[1]]
+    assert _active(memory, "user", second[0]) == [second[1]]
+
+
 def test_without_a_change_a_name_sharing_a_word_is_another_slot(embeddings: Any) -> None:
     """Statements that say different things (0.5 apart) keep two slots though the names share a word."""
     memory = _memory(embeddings)
