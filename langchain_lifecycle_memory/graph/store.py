@@ -7,6 +7,7 @@ like the package's own writes, so "User prefers VS Code" archives "User prefers 
 from __future__ import annotations
 
 import re
+import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -28,7 +29,12 @@ __all__ = ["ChromaMemoryStore", "item_text"]
 
 BULK_WRITE = 64
 """A ``put_records`` call writing this many records into a namespace refreshes its search snapshot file."""
-_EN_SUBJECT = re.compile(r"^(\s*)(?:the\s+)?user(?P<own>'s)?\s+(?P<verb>[A-Za-z]+)", re.IGNORECASE)
+_EN_SUBJECT = re.compile(
+    r"^(\s*)(?:the\s+)?user(?P<own>'s)?\s+(?P<adverbs>(?:(?:no\s+longer|not\s+yet|[A-Za-z]+ly|now|also|still|just|"
+    r"never|often|already|even|only|always|sometimes|rarely|again|then|too|soon)\s+)*)(?P<verb>[A-Za-z]+)",
+    re.IGNORECASE,
+)
+"""The subject "the user", the adverbs before its verb ("User no longer eats meat"), and the verb."""
 _IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was", "goes": "go"}
 
 
@@ -41,12 +47,11 @@ def first_person(text: str) -> str:
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
         match = _EN_SUBJECT.match(sentence)
         if match and match.group("own"):
-            sentence = f"{match.group(1)}My {match.group('verb')}{sentence[match.end() :]}"
+            sentence = f"{match.group(1)}My {match.group('adverbs')}{match.group('verb')}{sentence[match.end() :]}"
         elif match:
-            verb = match.group("verb")
-            lower = verb.lower()
+            lower = match.group("verb").lower()
             base = _IRREGULAR.get(lower) or _base_form(lower)
-            sentence = f"{match.group(1)}I {base}{sentence[match.end() :]}"
+            sentence = f"{match.group(1)}I {match.group('adverbs')}{base}{sentence[match.end() :]}"
         out.append(re.sub(r"^(\s*)用户", r"\1我", sentence))
     return " ".join(p for p in out if p)
 
@@ -122,14 +127,15 @@ class ChromaMemoryStore(ChromaRecordStore):
         plain: list[int] = []  # a run of other ops, written and read together as ``batch`` does
 
         def flush() -> None:
-            for i, result in zip(plain, super(ChromaMemoryStore, self).batch([ops[i] for i in plain])):
-                results[i] = result
             deleted: dict[tuple[str, ...], set[str]] = {}
             for op in (ops[i] for i in plain):
                 if isinstance(op, PutOp) and op.value is None:
                     deleted.setdefault(tuple(op.namespace), set()).add(op.key)
+            current = {ns: self._holding(ns, keys) for ns, keys in deleted.items()}
+            for i, result in zip(plain, super(ChromaMemoryStore, self).batch([ops[i] for i in plain])):
+                results[i] = result
             for ns, keys in deleted.items():
-                self._surface_restated(ns, keys)
+                self._surface_restated(ns, keys, current[ns])
             plain.clear()
 
         for i, op in enumerate(ops):
@@ -166,14 +172,29 @@ class ChromaMemoryStore(ChromaRecordStore):
         content = {**inner, "content": masked} if isinstance(inner, dict) else masked
         return {**value, "content": content}
 
-    def _surface_restated(self, ns: tuple[str, ...], keys: set[str]) -> None:
-        """After ``keys`` are deleted, the newest item kept as each one's restatement takes its place."""
+    def _holding(self, ns: tuple[str, ...], keys: set[str]) -> set[str]:
+        """Those of ``keys`` whose record is a current value (live, in a slot)."""
+        records = (self.get_record(ns, key) for key in keys)
+        return {r.id for r in records if r is not None and r.slot is not None and r.status is not MemoryStatus.ARCHIVED}
+
+    def _surface_restated(self, ns: tuple[str, ...], keys: set[str], current: set[str] = frozenset()) -> None:
+        """After ``keys`` are deleted, the newest item kept as each one's restatement takes its place.
+
+        A deleted current value that restated nothing gives its place back to the value it replaced ("User prefers
+        VS Code" deleted: "User prefers Vim" holds again), as if it had never been written.
+        """
         kept: dict[str, list[MemoryRecord]] = {}
+        replaced: list[MemoryRecord] = []
         for r in self.list_records(ns, statuses=MemoryStatus.ARCHIVED):  # one read for the whole batch
             if r.metadata.get(RESTATES) in keys and isinstance(r.metadata.get("item"), dict):
                 kept.setdefault(str(r.metadata[RESTATES]), []).append(r)
+            elif r.superseded_by in current:
+                replaced.append(r)
         for restated in kept.values():
             self._surface(restated)
+        back = {"status": MemoryStatus.ACTIVE, "valid_to": None, "superseded_by": None, "updated_at": utcnow()}
+        if revived := [r.model_copy(update=back) for r in replaced if r.superseded_by not in kept]:
+            self.put_records(revived)
 
     def _surface(self, kept: list[MemoryRecord]) -> None:
         newest, *others = sorted(kept, key=lambda r: r.updated_at, reverse=True)
@@ -214,13 +235,18 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
     item = {"item": value}
     if plan.added:
         rename = {plan.added[0].id: key}
+        if old is not None:  # the item's earlier version stays in history under an id of its own
+            rename[key] = str(uuid.uuid4())
+            if not any(r.id == key for r in plan.archived):
+                plan.refreshed = [r for r in plan.refreshed if r.id != key]
+                kept = old.transition(MemoryStatus.ARCHIVED, at=at, superseded_by=plan.added[0].id)
+                plan.archived.append(old if old.status is MemoryStatus.ARCHIVED else kept)
         for bucket in (plan.added, plan.refreshed, plan.archived, plan.repaired):
             bucket[:] = [
                 r.model_copy(
                     update={k: rename.get(getattr(r, k), getattr(r, k)) for k in ("id", "supersedes", "superseded_by")}
                 )
                 for r in bucket
-                if r.id != key  # the item's earlier version: it becomes the new one
             ]
         first = plan.added[0]
         plan.added[0] = first.model_copy(
@@ -232,14 +258,18 @@ def _keyed(plan: UpdatePlan, old: MemoryRecord | None, key: str, value: dict[str
             r.model_copy(update={"metadata": {**r.metadata, **item}}) if r.id == key else r for r in plan.refreshed
         ]
         return plan
-    # The item restates a memory already held (refreshed above): it is kept as history of it.
-    same = plan.refreshed[0].id if plan.refreshed else None
     content = item_text(value) or C.dumps_value(value)
+    created = old.created_at if old else at
+    if not plan.refreshed:  # it only ended something ("User no longer eats meat"): what holds now, in its words
+        record = MemoryRecord(id=key, namespace=plan.namespace, content=content, metadata=item, valid_from=at)
+        plan.added.append(record.model_copy(update={"created_at": created, "updated_at": at}))
+        return plan
+    # The item restates a memory already held (refreshed above): it is kept as history of it.
+    same = plan.refreshed[0].id
     plan.added.append(
         MemoryRecord(
             id=key, namespace=plan.namespace, content=content, status=MemoryStatus.ARCHIVED, superseded_by=same,
-            metadata={**item, RESTATES: same}, created_at=old.created_at if old else at, updated_at=at,
-            valid_from=at, valid_to=at,
+            metadata={**item, RESTATES: same}, created_at=created, updated_at=at, valid_from=at, valid_to=at,
         )
     )  # fmt: skip
     return plan

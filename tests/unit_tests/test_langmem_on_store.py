@@ -220,3 +220,41 @@ def test_an_items_secrets_are_masked_before_they_are_stored(embeddings: Any, tmp
     assert all(card not in text and key not in text for text in shown), shown
     on_disk = subprocess.run(["grep", "-rlF", card, str(tmp_path / "m")], capture_output=True, text=True).stdout
     assert on_disk == ""
+
+
+def test_an_item_updated_under_its_key_keeps_its_earlier_version_in_history(embeddings: Any, tmp_path: Path) -> None:
+    """LangMem's "update" puts new content under the same key: the old city is history, not gone."""
+    from langchain_lifecycle_memory import LifecycleMemory
+
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "home", {"content": "User lives in Podgorica"})
+    store.put(NS, "home", {"content": "User lives in Skopje"})
+
+    history = LifecycleMemory(store=store).history(USER, "user", "city")
+    assert [(r.value, r.status.value) for r in history] == [("Podgorica", "archived"), ("Skopje", "active")]
+    assert history[1].id == "home" and history[1].supersedes == history[0].id != "home"
+    assert [item.value["content"] for item in store.search(NS, query="Which city?")] == ["User lives in Skopje"]
+
+
+def test_deleting_the_current_item_gives_its_place_back_to_the_one_it_replaced(embeddings: Any, tmp_path: Path) -> None:
+    """As on LangGraph's ``InMemoryStore``: deleting the newer memory leaves the older one, and it is current."""
+    from langchain_lifecycle_memory import LifecycleMemory
+
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "city-1", {"content": "User lives in Podgorica"})
+    store.put(NS, "city-2", {"content": "User lives in Skopje"})
+    store.delete(NS, "city-2")
+
+    assert [item.key for item in store.search(NS, query="Which city do I live in?")] == ["city-1"]
+    block = LifecycleMemory(store=store).inject("Which city do I live in?", USER)
+    assert "Podgorica" in block.text and "Skopje" not in block.text
+
+
+def test_an_item_that_ends_something_is_what_holds_now(embeddings: Any, tmp_path: Path) -> None:
+    """ "User no longer plays the dulcimer" ends the earlier item and is itself found (it was stored archived)."""
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "music", {"content": "User plays the hammered dulcimer"})
+    store.put(NS, "stopped", {"content": "User no longer plays the hammered dulcimer"})
+
+    found = [item.value["content"] for item in store.search(NS, query="dulcimer")]
+    assert found == ["User no longer plays the hammered dulcimer"], found
