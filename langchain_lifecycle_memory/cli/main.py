@@ -282,10 +282,11 @@ def forget(
     memory = _open(cfg)
     ns = _require_user(memory, cfg, user)
     if record_id is not None:
-        record_id = getattr(_find_record(memory, ns, record_id), "id", record_id)
+        record_id = _record(memory, cfg, user, record_id).id
     matches = lifecycle.preview_forget(
-        memory.store, ns, record_id=record_id, entity=entity, attribute=attribute, query=query
-    )
+        memory.store, ns, record_id=record_id, entity=entity, attribute=attribute, query=query,
+        retriever=memory.retriever,
+    )  # fmt: skip
     if not matches:
         raise CliError(f"Nothing live matches for user {user!r}; nothing was archived (see `list --user {user}`).")
     if dry_run:

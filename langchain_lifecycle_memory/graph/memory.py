@@ -212,8 +212,12 @@ class LifecycleMemory:
 
     # ------------------------------------------------------------------ forget & manage
     def forget(self, user_id: Any, **target: Any) -> list[MemoryRecord]:
-        """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``."""
-        return lifecycle.forget(self.store, self.namespace(user_id), **target)
+        """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``.
+
+        A ``query`` ("忘掉我住哪", "forget where I work") that names no value, slot or close statement forgets what
+        :meth:`search` recalls first for the same words.
+        """
+        return lifecycle.forget(self.store, self.namespace(user_id), retriever=self.retriever, **target)
 
     def restore(self, user_id: Any, record_id: str) -> MemoryRecord:
         """Return a mistakenly archived record (a forget, a wrong supersede) to active; logged in its history."""

@@ -177,7 +177,7 @@ class ForgetMatch(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     record: MemoryRecord
-    reason: Literal["id", "slot", "value", "attribute", "person", "dense"]
+    reason: Literal["id", "slot", "value", "attribute", "person", "dense", "recall"]
     score: float | None = None
     """Cosine similarity of the cleaned query (``dense`` matches and any scored record)."""
 
@@ -203,10 +203,13 @@ def preview_forget(
     min_score: float = 0.5,
     k: int = 20,
     now: datetime | str | None = None,
+    retriever: Any = None,
 ) -> list[ForgetMatch]:
     """What :func:`forget` would archive, without writing: live records matching exactly one selector.
 
-    A ``query`` matches records whose value or attribute it names, or whose content is close to it (``min_score``).
+    A ``query`` matches records whose value or attribute it names, or whose content is close to it (``min_score``);
+    when none does, what ``retriever`` (a ``LifecycleRetriever``) recalls first for the same words, with the rest
+    of its slot: "forget where I work" is the employer that "where I work" finds.
     """
     ns = C.validate_namespace(tuple(namespace))
     at = ensure_aware(now) or utcnow()
@@ -216,14 +219,18 @@ def preview_forget(
         raise ValueError(msg)
     if record_id is not None:
         record = store.get_record(ns, record_id)
-        if record is None or record.status.value not in _LIVE:
-            return []
-        return [ForgetMatch(record=record, reason="id")]
+        if record is None:  # a mistyped id forgets nothing: say so rather than look done
+            msg = f"No record {record_id!r} in {ns}; list them with `lifecycle-memory list`."
+            raise KeyError(msg)
+        return [ForgetMatch(record=record, reason="id")] if record.status.value in _LIVE else []
     if query is None:
         return [
             ForgetMatch(record=r, reason="slot")
             for r in store.list_records(ns, statuses=_LIVE, entity=entity, attribute=attribute, now=at)
         ]
+    if not isinstance(query, str):
+        msg = f"`query` is what to forget, as the user would say it (a string), not {type(query).__name__}."
+        raise TypeError(msg)
     topic = forget_query_text(query)
     if not topic:
         return []
@@ -252,7 +259,24 @@ def preview_forget(
             reason = "dense"
         if reason is not None:
             matches[r.id] = ForgetMatch(record=r, reason=reason, score=scores.get(r.id))
+    if not matches and retriever is not None:
+        return _recalled(store, ns, topic, retriever, at)
     return sorted(_named_values_only(matches.values()), key=lambda m: -(m.score if m.score is not None else 2.0))
+
+
+def _recalled(
+    store: ChromaMemoryStore, ns: tuple[str, ...], topic: str, retriever: Any, at: datetime
+) -> list[ForgetMatch]:
+    """The live record ``retriever`` recalls first for ``topic``, and the other live values of its slot."""
+    docs = retriever.invoke(topic, namespace=ns, k=1, now=at)
+    best = store.get_record(ns, str(docs[0].id)) if docs else None
+    if best is None or best.status.value not in _LIVE:
+        return []
+    score = float(docs[0].metadata.get("score", 0.0))
+    if best.slot is None:
+        return [ForgetMatch(record=best, reason="recall", score=score)]
+    slot = store.list_records(ns, statuses=_LIVE, entity=best.entity, attribute=best.attribute, now=at)
+    return [ForgetMatch(record=r, reason="recall", score=score) for r in slot]
 
 
 def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:

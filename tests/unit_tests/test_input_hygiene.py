@@ -133,3 +133,21 @@ def test_a_plan_whose_first_write_fails_does_not_claim_nothing_landed(
 def test_an_unknown_status_names_the_known_ones(memory: LifecycleMemory) -> None:
     with pytest.raises(ValueError, match="'pending', 'active', 'archived'"):
         memory.list("u-status", statuses=["expired"])
+
+
+# ---------------------------------------------------------------------- forget with a wrong selector
+def test_forgetting_an_id_that_is_not_there_says_so(tmp_path: Path) -> None:
+    """A mistyped id archived nothing and returned ``[]``: the user believed it was forgotten."""
+    path = tmp_path / "mem"
+    memory = LifecycleMemory(path=path)
+    memory.add_messages([("user", "I carve marionettes in my garage on weekends.")], "u1", at="2024-01-01")
+
+    with pytest.raises(KeyError, match="lifecycle-memory list"):
+        memory.forget("u1", record_id="no-such-memory")
+    with pytest.raises(TypeError, match="string"):
+        memory.forget("u1", query=3)  # type: ignore[arg-type]
+    assert [r.status.value for r in memory.list("u1")] == ["active"]
+
+    result = runner.invoke(app, ["--path", str(path), "forget", "--id", "zz-typo", "--user", "u1", "--yes"])
+    assert result.exit_code != 0
+    assert "No memory 'zz-typo'" in result.output + (result.stderr or "")

@@ -243,6 +243,34 @@ def test_forget_everything_about_a_person_named_in_the_request(mem_store: Chroma
     assert left == {"The user collects slide rules.", "用户每年春天去宁德。"}
 
 
+@pytest.mark.parametrize(
+    ("user", "said", "ask", "forgotten"),
+    [
+        (
+            "en",
+            ["I work at Bergstrand Freight as a cargo planner.", "I live in Hammerfest with my partner.",
+             "I play the hardanger fiddle.", "I'm allergic to shellfish."],
+            "please forget where I work",
+            "The user works at Bergstrand Freight as a cargo planner.",
+        ),
+        ("zh", ["我在德邦物流上班", "我住在端州区", "我周末练书法"], "忘掉我住哪", "用户住在端州区"),
+    ],
+)  # fmt: skip
+def test_forget_by_a_question_forgets_what_the_question_recalls(
+    tmp_path: Path, user: str, said: list[str], ask: str, forgotten: str
+) -> None:
+    """Words that name no value or slot ("where I work") forget what a search for them finds first, only that."""
+    from langchain_lifecycle_memory import LifecycleMemory
+
+    memory = LifecycleMemory(path=tmp_path / "m")
+    for text in said:
+        memory.add_messages([("user", text)], user, at="2024-01-01")
+
+    assert [r.content for r in memory.forget(user, query=ask)] == [forgotten]
+    assert [r.content for r in memory.list(user, statuses=MemoryStatus.ARCHIVED)] == [forgotten]
+    assert forgotten not in memory.inject(ask.removeprefix("please forget ").removeprefix("忘掉"), user).text
+
+
 def test_forget_needs_exactly_one_selector(rowan: ChromaMemoryStore) -> None:
     with pytest.raises(ValueError, match="exactly one"):
         forget(rowan, U1)
