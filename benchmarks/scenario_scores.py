@@ -43,6 +43,7 @@ HELD_OUT = [
     "heldout_equinox",
     "heldout_meridian",
     "heldout_zenith",
+    "heldout_lantern",
     "extra",
 ]
 
