@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any, Literal
 
@@ -67,6 +67,23 @@ def ensure_aware(value: datetime | str | float | int | None) -> datetime | None:
     return parsed.astimezone(timezone.utc)
 
 
+SKEW = timedelta(days=1)
+"""How far ahead of this machine's clock a write's ``at`` may be (another machine's clock, a time zone mix-up)."""
+
+
+def said_at(value: datetime | str | float | int | None) -> datetime:
+    """When something was said (``at=`` of a write), as :func:`ensure_aware`; now when not given; never the future.
+
+    A future date would make its value current today and end the one it replaces at that date: a timestamp
+    mistaken for another is refused rather than written.
+    """
+    when = ensure_aware(value) or utcnow()
+    if when > utcnow() + SKEW:
+        msg = f"`at` is {when.isoformat()}, in the future: it is when the words were said (leave it out for now)."
+        raise ValueError(msg)
+    return when
+
+
 def local_time(value: datetime | str | float | int | None) -> datetime | None:
     """``value`` as an aware datetime in the zone it was given in (naive: UTC), where its user's "today" is.
 
@@ -86,6 +103,9 @@ def _parsed(value: datetime | str | float | int | None) -> datetime | None:
         msg = f"Expected a datetime, ISO string or timestamp, got bool {value!r}."
         raise TypeError(msg)
     if isinstance(value, (int, float)):
+        if abs(value) >= 1e11:  # year 5138 in seconds: a timestamp in milliseconds (JavaScript's Date.now())
+            msg = f"Timestamp {value!r} looks like milliseconds; pass seconds ({value / 1000!r}) or an ISO string."
+            raise ValueError(msg)
         return datetime.fromtimestamp(float(value), tz=timezone.utc)
     if isinstance(value, str):
         text = value.strip()

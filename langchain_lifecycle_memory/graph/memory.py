@@ -24,7 +24,7 @@ from langchain_lifecycle_memory.schema import (
     MemoryStatus,
     ensure_aware,
     local_time,
-    utcnow,
+    said_at,
 )
 from langchain_lifecycle_memory.store.tenants import DEFAULT_NAMESPACE, namespace_for
 from langchain_lifecycle_memory.write.update import UpdateConfig, UpdateResult, reconcile
@@ -107,15 +107,15 @@ class LifecycleMemory:
         msgs = as_messages(messages)
         check_messages(msgs)
         ns = self.namespace(user_id)
-        when = ensure_aware(at) or utcnow()
+        when = said_at(at)
         if not msgs:
             return UpdateResult()
         source = MemorySource(
             extractor=self.extractor_name, thread_id=thread_id, message_ids=[m.id for m in msgs if m.id]
         )
         slots = current_slots(self.store, ns) if wants_slots(self.extractor) else None
-        said_at = local_time(at) or when  # "yesterday" and "today" as the user's calendar reads them
-        facts, error = extract_safely(self.extractor, msgs, said_at, slots=slots)
+        local = local_time(at) or when  # "yesterday" and "today" as the user's calendar reads them
+        facts, error = extract_safely(self.extractor, msgs, local, slots=slots)
         if error is not None:
             return keep_failed_turn(self.store, msgs, ns, when, source, self.update_config, error)
         return self.add_facts(facts, user_id, at=when, source=source)
@@ -146,7 +146,7 @@ class LifecycleMemory:
         entity: str | None = None,
     ) -> MemoryRecord:
         """Store a raw turn as an ``episode`` record (no extraction); ``entity``: its speaker, if not the user."""
-        when = ensure_aware(at) or utcnow()
+        when = said_at(at)
         source = MemorySource(extractor="episode", message_ids=[source_id] if source_id else [])
         record = MemoryRecord(
             namespace=self.namespace(user_id),

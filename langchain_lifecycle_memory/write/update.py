@@ -18,7 +18,7 @@ from langchain_lifecycle_memory.schema import (
     MemoryStatus,
     ensure_aware,
     is_self_entity,
-    utcnow,
+    said_at,
 )
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
@@ -47,7 +47,7 @@ def plan_updates(
     config: UpdateConfig | None = None,
 ) -> UpdatePlan:
     """Decide what ``facts`` change in ``namespace`` (reads the store, writes nothing)."""
-    when = ensure_aware(at) or utcnow()
+    when = said_at(at)
     cfg = config or UpdateConfig()
     checked = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in facts]
     checked = [f.model_copy(update={"entity": canonical_entity(f.entity)}) for f in checked]  # "老妈" is "mother"

@@ -99,7 +99,8 @@ def _unreachable(store: ChromaMemoryStore) -> None:
 
 
 def test_a_half_written_plan_says_what_was_written(memory: LifecycleMemory, monkeypatch: pytest.MonkeyPatch) -> None:
-    memory.add_facts([{"entity": "user", "attribute": "editor", "value": "Vim", "content": "Uses Vim."}], "u1")
+    vim = {"entity": "user", "attribute": "editor", "value": "Vim", "content": "Uses Vim."}
+    memory.add_facts([vim], "u1", at="2024-01-01")
     real = memory.store.put_records
     calls: list[int] = []
 
@@ -112,7 +113,7 @@ def test_a_half_written_plan_says_what_was_written(memory: LifecycleMemory, monk
     monkeypatch.setattr(memory.store, "put_records", second_write_fails)
     fact = {"entity": "user", "attribute": "editor", "value": "Emacs", "content": "Uses Emacs."}
     with pytest.raises(StoreUnavailableError) as err:
-        memory.add_facts([fact], "u1", at="2030-01-01")
+        memory.add_facts([fact], "u1", at="2024-06-01")
     message = str(err.value)
     new = next(r for r in memory.list("u1") if r.value == "Emacs")
     assert "Nothing was written" not in message
@@ -151,3 +152,15 @@ def test_forgetting_an_id_that_is_not_there_says_so(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--path", str(path), "forget", "--id", "zz-typo", "--user", "u1", "--yes"])
     assert result.exit_code != 0
     assert "No memory 'zz-typo'" in result.output + (result.stderr or "")
+
+
+def test_a_write_dated_in_the_future_is_refused_and_ends_nothing(tmp_path: Path) -> None:
+    """A future ``at`` made its value current today and ended the one it replaced in that year."""
+    memory = LifecycleMemory(path=tmp_path / "mem")
+    memory.add_messages([("user", "I drive a Lada Niva.")], "u1", at="2024-01-01")
+
+    with pytest.raises(ValueError, match="in the future"):
+        memory.add_messages([("user", "I drive a Dacia Spring now.")], "u1", at="2099-01-01")
+    with pytest.raises(ValueError, match="milliseconds"):
+        memory.add_messages([("user", "I drive a Dacia Spring now.")], "u1", at=1_733_400_000_000)  # type: ignore[arg-type]
+    assert [(r.value, r.status.value) for r in memory.list("u1")] == [("Lada Niva", "active")]
