@@ -102,7 +102,12 @@ class ItemReads:
             value = json.loads(document)
             if not wants_status and lifecycle_hidden(value, meta, now):
                 return False
-            return not op.filter or C.matches_filter(item_value(value, meta), op.filter)
+            if not op.filter:
+                return True
+            # An item that became a record reads back as it was put, and filters on its record's fields too
+            # ({"status": "archived"}: what replaced it) where it has no field of that name itself.
+            original = item_value(value, meta)
+            return C.matches_filter(original if original is value else {**value, **original}, op.filter)
 
         return accept
 

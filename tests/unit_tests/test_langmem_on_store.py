@@ -258,3 +258,14 @@ def test_an_item_that_ends_something_is_what_holds_now(embeddings: Any, tmp_path
 
     found = [item.value["content"] for item in store.search(NS, query="dulcimer")]
     assert found == ["User no longer plays the hammered dulcimer"], found
+
+
+def test_a_status_filter_reaches_the_items_that_became_records(embeddings: Any, tmp_path: Path) -> None:
+    """``search(filter={"status": "archived"})`` shows what was replaced, LangMem's items included."""
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "city-1", {"content": "User lives in Podgorica"})
+    store.put(NS, "city-2", {"content": "User lives in Skopje"})
+
+    assert [item.key for item in store.search(NS, filter={"status": "archived"})] == ["city-1"]
+    assert [item.key for item in store.search(NS, filter={"status": "active"})] == ["city-2"]
+    assert store.search(NS, filter={"status": "archived"})[0].value == {"content": "User lives in Podgorica"}
