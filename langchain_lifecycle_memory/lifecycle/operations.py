@@ -267,12 +267,18 @@ def preview_forget(
 def _recalled(
     store: ChromaMemoryStore, ns: tuple[str, ...], topic: str, retriever: Any, at: datetime
 ) -> list[ForgetMatch]:
-    """The live record ``retriever`` recalls first for ``topic``, and the other live values of its slot."""
-    docs = retriever.invoke(topic, namespace=ns, k=1, now=at)
-    best = store.get_record(ns, str(docs[0].id)) if docs else None
+    """The live record ``retriever`` recalls first for ``topic``, and the other live values of its slot.
+
+    Only a record that answers the words themselves: not one shown as general context because nothing did
+    ("delete my wifi password" when no password is stored forgets nothing, not the user's job).
+    """
+    docs = retriever.invoke(topic, namespace=ns, k=3, now=at)
+    floor = float(getattr(retriever, "min_score", 0.0))
+    answers = [d for d in docs if not d.metadata.get("profile") and float(d.metadata.get("score", 0.0)) >= floor]
+    best = store.get_record(ns, str(answers[0].id)) if answers else None
     if best is None or best.status.value not in _LIVE:
         return []
-    score = float(docs[0].metadata.get("score", 0.0))
+    score = float(answers[0].metadata.get("score", 0.0))
     if best.slot is None:
         return [ForgetMatch(record=best, reason="recall", score=score)]
     slot = store.list_records(ns, statuses=_LIVE, entity=best.entity, attribute=best.attribute, now=at)

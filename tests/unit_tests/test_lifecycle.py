@@ -271,6 +271,18 @@ def test_forget_by_a_question_forgets_what_the_question_recalls(
     assert forgotten not in memory.inject(ask.removeprefix("please forget ").removeprefix("忘掉"), user).text
 
 
+def test_forget_by_a_question_nothing_answers_forgets_nothing(tmp_path: Path) -> None:
+    """No password is stored: the job, shown as general context for the words, is no answer to forget."""
+    from langchain_lifecycle_memory import LifecycleMemory
+
+    memory = LifecycleMemory(path=tmp_path / "m")
+    for text in ("I work nights as a hotel night auditor.", "I grow giant marrows for the village show."):
+        memory.add_messages([("user", text)], "u", at="2024-01-01")
+
+    assert memory.forget("u", query="delete my home wifi password, I changed it anyway") == []
+    assert [r.status.value for r in memory.list("u")] == ["active", "active"]
+
+
 def test_forget_needs_exactly_one_selector(rowan: ChromaMemoryStore) -> None:
     with pytest.raises(ValueError, match="exactly one"):
         forget(rowan, U1)
