@@ -7,7 +7,9 @@ Kinds: see :data:`PII_KINDS` (validated by prefix, checksum, Luhn, octets). Mask
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date
 from typing import Literal
@@ -117,6 +119,23 @@ def _find_secret(text: str) -> Iterator[tuple[int, int, bool]]:
         for m in _PLAIN_WORDS.finditer(text):
             if not _FUNCTION_WORDS.intersection(m.group().split()):
                 yield m.start(), m.end(), True
+    for m in _TOKEN.finditer(text):
+        if _random_looking(m.group()):
+            yield m.start(), m.end(), True
+
+
+# A key or token said with no noun before it ("export OPENAI_API_KEY=sk-proj-…", "here's my token ghp_…"): a run of
+# twenty or more letters, digits, "_" and "-", with letters and digits, as random as generated keys are: at least
+# 4 bits per character (such keys have about 5; "quarterly-report-2024-final" 3.9, a UUID 3.7, hex digests under 4).
+_TOKEN = re.compile(r"(?<![\w-])[A-Za-z0-9][A-Za-z0-9_-]{19,}(?![\w-])")
+_KEY_ENTROPY = 4.0
+
+
+def _random_looking(token: str) -> bool:
+    if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
+        return False
+    counts = Counter(token)
+    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values()) >= _KEY_ENTROPY
 
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)

@@ -270,3 +270,28 @@ def test_a_value_found_in_the_statement_is_masked_in_every_field() -> None:
     )
     assert (content, value, evidence) == ("The user's Wi-Fi password is [SECRET].", "[SECRET]", "wifi is [SECRET] btw")
     assert Redactor(mode="keep").redact_together(["PIN: 4821", "4821"]) == ["PIN: 4821", "4821"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "export OPENAI_API_KEY=sk-proj-Qv7LmT2xR9bWc4NdHk8ZpFy3",
+        "here's the deploy token for staging ghp_x8Kq2mVt7RbN4wLc9PzJ5sHd3Fg6Ty1",
+    ],
+)
+def test_a_key_said_without_its_noun_is_masked_by_its_randomness(text: str) -> None:
+    key = text.split()[-1].split("=")[-1]
+    assert Redactor().redact(text).text == text.replace(key, "[SECRET]")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the file is quarterly-report-2024-final, send it to Ines",
+        "the order id is 123e4567-e89b-12d3-a456-426614174000",
+        "commit 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b fixed it",
+        "internationalization2024 is the workshop's hashtag",
+    ],
+)
+def test_long_names_and_ids_that_are_not_keys_stay(text: str) -> None:
+    assert Redactor().redact(text).text == text
