@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from langchain_lifecycle_memory.schema import Fact, MemoryRecord, normalize_value
+from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemoryStatus, normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
 __all__ = [
-    "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "same_value",
-    "set_cue", "with_cardinality",
+    "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "rival_choices",
+    "same_value", "set_cue", "with_cardinality",
 ]  # fmt: skip
 
 _SET_CUE = re.compile(
@@ -229,3 +229,21 @@ def alike(embeddings: Any, value: str | None, members: Sequence[MemoryRecord], t
     vectors = np.asarray(embeddings.embed_documents([value, *(str(r.value) for r in members)]))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True).clip(1e-12)
     return [r for r, cos in zip(members, vectors[1:] @ vectors[0]) if cos >= threshold]
+
+
+def rival_choices(
+    record: MemoryRecord, held: Sequence[MemoryRecord], embeddings: Any, threshold: float | None
+) -> list[MemoryRecord]:
+    """The current values in ``held`` (another slot's) that ``record`` replaces as the same choice.
+
+    A preference among alternatives (``replaces_alike``: "prefers = VS Code") and a slot of one kind ("editor =
+    Neovim") hold one choice, whichever was said second: values of the same kind (:func:`alike`), both tastes,
+    never facts of the user's life ("prefers Lisbon" is no new home city).
+    """
+    if threshold is None or not record.value or record.slot is None or record.kind != "preference":
+        return []
+    rivals = [
+        r for r in held
+        if r.kind == "preference" and r.status is MemoryStatus.ACTIVE and r.id != record.id and r.slot is not None
+    ]  # fmt: skip
+    return alike(embeddings, record.value, rivals, threshold)

@@ -29,6 +29,7 @@ from langchain_lifecycle_memory.write._cardinality import (
     alike,
     kind_of,
     renumbered,
+    rival_choices,
     same_value,
 )
 from langchain_lifecycle_memory.write._change import (
@@ -69,6 +70,7 @@ _LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
 _ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
+_CHOICES = [spec.name for spec in DEFAULT_ATTRIBUTES if spec.replaces_alike]
 _AGAINST = frozenset(name for name, spec in _SPECS.items() if spec.against)
 SAID_WORDS = "said"
 """``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
@@ -352,7 +354,7 @@ class Planner:
         self._write(record, self.plan.added)
         self._slots[slot] = [*live, record]
         if not pending:
-            for old in active:
+            for old in [*active, *self._alike_elsewhere(record)]:
                 self._archive(old, when, record.id)
             if self._supersede_stated(record) is None:
                 self._supersede_by_words(record, fact)
@@ -410,6 +412,7 @@ class Planner:
                 threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)  # None: off
                 kin = alike(self.store.embeddings, record.value, active, threshold) if threshold is not None else []
                 ended += [r for r in kin if r not in ended]  # its kind's members ("VS Code" ends "Vim")
+                ended += self._alike_elsewhere(record)
             for old in ended:
                 self._archive(old, max(record.valid_from, old.valid_from), record.id)
                 live = [r for r in live if r.id != old.id]
@@ -424,6 +427,16 @@ class Planner:
         self._slots[slot] = [*members, record]
         if not pending and self._supersede_stated(record) is None:  # "switched to Asics Novablast" (``uses``)
             self._supersede_by_words(record, fact)  # replaces the running shoes said before; else what its words do
+
+    def _alike_elsewhere(self, record: MemoryRecord) -> list[MemoryRecord]:
+        """What ``record`` ends in the entity's other slots as the same choice (:func:`rival_choices`)."""
+        if _SPECS.get(str(record.attribute), _PLAIN).replaces_alike:
+            held = self.store.list_records(self.ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, now=self.at)
+            held = [r for r in held if r.cardinality == "single"]
+        else:
+            held = [r for n in _CHOICES for r in self.live((str(record.entity), n))]
+        threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)
+        return rival_choices(record, [self._touched.get(r.id, r) for r in held], self.store.embeddings, threshold)
 
     def _restore_replaced(self, slot: tuple[str, str], members: list[MemoryRecord]) -> list[MemoryRecord]:
         """Values archived only because the slot was taken to hold one, held again from where they were closed.

@@ -599,6 +599,34 @@ def test_the_same_kind_of_thing_qualified_otherwise_is_another_slot(
     assert _active(memory, "user", second[0]) == [second[1]]
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (("tea", "Keemun", "The user's favourite tea is Keemun"), ("prefers", "Dianhong", "The user prefers Dianhong")),
+        (("prefers", "Keemun", "The user prefers Keemun"), ("tea", "Dianhong", "The user's favourite tea is Dianhong")),
+    ],
+)
+def test_a_preference_and_a_slot_of_its_kind_hold_one_choice(
+    embeddings: Any, first: tuple[str, str, str], second: tuple[str, str, str]
+) -> None:
+    """ "prefers = Dianhong" after "tea = Keemun" (or the other way round) left two current teas."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", *first, kind="preference")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", *second, kind="preference")], "u", at="2024-03-01")
+    assert _active(memory, "user", first[0]) == []
+    assert _active(memory, "user", second[0]) == ["Dianhong"]
+
+
+def test_a_preference_never_ends_a_fact_of_the_users_life(embeddings: Any) -> None:
+    """ "The user prefers Rovinj" is a taste of the same kind as their city, and no move."""
+    memory = _memory(embeddings)
+    city = _fact("user", "city", "Zagreb", "The user lives in Zagreb.", kind="profile")
+    memory.add_facts([city], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "prefers", "Rovinj", "The user prefers Rovinj.", kind="preference")], "u")
+    assert _active(memory, "user", "city") == ["Zagreb"]
+    assert _active(memory, "user", "prefers") == ["Rovinj"]
+
+
 def test_without_a_change_a_name_sharing_a_word_is_another_slot(embeddings: Any) -> None:
     """Statements that say different things (0.5 apart) keep two slots though the names share a word."""
     memory = _memory(embeddings)
