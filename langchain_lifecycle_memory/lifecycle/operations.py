@@ -269,12 +269,14 @@ def _recalled(
 ) -> list[ForgetMatch]:
     """The live record ``retriever`` recalls first for ``topic``, and the other live values of its slot.
 
-    Only a record that answers the words themselves: not one shown as general context because nothing did
-    ("delete my wifi password" when no password is stored forgets nothing, not the user's job).
+    Only a record the words themselves find, by meaning or by its words, above the retriever's threshold: never
+    one shown as general context because nothing answered ("delete my wifi password" with no password stored
+    forgets nothing, not the user's job), nor one the question's topic alone routed to ("forget my hobbies" is
+    no request to forget the employer, whatever the routing makes of it).
     """
     docs = retriever.invoke(topic, namespace=ns, k=3, now=at)
     floor = float(getattr(retriever, "min_score", 0.0))
-    answers = [d for d in docs if not d.metadata.get("profile") and float(d.metadata.get("score", 0.0)) >= floor]
+    answers = [d for d in docs if float(d.metadata.get("score", 0.0)) >= floor and _said(d.metadata)]
     best = store.get_record(ns, str(answers[0].id)) if answers else None
     if best is None or best.status.value not in _LIVE:
         return []
@@ -290,6 +292,12 @@ def _named_values_only(matches: Iterable[ForgetMatch]) -> list[ForgetMatch]:
     matches = list(matches)
     named = {m.record.slot for m in matches if m.reason == "value" and m.record.slot}
     return [m for m in matches if m.reason == "value" or m.record.slot not in named]
+
+
+def _said(metadata: dict[str, Any]) -> bool:
+    """Whether a recalled document matched the words (dense or lexical channel), not only a topic or the profile."""
+    scores = metadata.get("scores") or {}
+    return not metadata.get("profile") and (scores.get("dense", 0.0) > 0 or scores.get("lexical", 0.0) > 0)
 
 
 def forget(

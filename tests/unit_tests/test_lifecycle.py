@@ -283,6 +283,20 @@ def test_forget_by_a_question_nothing_answers_forgets_nothing(tmp_path: Path) ->
     assert [r.status.value for r in memory.list("u")] == ["active", "active"]
 
 
+def test_forget_by_a_question_whose_topic_alone_points_somewhere_forgets_nothing(tmp_path: Path) -> None:
+    """ "忘掉我的爱好" routed to the employer (nothing else matched its words): a forget needs the words to match."""
+    from langchain_lifecycle_memory import LifecycleMemory
+
+    memory = LifecycleMemory(path=tmp_path / "m")
+    for text in ("我在德邦物流上班", "我住在端州区", "我有高血压"):
+        memory.add_messages([("user", text)], "u", at="2024-01-01")
+
+    assert memory.forget("u", query="忘掉我的爱好") == []
+    assert memory.forget("u", query="忘掉我的病史") == []
+    assert {r.status.value for r in memory.list("u")} == {"active"}
+    assert [r.content for r in memory.forget("u", query="忘掉我住哪")] == ["用户住在端州区"]
+
+
 def test_forget_needs_exactly_one_selector(rowan: ChromaMemoryStore) -> None:
     with pytest.raises(ValueError, match="exactly one"):
         forget(rowan, U1)
