@@ -215,7 +215,7 @@ class LifecycleMemory:
         """Archive memories by ``record_id``, slot (``entity``/``attribute``) or ``query``.
 
         A ``query`` ("忘掉我住哪", "forget where I work") that names no value, slot or close statement forgets what
-        :meth:`search` recalls first for the same words.
+        :meth:`search` finds first for the same words by their words or meaning; a miss archives nothing.
         """
         return lifecycle.forget(self.store, self.namespace(user_id), retriever=self.retriever, **target)
 

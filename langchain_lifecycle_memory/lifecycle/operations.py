@@ -208,8 +208,8 @@ def preview_forget(
     """What :func:`forget` would archive, without writing: live records matching exactly one selector.
 
     A ``query`` matches records whose value or attribute it names, or whose content is close to it (``min_score``);
-    when none does, what ``retriever`` (a ``LifecycleRetriever``) recalls first for the same words, with the rest
-    of its slot: "forget where I work" is the employer that "where I work" finds.
+    when none does, what ``retriever`` (a ``LifecycleRetriever``) finds first for the same words by their words or
+    meaning, with the rest of its slot: "forget where I work" is the employer that "where I work" finds.
     """
     ns = C.validate_namespace(tuple(namespace))
     at = ensure_aware(now) or utcnow()

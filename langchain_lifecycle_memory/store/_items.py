@@ -120,7 +120,7 @@ class ItemReads:
             for ns, view in views:
                 scored.extend((s, m[C.SYS_UPDATED], ns, d, m) for s, d, m in self._best(view, vector, need, accept))
             scored.sort(key=lambda r: -(r[0] or 0.0))
-        if vector is None or len(scored) < need:  # as InMemoryStore: unscored items fill the page, newest first
+        if vector is None or len(scored) < need:  # unscored items fill the page, newest first (InMemoryStore: as put)
             seen = {(r[2], r[4][C.SYS_KEY]) for r in scored}
             rest = [
                 (None, m[C.SYS_UPDATED], ns, d, m)
