@@ -36,6 +36,9 @@ _EN_SUBJECT = re.compile(
 )
 """The subject "the user", the adverbs before its verb ("User no longer eats meat"), and the verb."""
 _IRREGULAR = {"is": "am", "has": "have", "does": "do", "was": "was", "goes": "go"}
+_MINE = {"their": "my", "theirs": "mine", "themselves": "myself", "themself": "myself"}
+_THEIR = re.compile(r"\b(?:their|theirs|themselves|themself)\b", re.IGNORECASE)
+"""The user, the subject, named again ("User uses Vim as their editor"); not in "User's kids love their school"."""
 
 
 def first_person(text: str) -> str:
@@ -51,7 +54,8 @@ def first_person(text: str) -> str:
         elif match:
             lower = match.group("verb").lower()
             base = _IRREGULAR.get(lower) or _base_form(lower)
-            sentence = f"{match.group(1)}I {match.group('adverbs')}{base}{sentence[match.end() :]}"
+            rest = _THEIR.sub(lambda m: _MINE[m.group().lower()], sentence[match.end() :])  # the user's own: "mine"
+            sentence = f"{match.group(1)}I {match.group('adverbs')}{base}{rest}"
         out.append(re.sub(r"^(\s*)用户", r"\1我", sentence))
     return " ".join(p for p in out if p)
 

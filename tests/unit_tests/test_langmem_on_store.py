@@ -269,3 +269,12 @@ def test_a_status_filter_reaches_the_items_that_became_records(embeddings: Any, 
     assert [item.key for item in store.search(NS, filter={"status": "archived"})] == ["city-1"]
     assert [item.key for item in store.search(NS, filter={"status": "active"})] == ["city-2"]
     assert store.search(NS, filter={"status": "archived"})[0].value == {"content": "User lives in Podgorica"}
+
+
+def test_an_item_that_says_their_means_the_users_own(embeddings: Any, tmp_path: Path) -> None:
+    """ "User uses Kakoune as their editor" was read as someone else's editor: each new one joined the others."""
+    store = ChromaMemoryStore(tmp_path / "m", embeddings=embeddings)
+    store.put(NS, "e1", {"content": "User uses Kakoune as their editor"})
+    store.put(NS, "e2", {"content": "User uses Geany as their editor"})
+
+    assert [item.key for item in store.search(NS, query="Which editor?")] == ["e2"]
