@@ -23,8 +23,9 @@ __all__ = [
     "SELF_ENTITIES",
     "ensure_aware",
     "is_self_entity",
-    "normalize_value",
     "local_time",
+    "normalize_value",
+    "said_at",
     "utcnow",
 ]
 

@@ -430,6 +430,8 @@ class Planner:
 
     def _alike_elsewhere(self, record: MemoryRecord) -> list[MemoryRecord]:
         """What ``record`` ends in the entity's other slots as the same choice (:func:`rival_choices`)."""
+        if record.kind != "preference" or not record.value:  # only tastes compete: no read for any other write
+            return []
         if _SPECS.get(str(record.attribute), _PLAIN).replaces_alike:
             held = self.store.list_records(self.ns, statuses=MemoryStatus.ACTIVE, entity=record.entity, now=self.at)
             held = [r for r in held if r.cardinality == "single"]
