@@ -230,6 +230,12 @@ def create_memory_writer(
     return builder.compile(name=name)
 
 
+def _last_human_text(messages: Sequence[AnyMessage]) -> str:
+    """The text of the last human message ("" for none, or for one of images only), content blocks joined."""
+    human = [m for m in convert_to_messages(messages) if isinstance(m, HumanMessage)]
+    return human[-1].text.strip() if human else ""
+
+
 def with_memory_block(messages: Sequence[AnyMessage], block: str) -> list[AnyMessage]:
     """``messages`` with the memory block as a system message right after the app's own (any earlier block goes)."""
     rest = [m for m in convert_to_messages(messages) if m.id != MEMORY_MESSAGE_ID]
@@ -254,10 +260,9 @@ def create_memory_reader(
     template = tuple(namespace_template)
 
     def retrieve_memories(state: MemoryReaderState, config: RunnableConfig, runtime: Runtime) -> dict[str, Any]:
-        human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
-        if not human:
+        query = _last_human_text(state["messages"])
+        if not query:  # no human message, or one without text (a photo sent without a caption)
             return {"memory_documents": []}
-        query = human[-1].text if hasattr(human[-1], "text") else str(human[-1].content)
         user = user_id_from_config(config, runtime.context)
         ns = namespace_for(user, template)
         r = retriever or LifecycleRetriever(store=_store(store, runtime), namespace_template=template)
@@ -266,12 +271,10 @@ def create_memory_reader(
         return {"memory_documents": docs, "memory_expired": explanation.expired_matches}
 
     def inject_memories(state: MemoryReaderState, config: RunnableConfig) -> dict[str, Any]:
-        human = [m for m in convert_to_messages(state["messages"]) if isinstance(m, HumanMessage)]
-        query = str(human[-1].content) if human else None
         block = format_memories(
             state.get("memory_documents") or [],
             max_tokens=max_tokens,
-            query=query,
+            query=_last_human_text(state["messages"]) or None,
             now=_local_now(config),  # in the zone it was given
             expired=state.get("memory_expired") or 0,
         )

@@ -150,6 +150,20 @@ def test_writer_and_reader_nodes_across_threads(mem_store: ChromaMemoryStore) ->
     assert statuses == {"Vim": MemoryStatus.ARCHIVED, "VS Code": MemoryStatus.ACTIVE}
 
 
+def test_a_turn_of_a_picture_without_a_caption_runs_and_recalls_nothing(mem_store: ChromaMemoryStore) -> None:
+    graph = _chat_graph(mem_store, iter([AIMessage("ok"), AIMessage("Nice photo!")]))
+    cfg = {"configurable": {"user_id": "u1", "thread_id": "t1", "memory_now": "2024-01-01T10:00:00Z"}}
+    graph.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, cfg)
+    photo = HumanMessage(content=[{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}])
+
+    out = graph.invoke({"messages": [photo]}, cfg)
+
+    assert out["messages"][-1].content == "Nice photo!"
+    block = next(m for m in out["messages"] if m.id == MEMORY_MESSAGE_ID)
+    assert "Vim" not in block.content
+    assert [r.value for r in mem_store.list_records(("memories", "u1"))] == ["Vim"]
+
+
 def test_writer_needs_a_user_id(mem_store: ChromaMemoryStore) -> None:
     writer = create_memory_writer(mem_store, extractor=gold_extractor)
     with pytest.raises(ValueError, match="configurable"):
