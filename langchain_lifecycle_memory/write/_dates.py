@@ -65,11 +65,16 @@ _TTL_FIXED: tuple[tuple[re.Pattern[str], float], ...] = tuple(
 _EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
               "november", "december")  # fmt: skip
 _EN_UNTIL_MONTH = re.compile(
-    r"\b(?:for (?:all of |the whole of |the rest of |the month of )?|through(?:out)? |(?:until|till) (?:the end of )?)"
+    r"\b(?i:for (?:all of |the whole of |the rest of |the month of )?|through(?:out)? |(?:until|till) (?:the end of )?)"
     r"(" + "|".join(m.capitalize() for m in _EN_MONTHS) + r")\b"
-)
+)  # the month capitalized: "may" is a verb
 _ZH_UNTIL_MONTH = re.compile(
     r"(?:整个|一整个)" + _ZH_NUM + r"月|(?:到|至)" + _ZH_NUM + r"月底|" + _ZH_NUM + r"月底(?:前|之前)"
+    r"|(?:到|至)" + _ZH_NUM + r"月(?:份)?(?=[^，。,.!?！？]*都)"  # "到三月我都在家办公": through March
+)
+_EN_UNTIL_WEEKDAY = re.compile(r"\b(?:until|till|through)\s+(next\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", re.I)
+_ZH_UNTIL_WEEKDAY = re.compile(
+    r"(?:到|至)(下)?(?:个)?(?:这|本)?(?:周|星期|礼拜)([一二三四五六日天])(?=[^，。,.!?！？]*都|为止)"
 )
 
 
@@ -119,6 +124,17 @@ def _ahead_days(text: str, now: datetime | None) -> float | None:
     else:
         end = datetime(today.year + 2, 1, 1, tzinfo=today.tzinfo)
     return float((end - today).days)
+
+
+def _until_weekday(text: str, now: datetime) -> float | None:
+    """Days to the end of the weekday a statement lasts to ("in Lisbon until Friday", "到下周三都在出差")."""
+    if m := _EN_UNTIL_WEEKDAY.search(text):
+        day, later = _EN_WEEKDAYS.index(m.group(2).lower()), bool(m.group(1))
+    elif m := _ZH_UNTIL_WEEKDAY.search(text):
+        day, later = _ZH_WEEKDAYS[m.group(2)], bool(m.group(1))
+    else:
+        return None
+    return float((day - _aware(now).weekday()) % 7 + 7 * later + 1)
 
 
 def _until_month(text: str) -> int | None:
@@ -248,8 +264,8 @@ def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
 def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:
     """How many days the statement in ``text`` is meant to last ("this week" → 7), unless a start verb is near.
 
-    With ``now``, also until the end of a named month ("for all of March", "整个三月"), the next one on or after
-    ``now``'s month.
+    With ``now``, also until the end of a named month ("for all of March", "整个三月", "到三月我都…"), the next one
+    on or after ``now``'s month, or of a named weekday ("until Friday", "到下周三为止").
 
     Example:
         >>> resolve_ttl_days("This week I'm really craving Thai food."), resolve_ttl_days("我住在苏州")
@@ -264,6 +280,8 @@ def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:
         year = now.year + (month < now.month)
         end = datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=now.tzinfo) + timedelta(days=1)
         return float((end - now.replace(hour=0, minute=0, second=0, microsecond=0)).days)
+    if now is not None and (days := _until_weekday(text, now)) is not None:
+        return days
     if m := _EN_FOR_N.search(text):
         return _en_number(m.group(1)) * {"day": 1, "week": 7, "month": 30}[m.group(2).lower()]
     if (m := _ZH_FOR_N.search(text)) and (amount := _zh_number(m.group(1))) is not None:

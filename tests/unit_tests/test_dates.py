@@ -85,3 +85,18 @@ def test_dateparser_is_imported_on_the_first_date_not_with_the_module() -> None:
 )
 def test_a_plan_lasts_until_its_time_is_past_and_a_start_has_no_end(said: str, days: float | None) -> None:
     assert resolve_ttl_days(said, datetime(2026, 5, 10)) == days
+
+
+@pytest.mark.parametrize(
+    ("said", "days"),
+    [
+        ("Until April I'm on a research stint in Tromsø.", 110.0),  # capitalised at the head of the sentence
+        ("Till August the caravan stays parked at my cousin's.", 233.0),
+        ("I'm on call until Thursday.", 5.0),  # said on a Sunday: to the end of the coming Thursday
+        ("I'm on call until next Thursday.", 12.0),
+        ("到四月我都住在房车营地。", 110.0),
+        ("到下周二为止我都在外地培训。", 10.0),
+    ],
+)
+def test_a_statement_lasts_until_the_month_or_weekday_it_names(said: str, days: float) -> None:
+    assert resolve_ttl_days(said, datetime(2026, 1, 11)) == days
