@@ -46,7 +46,9 @@ _FIXED: tuple[tuple[re.Pattern[str], int, str], ...] = tuple(
 )
 _EN_AGO = re.compile(_EN_NUM + r"\s+(day|week|month|year)s?\s+ago\b", re.IGNORECASE)
 _ZH_AGO = re.compile(_ZH_NUM + r"\s*(?:个)?\s*(天|日|周|星期|礼拜|月|年)(?:之|以)?前")
-_EN_LAST_WEEKDAY = re.compile(r"\blast\s+(" + "|".join(_EN_WEEKDAYS) + r")\b", re.IGNORECASE)
+_EN_LAST_WEEKDAY = re.compile(  # not "the last Thursday of the month", a day in each month
+    r"(?<!the )\blast\s+(" + "|".join(_EN_WEEKDAYS) + r")\b(?!\s+(?:of|in)\b)", re.IGNORECASE
+)
 _ZH_LAST_WEEKDAY = re.compile(r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
 _SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d{2})\b|((?:19|20)\d{2})\s*年(?:起|开始|以来)", re.IGNORECASE)
 

@@ -189,6 +189,6 @@ _NOT_SAID_ZH = re.compile(
     + r"|如果|假如|要是|假设|是否|"
     + _REPORT_ZH.pattern
     + r"|觉得|想要|希望|打算|也许|可能|呢"
-    r"|^我(?:马上|正|等会儿?)?(?:去|来|回|出门)|^我现在(?:去|来|回|出门)(?!.*了[。！!]?$)"  # off to do now, not who
-)  # they are; "现在…了" states a new situation: "我现在去采购部当主管了"
+    r"|^我(?:马上|正|等会儿?)?(?:去(?!年)|来|回|出门)|^我现在(?:去|来|回|出门)(?!.*了[。！!]?$)"  # off to do now,
+)  # not who they are ("我去年…" is a date); "现在…了" states a new situation: "我现在去采购部当主管了"
 _ZH_ASKS = re.compile(_ZH_ASKING)

@@ -456,7 +456,8 @@ def extract_rule_facts(
             words = clause if said is None else said.text
             facts += _facts(c, words, said or subject, zh, specs, when, stamp, seen, c.operation == "assert")
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
-            facts += kept_as_said(clause, subject, zh, stamp, seen)
+            kept = kept_as_said(clause, subject, zh, stamp, seen)  # its date spelled out, as in a slot's statement
+            facts += [f.model_copy(update={"content": absolute_dates(f.content, when, zh=zh)}) for f in kept]
     return [_shown(f) for f in facts]
 
 

@@ -718,7 +718,7 @@ def test_a_pronoun_with_no_person_before_it_is_nobodys_fact() -> None:
 @pytest.mark.parametrize(
     ("text", "content"),
     [
-        ("Got an e-bike last month.", "The user got an e-bike last month."),
+        ("Got an e-bike last month.", "The user got an e-bike in February 2024."),
         ("Moved to Leeds in May.", "The user moved to Leeds in May."),
         ("Bought a Tesla Model 3.", "The user bought a Tesla Model 3."),
         ("Finally started running again.", "The user finally started running again."),
@@ -1073,3 +1073,22 @@ def test_a_statement_for_a_named_month_lasts_to_its_end() -> None:
     assert fact.ttl_days == 30
     [zh] = extract_rule_facts("整个四月我都在宜宾出差。", now=datetime(2025, 3, 2))
     assert zh.ttl_days == 60
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("我去年买了一条皮划艇", "用户2025年买了一条皮划艇"),  # 去年 is a date, not "off I go"
+        ("I sold my old upright piano two years ago.", "The user sold their old upright piano in 2024."),
+    ],
+)
+def test_a_statement_no_rule_reads_is_kept_with_its_date_spelled_out(said: str, stored: str) -> None:
+    facts = extract_rule_facts(said, now=datetime(2026, 2, 1, tzinfo=timezone.utc))
+    assert [f.content for f in facts] == [stored]
+
+
+def test_a_weekday_of_every_month_is_no_date() -> None:
+    [fact] = extract_rule_facts(
+        "Our quiz night moved to the last Friday of the month.", now=datetime(2026, 2, 1, tzinfo=timezone.utc)
+    )
+    assert "last Friday of the month" in fact.content
