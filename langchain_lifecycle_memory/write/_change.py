@@ -361,6 +361,37 @@ def _ends_value(value: str, text: str) -> bool:
     return any(_GONE.search(p) and says_whole(value, p) for p in parts)
 
 
+_NEGATION = frozenset({"doesn't", "don't", "didn't", "isn't", "aren't", "never", "now", "longer", "more"})
+_ZH_NOT_ANY_MORE = re.compile(r"不[\u4e00-\u9fff]{1,8}了")  # "不养六角恐龙了": its object as long as it is
+_OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "one", "ones"})
+_ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也|不再|不|了")
+
+
+def _ends_its_words(old: str, text: str) -> bool:
+    """Whether a part of ``text`` that ends something says nothing but what ``old`` says.
+
+    "The user no longer has a cat." beside "The user has a cat named Pumpkin.", "用户现在不养猫了" beside
+    "用户养了一只猫，叫南瓜": the cat goes, though the ending does not name it. At least one English word of
+    three letters, or two Chinese characters, beyond grammar and the words of ending.
+    """
+    said_old = {stem(w.casefold()) for w in _LATIN.findall(old)}
+    for part in (p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]):
+        if not (_GONE.search(part) or _ZH_NOT_ANY_MORE.search(part)):
+            continue
+        if _CJK_CHAR.search(part):
+            chars = set(_CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", _ENDS.sub("", part)))))
+            if len(chars) >= 2 and chars <= set(old):
+                return True
+            continue
+        said = {w.casefold() for w in _LATIN.findall(_ENDS.sub(" ", part))}
+        if said & _OBJECT_PRONOUNS:  # "I don't play it anymore": what ends is named elsewhere
+            continue
+        said -= _FUNCTION | _NEGATION
+        if said and all(len(w) >= 3 for w in said) and {stem(w) for w in said} <= said_old:
+            return True
+    return False
+
+
 def _ends_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
     head = words(attribute or "")[-1:]
@@ -458,7 +489,9 @@ def superseded_by_change(
             continue
         if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
             named_value = names & _names(str(old.value)) or _word_named(str(old.value), said or new.content)
-            named_value = named_value or _ends_value(str(old.value), new.content)
+            named_value = (
+                named_value or _ends_value(str(old.value), new.content) or _ends_its_words(old.content, new.content)
+            )
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
             renamed = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))

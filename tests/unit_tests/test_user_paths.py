@@ -233,6 +233,34 @@ def test_a_pet_said_to_have_died_by_its_name_alone_is_no_longer_the_users(
     }
 
 
+@pytest.mark.parametrize(
+    ("first", "ended", "question", "gone"),
+    [
+        ("I have a box turtle named Noodle.", "I no longer have a box turtle.", "Do I have any pets?", "Noodle"),
+        ("I have a box turtle named Noodle.", "I don't have a box turtle anymore.", "Do I have any pets?", "Noodle"),
+        ("我养了一只六角恐龙，叫豆包。", "我现在不养六角恐龙了。", "我有宠物吗？", "豆包"),
+    ],
+    ids=["no-longer", "anymore", "zh"],
+)
+def test_ending_a_thing_by_its_kind_ends_the_one_held_by_its_name(
+    embeddings: Any, tmp_path: Path, first: str, ended: str, question: str, gone: str
+) -> None:
+    memory = told(embeddings, tmp_path, (first, "2026-01-04"), (ended, "2026-03-01"))
+
+    assert gone not in memory.inject(question, user_id="u", now="2026-03-02").text
+    assert {r.value: r.status.value for r in memory.list("u") if r.value == gone} == {gone: "archived"}
+
+
+def test_an_ending_that_says_it_of_something_named_elsewhere_ends_only_that(embeddings: Any, tmp_path: Path) -> None:
+    said = [("I play the tenor sax.", "2026-01-04"), ("I also took up the bass clarinet.", "2026-01-05")]
+    memory = told(embeddings, tmp_path, *said, ("I sold my bass clarinet, I don't play it anymore.", "2026-03-01"))
+
+    assert {r.value: r.status.value for r in memory.list("u") if r.attribute == "instrument"} == {
+        "tenor sax": "active",
+        "bass clarinet": "archived",
+    }
+
+
 def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_messages([("user", "我住在江门蓬江区。")], user_id="u", at="2025-03-03T07:30:00+08:00")  # 02 in UTC
