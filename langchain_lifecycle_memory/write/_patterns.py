@@ -225,6 +225,24 @@ def _resolve(
     raise AssertionError(msg)
 
 
+_ENDED_STATE = re.compile(
+    r"(?:all |completely |finally )?(?:gone|over|cured|healed|resolved|cleared up|a thing of the past|history)",
+    re.IGNORECASE,
+)
+"""What a copula says of a thing that has ended: "my peanut allergy is gone", "my back pain is history"."""
+
+
+def _ended(noun: str, specs: dict[str, AttributeSpec], position: int) -> Candidate:
+    """The end of what ``noun`` names.
+
+    Its vocabulary head's value ("peanut allergy": ``allergy`` = peanut), or the slot holding the whole noun.
+    """
+    *modifiers, head = noun.split() or [""]
+    attribute = spec_named(head, specs) if modifiers else None
+    value = " ".join(modifiers) if attribute else noun
+    return Candidate(attribute, value, 90, position, confidence=0.8, operation="retract")
+
+
 _ADJECTIVE = re.compile(r"[a-z]+(?:ful|ous|ive|able|ible|ic|less|some|ing|ed)")
 
 
@@ -265,6 +283,9 @@ def apply(rule: Rule, text: str, zh: bool, specs: dict[str, AttributeSpec]) -> I
             yield from rule.handler(m, zh, specs)
             continue
         value = _clean(m.group("v"), zh)
+        if rule.attribute in ("?n", "?fn") and not zh and _ENDED_STATE.fullmatch(value):
+            yield _ended(m.group("n"), specs, m.start("v"))  # "my peanut allergy is gone"
+            continue
         if not acceptable(value, zh) or rule.cap and not value[:1].isupper():
             continue
         if zh and "的" in value and rule.attribute != "?n":

@@ -261,6 +261,19 @@ def test_an_ending_that_says_it_of_something_named_elsewhere_ends_only_that(embe
     }
 
 
+def test_an_allergy_said_to_be_gone_ends_and_the_others_stay(embeddings: Any, tmp_path: Path) -> None:
+    memory = told(
+        embeddings, tmp_path, ("I'm allergic to walnuts and carrots.", "2026-01-04"),
+        ("Good news: my walnut allergy is gone!", "2026-04-01"),
+    )  # fmt: skip
+
+    assert {r.value: r.status.value for r in memory.list("u") if r.attribute == "allergy"} == {
+        "walnuts": "archived",
+        "carrots": "active",
+    }
+    assert "gone" not in {r.value for r in memory.list("u")}
+
+
 def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_messages([("user", "我住在江门蓬江区。")], user_id="u", at="2025-03-03T07:30:00+08:00")  # 02 in UTC
