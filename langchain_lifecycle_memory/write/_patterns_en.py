@@ -36,7 +36,7 @@ from langchain_lifecycle_memory.write._patterns import (
 from langchain_lifecycle_memory.write._patterns import EN_I as I_
 from langchain_lifecycle_memory.write._values import clean
 
-__all__ = ["EN_APPOSITIVE", "EN_RULES"]
+__all__ = ["EN_APPOSITIVE", "EN_RULES", "occupation"]
 
 EN_APPOSITIVE = re.compile(r"(?:a|an|the)\s+(?!.*\b(?:I|me|my|is|are|was|were|am|has|have|had)\b)", re.IGNORECASE)
 """A noun phrase right after a fact's value, which describes it: "a rental, a white Kia Niro EV" (no verb)."""
@@ -71,7 +71,7 @@ _NUMBER = (
 _TRADE = re.compile(r"(?:eer|ologist|grapher|ician)$", re.IGNORECASE)
 
 
-def _occupation(value: str) -> bool:
+def occupation(value: str) -> bool:
     """An occupation by its word, or by the ending of its last word (engineer, geologist, technician)."""
     if normalize_value(value) in NOT_OCCUPATION:
         return False
@@ -101,7 +101,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("fan_of", fan.group(1), 70, m.start("v"), "preference", cardinality="set")
     elif is_term("diet", value):
         yield Candidate("diet", value, 85, m.start("v"))
-    elif _occupation(value) or worker or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
+    elif occupation(value) or worker or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
         # a role "at <Org>" or "at a ski lodge" is a job (the pattern ignores case: "a ski lodge" is matched as the org)
         level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)

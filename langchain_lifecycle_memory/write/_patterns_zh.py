@@ -37,6 +37,7 @@ from langchain_lifecycle_memory.write._patterns import (
     zh_concept,
     zh_rule,
 )
+from langchain_lifecycle_memory.write._patterns_en import occupation as english_job
 from langchain_lifecycle_memory.write._slot_names import spec_named
 from langchain_lifecycle_memory.write._values import ZH_LEADING, clean
 
@@ -61,6 +62,10 @@ _ROLE_CHANGE = re.compile(r"升职|晋升|升为|转(?:了)?[\u4e00-\u9fff]{0,3}
 """A change of role in the sentence: what follows "现在是" is the new title."""
 
 
+_EN_TITLE = r"[A-Za-z][A-Za-z .&/-]{1,40}?"
+"""An English title in a Chinese sentence, as long as English titles are ("我是 software engineer")."""
+
+
 def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """我是(一名)X / 我是做X的: an occupation (by its word or ending), a diet, where the speaker is from."""
     if job := m.group("job"):
@@ -75,7 +80,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("diet", value, 85, m.start("v"), "profile")
     elif major := re.fullmatch(r"(.+?)专业(?:的)?(?:学生)?", value):
         yield Candidate("major", major.group(1), 75, m.start("v"), "profile")
-    elif is_term("occupation", value, "<") or m.group("one") or _ROLE_CHANGE.search(m.string):
+    elif is_term("occupation", value, "<") or m.group("one") or _ROLE_CHANGE.search(m.string) or english_job(value):
         level = re.search(r"^(?:初级|中级|高级|资深|首席|助理)", value)
         attribute = "job_title" if level or _ROLE_CHANGE.search(m.string) else "job"
         yield Candidate(attribute, value, 80, m.start("v"), "profile")
@@ -365,7 +370,8 @@ ZH_RULES: tuple[Rule, ...] = (
             + r"|(?:^|[，,])我叫(?P<v3>[\u4e00-\u9fffA-Za-z]{1,10})", handler=_copula),
     zh_rule(r"(?:^|[，,])我(?P<n>[\u4e00-\u9fff]{2,5}?)" + _ZH_USED + "是" + ZV + ZEND, handler=_bare_copula),
     zh_rule(r"(?:" + ZS + r"|(?:^|[，,])(?:现在|目前|如今)?)(?:是|当)(?P<one>一名|一位|名|位)?(?:一个|个)?\s*"
-            r"(?:(?:做|搞|干)(?P<job>[^，,。]+?)的|(?P<v>[^，,。！!？?；;、]{2,12}?)" + ZEND + ")", handler=_identity),
+            r"(?:(?:做|搞|干)(?P<job>[^，,。]+?)的|(?P<v>" + _EN_TITLE + r"|[^，,。！!？?；;、]{2,12}?)" + ZEND + ")",
+            handler=_identity),
     zh_rule(ZS + r"(?P<neg>不再|已经不|再也不)?对\s*(?P<v>[^，,。！!？?]+?)\s*" + ZADV
             + r"(?P<neg2>不再|不)?过敏(?P<le>了)?", handler=_allergy),
     zh_rule(ZS + r"(?P<v>[^不没，,。\s][\u4e00-\u9fff]{0,5}?)" + ZADV + r"(?<![不没])过敏", "allergy", priority=80),

@@ -1092,3 +1092,15 @@ def test_a_weekday_of_every_month_is_no_date() -> None:
         "Our quiz night moved to the last Friday of the month.", now=datetime(2026, 2, 1, tzinfo=timezone.utc)
     )
     assert "last Friday of the month" in fact.content
+
+
+@pytest.mark.parametrize(
+    ("said", "job"),
+    [
+        ("我是 geotechnical engineer", "geotechnical engineer"),  # longer than a Chinese title: it was dropped
+        ("我是 Robotics Engineer。", "Robotics Engineer"),
+        ("我是 petroleum geologist，在 Shell 工作", "petroleum geologist"),
+    ],
+)
+def test_an_english_title_in_a_chinese_sentence_is_the_job_as_in_english(said: str, job: str) -> None:
+    assert [(f.attribute, f.value) for f in extract_rule_facts(said, now=NOW)] == [("job", job)]
