@@ -24,7 +24,7 @@ class UpdateConfig(BaseModel):
     pending_below: float = Field(default=0.5, ge=0.0, le=1.0)
     """Facts with lower confidence are stored ``pending`` (not injected)."""
     reinforce_step: float = Field(default=0.1, ge=0.0, le=1.0)
-    """Confidence added each time a fact is restated."""
+    """Confidence added each time a fact in a slot is restated (words kept without one are only refreshed)."""
     policy: RetentionPolicy = Field(default_factory=RetentionPolicy)
     redactor: Redactor | None = Field(default_factory=Redactor)
     """PII redaction before storage (default masks); ``None`` keeps text as is."""

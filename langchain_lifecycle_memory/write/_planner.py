@@ -481,7 +481,10 @@ class Planner:
         similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
-                bump = min(1.0, max(old.confidence, fact.confidence) + self.cfg.reinforce_step)
+                # Words no rule or model put in a slot gain nothing by being said again ("地铁又晚点了" six times
+                # is no surer a fact, and would lead every list of the user's lasting facts): refreshed only.
+                bump = max(old.confidence, fact.confidence) + (self.cfg.reinforce_step if old.slot else 0.0)
+                bump = min(1.0, bump)
                 self._write(old.model_copy(update={"confidence": bump, "updated_at": self.at}), self.plan.refreshed)
                 return
         status = MemoryStatus.PENDING if fact.confidence < self.cfg.pending_below else MemoryStatus.ACTIVE

@@ -274,6 +274,16 @@ def test_an_allergy_said_to_be_gone_ends_and_the_others_stay(embeddings: Any, tm
     assert "gone" not in {r.value for r in memory.list("u")}
 
 
+def test_a_remark_said_again_and_again_stays_below_what_the_user_stated(embeddings: Any, tmp_path: Path) -> None:
+    said = [("I play the tenor sax.", "2026-01-04")] + [("楼里电梯又坏了", f"2026-0{m}-10") for m in range(2, 8)]
+    memory = told(embeddings, tmp_path, *said)
+
+    [sax] = [r for r in memory.list("u") if r.value == "tenor sax"]
+    [remark] = [r for r in memory.list("u") if "电梯" in r.content]
+    assert remark.confidence < sax.confidence
+    assert remark.updated_at.month == 7  # refreshed each time it was said
+
+
 def test_the_block_dates_what_was_said_by_the_users_own_calendar(embeddings: Any, tmp_path: Path) -> None:
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
     memory.add_messages([("user", "我住在江门蓬江区。")], user_id="u", at="2025-03-03T07:30:00+08:00")  # 02 in UTC
