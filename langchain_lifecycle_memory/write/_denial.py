@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from langchain_lifecycle_memory.schema import normalize_value
+from langchain_lifecycle_memory.schema import MemoryRecord, normalize_value
 from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import split_parts
 from langchain_lifecycle_memory.write._lexicon import says_whole
 
-__all__ = ["denial_rest", "denied_values", "swapped_values"]
+__all__ = ["correction", "denial_rest", "denied_values", "meant_instead", "swapped_values"]
 
 _CORRECTION = re.compile(
     r"\b(?:actually|in fact|that's wrong|that is wrong|not true|you got it wrong|you're wrong|wrong)\b"
@@ -86,3 +87,48 @@ def swapped_values(
                 if len(normalize_value(value)) >= 2 and (says_whole(value, old) or says_whole(old.strip(), value)):
                     out.append((attribute, value, new))
     return out
+
+
+_MEANT_EN = re.compile(
+    r"^(?:(?:sorry|oops|no|wait|actually|correction|my bad)\W+)*(?:I meant|I mean|make (?:that|it)|it's|it is|it was)"
+    r"\s+(?P<new>[^,;.!?]{1,40}?),?\s+not\s+(?P<old>[^,;.!?]{3,40}?)\W*$",
+    re.IGNORECASE,
+)
+_MEANT_ZH = re.compile(
+    r"(?:^|[，,])(?:应该)?是(?P<new>[^，,。！!？?]{1,12}?)[，,]?\s*(?:而)?不是(?P<old>[^，,。！!？?]{2,12}?)[。！!~～]*$"
+    r"|(?:^|[，,])不是(?P<old2>[^，,。！!？?]{2,12}?)[，,]\s*(?:而)?是(?P<new2>[^，,。！!？?]{1,12}?)[。！!~～]*$"
+)
+
+
+def meant_instead(text: str) -> tuple[str, str] | None:
+    """``(meant, said)`` of a correction by one word: "Sorry, I meant Tuesday, not Thursday", "是周二，不是周四".
+
+    The words name no slot: what they correct is the statement that says the word they deny (:func:`correction`).
+    """
+    text = text.strip()
+    if m := _MEANT_EN.search(text):
+        return m.group("new").strip(), m.group("old").strip()
+    if m := _MEANT_ZH.search(text):
+        return (m.group("new") or m.group("new2")).strip(), (m.group("old") or m.group("old2")).strip()
+    return None
+
+
+def correction(held: Sequence[MemoryRecord], meant: str, said: str) -> tuple[MemoryRecord, dict[str, Any]] | None:
+    """The latest of ``held`` that says the word ``said``, and its fields said with ``meant`` instead."""
+    named = [r for r in held if says_whole(said, r.content) and not (r.value and says_whole(meant, r.value))]
+    if not named:
+        return None
+    old = max(named, key=lambda r: r.updated_at)
+    value = _corrected(old.value, said, meant) if old.value else None
+    fields = {"content": _corrected(old.content, said, meant), "value": value, "valid_from": old.valid_from}
+    return old, fields | {
+        "entity": old.entity,
+        "attribute": old.attribute,
+        "kind": old.kind,
+        "cardinality": old.cardinality,
+    }
+
+
+def _corrected(text: str, said: str, meant: str) -> str:
+    pattern = r"(?<![^\W_])" + re.escape(said) + r"(?![^\W_])" if said.isascii() else re.escape(said)
+    return re.sub(pattern, meant.replace("\\", r"\\"), text, flags=re.IGNORECASE)

@@ -45,6 +45,7 @@ from langchain_lifecycle_memory.write._change import (
     superseded_by_change,
 )
 from langchain_lifecycle_memory.write._dates import says_ahead
+from langchain_lifecycle_memory.write._denial import correction, meant_instead
 from langchain_lifecycle_memory.write._grounding import (
     A_QUANTITY,
     EXAMPLE_SLOT_TOPIC,
@@ -428,6 +429,19 @@ class Planner:
         if not pending and self._supersede_stated(record) is None:  # "switched to Asics Novablast" (``uses``)
             self._supersede_by_words(record, fact)  # replaces the running shoes said before; else what its words do
 
+    def _correct(self, fact: Fact, source: MemorySource, meant: str, said: str) -> bool:
+        """A correction by one word: the statement it corrects again, as true from the start (:func:`correction`)."""
+        if (found := correction(self.store.list_records(self.ns, statuses=_ACTIVE, now=self.at), meant, said)) is None:
+            return False
+        old, fields = found
+        fields["confidence"] = max(old.confidence, fact.confidence)
+        record = self._new_record(fact.model_copy(update=fields), source, MemoryStatus.ACTIVE)
+        self._write(record.model_copy(update={"supersedes": old.id}), self.plan.added)
+        if (slot := record.slot) is not None:
+            self._slots[slot] = [*self.live(slot), self._touched[record.id]]
+        self._archive(old, old.valid_from, record.id)  # never true
+        return True
+
     def _alike_elsewhere(self, record: MemoryRecord) -> list[MemoryRecord]:
         """What ``record`` ends in the entity's other slots as the same choice (:func:`rival_choices`)."""
         if record.kind != "preference" or not record.value:  # only tastes compete: no read for any other write
@@ -471,6 +485,8 @@ class Planner:
         return restored
 
     def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
+        if (meant := meant_instead(fact.evidence or "")) and self._correct(fact, source, *meant):
+            return
         content = fact.content
         for earlier in self.plan.added:  # the same statement twice in one batch is one memory
             if normalize_value(earlier.content) == normalize_value(content):

@@ -341,6 +341,27 @@ def test_a_correction_ends_what_it_denies_and_keeps_what_it_affirms(
     assert [r.status.value for r in memory.list("u") if r.valid_from.month == 5] == ["archived"]
 
 
+@pytest.mark.parametrize(
+    ("said", "correction", "question", "meant", "wrong"),
+    [
+        ("My choir practice is on Wednesday nights.", "Sorry, I meant Monday, not Wednesday.",
+         "When is choir practice?", "Monday", "Wednesday"),
+        ("我的合唱排练在每周三晚上。", "说错了，是周一，不是周三。", "合唱排练是哪天？", "周一", "周三"),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_correction_by_one_word_corrects_the_statement_that_says_it(
+    embeddings: Any, tmp_path: Path, said: str, correction: str, question: str, meant: str, wrong: str
+) -> None:
+    memory = told(embeddings, tmp_path, (said, "2025-05-01T10:00:00Z"), (correction, "2025-05-01T10:01:00Z"))
+
+    lines = [line for line in memory.inject(question, user_id="u", now="2025-05-02").text.splitlines() if '"' in line]
+    assert any(meant in line for line in lines) and not any(wrong in line for line in lines), lines
+    [now_true] = [r for r in memory.list("u") if r.status.value == "active"]
+    assert meant in now_true.content and now_true.valid_from.day == 1  # true as said the first time
+    assert any(wrong in r.content for r in memory.list("u") if r.status.value == "archived")  # kept as history
+
+
 def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: Any, tmp_path: Path) -> None:
     memory = told(
         embeddings, tmp_path, ("I work as a thatcher.", "2025-01-02"), ("I'm allergic to celeriac.", "2025-01-03")
