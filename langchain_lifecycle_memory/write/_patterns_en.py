@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 from langchain_lifecycle_memory.write._lexicon import (
+    CJK,
     EN_VERBS,
     NOT_OCCUPATION,
     ORG_SUFFIX,
@@ -163,7 +164,7 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     attribute = _HOME.get(re.sub(r"\s+", " ", m.group("verb").casefold()))
     if not attribute or not acceptable(value, zh):
         return
-    if not value[:1].isupper():
+    if not (value[:1].isupper() or CJK.match(value)):  # a name, capitalised or in a script without case ("深圳")
         if attribute == "city" and m.group("verb").casefold() in ("live", "am living"):
             yield Candidate("housing", value, 65, m.start("v"), "profile")
         return

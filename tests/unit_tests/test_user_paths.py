@@ -362,6 +362,16 @@ def test_a_correction_by_one_word_corrects_the_statement_that_says_it(
     assert any(wrong in r.content for r in memory.list("u") if r.status.value == "archived")  # kept as history
 
 
+def test_a_home_said_in_english_with_a_chinese_name_is_replaced_by_a_move_said_in_chinese(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    memory = told(embeddings, tmp_path, ("I live in 绵阳", "2025-01-05"), ("我搬到遂宁了", "2025-06-01"))
+
+    block = memory.inject("我现在住在哪个城市？", user_id="u", now="2025-06-02").text
+    lines = [ln for ln in block.splitlines() if '"' in ln]
+    assert any("遂宁" in ln for ln in lines) and not any("绵阳" in ln for ln in lines), lines
+
+
 def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: Any, tmp_path: Path) -> None:
     memory = told(
         embeddings, tmp_path, ("I work as a thatcher.", "2025-01-02"), ("I'm allergic to celeriac.", "2025-01-03")
