@@ -90,10 +90,11 @@ def swapped_values(
 
 
 _MEANT_EN = re.compile(
-    r"^(?:(?:sorry|oops|no|wait|actually|correction|my bad)\W+)*(?:I meant|I mean|make (?:that|it)|it's|it is|it was)"
-    r"\s+(?P<new>[^,;.!?]{1,40}?),?\s+not\s+(?P<old>[^,;.!?]{3,40}?)\W*$",
-    re.IGNORECASE,
+    r"^(?:(?:sorry|oops|no|wait|actually|correction|my bad)\W+)*(?:I meant|I mean|make (?:that|it)\b)"
+    r"|^(?:sorry|oops|no|wait|actually|correction|my bad)\W+(?:it's|it is|it was)",  # "it's a cat, not a dog" alone
+    re.IGNORECASE,  # may be about anything in sight
 )
+_NOT = re.compile(r"\s+(?P<new>[^,;.!?]{1,40}?),?\s+not\s+(?P<old>[^,;.!?]{3,40}?)\W*$", re.IGNORECASE)
 _MEANT_ZH = re.compile(
     r"(?:^|[，,])(?:应该)?是(?P<new>[^，,。！!？?]{1,12}?)[，,]?\s*(?:而)?不是(?P<old>[^，,。！!？?]{2,12}?)[。！!~～]*$"
     r"|(?:^|[，,])不是(?P<old2>[^，,。！!？?]{2,12}?)[，,]\s*(?:而)?是(?P<new2>[^，,。！!？?]{1,12}?)[。！!~～]*$"
@@ -106,7 +107,7 @@ def meant_instead(text: str) -> tuple[str, str] | None:
     The words name no slot: what they correct is the statement that says the word they deny (:func:`correction`).
     """
     text = text.strip()
-    if m := _MEANT_EN.search(text):
+    if (lead := _MEANT_EN.search(text)) and (m := _NOT.match(text, lead.end())):
         return m.group("new").strip(), m.group("old").strip()
     if m := _MEANT_ZH.search(text):
         return (m.group("new") or m.group("new2")).strip(), (m.group("old") or m.group("old2")).strip()

@@ -1104,3 +1104,8 @@ def test_a_weekday_of_every_month_is_no_date() -> None:
 )
 def test_an_english_title_in_a_chinese_sentence_is_the_job_as_in_english(said: str, job: str) -> None:
     assert [(f.attribute, f.value) for f in extract_rule_facts(said, now=NOW)] == [("job", job)]
+
+
+def test_a_subject_named_history_is_a_value_not_an_ending() -> None:
+    [fact] = extract_rule_facts("My favourite subject is history.", now=NOW)
+    assert (fact.operation, fact.value) == ("assert", "history")
