@@ -255,7 +255,8 @@ def create_memory_reader(
     """A subgraph ``retrieve → inject``: memories for the last human message as a leading system message.
 
     The block is also left in ``memory_block``; with ``as_message=False`` only there. A ``retriever`` given
-    searches its own fixed namespace, or its own ``namespace_template`` filled with the user id.
+    searches its own fixed namespace, or its own ``namespace_template`` filled with the user id. A message with no
+    text (images only) recalls nothing; its block says so.
     """
     template = tuple(namespace_template)
 
