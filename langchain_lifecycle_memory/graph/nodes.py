@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypedDict
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from langchain.agents import AgentState
 from langchain_core.documents import Document
@@ -136,8 +137,19 @@ def _now(config: RunnableConfig) -> Any:
 
 
 def _local_now(config: RunnableConfig) -> Any:
-    """:func:`_now` in the zone ``memory_now`` was given in: the user's "today" and "yesterday"."""
-    return local_time((config.get("configurable") or {}).get("memory_now")) or _now(config)
+    """:func:`_now` in the user's zone: the one ``memory_now`` was given in, else ``memory_timezone`` (an IANA name).
+
+    The user's "today" and "yesterday", in the block and in what the writer resolves.
+    """
+    configurable = config.get("configurable") or {}
+    if (given := local_time(configurable.get("memory_now"))) is not None or not configurable.get("memory_timezone"):
+        return given or _now(config)
+    zone = configurable["memory_timezone"]
+    try:
+        return _now(config).astimezone(ZoneInfo(str(zone)))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        msg = f'Unknown time zone {zone!r} in configurable["memory_timezone"]: an IANA name, such as "Asia/Shanghai".'
+        raise ValueError(msg) from exc
 
 
 def _traced(config: RunnableConfig, user_id: str, namespace: tuple[str, ...], **extra: Any) -> RunnableConfig:

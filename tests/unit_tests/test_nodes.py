@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -162,6 +164,23 @@ def test_a_turn_of_a_picture_without_a_caption_runs_and_recalls_nothing(mem_stor
     block = next(m for m in out["messages"] if m.id == MEMORY_MESSAGE_ID)
     assert "Vim" not in block.content
     assert [r.value for r in mem_store.list_records(("memories", "u1"))] == ["Vim"]
+
+
+def test_the_block_dates_today_in_the_time_zone_the_graph_is_given(mem_store: ChromaMemoryStore) -> None:
+    graph = _chat_graph(mem_store, iter([AIMessage("ok")] * 4))
+    said = {"configurable": {"user_id": "u1", "thread_id": "t"}}
+    graph.invoke({"messages": [("user", "我喜欢使用 Vim 编辑器")]}, said)
+    seen = {}
+    for zone in ("Pacific/Kiritimati", "Pacific/Pago_Pago"):  # 25 hours apart: never the same date
+        cfg = {"configurable": {"user_id": "u1", "thread_id": zone, "memory_timezone": zone}}
+        out = graph.invoke({"messages": [("user", "我适合用什么工具写 Python？")]}, cfg)
+        block = next(m for m in out["messages"] if m.id == MEMORY_MESSAGE_ID).content
+        seen[zone] = datetime.now(ZoneInfo(zone)).date().isoformat() in block
+
+    assert seen == {"Pacific/Kiritimati": True, "Pacific/Pago_Pago": True}
+    cfg = {"configurable": {"user_id": "u1", "thread_id": "t", "memory_timezone": "Mars/Olympus"}}
+    with pytest.raises(ValueError, match="memory_timezone"):
+        graph.invoke({"messages": [("user", "hi")]}, cfg)
 
 
 def test_writer_needs_a_user_id(mem_store: ChromaMemoryStore) -> None:
