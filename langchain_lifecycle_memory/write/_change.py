@@ -363,18 +363,23 @@ def _ends_value(value: str, text: str) -> bool:
 
 _NEGATION = frozenset({"doesn't", "don't", "didn't", "isn't", "aren't", "never", "now", "longer", "more"})
 _ZH_NOT_ANY_MORE = re.compile(r"不[\u4e00-\u9fff]{1,8}了")  # "不养六角恐龙了": its object as long as it is
+_HAVE = {"has": "have", "had": "have", "having": "have", "have": "have"}
 _OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "one", "ones"})
 _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也|不再|不|了")
+
+
+_GRAMMAR = (_FUNCTION | _NEGATION | {"do", "does", "did"}) - set(_HAVE)
 
 
 def _ends_its_words(old: str, text: str) -> bool:
     """Whether a part of ``text`` that ends something says nothing but what ``old`` says.
 
     "The user no longer has a cat." beside "The user has a cat named Pumpkin.", "用户现在不养猫了" beside
-    "用户养了一只猫，叫南瓜": the cat goes, though the ending does not name it. At least one English word of
-    three letters, or two Chinese characters, beyond grammar and the words of ending.
+    "用户养了一只猫，叫南瓜": the cat goes, though the ending does not name it. Its verb included ("I no longer
+    have a bike" does not end "works at a bike shop"), and at least one English word of three letters, or two
+    Chinese characters, beyond grammar and the words of ending.
     """
-    said_old = {stem(w.casefold()) for w in _LATIN.findall(old)}
+    said_old = {_HAVE.get(w, stem(w)) for w in map(str.casefold, _LATIN.findall(old))}
     for part in (p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]):
         if not (_GONE.search(part) or _ZH_NOT_ANY_MORE.search(part)):
             continue
@@ -386,8 +391,8 @@ def _ends_its_words(old: str, text: str) -> bool:
         said = {w.casefold() for w in _LATIN.findall(_ENDS.sub(" ", part))}
         if said & _OBJECT_PRONOUNS:  # "I don't play it anymore": what ends is named elsewhere
             continue
-        said -= _FUNCTION | _NEGATION
-        if said and all(len(w) >= 3 for w in said) and {stem(w) for w in said} <= said_old:
+        said -= _GRAMMAR  # the verb stays: "no longer has a bike" does not end "works at a bike shop"
+        if any(len(w) >= 3 and w not in _HAVE for w in said) and {_HAVE.get(w, stem(w)) for w in said} <= said_old:
             return True
     return False
 

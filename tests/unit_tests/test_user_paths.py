@@ -261,6 +261,14 @@ def test_an_ending_that_says_it_of_something_named_elsewhere_ends_only_that(embe
     }
 
 
+def test_an_ending_that_shares_a_word_but_not_the_verb_ends_nothing(embeddings: Any, tmp_path: Path) -> None:
+    memory = told(
+        embeddings, tmp_path, ("I work at a piano showroom.", "2026-01-04"), ("I no longer have a piano.", "2026-03-01")
+    )
+
+    assert [r.status.value for r in memory.list("u") if r.value == "piano showroom"] == ["active"]
+
+
 def test_an_allergy_said_to_be_gone_ends_and_the_others_stay(embeddings: Any, tmp_path: Path) -> None:
     memory = told(
         embeddings, tmp_path, ("I'm allergic to walnuts and carrots.", "2026-01-04"),
