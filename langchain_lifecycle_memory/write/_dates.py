@@ -74,9 +74,11 @@ _ZH_UNTIL_MONTH = re.compile(
     r"(?:整个|一整个)" + _ZH_NUM + r"月|(?:到|至)" + _ZH_NUM + r"月底|" + _ZH_NUM + r"月底(?:前|之前)"
     r"|(?:到|至)" + _ZH_NUM + r"月(?:份)?(?=[^，。,.!?！？]*都)"  # "到三月我都在家办公": through March
 )
-_EN_UNTIL_WEEKDAY = re.compile(r"\b(?:until|till|through)\s+(next\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", re.I)
-_ZH_UNTIL_WEEKDAY = re.compile(
-    r"(?:到|至)(下)?(?:个)?(?:这|本)?(?:周|星期|礼拜)([一二三四五六日天])(?=[^，。,.!?！？]*都|为止)"
+_EN_UNTIL_WEEKDAY = re.compile(  # not a range of days ("Monday until Friday", "Monday through Friday": a schedule)
+    r"(?<!day )\b(?:until|till|through)\s+(next\s+)?(" + "|".join(_EN_WEEKDAYS) + r")\b", re.IGNORECASE
+)
+_ZH_UNTIL_WEEKDAY = re.compile(  # nor "周一到周五我都…"
+    r"(?<![一二三四五六日天])(?:到|至)(下)?(?:个)?(?:这|本)?(?:周|星期|礼拜)([一二三四五六日天])(?=[^，。,.!?！？]*都|为止)"
 )
 
 

@@ -100,3 +100,10 @@ def test_a_plan_lasts_until_its_time_is_past_and_a_start_has_no_end(said: str, d
 )
 def test_a_statement_lasts_until_the_month_or_weekday_it_names(said: str, days: float) -> None:
     assert resolve_ttl_days(said, datetime(2026, 1, 11)) == days
+
+
+@pytest.mark.parametrize(
+    "said", ["I teach Monday through Friday.", "I'm at the depot Monday until Friday.", "周一到周五我都在工地。"]
+)
+def test_a_range_of_weekdays_is_a_schedule_not_an_end(said: str) -> None:
+    assert resolve_ttl_days(said, datetime(2026, 1, 11)) is None
