@@ -388,7 +388,8 @@ ZH_RULES: tuple[Rule, ...] = (
     # work, study, home
     zh_rule(ZS + r"在(?P<place>" + _alt("city") + r")?(?:的)?一[家个所间座](?P<ind>[^，,。]+?)(?:做|当|干)"
             r"(?P<role>[^，,。]+?)" + ZEND, handler=_generic_job),
-    zh_rule(ZS + r"在(?P<v>[^，,。一\s在]{2,12}?)(?:(?:做|当|干)(?P<role>[^，,。]{2,8}?)" + ZEND
+    # "我是工程师，在谷歌工作": the subject of the clause before carries on after its comma
+    zh_rule(r"(?:" + ZS + r"|(?<=[，,]))在(?P<v>[^，,。一\s在]{2,12}?)(?:(?:做|当|干)(?P<role>[^，,。]{2,8}?)" + ZEND
             + r"|上班|工作|任职|实习)", handler=_workplace),
     # a new employer: "跳槽到X", "入职X", "去X上班了" (then "，做Y" the role)
     zh_rule(ZS + r"(?:(?:跳槽|跳)(?:去|到)了?|入职(?:了)?)\s*(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*了?"

@@ -380,6 +380,15 @@ def test_a_home_said_in_english_with_a_chinese_name_is_replaced_by_a_move_said_i
     assert any("遂宁" in ln for ln in lines) and not any("绵阳" in ln for ln in lines), lines
 
 
+def test_a_move_to_another_employer_keeps_the_job_said_in_the_same_sentence(embeddings: Any, tmp_path: Path) -> None:
+    memory = told(embeddings, tmp_path, ("我是建筑师，在中建工作", "2025-01-05"), ("我现在在万科工作了", "2025-06-01"))
+
+    current = {r.attribute: r.value for r in memory.list("u") if r.status.value == "active"}
+    assert current == {"job": "建筑师", "employer": "万科"}
+    assert not any("中建" in r.content for r in memory.list("u") if r.status.value == "active")  # nothing says it now
+    assert [r.value for r in memory.list("u") if r.status.value == "archived"] == ["中建"]
+
+
 def test_a_memory_tool_asked_for_a_bare_topic_finds_the_users_fact(embeddings: Any, tmp_path: Path) -> None:
     memory = told(
         embeddings, tmp_path, ("I work as a thatcher.", "2025-01-02"), ("I'm allergic to celeriac.", "2025-01-03")
