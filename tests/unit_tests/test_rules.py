@@ -1099,11 +1099,15 @@ def test_a_weekday_of_every_month_is_no_date() -> None:
     [
         ("我是 geotechnical engineer", "geotechnical engineer"),  # longer than a Chinese title: it was dropped
         ("我是 Robotics Engineer。", "Robotics Engineer"),
-        ("我是 petroleum geologist，在 Shell 工作", "petroleum geologist"),
     ],
 )
 def test_an_english_title_in_a_chinese_sentence_is_the_job_as_in_english(said: str, job: str) -> None:
     assert [(f.attribute, f.value) for f in extract_rule_facts(said, now=NOW)] == [("job", job)]
+
+
+def test_an_english_title_and_a_workplace_after_the_comma_are_the_job_and_the_employer() -> None:
+    facts = extract_rule_facts("我是 petroleum geologist，在 Shell 工作", now=NOW)
+    assert [(f.attribute, f.value) for f in facts] == [("job", "petroleum geologist"), ("employer", "Shell")]
 
 
 def test_a_subject_named_history_is_a_value_not_an_ending() -> None:
