@@ -357,15 +357,19 @@ def _word_named(value: str, text: str) -> bool:
 
 def _ends_value(value: str, text: str) -> bool:
     """Whether a clause of ``text`` that ends something names ``value`` whole ("my flatmate quit being vegan")."""
-    parts = [p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]]
-    return any(_GONE.search(p) and says_whole(value, p) for p in parts)
+    return any(_GONE.search(p) and says_whole(value, p) for p in _clause_parts(text))
+
+
+def _clause_parts(text: str) -> list[str]:
+    """Every part of every clause of ``text`` (:func:`split_parts` within sentences and dashes)."""
+    return [p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]]
 
 
 _NEGATION = frozenset({"doesn't", "don't", "didn't", "isn't", "aren't", "never", "now", "longer", "more"})
 _ZH_NOT_ANY_MORE = re.compile(r"不[\u4e00-\u9fff]{1,8}了")  # "不养六角恐龙了": its object as long as it is
 _HAVE = {"has": "have", "had": "have", "having": "have", "have": "have"}
 _OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "one", "ones"})
-_ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也|不再|不|了")
+_ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 go with the function characters
 
 
 _GRAMMAR = (_FUNCTION | _NEGATION | {"do", "does", "did"}) - set(_HAVE)
@@ -380,7 +384,7 @@ def _ends_its_words(old: str, text: str) -> bool:
     Chinese characters, beyond grammar and the words of ending.
     """
     said_old = {_HAVE.get(w, stem(w)) for w in map(str.casefold, _LATIN.findall(old))}
-    for part in (p for clause in _CLAUSE.split(text) for p in _PART.split(clause)[::2]):
+    for part in _clause_parts(text):
         if not (_GONE.search(part) or _ZH_NOT_ANY_MORE.search(part)):
             continue
         if _CJK_CHAR.search(part):

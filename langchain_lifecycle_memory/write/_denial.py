@@ -15,7 +15,7 @@ from typing import Any
 from langchain_lifecycle_memory.schema import MemoryRecord, normalize_value
 from langchain_lifecycle_memory.write._cardinality import same_value
 from langchain_lifecycle_memory.write._change import split_parts
-from langchain_lifecycle_memory.write._lexicon import says_whole
+from langchain_lifecycle_memory.write._lexicon import says_whole, whole_words
 
 __all__ = ["correction", "denial_rest", "denied_values", "meant_instead", "swapped_values"]
 
@@ -131,5 +131,4 @@ def correction(held: Sequence[MemoryRecord], meant: str, said: str) -> tuple[Mem
 
 
 def _corrected(text: str, said: str, meant: str) -> str:
-    pattern = r"(?<![^\W_])" + re.escape(said) + r"(?![^\W_])" if said.isascii() else re.escape(said)
-    return re.sub(pattern, meant.replace("\\", r"\\"), text, flags=re.IGNORECASE)
+    return re.sub(whole_words(said), meant.replace("\\", r"\\"), text, flags=re.IGNORECASE)

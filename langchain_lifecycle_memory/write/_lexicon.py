@@ -14,7 +14,7 @@ __all__ = [
     "NOT_OCCUPATION", "NOUN_ATTRIBUTES", "ORG_SUFFIX", "VERB_CONCEPTS", "ZH_MEASURE", "ZH_MY", "ZH_RELATIONS",
     "ZH_TOPIC_VERBS", "ZH_VERBS", "Concept", "concept_attribute", "is_condition", "is_language", "is_medicine",
     "CONDITION_ENDINGS", "MEDICINE_ENDINGS_ZH", "MEDICINE_STEMS", "condition_form", "medicine_form",
-    "alternation", "is_term", "lookup", "misfiled", "romanize",
+    "alternation", "is_term", "lookup", "misfiled", "romanize", "whole_words",
 ]  # fmt: skip
 
 CJK = re.compile(r"[\u3400-\u9fff]")
@@ -380,8 +380,12 @@ def says_whole(value: str, text: str) -> bool:
     """Whether ``text`` says ``value`` (two characters at least), a Latin value as whole words, case aside."""
     if len(value) < 2:
         return False
-    pattern = r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])" if value.isascii() else re.escape(value)
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    return re.search(whole_words(value), text, re.IGNORECASE) is not None
+
+
+def whole_words(value: str) -> str:
+    """A pattern for ``value`` as said: a Latin value as whole words, a Chinese one anywhere."""
+    return r"(?<![^\W_])" + re.escape(value) + r"(?![^\W_])" if value.isascii() else re.escape(value)
 
 
 def chinese_spans(text: str) -> list[str]:
