@@ -25,7 +25,7 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.store.base import Item
 from pydantic import BaseModel
 
-from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity, local_time
+from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware, is_self_entity, local_time, utcnow
 from langchain_lifecycle_memory.store.slots import SET, cardinality, current_losers, precedence, slot_key
 
 __all__ = [
@@ -305,7 +305,7 @@ def format_memories(
 
     unique: dict[str, _Item] = {}  # the first memory of each id, in order
     lines: set[tuple[str, datetime | None]] = set()  # two slots from one sentence would be one line twice
-    outranked = _outranked_current(records)
+    outranked = _outranked_current(records, ensure_aware(now) or utcnow())
     for index, memory in enumerate(records):
         item = _normalize(memory, index) if index not in outranked else None
         if item is None or not item.content.strip() or (line := (item.content.strip(), item.valid_to)) in lines:
@@ -396,12 +396,15 @@ def _current_entry(memory: Any) -> tuple[Any, Any] | None:
     return ((tuple(namespace), str(entity), str(attribute)), (order[0], order[1] or order[0], order[2]))
 
 
-def _outranked_current(records: Sequence[Any]) -> set[int]:
-    """Positions of active memories that a newer version of the same slot outranks (never two values)."""
+def _outranked_current(records: Sequence[Any], now: datetime) -> set[int]:
+    """Positions of active memories that a newer version of the same slot outranks (never two values).
+
+    A version that starts after ``now`` (a change dated ahead) outranks nothing yet: both are shown, each dated.
+    """
     entries = []
     for index, memory in enumerate(records):
         with contextlib.suppress(TypeError, ValueError):
-            if (found := _current_entry(memory)) is not None:
+            if (found := _current_entry(memory)) is not None and found[1][0] <= now:
                 entries.append((str(index), *found))
     return {int(i) for i in current_losers(entries)}
 

@@ -200,6 +200,7 @@ class Snapshot:
             SimpleNamespace(
                 namespace=self.namespace, entity=r.entity, attribute=r.attribute, status=r.status, id=r.id,
                 supersedes=r.supersedes, superseded_by=r.superseded_by, cardinality=None, metadata=None,
+                valid_from=r.valid_from, created_at=r.created, valid_to=r.valid_to, expires_at=r.expires_at,
             )
             for r in (self.rows[i] for i in shared)
         ]  # fmt: skip

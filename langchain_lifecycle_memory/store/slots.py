@@ -58,11 +58,17 @@ def slot_key(record: MemoryRecord) -> SlotKey | None:
     return (tuple(record.namespace), record.entity, record.attribute)
 
 
+def _overlap(before: MemoryRecord, after: MemoryRecord) -> bool:
+    """Whether ``before`` still holds when ``after`` starts: not when it lapses by then (a change dated ahead)."""
+    ends = [t for t in (before.valid_to, before.expires_at) if t is not None]
+    return not ends or min(ends) > after.valid_from
+
+
 def _out_of_line(records: list[MemoryRecord]) -> bool:
-    """Two active records, two records superseding the same one, or a link that points elsewhere."""
-    active = sum(r.status is MemoryStatus.ACTIVE for r in records)
+    """Two active records true at once, two records superseding the same one, or a link that points elsewhere."""
+    active = sorted((r for r in records if r.status is MemoryStatus.ACTIVE), key=precedence)
     claimed = [r.supersedes for r in records if r.supersedes]
-    if active > 1 or len(claimed) != len(set(claimed)):
+    if any(_overlap(a, b) for a, b in zip(active, active[1:])) or len(claimed) != len(set(claimed)):
         return True
     by_id = {r.id: r for r in records}
     return any(
@@ -125,6 +131,8 @@ class _Chain:
                 self._close(parent, r.id)  # type: ignore[arg-type]
         active = [r.id for r in self.order if self.now[r.id].status is MemoryStatus.ACTIVE]
         for before, after in zip(active, active[1:]):
+            if not _overlap(self.now[before], self.now[after]):  # one lapses as the other starts: both hold in turn
+                continue
             self._close(before, after)
             successor = self.now[after]
             if successor.supersedes is None or successor.supersedes == self.now[before].supersedes:

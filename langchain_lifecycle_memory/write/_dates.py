@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_lifecycle_memory.schema import ensure_aware, local_time
-from langchain_lifecycle_memory.write._change import ENDED
+from langchain_lifecycle_memory.write._change import ENDED, ZH_CHANGED_TO
 
-__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead"]
+__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead", "starts_ahead"]
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_NUMBERS = {
@@ -88,7 +88,7 @@ _AHEAD: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for p, unit in (
         (r"\bthe day after tomorrow\b|后天", "day2"),
         (r"\btomorrow\b|明天|明早|明晚|明儿", "day"),
-        (rf"\bnext (?:week|{_WEEKDAY_EN})\b|下(?:个)?(?:周|星期|礼拜)", "week"),
+        (rf"\bnext (?:week|{_WEEKDAY_EN})\b|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?", "week"),
         (r"\bnext month\b|下(?:个)?月", "month"),
         (r"\bnext year\b|明年", "year"),
     )
@@ -105,6 +105,47 @@ _FROM_AHEAD = re.compile(
 """A time ahead that says when something starts ("Starting next week I work from home", "从下个月起"): no end."""
 
 
+_CHANGE_AHEAD = re.compile(
+    r"\b(?:mov(?:e|es|ing)|relocat(?:e|es|ing)|start(?:s|ing)?|begin(?:s|ning)?|join(?:s|ing)?|switch(?:es|ing)?)\b"
+    r"|搬|入职|开始|加入|" + ZH_CHANGED_TO,
+    re.IGNORECASE,
+)
+"""Verbs of a change, said of a time ahead ("I'm moving to Oslo next month", "下个月我搬到奥斯陆"): it holds from
+then, and what it replaces holds until then."""
+
+
+_TIME_AS_VALUE = re.compile(r"(?:\b(?:to|until|till|for)|到|至|成|为)\s*$", re.IGNORECASE)
+"""Just before the time: the time is what changed ("the party was pushed to next Friday", "推到下周五"), not when."""
+
+
+def _start_ahead(text: str, now: datetime) -> tuple[datetime, re.Match[str], str] | None:
+    """When the change that ``text`` dates ahead starts: (midnight that day, the time phrase, its granularity)."""
+    if not starts_ahead(text):
+        return None
+    found = next(((m, u) for pattern, u in _AHEAD if (m := pattern.search(text))), None)
+    if found is None or _TIME_AS_VALUE.search(text[: found[0].start()]):
+        return None
+    m, unit = found
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit in ("day", "day2"):
+        return today + timedelta(days=1 if unit == "day" else 2), m, "day"
+    if unit == "week":  # "next week": its Monday; "next Friday", "下周五": that day
+        monday = today + timedelta(days=7 - today.weekday())
+        day = re.search(r"[a-z]+day|weekend|(?<=[周期拜])[一二三四五六日天]", m.group(0), re.IGNORECASE)
+        name = day.group(0).casefold() if day else ""
+        offset = {**{d: i for i, d in enumerate(_EN_WEEKDAYS)}, "weekend": 5, **_ZH_WEEKDAYS}.get(name, 0)
+        return monday + timedelta(days=offset), m, "day" if day else "week"
+    if unit == "month":
+        return (today.replace(year=today.year + 1, month=1, day=1) if today.month == 12 else
+                today.replace(month=today.month + 1, day=1)), m, "month"  # fmt: skip
+    return today.replace(year=today.year + 1, month=1, day=1), m, "year"
+
+
+def starts_ahead(text: str) -> bool:
+    """Whether ``text`` dates a change ahead ("I'm moving to Oslo next month"): it holds from then on."""
+    return bool(_FROM_AHEAD.search(text) or (_CHANGE_AHEAD.search(text) and says_ahead(text)))
+
+
 def says_ahead(text: str) -> bool:
     """Whether ``text`` is about a time ahead ("I'm starting a new job at Google next month", "从下个月起…")."""
     return any(pattern.search(text) for pattern, _ in _AHEAD)
@@ -113,8 +154,8 @@ def says_ahead(text: str) -> bool:
 def _ahead_days(text: str, now: datetime | None) -> float | None:
     """Days until the end of the time ahead that ``text`` names (the day after it, the end of next week...)."""
     unit = next((u for pattern, u in _AHEAD if pattern.search(text)), None)
-    if unit is None or _FROM_AHEAD.search(text):
-        return None
+    if unit is None or _FROM_AHEAD.search(text) or _CHANGE_AHEAD.search(text):
+        return None  # a change from then on, no end
     if unit in ("day", "day2"):
         return 2.0 if unit == "day" else 3.0
     if now is None:
@@ -204,6 +245,8 @@ def _back(when: datetime, amount: float, unit: str) -> datetime | None:
 def resolve_valid_from(text: str, now: datetime) -> datetime | None:
     """When the fact stated in ``text`` became true, if it is dated relative to ``now`` (naive means UTC).
 
+    A change dated ahead ("I'm moving to Oslo next month") becomes true then: the first of next month.
+
     Example:
         >>> from datetime import datetime, timezone
         >>> resolve_valid_from("上个月我搬到了上海", datetime(2024, 3, 15, tzinfo=timezone.utc)).date()
@@ -237,7 +280,7 @@ def _find_relative(text: str, when: datetime) -> tuple[datetime, re.Match[str], 
         return (moment, m, unit) if moment is not None else None
     if (m := _SINCE_YEAR.search(text)) and (year := int(m.group(1) or m.group(2))) <= when.year:
         return when.replace(year=year, month=1, day=1, hour=0, minute=0, second=0, microsecond=0), m, None
-    return None
+    return _start_ahead(text, when)
 
 
 def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
@@ -262,7 +305,8 @@ def absolute_dates(text: str, now: datetime, *, zh: bool) -> str:
     else:
         phrase = {"day": f"on {when.date().isoformat()}", "week": f"in the week of {when.date().isoformat()}",
                   "month": f"in {when.strftime('%B')} {when.year}", "year": f"in {when.year}"}  # fmt: skip
-    return text[: m.start()] + phrase[granularity] + text[m.end() :]
+    said = phrase[granularity]
+    return text[: m.start()] + (said[:1].upper() + said[1:] if m.start() == 0 else said) + text[m.end() :]
 
 
 def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:

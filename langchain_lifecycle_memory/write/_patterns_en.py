@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._dates import starts_ahead
 from langchain_lifecycle_memory.write._lexicon import (
     CJK,
     EN_VERBS,
@@ -156,7 +157,8 @@ def _work(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 _HOME = {"live": "city", "am living": "city", "am based": "city", "reside": "city", "moved": "city",
          "have moved": "city", "relocated": "city", "have relocated": "city", "was born": "birthplace",
-         "grew up": "hometown", "am from": "hometown", "come from": "hometown", "am moving": "moving_to"}  # fmt: skip
+         "grew up": "hometown", "am from": "hometown", "come from": "hometown", "am moving": "moving_to",
+         "move": "moving_to", "will move": "moving_to", "am going to move": "moving_to"}  # fmt: skip
 
 
 def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
@@ -168,6 +170,8 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         if attribute == "city" and m.group("verb").casefold() in ("live", "am living"):
             yield Candidate("housing", value, 65, m.start("v"), "profile")
         return
+    if attribute == "moving_to" and starts_ahead(m.string):  # "I'm moving to Oslo next month": the city from then
+        attribute = "city"
     kind = "event" if attribute == "moving_to" else "profile"
     yield Candidate(attribute, value.split(",")[0], 75, m.start("v"), kind)
 
@@ -422,8 +426,9 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:study|am studying|major in|am majoring in|am doing a (?:degree|masters|master's|phd) in) "
             r"(?!for\b|hard\b)" + V + r"(?: at (?P<org>[A-Z][^,;!?]*?))?" + E_PREP, handler=_study),
     en_rule(I_ + r"(?P<verb>live|am living|am based|reside|(?:have )?moved|(?:have )?relocated|was born|grew up|"
-            r"am from|come from|am moving) (?:back |here |there |down |up |out |alone |together "
-            r"|by (?:my|him|her|them|our)sel(?:f|ves) |on (?:my|his|her|their|our) own )?"
+            r"am from|come from|am moving|(?:will |am going to )?move) "
+            r"(?:back |here |there |down |up |out |alone |together |by (?:my|him|her|them|our)sel(?:f|ves) "
+            r"|on (?:my|his|her|their|our) own )?"
             r"(?:in|to|near|at|from|on) (?:a |an |the )?" + V
             + E_PREP, handler=_home),
     en_rule(I_ + r"teach (?:at (?P<org>[A-Z][^,;!?]*?) )?" + V + E_PREP, "teaching", priority=75, kind="profile"),

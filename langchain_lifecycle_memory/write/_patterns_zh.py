@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 from langchain_lifecycle_memory.write._change import ZH_CHANGED_TO
+from langchain_lifecycle_memory.write._dates import starts_ahead
 from langchain_lifecycle_memory.write._lexicon import (
     CITY_SUFFIX,
     LEX,
@@ -130,6 +131,16 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("district", value, 75, m.start("v"), "profile")
     elif 2 <= len(value) <= 6:
         yield Candidate("city", value, 70, m.start("v"), "profile")
+
+
+_ZH_AHEAD = r"(?:下个?月|明年|下个?(?:周|星期|礼拜)[一二三四五六日天]?)?"
+"""A time ahead between the speaker and the verb ("我下个月搬到…")."""
+
+
+def _moving(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """要搬到 X: where the user is about to move (an event); the city from the date it names ("下个月要搬去X")."""
+    for c in _home(m, zh, specs):
+        yield c if starts_ahead(m.string) else Candidate("moving_to", c.value, c.priority, c.position, "event")
 
 
 def _pet(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
@@ -398,7 +409,9 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(r"(?:" + ZS + r"(?:在读|读|上)(?P<v>" + _GRADE + r"|高中|初中|小学|大学|研究生|博士|硕士|"
             r"[\u4e00-\u9fff]{2,10}?(?:大学|学院|中学|小学|学校))|(?:^|[，,]|我)(?:的)?(?P<w2>学的是|专业是|主修|辅修)"
             + ZV.replace("v>", "v2>") + ZEND + ")", handler=_study),
-    zh_rule(ZS + r"(?:住在|生活在|定居在?|搬到了?|搬去了?|搬家到了?|搬回了?|回到了?)" + ZV + ZEND, handler=_home),
+    zh_rule(ZS + _ZH_AHEAD + r"(?:住在|生活在|定居在?|搬到了?|搬去了?|搬家到了?|搬回了?|回到了?)" + ZV + ZEND,
+            handler=_home),
+    zh_rule(ZS + _ZH_AHEAD + r"就?(?:要|准备|打算|将|会)搬(?:家)?(?:到|去|回)" + ZV + ZEND, handler=_moving),
     zh_rule(r"我(?:的)?老家(?:是|在)" + ZV + ZEND, "hometown", priority=75, kind="profile"),
     # verbs of use and habit (with polarity and change), likes and dislikes
     zh_rule(ZS + r"(?:每周|每天|经常|常常|常|周末|平时|每个月|每周末)+(?:都)?去(?:[一两二三四五六七八九十几\d]+次)?"

@@ -24,6 +24,7 @@ from langchain_lifecycle_memory.schema import (
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.slots import precedence, repairs, resolve_current
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec, card_phrases
+from langchain_lifecycle_memory.write._ahead import LAPSES_FOR, ahead, lapsing, restored
 from langchain_lifecycle_memory.write._cardinality import (
     DEFAULT_ALIKE_THRESHOLD,
     alike,
@@ -106,14 +107,28 @@ class Planner:
         bucket.append(record)
 
     def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None:
-        archived = old.transition(
-            MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
-        )
-        self._write(archived, self.plan.archived)
+        if when > self.at and old.valid_from < when:  # a change dated ahead (``_ahead.py``): ``old`` holds until then
+            self._write(lapsing(old, when, by, self.at), self.plan.refreshed)
+        else:
+            if ahead(old, max(when, self.at)):  # called off before it started: it replaced nothing
+                self._call_off(old)
+                old = old.model_copy(update={"supersedes": None})
+            archived = old.transition(
+                MemoryStatus.ARCHIVED, at=self.at, valid_to=max(when, old.valid_from), superseded_by=by
+            )
+            self._write(archived, self.plan.archived)
         if (slot := old.slot) is not None:
             self._slots[slot] = [r for r in self._slots.get(slot, []) if r.id != old.id]
         if by in self._own_words:
             self._say_now(self._touched[by], old)
+
+    def _call_off(self, plan: MemoryRecord) -> None:
+        """What ``plan`` was to replace when it starts keeps the lifetime it had before."""
+        if (slot := plan.slot) is None:
+            return
+        for kept in [r for r in self.live(slot) if r.metadata.get(LAPSES_FOR) == plan.id]:
+            self._write(back := restored(kept, self.at), self.plan.refreshed)
+            self._slots[slot] = [back if r.id == kept.id else r for r in self._slots[slot]]
 
     def _say_now(self, record: MemoryRecord, old: MemoryRecord) -> None:
         """A statement in the user's words keeps the words of what holds now, not of what it replaced.
@@ -337,7 +352,8 @@ class Planner:
             self._join_set(fact, slot, source, live, pending)
             return
         active = [r for r in live if r.status is MemoryStatus.ACTIVE]
-        newest = max(active, key=precedence) if active else None
+        started = [r for r in active if not ahead(r, max(when, self.at))]
+        newest = max(started, key=precedence) if started else None
         if newest is not None and newest.expires_at is not None and fact.ttl_days is None and when < newest.valid_from:
             # A lasting value learned after a temporary one said for a while since: the temporary one is kept beside
             # it, as it would have been in order (``_lapses_beside_lasting``), and the lasting one holds when it lapses.

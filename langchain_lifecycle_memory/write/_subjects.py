@@ -182,11 +182,12 @@ _ELIDED_IRREGULAR = re.compile(
 _ELIDED_DOING = re.compile(
     r"^(?:(?:still|also|just|mostly|currently|now|really|finally) )?(?<![A-Za-z])[A-Za-z]{2,}ing\s+"
     r"(?=(?:to|about|on|at|for|a|an|the|my|our|some|up|out|in|with|into|through|this|that|more|less|back|off"
-    r"|over|like|\d+)\b|(?-i:[A-Z]))(?![^,.;!?]*\b(?:is|are|was|were)\b)",
+    r"|over|like|\d+)\b|(?-i:[A-Z]))(?![^,.;!?]*\b(?:is|are|was|were|(?-i:I))\b)",
     re.IGNORECASE,
 )
 """A clause led by what the speaker is doing ("Still restoring the Bonneville…", "Planning to repaint…"), not a
-noun ending in -ing ("Wedding prep is…": a copula follows; "Morning run done": no object)."""
+noun ending in -ing ("Wedding prep is…": a copula follows; "Morning run done": no object), nor a lead before the
+clause's own "I" ("Starting in May I live in Oslo")."""
 _SHOUTED = re.compile(r"\b[A-Z]{2,}\b")
 
 

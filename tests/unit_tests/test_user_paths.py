@@ -469,7 +469,8 @@ def test_a_plan_ends_nothing_before_its_time(
     memory = told(embeddings, tmp_path, (held, "2026-03-02"), (plan, "2026-05-10"))
 
     assert word in memory.inject(question, user_id="u", now="2026-05-12").text
-    assert [r.status.value for r in memory.list("u") if word in r.content] == ["active"]
+    then = memory.store.list_records(memory.namespace("u"), now="2026-05-12")
+    assert [r.status.value for r in then if word in r.content] == ["active"]
 
 
 @pytest.mark.parametrize(
