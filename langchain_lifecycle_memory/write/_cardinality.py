@@ -19,13 +19,27 @@ from langchain_lifecycle_memory.write._slot_names import attribute_relation, sam
 
 __all__ = [
     "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "rival_choices",
-    "same_value", "set_cue", "with_cardinality",
+    "same_value", "says_only", "set_cue", "with_cardinality",
 ]  # fmt: skip
 
 _SET_CUE = re.compile(
     r"\b(?:also|too|as well|another|other|additionally|in addition|besides|both)\b|也|又|还(?!是|在|住)|另(?:外|一)",
     re.IGNORECASE,
 )
+
+
+_ONLY = re.compile(r"(?<!\bnot )\bonly\b|(?<![一两二三四五六七八九十几\d这那每])(?:只|仅)(?![要是])", re.IGNORECASE)
+"""A restriction: "only", 只/仅 (not "not only", nor the measure word of "一只", nor 只要/只是)."""
+
+
+def says_only(content: str, value: str | None) -> bool:
+    """Whether ``content`` says its set holds only ``value``: a restriction before it, in its clause.
+
+    "I'm only allergic to okra now" of okra; not "…only allergic to okra now, the lychee allergy is gone" of lychee.
+    """
+    found = _ONLY.search(content)
+    at = content.casefold().find(str(value).casefold(), found.end()) if found and value else -1
+    return at >= 0 and not re.search(r"[,;，；。.!?！？]", content[found.end() : at])  # type: ignore[union-attr]
 
 
 _NAMES_THE_ONE = re.compile(

@@ -32,6 +32,7 @@ from langchain_lifecycle_memory.write._cardinality import (
     renumbered,
     rival_choices,
     same_value,
+    says_only,
 )
 from langchain_lifecycle_memory.write._change import (
     DEFAULT_CHANGE_THRESHOLD,
@@ -321,6 +322,9 @@ class Planner:
             self._end_the_opposite(fact, slot, when)
         live = self.live(slot)
         card = fact.cardinality or ("set" if any(r.cardinality == "set" for r in live) else "single")
+        if card == "set" and fact.operation == "assert" and says_only(fact.content, value):
+            self._only_these(fact, slot, when)
+            live = self.live(slot)
         if fact.operation == "retract":
             for old in list(live):
                 if fact.value is None or same_value(old.value, value) or kind_of(old.value, value):
@@ -415,6 +419,15 @@ class Planner:
         if (old := superseded_by_change(record, untouched, threshold, named, said, another=another)) is not None:
             self._archive(old, record.valid_from, record.id)
         return old
+
+    def _only_these(self, fact: Fact, slot: tuple[str, str], when: datetime) -> None:
+        """The set's other members end ("I'm only allergic to okra now"), but for those said in this batch."""
+        if fact.confidence < self.cfg.pending_below:
+            return
+        batch = {r.id for r in self.plan.added}
+        for old in [r for r in self.live(slot) if r.status is MemoryStatus.ACTIVE and r.id not in batch]:
+            if not same_value(old.value, fact.value):
+                self._archive(old, max(when, old.valid_from), None)
 
     def _join_set(
         self, fact: Fact, slot: tuple[str, str], source: MemorySource, live: list[MemoryRecord], pending: bool
