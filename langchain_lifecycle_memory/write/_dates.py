@@ -202,6 +202,21 @@ _STARTED = re.compile(
 )
 
 
+_EN_SPAN = re.compile(_EN_NUM + r"[- ](day|week|month|year)s?(?:[- ]long)?\b(?!\s+ago)", re.IGNORECASE)
+_ZH_SPAN = re.compile(_ZH_NUM + r"\s*(?:个)?\s*(天|周|星期|礼拜|月|年)(?![了前后以多级底初])")
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, **{zh: {"day": 1, "week": 7, "month": 30, "year": 365}[en]
+         for zh, en in _UNITS.items()}}  # fmt: skip
+
+
+def _span(text: str) -> float | None:
+    """How long a change said to start ahead lasts, in days ("a three-month secondment", "出差三个月")."""
+    if m := (_EN_FOR_N.search(text) or _EN_SPAN.search(text)):
+        return _en_number(m.group(1)) * _DAYS[m.group(2).lower()]
+    if (m := _ZH_SPAN.search(text)) and (amount := _zh_number(m.group(1))) is not None:
+        return amount * _DAYS[m.group(2)]
+    return None
+
+
 def _aware(now: datetime) -> datetime:
     return local_time(now) or now
 
@@ -321,6 +336,8 @@ def resolve_ttl_days(text: str, now: datetime | None = None) -> float | None:
         >>> resolve_ttl_days("No takeout for all of March", datetime(2025, 3, 2))
         30.0
     """
+    if starts_ahead(text) and (days := _span(text)) is not None:  # "下个月开始我在深圳出差三个月": from its start
+        return days
     if _STARTED.search(text):
         return None
     if now is not None and (month := _until_month(text)) is not None:

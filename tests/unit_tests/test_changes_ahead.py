@@ -152,3 +152,20 @@ def test_a_plan_overtaken_by_another_change_never_holds(
     block = shown(memory, "Which city do I live in?", now=now_at)
     assert current in block and "Stavanger" not in block, block
     assert [r.value for r in memory.history("u", "user", "city") if r.status.value == "active"] == [current]
+
+
+@pytest.mark.parametrize(
+    ("said", "question", "place"),
+    [
+        ("下个月开始我在阿伯丁出差三个月。", "我最近在哪儿出差？", "阿伯丁"),
+        ("Starting next month I'm on a three-month secondment in Swansea.", "Where is my secondment?", "Swansea"),
+    ],
+    ids=["zh", "en"],
+)
+def test_a_stay_dated_ahead_lasts_as_long_as_it_says_from_its_start(
+    embeddings: Any, tmp_path: Path, said: str, question: str, place: str
+) -> None:
+    memory = told(embeddings, tmp_path, (said, "2026-03-10"))  # from April 1, for three months
+
+    assert place in shown(memory, question, now="2026-06-20")
+    assert place not in shown(memory, question, now="2026-08-01")
