@@ -105,9 +105,8 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("diet", value, 85, m.start("v"))
     elif occupation(value) or worker or ((org[:1].isupper() or _A_PLACE.match(org)) and not _PATRON.search(value)):
         # a role "at <Org>" or "at a ski lodge" is a job (the pattern ignores case: "a ski lodge" is matched as the org)
-        level = r"^(?:junior|senior|staff|principal|lead|chief|head|assistant|associate)\b"
         student = re.search(r"\bstudent$", value, re.IGNORECASE)
-        yield Candidate("job_title" if re.search(level, value, re.I) else "job", value, 80, m.start("v"))
+        yield Candidate("job", value, 80, m.start("v"))  # "junior copywriter" too: a level is part of the job
         if org and org[:1].isupper():
             yield Candidate("school" if student else "employer", clean(org, zh), 75, m.start("org"))
 

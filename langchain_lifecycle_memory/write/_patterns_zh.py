@@ -82,9 +82,7 @@ def _identity(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     elif major := re.fullmatch(r"(.+?)专业(?:的)?(?:学生)?", value):
         yield Candidate("major", major.group(1), 75, m.start("v"), "profile")
     elif is_term("occupation", value, "<") or m.group("one") or _ROLE_CHANGE.search(m.string) or english_job(value):
-        level = re.search(r"^(?:初级|中级|高级|资深|首席|助理)", value)
-        attribute = "job_title" if level or _ROLE_CHANGE.search(m.string) else "job"
-        yield Candidate(attribute, value, 80, m.start("v"), "profile")
+        yield Candidate("job", value, 80, m.start("v"), "profile")  # "高级工程师" too: a level is part of the job
 
 
 def _workplace(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:

@@ -1005,3 +1005,22 @@ def test_a_credential_is_never_stored_or_injected_the_rest_of_the_fact_is(
     assert secret not in block.text and kept in block.text, block.text
     assert not any(secret in f"{content} {value}" for content, value in stored), stored
     assert any("[SECRET]" in content for content, _ in stored), stored
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "question", "old", "new"),
+    [
+        ("I'm a junior architect at a small practice.", "I'm now a project architect.", "What's my job?",
+         "junior architect", "project architect"),
+        ("我是初级会计。", "我现在是财务经理了。", "我现在做什么工作？", "初级会计", "财务经理"),
+    ],
+    ids=["en", "zh"],
+)  # fmt: skip
+def test_a_job_said_with_its_level_is_replaced_by_the_next_job(
+    embeddings: Any, tmp_path: Path, first: str, then: str, question: str, old: str, new: str
+) -> None:
+    memory = told(embeddings, tmp_path, (first, "2026-01-04"), (then, "2026-06-01"))
+
+    block = memory.inject(question, user_id="u", now="2026-06-02").text
+    assert new in block and old not in block, block
+    assert old not in [r.value for r in memory.active("u")]
