@@ -204,8 +204,7 @@ _STARTED = re.compile(
 
 _EN_SPAN = re.compile(_EN_NUM + r"[- ](day|week|month|year)s?(?:[- ]long)?\b(?!\s+ago)", re.IGNORECASE)
 _ZH_SPAN = re.compile(_ZH_NUM + r"\s*(?:个)?\s*(天|周|星期|礼拜|月|年)(?![了前后以多级底初])")
-_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, **{zh: {"day": 1, "week": 7, "month": 30, "year": 365}[en]
-         for zh, en in _UNITS.items()}}  # fmt: skip
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 
 def _span(text: str) -> float | None:
@@ -213,7 +212,7 @@ def _span(text: str) -> float | None:
     if m := (_EN_FOR_N.search(text) or _EN_SPAN.search(text)):
         return _en_number(m.group(1)) * _DAYS[m.group(2).lower()]
     if (m := _ZH_SPAN.search(text)) and (amount := _zh_number(m.group(1))) is not None:
-        return amount * _DAYS[m.group(2)]
+        return amount * _DAYS[_UNITS[m.group(2)]]
     return None
 
 
