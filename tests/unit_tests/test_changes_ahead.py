@@ -12,16 +12,10 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory, MemoryRecord
+from langchain_lifecycle_memory import LifecycleMemory, MemoryRecord
 from langchain_lifecycle_memory.store.slots import resolve_current
 from langchain_lifecycle_memory.write._dates import absolute_dates, resolve_valid_from
-
-
-def told(embeddings: Any, tmp_path: Path, *turns: tuple[str, str | None]) -> LifecycleMemory:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    for words, at in turns:
-        memory.add_messages([("user", words)], user_id="u", at=at)
-    return memory
+from tests.told import told
 
 
 def shown(memory: LifecycleMemory, question: str, **options: Any) -> str:

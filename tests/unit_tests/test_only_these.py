@@ -11,14 +11,8 @@ from typing import Any
 
 import pytest
 
-from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
-
-
-def told(embeddings: Any, tmp_path: Path, *turns: tuple[str, str]) -> LifecycleMemory:
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    for words, at in turns:
-        memory.add_messages([("user", words)], user_id="u", at=at)
-    return memory
+from langchain_lifecycle_memory import LifecycleMemory
+from tests.told import told
 
 
 def current(memory: LifecycleMemory, attribute: str) -> set[str]:

@@ -35,6 +35,7 @@ from langchain_lifecycle_memory import (
 )
 from langchain_lifecycle_memory.lifecycle import operations as ops
 from langchain_lifecycle_memory.lifecycle.portability import import_records
+from tests.told import told
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 NOTHING = "No stored memory is relevant"
@@ -59,14 +60,6 @@ def cli_json(path: Path, *args: str) -> Any:
     done = cli(path, *args, "--json")
     assert done.returncode == 0, f"`lifecycle-memory {' '.join(args)}` exited {done.returncode}: {done.stderr}"
     return json.loads(done.stdout)
-
-
-def told(embeddings: Any, tmp_path: Path, *turns: tuple[str, str]) -> LifecycleMemory:
-    """A memory of user ``u`` that was told each ``(words, date)`` in turn."""
-    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
-    for words, at in turns:
-        memory.add_messages([("user", words)], user_id="u", at=at)
-    return memory
 
 
 def files_containing(folder: Path, text: str) -> list[str]:
