@@ -175,6 +175,8 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
         parts.append(part)
     if len(parts) < 2 or not normalize_value(candidate.value).startswith(normalize_value(parts[0])):
         return [candidate.value]
+    if not any(_AND.search(sep) or "、" in sep for sep in pieces[1 : 2 * len(parts) - 1 : 2]):
+        return [candidate.value]  # the "and" joins a clause ("kiwi now, the peanut and shellfish allergies are gone")
     return list(dict.fromkeys(parts))
 
 

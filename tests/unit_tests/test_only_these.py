@@ -40,3 +40,12 @@ def test_a_measure_word_is_no_only(embeddings: Any, tmp_path: Path) -> None:
     memory = told(embeddings, tmp_path, ("我养了一只雪貂。", "2026-02-01"), ("我又养了一只守宫。", "2026-04-01"))
 
     assert len([r for r in memory.active("u") if r.attribute == "pet"]) == 2
+
+
+def test_a_list_does_not_run_on_into_the_clause_after_its_comma(embeddings: Any, tmp_path: Path) -> None:
+    memory = told(
+        embeddings, tmp_path, ("I'm allergic to okra, lychee and jackfruit.", "2026-02-01"),
+        ("Turns out I'm only allergic to okra now, the lychee and jackfruit allergies are gone.", "2026-04-01"),
+    )  # fmt: skip
+
+    assert current(memory, "allergy") == {"okra"}
