@@ -15,7 +15,10 @@ from typing import Any
 from langchain_lifecycle_memory.schema import ensure_aware, local_time
 from langchain_lifecycle_memory.write._change import ENDED, ZH_CHANGED_TO
 
-__all__ = ["absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead", "starts_ahead"]
+__all__ = [
+    "ZH_WEEKS_AHEAD", "absolute_dates", "parse_model_date", "resolve_ttl_days", "resolve_valid_from", "says_ahead",
+    "starts_ahead",
+]  # fmt: skip
 
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_NUMBERS = {
@@ -83,18 +86,20 @@ _ZH_UNTIL_WEEKDAY = re.compile(  # nor "周一到周五我都…"
 
 
 _WEEKDAY_EN = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)"
+_TIMES_AHEAD = (  # (English, Chinese, unit)
+    (r"\bthe day after tomorrow\b", "后天", "day2"),
+    (r"\btomorrow\b", "明天|明早|明晚|明儿", "day"),
+    (rf"\bnext (?:week|{_WEEKDAY_EN})\b", "下(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?", "week"),
+    (r"\bnext month\b", "下(?:个)?月", "month"),
+    (r"\bnext year\b", "明年", "year"),
+)
 _AHEAD: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), unit)
-    for p, unit in (
-        (r"\bthe day after tomorrow\b|后天", "day2"),
-        (r"\btomorrow\b|明天|明早|明晚|明儿", "day"),
-        (rf"\bnext (?:week|{_WEEKDAY_EN})\b|下(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?", "week"),
-        (r"\bnext month\b|下(?:个)?月", "month"),
-        (r"\bnext year\b|明年", "year"),
-    )
+    (re.compile(f"{en}|{zh}", re.IGNORECASE), unit) for en, zh, unit in _TIMES_AHEAD
 )
 """A time ahead a statement is about ("Next week I'm visiting my parents", "明天要去复查"): once it has passed,
 the statement no longer holds."""
+ZH_WEEKS_AHEAD = "|".join(zh for _, zh, unit in _TIMES_AHEAD if unit in ("week", "month", "year"))
+"""The Chinese times ahead from next week on ("下个月", "下周三", "明年"), for a pattern to allow before its verb."""
 
 
 _FROM_AHEAD = re.compile(
@@ -130,15 +135,21 @@ def _start_ahead(text: str, now: datetime) -> tuple[datetime, re.Match[str], str
     if unit in ("day", "day2"):
         return today + timedelta(days=1 if unit == "day" else 2), m, "day"
     if unit == "week":  # "next week": its Monday; "next Friday", "下周五": that day
-        monday = today + timedelta(days=7 - today.weekday())
         day = re.search(r"[a-z]+day|weekend|(?<=[周期拜])[一二三四五六日天]", m.group(0), re.IGNORECASE)
         name = day.group(0).casefold() if day else ""
         offset = {**{d: i for i, d in enumerate(_EN_WEEKDAYS)}, "weekend": 5, **_ZH_WEEKDAYS}.get(name, 0)
-        return monday + timedelta(days=offset), m, "day" if day else "week"
-    if unit == "month":
-        return (today.replace(year=today.year + 1, month=1, day=1) if today.month == 12 else
-                today.replace(month=today.month + 1, day=1)), m, "month"  # fmt: skip
-    return today.replace(year=today.year + 1, month=1, day=1), m, "year"
+        return _next_start(unit, today) + timedelta(days=offset), m, "day" if day else "week"
+    return _next_start(unit, today), m, unit
+
+
+def _next_start(unit: str, day: datetime) -> datetime:
+    """Midnight that starts the week (a Monday), month or year after ``day`` 's."""
+    day = day.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "week":
+        return day + timedelta(days=7 - day.weekday())
+    if unit == "month" and day.month < 12:
+        return day.replace(month=day.month + 1, day=1)
+    return day.replace(year=day.year + 1, month=1, day=1)
 
 
 def starts_ahead(text: str) -> bool:
@@ -161,14 +172,7 @@ def _ahead_days(text: str, now: datetime | None) -> float | None:
     if now is None:
         return {"week": 14.0, "month": 62.0, "year": 731.0}[unit]
     today = _aware(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    if unit == "week":
-        end = today + timedelta(days=14 - today.weekday())
-    elif unit == "month":
-        year, month = (today.year + 1, 1) if today.month == 12 else (today.year, today.month + 1)
-        end = datetime(year, month, calendar.monthrange(year, month)[1], tzinfo=today.tzinfo) + timedelta(days=1)
-    else:
-        end = datetime(today.year + 2, 1, 1, tzinfo=today.tzinfo)
-    return float((end - today).days)
+    return float((_next_start(unit, _next_start(unit, today)) - today).days)  # the end of the week, month… ahead
 
 
 def _until_weekday(text: str, now: datetime) -> float | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from langchain_lifecycle_memory.schema import normalize_value
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
 from langchain_lifecycle_memory.write._change import ZH_CHANGED_TO
-from langchain_lifecycle_memory.write._dates import starts_ahead
+from langchain_lifecycle_memory.write._dates import ZH_WEEKS_AHEAD, starts_ahead
 from langchain_lifecycle_memory.write._lexicon import (
     CITY_SUFFIX,
     LEX,
@@ -131,7 +131,7 @@ def _home(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
         yield Candidate("city", value, 70, m.start("v"), "profile")
 
 
-_ZH_AHEAD = r"(?:下个?月|明年|下个?(?:周|星期|礼拜)[一二三四五六日天]?)?"
+_ZH_AHEAD = f"(?:{ZH_WEEKS_AHEAD})?"
 """A time ahead between the speaker and the verb ("我下个月搬到…")."""
 
 

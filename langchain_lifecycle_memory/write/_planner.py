@@ -7,7 +7,6 @@ keeps its statement without a slot; what a statement worded as a change replaces
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from typing import Any
 
@@ -51,13 +50,10 @@ from langchain_lifecycle_memory.write._grounding import (
     value_said,
 )
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, calibrated
-from langchain_lifecycle_memory.write._statements import Statements
+from langchain_lifecycle_memory.write._statements import ACTIVE, LIVE, Statements, logger
 
 __all__ = ["Planner"]
 
-logger = logging.getLogger("langchain_lifecycle_memory.write.update")  # the update step's log, as before
-_LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
-_ACTIVE = (MemoryStatus.ACTIVE,)
 _SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 _PLAIN = AttributeSpec("_", "", "")
 _CHOICES = [spec.name for spec in DEFAULT_ATTRIBUTES if spec.replaces_alike]
@@ -79,10 +75,10 @@ class Planner(Statements):
 
     def live(self, slot: tuple[str, str]) -> list[MemoryRecord]:
         if slot not in self._slots:
-            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=_LIVE, resolve=False)
+            stored = self.store.list_records(self.ns, entity=slot[0], attribute=slot[1], statuses=LIVE, resolve=False)
             for fix in repairs(stored, at=self.at):  # left forked by a crash or a race: repair it now
                 self._write(fix, self.plan.repaired)
-            live = [r for r in resolve_current(stored) if r.status in _LIVE]
+            live = [r for r in resolve_current(stored) if r.status in LIVE]
             self._slots[slot] = sorted(live, key=precedence)
         return self._slots[slot]
 
@@ -355,7 +351,7 @@ class Planner(Statements):
 
     def _correct(self, fact: Fact, source: MemorySource, meant: str, said: str) -> bool:
         """A correction by one word: the statement it corrects again, as true from the start (:func:`correction`)."""
-        if (found := correction(self.store.list_records(self.ns, statuses=_ACTIVE, now=self.at), meant, said)) is None:
+        if (found := correction(self.store.list_records(self.ns, statuses=ACTIVE, now=self.at), meant, said)) is None:
             return False
         old, fields = found
         fields["confidence"] = max(old.confidence, fact.confidence)

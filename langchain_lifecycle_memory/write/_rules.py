@@ -159,8 +159,6 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     if not normalize_value(tail).startswith(normalize_value(candidate.value)):
         tail = candidate.value
     tail = re.split(r"(?:也|还|都|又)*过敏|\s+(?:too|as well|also)\b", tail)[0]
-    if not (_AND.search(tail) or "、" in tail):
-        return [candidate.value]  # "shellfish, shrimp especially" is not a list
     pieces = re.split(f"({_COORD.pattern})", tail)  # items, each followed by its separator
     joined = [bool(_AND.search(sep)) for sep in pieces[1::2]]
     parts = []
@@ -176,7 +174,9 @@ def _members(candidate: Candidate, text: str, zh: bool, specs: dict[str, Attribu
     if len(parts) < 2 or not normalize_value(candidate.value).startswith(normalize_value(parts[0])):
         return [candidate.value]
     if not any(_AND.search(sep) or "、" in sep for sep in pieces[1 : 2 * len(parts) - 1 : 2]):
-        return [candidate.value]  # the "and" joins a clause ("kiwi now, the peanut and shellfish allergies are gone")
+        # No conjunction between the members kept: "shellfish, shrimp especially" is no list, nor "kiwi now, the
+        # peanut and shellfish allergies are gone" (its "and" joins a clause)
+        return [candidate.value]
     return list(dict.fromkeys(parts))
 
 

@@ -40,11 +40,11 @@ from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, cal
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
 
-__all__ = ["SAID_WORDS", "Statements"]
+__all__ = ["ACTIVE", "LIVE", "SAID_WORDS", "Statements", "logger"]
 
 logger = logging.getLogger("langchain_lifecycle_memory.write.update")  # the update step's log
-_LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
-_ACTIVE = (MemoryStatus.ACTIVE,)
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.PENDING)
+ACTIVE = (MemoryStatus.ACTIVE,)
 SAID_WORDS = "said"
 """``metadata`` key: the user's whole words, where the statement keeps only the part that holds now."""
 
@@ -78,7 +78,7 @@ class Statements:
                     expires = self.cfg.policy.expires_at_for(fact.kind, earlier.valid_from, ttl_days=fact.ttl_days)
                     self._write(earlier.model_copy(update={"kind": fact.kind, "expires_at": expires}), self.plan.added)
                 return
-        similar = self.store.search_records(self.ns, content, k=5, statuses=_LIVE, now=self.at)
+        similar = self.store.search_records(self.ns, content, k=5, statuses=LIVE, now=self.at)
         for old, score in similar:
             if score >= self.cfg.dedup_min_score and normalize_value(old.content) == normalize_value(content):
                 # Words no rule or model put in a slot gain nothing by being said again ("地铁又晚点了" six times
@@ -94,8 +94,8 @@ class Statements:
             return
         if self.cfg.judge is None:
             if ended := ended_part(fact.evidence or ""):  # "卸了，现在改用…": what ended is in the words, not kept
-                similar = self.store.search_records(self.ns, ended, k=5, statuses=_LIVE, now=self.at)
-            live = [(old, score) for old, score in similar if old.status in _ACTIVE]
+                similar = self.store.search_records(self.ns, ended, k=5, statuses=LIVE, now=self.at)
+            live = [(old, score) for old, score in similar if old.status in ACTIVE]
             gone = self._supersede_stated(record, live, ended)
             if gone is not None and only_ends(record.content, gone.content):
                 # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history
