@@ -511,9 +511,45 @@ def superseded_by_change(
             or names & _names(old.content, first=False)
             or pairs & _zh_pairs(old.content)
             or restates_a_measure(new.content, old.content)
-        ):
+        ) and not _names_its_place(new.content, old.content):
             return old
     return None
+
+
+_ZH_PLACE = re.compile(r"[店馆铺房厅厂院所站室场园校司行部吧]")
+"""The last character of a Chinese place named after what it sells or does: 包子铺, 面包房, 咖啡馆, 驾校."""
+
+
+def _names_its_place(text: str, old: str) -> bool:
+    """Whether a Chinese ending in ``text`` shares with ``old`` only the start of a place's name there.
+
+    "我现在不吃包子了" and "我周末在包子铺帮忙": 包子 is, in the remark, the bun shop, which the ending does not
+    name. Every run of two or more characters the two share is followed in ``old`` by a place's last character
+    the ending does not have; "包子铺那边我不去帮忙了" shares 帮忙 and ends the help.
+    """
+    for ending in (m.group() for p in change_parts(text) for m in _ZH_NOT_ANY_MORE.finditer(p)):
+        shared = _shared_runs(ending, old)
+        if shared and all(_ZH_PLACE.fullmatch(old[i : i + 1]) and old[i] not in ending for i in shared):
+            return True
+    return False
+
+
+def _shared_runs(phrase: str, old: str) -> list[int]:
+    """Where in ``old`` each longest run of two or more CJK characters it shares with ``phrase`` ends."""
+    ends, start = [], 0
+    while start < len(phrase) - 1:
+        size = 2
+        while (
+            start + size <= len(phrase)
+            and phrase[start : start + size] in old
+            and _CJK_WORD.fullmatch(phrase[start : start + size])
+        ):
+            size += 1
+        run = phrase[start : start + size - 1]
+        if len(run) >= 2:
+            ends += [m.end() for m in re.finditer(re.escape(run), old)]
+        start += max(1, len(run))
+    return ends
 
 
 def restates_held(words: str | None, keep: MemoryRecord, card: str) -> bool:
