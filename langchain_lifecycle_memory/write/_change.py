@@ -111,7 +111,8 @@ def _changes(clause: str) -> bool:
 # dulcimer", "不用了", "卸了"), not a move to somewhere ("moved to Leeds", "调去上海" name where the speaker is now).
 _GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
-    r"|died)\b|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
+    r"|died|call(?:s|ed|ing)? off|f(?:a|e)ll(?:s|ing)? through)\b"
+    r"|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
     r"|不[\u4e00-\u9fff]{0,4}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉)(?:掉|载)?了|(?:搬|调|送)走|没了"
     r"|去世|过世|离世",
     re.IGNORECASE,
@@ -504,7 +505,7 @@ def superseded_by_change(
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
             renamed = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
-            if new.slot is None and (named_value or ends or renamed):
+            if new.slot is None and (named_value or ends or renamed or _calls_off(old, new)):
                 return old
         elif (
             score >= threshold
@@ -514,6 +515,27 @@ def superseded_by_change(
         ) and not _names_its_place(new.content, old.content):
             return old
     return None
+
+
+def _calls_off(plan: MemoryRecord, new: MemoryRecord) -> bool:
+    """Whether ``new`` ends ``plan``, a change that has not started yet, by a word of the change itself.
+
+    "We called off the move" / "Our move fell through" / "我们不搬了" before "The user is moving to Ålesund in
+    May": the plan is off though the words do not name where it was going. Every word of the ending beyond
+    grammar is the plan's ("我不上夜班了" does not call off "下个月搬到上海").
+    """
+    if plan.valid_from <= new.valid_from:
+        return False
+    planned = {stem(w.casefold()) for w in _LATIN.findall(plan.content)} | set(plan.content)
+    for part in _clause_parts(new.content):
+        if _GONE.search(part):
+            said = {stem(w) for w in map(str.casefold, _LATIN.findall(_GONE.sub(" ", part))) if w not in _GRAMMAR}
+            said = {w for w in said if len(w) >= 3} | set(
+                _CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", part)))
+            )
+            if said and said <= planned:
+                return True
+    return False
 
 
 _ZH_PLACE = re.compile(r"[店馆铺房厅厂院所站室场园校司行部吧]")

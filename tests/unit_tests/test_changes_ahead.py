@@ -80,6 +80,27 @@ def test_a_move_called_off_before_it_starts_leaves_the_city_as_it_was(
     assert [r.value for r in memory.list("u") if r.attribute == "city" and r.status.value == "active"] == [old]
 
 
+@pytest.mark.parametrize(
+    ("home", "move", "off", "question", "old"),
+    [
+        ("I live in Kirkenes.", "I'm moving to Ålesund next month.", "We called off the move.",
+         "Which city do I live in?", "Kirkenes"),
+        ("I live in Kirkenes.", "I'm moving to Ålesund next month.", "Our move fell through.",
+         "Which city do I live in?", "Kirkenes"),
+        ("我住在希尔克内斯。", "我下个月要搬去奥勒松了。", "我们不搬了，房东给续了约。",
+         "我住在哪个城市？", "希尔克内斯"),
+    ],
+    ids=["called-off", "fell-through", "zh"],
+)  # fmt: skip
+def test_a_move_called_off_without_naming_where_leaves_the_city_as_it_was(
+    embeddings: Any, tmp_path: Path, home: str, move: str, off: str, question: str, old: str
+) -> None:
+    memory = told(embeddings, tmp_path, (home, "2026-03-10"), (move, "2026-04-10"), (off, "2026-04-20"))
+
+    assert old in shown(memory, question, now="2026-06-01")
+    assert [r.value for r in memory.list("u") if r.attribute == "city" and r.status.value == "active"] == [old]
+
+
 def test_a_visit_dated_ahead_is_no_move(embeddings: Any, tmp_path: Path) -> None:
     memory = told(
         embeddings, tmp_path, ("I live in Tromsø.", "2026-03-10"),
