@@ -344,6 +344,15 @@ def _proper_names(text: str, *, first: bool = True) -> set[str]:
     return found
 
 
+def _new_names(text: str) -> set[str]:
+    """The names in the parts of ``text`` that do not end something: what it says holds instead.
+
+    "我不玩手游了" ends a habit and names nothing new ("不玩手游" is no name a slot changes to);
+    "quit Fitness First and signed up at Anytime Fitness" names Anytime Fitness.
+    """
+    return _proper_names(" ".join(part for part in split_parts(text) if not _GONE.search(part)))
+
+
 def _word_named(value: str, text: str) -> bool:
     """Whether ``text`` names a word of ``value`` that names something, in any case.
 
@@ -504,7 +513,7 @@ def superseded_by_change(
             )
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
-            renamed = another and old.cardinality == "single" and bool(_proper_names(new.content) - _names(old.content))
+            renamed = another and old.cardinality == "single" and bool(_new_names(new.content) - _names(old.content))
             if new.slot is None and (named_value or ends or renamed or _calls_off(old, new)):
                 return old
         elif (

@@ -43,3 +43,22 @@ def test_an_ending_that_names_the_help_ends_it(embeddings: Any, tmp_path: Path) 
     memory = told(embeddings, tmp_path, *turns)
 
     assert not [content for content in current(memory) if "周末在包子铺帮忙" in content]
+
+
+@pytest.mark.parametrize(
+    ("held", "ending", "attribute", "value"),
+    [
+        ("我住在克拉玛依。", "我不玩手游了。", "city", "克拉玛依"),
+        ("我住在库尔勒。", "我现在不点外卖了。", "city", "库尔勒"),
+        ("我开一辆二手飞度。", "我不去蹦迪了。", "car", "飞度"),
+        ("我在中通快递上班。", "我不熬夜了。", "employer", "中通快递"),
+    ],
+    ids=["city-games", "city-takeout", "car", "employer"],
+)
+def test_a_habit_given_up_leaves_the_users_other_facts_current(
+    embeddings: Any, tmp_path: Path, held: str, ending: str, attribute: str, value: str
+) -> None:
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (ending, "2026-03-01"))
+
+    assert [r.value for r in memory.active("u") if r.attribute == attribute] == [value]
+    assert any(ending.removeprefix("我").rstrip("。") in content for content in current(memory))
