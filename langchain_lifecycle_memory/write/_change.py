@@ -53,12 +53,13 @@ _ENDS = re.compile(ENDED, re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
-ZH_CHANGE = (
+_ZH_CHANGE_VERB = re.compile(
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?![天日善进革造正编写装])[\u4e00-\u9fff]|(?:换|改)[\u4e00-\u9fff]{1,3}了"
-    r"|调(?:去|回)|搬(?:去|家|了)"
-    r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
+    r"|调(?:去|回)|搬(?:去|家|了)|转(?:去|学|行|岗)|跳槽"
 )
-"""Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
+"""A Chinese verb of change: "换手机了", "改报了扎染班", "转行了", "搬去丽江了"."""
+ZH_CHANGE = _ZH_CHANGE_VERB.pattern + r"|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
+"""Chinese words of change: a changed-to verb, "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
 _ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,4}了")
 """A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
@@ -344,13 +345,23 @@ def _proper_names(text: str, *, first: bool = True) -> set[str]:
     return found
 
 
-def _new_names(text: str) -> set[str]:
+def _new_names(text: str, alike: bool) -> set[str]:
     """The names in the parts of ``text`` that do not end something: what it says holds instead.
 
-    "我不玩手游了" ends a habit and names nothing new ("不玩手游" is no name a slot changes to);
-    "quit Fitness First and signed up at Anytime Fitness" names Anytime Fitness.
+    "quit Fitness First and signed up at Anytime Fitness" names Anytime Fitness. A capitalized first word
+    ("Nowadays I hike…") or a run of Chinese characters may be a name only after a Chinese verb of change
+    ("换了辆零跑T03") or in words ``alike`` (as close as a change's threshold) to what they would replace:
+    "现在每天早上跑五公里" names no new car, and "我不玩手游了" ends a habit.
     """
-    return _proper_names(" ".join(part for part in split_parts(text) if not _GONE.search(part)))
+    kept = " ".join(part for part in split_parts(text) if not _GONE.search(part))
+    if alike or _ZH_CHANGE_VERB.search(kept):
+        return _proper_names(kept)
+    return {m.group().casefold() for m in _LATIN.finditer(kept) if m.group()[0].isupper() and len(m.group()) > 3
+            and m.group() != "User" and not _SENTENCE_START.search(kept[: m.start()])}  # fmt: skip
+
+
+_SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})[.!?]\s+)$")
+"""Where a sentence starts: a capitalized word after it is no name. Not after a title ("Dr. Ferreira", "Mrs. Ng")."""
 
 
 def _word_named(value: str, text: str) -> bool:
@@ -439,7 +450,10 @@ def _changes_slot(text: str, attribute: str | None) -> bool:
         + r")s?\b"
         + _HEAD_ENDS
     )
-    zh = r"(?:换|改|新)了?" + ZH_MEASURE + "?" + re.escape(spec.zh) + _ZH_HEAD_ENDS if spec.zh else None
+    zh = None
+    if spec.zh:  # "换手机了", or the thing first: "手机换成 realme 了", "车也换了"
+        zh = r"(?:换|改|新)了?" + ZH_MEASURE + "?" + re.escape(spec.zh) + _ZH_HEAD_ENDS
+        zh += "|" + re.escape(spec.zh) + r"(?:也|又)?(?:换|改)(?:成|了)"
     return bool(re.search(en, text, re.IGNORECASE) or (zh and re.search(zh, text)))
 
 
@@ -513,7 +527,11 @@ def superseded_by_change(
             )
             ends = _ends_slot(new.content, old.attribute) or _changes_slot(new.content, old.attribute)
             # "signed up at Anytime Fitness instead" beside "gym: Fitness First": a new name for the one it holds
-            renamed = another and old.cardinality == "single" and bool(_new_names(new.content) - _names(old.content))
+            renamed = (
+                another
+                and old.cardinality == "single"
+                and bool(_new_names(new.content, score >= threshold) - _names(old.content))
+            )
             if new.slot is None and (named_value or ends or renamed or _calls_off(old, new)):
                 return old
         elif (
