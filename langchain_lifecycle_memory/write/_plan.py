@@ -42,7 +42,7 @@ class UpdateConfig(BaseModel):
     """Cosine of two values "of the same kind" (``AttributeSpec.replaces_alike``); ``None`` as ``slot_threshold``."""
     change_threshold: float | None = None
     """Cosine at which a statement worded as a change ("moved everything to Y", "改到周四了") archives the live
-    free-text statement it is about (``_change.py``); ``None`` as ``slot_threshold``; above 1 turns it off.
+    free-text statement it is about (``_replaced.py``); ``None`` as ``slot_threshold``; above 1 turns it off.
     A ``judge`` decides instead when one is set."""
     said_threshold: float | None = None
     """Cosine of an extracted statement and the turn it came from below which, its value not said either,

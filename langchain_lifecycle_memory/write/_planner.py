@@ -2,7 +2,7 @@
 
 Per slot: the same value refreshes, a new value supersedes (the old one archived), low confidence is
 ``pending``, a retraction archives. A fact that fails its check against its own words (``_grounding.py``)
-keeps its statement without a slot; what a statement worded as a change replaces is found by ``_change.py``.
+keeps its statement without a slot; what a statement worded as a change replaces is found by ``_replaced.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from langchain_lifecycle_memory.write._cardinality import (
     says_only,
 )
 from langchain_lifecycle_memory.write._change import (
-    restates_held,
     states_a_change,
 )
 from langchain_lifecycle_memory.write._denial import correction
@@ -50,6 +49,7 @@ from langchain_lifecycle_memory.write._grounding import (
     value_said,
 )
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, calibrated
+from langchain_lifecycle_memory.write._replaced import restates_held
 from langchain_lifecycle_memory.write._statements import ACTIVE, LIVE, Statements, logger
 
 __all__ = ["Planner"]

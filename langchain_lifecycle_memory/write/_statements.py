@@ -2,7 +2,7 @@
 
 Mixed into ``_planner.Planner``, which holds the batch's state and writes (``_write``, ``_archive``,
 ``_new_record``, ``_correct``): a statement no rule or model put in a slot is one memory however often it is
-said; worded as a change, it archives the statement it replaces (``_change.py``); the user's own words keep
+said; worded as a change, it archives the statement it replaces (``_replaced.py``); the user's own words keep
 what holds now.
 """
 
@@ -29,13 +29,13 @@ from langchain_lifecycle_memory.write._change import (
     holds_now,
     only_ends,
     states_a_change,
-    superseded_by_change,
 )
 from langchain_lifecycle_memory.write._dates import says_ahead
 from langchain_lifecycle_memory.write._denial import meant_instead
 from langchain_lifecycle_memory.write._grounding import OWN_WORDS_LIMIT, copied, retold, value_said
 from langchain_lifecycle_memory.write._people import as_known, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, calibrated
+from langchain_lifecycle_memory.write._replaced import superseded_by_change
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
@@ -174,7 +174,7 @@ class Statements:
         *,
         another: bool = True,
     ) -> MemoryRecord | None:
-        """Archive the free-text statement that ``record``, worded as a change, replaces (``_change.py``).
+        """Archive the free-text statement that ``record``, worded as a change, replaces (``_replaced.py``).
 
         ``similar``: live records with their similarity to ``record``, best first (searched when not given);
         ``said``: the words that say what ended (:func:`ended_part`). Returns the record archived, if any.

@@ -24,8 +24,8 @@ from langchain_lifecycle_memory.write._change import (
     holds_now,
     only_ends,
     states_a_change,
-    superseded_by_change,
 )
+from langchain_lifecycle_memory.write._replaced import superseded_by_change
 
 
 def _memory(embeddings: Any, tmp_path: Path, **update: Any) -> LifecycleMemory:
