@@ -1,4 +1,4 @@
-"""The numbers behind the stated-change thresholds (``write/_change.py``).
+"""The numbers behind the stated-change thresholds (``write/_change.py``, used by ``write/_replaced.py``).
 
 Pairs of gold statements about one entity in the development files (the public sample, ``extra.jsonl``,
 ``dev_rules.jsonl``): *same slot* (one attribute, two values, in a conflict or temporal scenario) against
