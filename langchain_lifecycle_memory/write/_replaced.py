@@ -25,7 +25,6 @@ from langchain_lifecycle_memory.write._change import (
     LATIN,
     PART,
     SPECS,
-    ZH_CHANGE_VERB,
     ZH_FUNCTION,
     change_parts,
     named_things,
@@ -51,12 +50,12 @@ def _new_names(text: str, alike: bool) -> set[str]:
     """The names in the parts of ``text`` that do not end something: what it says holds instead.
 
     "quit Fitness First and signed up at Anytime Fitness" names Anytime Fitness. A capitalized first word
-    ("Nowadays I hike…") or a run of Chinese characters may be a name only after a Chinese verb of change
-    ("换了辆零跑T03") or in words ``alike`` (as close as a change's threshold) to what they would replace:
-    "现在每天早上跑五公里" names no new car, and "我不玩手游了" ends a habit.
+    ("Nowadays I hike…") or a run of Chinese characters may be a name only in words ``alike`` (as close as a
+    change's threshold) to what they would replace: "现在每天早上跑五公里" and "我换了个发型" name no new car or
+    phone, and "我不玩手游了" ends a habit.
     """
     kept = " ".join(part for part in split_parts(text) if not GONE.search(part))
-    if alike or ZH_CHANGE_VERB.search(kept):
+    if alike:
         return proper_names(kept)
     return {m.group().casefold() for m in LATIN.finditer(kept) if m.group()[0].isupper() and len(m.group()) > 3
             and m.group() != "User" and not _SENTENCE_START.search(kept[: m.start()])}  # fmt: skip

@@ -22,8 +22,22 @@ from tests.told import told
         ("I drive a battered Škoda Fabia.", "These days I run five kilometres every morning.", "car", "Škoda Fabia"),
         ("我开一辆二手飞度。", "我现在每天早上跑五公里。", "car", "飞度"),
         ("我在中通快递上班。", "我现在每天早上跑五公里。", "employer", "中通快递"),
+        ("我住在克拉玛依。", "我转去夜校学会计了。", "city", "克拉玛依"),
+        ("我是一名护士。", "我转去夜校学会计了。", "job", "护士"),
+        ("我在中通快递上班。", "周末改去爬山了。", "employer", "中通快递"),
+        ("我在中通快递上班。", "晚饭改在家做了。", "employer", "中通快递"),
     ],
-    ids=["city", "employer", "car", "car-zh", "employer-zh"],
+    ids=[
+        "city",
+        "employer",
+        "car",
+        "car-zh",
+        "employer-zh",
+        "night-school-city",
+        "night-school-job",
+        "hiking",
+        "dinner",
+    ],
 )
 def test_news_worded_as_a_change_leaves_unrelated_facts_current(
     embeddings: Any, tmp_path: Path, held: str, news: str, attribute: str, value: str
