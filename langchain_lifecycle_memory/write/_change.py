@@ -16,8 +16,7 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_wh
 
 __all__ = [
     "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "DURABLE", "ENDED", "ENDS", "FUNCTION",
-    "GONE", "KEPT_WORDS", "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "SPECS", "ZH_CHANGED_TO", "ZH_CHANGE_VERB",
-    "ZH_FUNCTION",
+    "GONE", "KEPT_WORDS", "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "SPECS", "ZH_CHANGED_TO", "ZH_FUNCTION",
     "change_parts", "current_part", "ended_part", "holds_now", "named_things", "only_ends", "proper_names",
     "quantities", "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
 ]  # fmt: skip
@@ -52,13 +51,12 @@ ENDS = re.compile(ENDED, re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
-ZH_CHANGE_VERB = re.compile(
+ZH_CHANGE = (
     ZH_CHANGED_TO + r"|换(?:了|去|用)|改(?![天日善进革造正编写装])[\u4e00-\u9fff]|(?:换|改)[\u4e00-\u9fff]{1,3}了"
-    r"|调(?:去|回)|搬(?:去|家|了)|转(?:去|学|行|岗)|跳槽"
+    r"|调(?:去|回)|搬(?:去|家|了)"
+    r"|转(?:去|学|行|岗)|跳槽|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
 )
-"""A Chinese verb of change: "换手机了", "改报了扎染班", "转行了", "搬去丽江了"."""
-ZH_CHANGE = ZH_CHANGE_VERB.pattern + r"|现在|如今|不再|退休|离职|辞职|新的|升职|晋升|(?:降|涨|升|提|加|减|跌)到"
-"""Chinese words of change: a changed-to verb, "now", "no longer", leaving a job, "new"."""
+"""Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
 _ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,4}了")
 """A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
