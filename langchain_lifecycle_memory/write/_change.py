@@ -11,14 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_whole
 
 __all__ = [
-    "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "DURABLE", "ENDED", "ENDS", "FUNCTION",
-    "GONE", "KEPT_WORDS", "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "SPECS", "ZH_CHANGED_TO", "ZH_FUNCTION",
-    "change_parts", "current_part", "ended_part", "holds_now", "named_things", "only_ends", "proper_names",
-    "quantities", "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
+    "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "ENDED", "FUNCTION", "GONE", "KEPT_WORDS",
+    "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "change_parts", "current_part", "ended_part",
+    "holds_now", "is_name", "named_things", "only_ends", "proper_names", "quantities", "restates_a_measure",
+    "restates_a_number", "split_parts", "states_a_change", "states_an_end",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -47,7 +46,6 @@ ENDED = (
     r"|戒|辞职|离职|退休|不再"
 )
 """Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
-ENDS = re.compile(ENDED, re.IGNORECASE)
 _EN_ADDITIVE = re.compile(r"\b(?:also|too|as well|another|in addition|besides)\b", re.IGNORECASE)
 ZH_CHANGED_TO = r"(?:改|换|调|搬|转|挪)(?:到|成|为)"
 """A Chinese verb of change with its result ("改到", "换成", "搬到"): where something was changed to."""
@@ -66,13 +64,8 @@ _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
 _DATE_PART = re.compile(r"\s*(?:年|月|日|号|st\b|nd\b|rd\b|th\b)")
 LATIN = re.compile(r"[A-Za-z][A-Za-z'-]+")
 CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
-ZH_FUNCTION = re.compile(
-    r"[的了是在也都很就还又吧啊呢呀嘛哦我你他她它们这那个一不没有和跟把被给到去来说要会能想用得过]"
-)
 CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 CJK_WORD = re.compile(r"[\u4e00-\u9fff]{2,}")
-DURABLE = frozenset({"fact", "preference", "profile"})
-SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
 FUNCTION = EN_FUNCTION_WORDS | {
     "user", "user's", "users", "their", "they", "them", "his", "her", "hers", "she", "him", "from", "into", "onto",
     "about", "over", "being", "these", "those", "then", "than", "who", "which", "what", "when", "where", "every",
@@ -331,10 +324,15 @@ def named_things(text: str, *, first: bool = True) -> set[str]:
     return proper_names(text, first=first) | pairs
 
 
+def is_name(word: str) -> bool:
+    """Whether a Latin word may name something: capitalized, longer than three letters, not "User"."""
+    return word[0].isupper() and len(word) > 3 and word != "User"
+
+
 def proper_names(text: str, *, first: bool = True) -> set[str]:
     """Capitalized words and runs of three Chinese characters: names, not the words around them."""
     words = LATIN.findall(text)
-    found = {w.casefold() for w in words[0 if first else 1 :] if w[0].isupper() and len(w) > 3 and w != "User"}
+    found = {w.casefold() for w in words[0 if first else 1 :] if is_name(w)}
     for run in CJK_RUN.findall(text.replace("用户", " ")):
         found |= {run[i : i + 3] for i in range(len(run) - 2)}
     return found

@@ -12,21 +12,20 @@ import re
 from collections.abc import Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
+from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
 from langchain_lifecycle_memory.write._change import (
     AGAIN,
     CJK_CHAR,
     CJK_WORD,
     CLAUSE,
-    DURABLE,
-    ENDS,
+    ENDED,
     FUNCTION,
     GONE,
     KEPT_WORDS,
     LATIN,
     PART,
-    SPECS,
-    ZH_FUNCTION,
     change_parts,
+    is_name,
     named_things,
     proper_names,
     restates_a_measure,
@@ -39,10 +38,17 @@ from langchain_lifecycle_memory.write._slot_names import stem, words
 
 __all__ = ["restates_held", "superseded_by_change"]
 
+_ENDS = re.compile(ENDED, re.IGNORECASE)
+_DURABLE = frozenset({"fact", "preference", "profile"})
+_SPECS = {spec.name: spec for spec in DEFAULT_ATTRIBUTES}
+_ZH_FUNCTION = re.compile(
+    r"[的了是在也都很就还又吧啊呢呀嘛哦我你他她它们这那个一不没有和跟把被给到去来说要会能想用得过]"
+)
+
 
 def _zh_pairs(text: str) -> set[str]:
     """Two Chinese characters side by side, neither a function word's: "台铃", "大行" name something."""
-    runs = CJK_WORD.findall(ZH_FUNCTION.sub(" ", text.replace("用户", " ")))
+    runs = CJK_WORD.findall(_ZH_FUNCTION.sub(" ", text.replace("用户", " ")))
     return {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
 
 
@@ -57,12 +63,16 @@ def _new_names(text: str, alike: bool) -> set[str]:
     kept = " ".join(part for part in split_parts(text) if not GONE.search(part))
     if alike:
         return proper_names(kept)
-    return {m.group().casefold() for m in LATIN.finditer(kept) if m.group()[0].isupper() and len(m.group()) > 3
-            and m.group() != "User" and not _SENTENCE_START.search(kept[: m.start()])}  # fmt: skip
+    return {m.group().casefold() for m in LATIN.finditer(kept) if is_name(m.group()) and not _starts(kept, m.start())}
+
+
+def _starts(text: str, index: int) -> bool:
+    """Whether a sentence starts at ``index`` of ``text``: a capitalized word there is no name."""
+    return _SENTENCE_START.search(text[:index]) is not None
 
 
 _SENTENCE_START = re.compile(r"(?:^|(?<!\b[A-Z][a-z])(?<!\b[A-Z][a-z]{2})[.!?]\s+)$")
-"""Where a sentence starts: a capitalized word after it is no name. Not after a title ("Dr. Ferreira", "Mrs. Ng")."""
+"""What comes before a sentence's first word: nothing, or its end mark. Not a title's dot ("Dr. Ferreira")."""
 
 
 def _word_named(value: str, text: str) -> bool:
@@ -97,24 +107,24 @@ _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 g
 _GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did"}) - set(_HAVE)
 
 
-def _ends_its_words(old: str, text: str) -> bool:
+def _ends_its_words(old: str, text: str, *, ending: re.Pattern[str] = _ENDS, least: int = 2) -> bool:
     """Whether a part of ``text`` that ends something says nothing but what ``old`` says.
 
     "The user no longer has a cat." beside "The user has a cat named Pumpkin.", "用户现在不养猫了" beside
     "用户养了一只猫，叫南瓜": the cat goes, though the ending does not name it. Its verb included ("I no longer
-    have a bike" does not end "works at a bike shop"), and at least one English word of three letters, or two
-    Chinese characters, beyond grammar and the words of ending.
+    have a bike" does not end "works at a bike shop"), and at least one English word of three letters, or
+    ``least`` Chinese characters, beyond grammar and the words of ending (``ending``, in English).
     """
     said_old = {_HAVE.get(w, stem(w)) for w in map(str.casefold, LATIN.findall(old))}
     for part in _clause_parts(text):
         if not (GONE.search(part) or _ZH_NOT_ANY_MORE.search(part)):
             continue
         if CJK_CHAR.search(part):
-            chars = set(CJK_CHAR.findall(ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", ENDS.sub("", part)))))
-            if len(chars) >= 2 and chars <= set(old):
+            chars = set(CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", _ENDS.sub("", part)))))
+            if len(chars) >= least and chars <= set(old):
                 return True
             continue
-        said = {w.casefold() for w in LATIN.findall(ENDS.sub(" ", part))}
+        said = {w.casefold() for w in LATIN.findall(ending.sub(" ", part))}
         if said & _OBJECT_PRONOUNS:  # "I don't play it anymore": what ends is named elsewhere
             continue
         said -= _GRAMMAR  # the verb stays: "no longer has a bike" does not end "works at a bike shop"
@@ -126,7 +136,7 @@ def _ends_its_words(old: str, text: str) -> bool:
 def _ends_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` ends the slot it names by its head word, stemmed ("I quit smoking" ends ``smoke``)."""
     head = words(attribute or "")[-1:]
-    if not head or len(head[0]) < 3 or not ENDS.search(text):
+    if not head or len(head[0]) < 3 or not _ENDS.search(text):
         return False
     return stem(head[0]) in {stem(w.casefold()) for w in LATIN.findall(text)}
 
@@ -141,7 +151,7 @@ _ZH_HEAD_ENDS = r"(?=了|啦|$|[，,。！!；;]|以后|之后)"  # "换手机�
 
 def _changes_slot(text: str, attribute: str | None) -> bool:
     """Whether ``text`` changes the thing its slot names ("换手机了", "got a new phone"): its value goes."""
-    spec = SPECS.get(attribute or "")
+    spec = _SPECS.get(attribute or "")
     if spec is None:
         return False
     nouns = {spec.name.replace("_", " "), spec.description.split()[0], *spec.aliases} - {""}
@@ -170,7 +180,7 @@ def _changed_again(new: MemoryRecord, similar: Sequence[tuple[MemoryRecord, floa
     same = [
         old
         for old, _ in similar
-        if old.id != new.id and old.slot is None and old.kind in DURABLE and _entity(old) == _entity(new)
+        if old.id != new.id and old.slot is None and old.kind in _DURABLE and _entity(old) == _entity(new)
         and verb in old.content.casefold() and states_a_change(old.content)
     ]  # fmt: skip
     return max(same, key=lambda old: old.valid_from, default=None)
@@ -209,10 +219,11 @@ def superseded_by_change(
         return again
     names = named_things(new.content) | (named_things(said) if said else set())
     pairs = _zh_pairs(new.content)
+    new_names = {alike: _new_names(new.content, alike) for alike in (False, True)}
     for old, score in similar:
         if score < min(threshold, named):
             return None
-        durable = old.kind in DURABLE or old.metadata.get(KEPT_WORDS)  # words kept for the facts they state
+        durable = old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)  # words kept for the facts they state
         if old.id == new.id or not durable or _entity(old) != _entity(new):
             continue
         if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
@@ -225,7 +236,7 @@ def superseded_by_change(
             renamed = (
                 another
                 and old.cardinality == "single"
-                and bool(_new_names(new.content, score >= threshold) - named_things(old.content))
+                and bool(new_names[score >= threshold] - named_things(old.content))
             )
             if new.slot is None and (named_value or ends or renamed or _calls_off(old, new)):
                 return old
@@ -244,16 +255,16 @@ def _calls_off(plan: MemoryRecord, new: MemoryRecord) -> bool:
 
     "We called off the move" / "Our move fell through" / "我们不搬了" before "The user is moving to Ålesund in
     May": the plan is off though the words do not name where it was going. Every word of the ending beyond
-    grammar is the plan's ("我不上夜班了" does not call off "下个月搬到上海").
+    grammar is the plan's (:func:`_ends_its_words`, its verb of ending left out; "我不上夜班了" does not call
+    off "下个月搬到上海").
     """
-    if plan.valid_from <= new.valid_from:
-        return False
+    return plan.valid_from > new.valid_from and _ends_its_words(plan.content, new.content, ending=GONE, least=1)
     planned = {stem(w.casefold()) for w in LATIN.findall(plan.content)} | set(plan.content)
     for part in _clause_parts(new.content):
         if GONE.search(part):
             said = {stem(w) for w in map(str.casefold, LATIN.findall(GONE.sub(" ", part))) if w not in _GRAMMAR}
             said = {w for w in said if len(w) >= 3} | set(
-                CJK_CHAR.findall(ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", part)))
+                CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", part)))
             )
             if said and said <= planned:
                 return True
