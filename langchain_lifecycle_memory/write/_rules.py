@@ -339,7 +339,7 @@ def _holds(stored: str | None, value: str) -> bool:
 
 
 def _with_slots(c: Candidate, entity: str, slots: Slots) -> Candidate:
-    """A retraction lands on the slot holding its value; a change on the slot of its verb it replaces."""
+    """A retraction lands on the slot holding its value; a change to a named thing on the kin slot it replaces."""
     mine = [(attribute, value) for e, attribute, value in slots if e == entity]
     if c.operation == "retract":
         held = next((a for a, v in mine if _holds(v, c.value)), None)
@@ -347,9 +347,22 @@ def _with_slots(c: Candidate, entity: str, slots: Slots) -> Candidate:
     if c.change and c.concept:
         concept = VERB_CONCEPTS[c.concept]
         family = {concept.attribute, *concept.lexicons}
-        if c.attribute == concept.attribute and (slot := next((a for a, _ in mine if a in family), None)):
+        if (
+            c.attribute == concept.attribute
+            and _names_a_thing(c.value)
+            and (slot := next((a for a, _ in mine if a in family), None))
+        ):
             return replace(c, attribute=slot, kind=None)
     return c
+
+
+def _names_a_thing(value: str) -> bool:
+    """Whether a value no lexicon knows is written as a name (a capital or a digit: "Zed", "Pixel 8", "OPPO").
+
+    Only a named thing may take a held slot of its verb's kin ("switched to Zed" replaces the editor); a common
+    word ("switched to decaf", "换了个发型") names something else the user changed, and archives nothing.
+    """
+    return any(ch.isupper() or ch.isdigit() for ch in value)
 
 
 # ---- content: the sentence restated about "the user" / "用户" --------------------------------

@@ -47,3 +47,25 @@ def test_news_worded_as_a_change_leaves_unrelated_facts_current(
     held_now = [str(r.value) for r in memory.active("u") if r.attribute == attribute]
     assert len(held_now) == 1 and value in held_now[0], held_now
     assert len(memory.active("u")) >= 2  # the news is kept beside it
+
+
+@pytest.mark.parametrize(
+    ("news", "archived"),
+    [
+        ("I switched to paper planners.", False),
+        ("我换了家洗衣店。", False),
+        ("我现在改成手冲咖啡了。", False),
+        ("I switched to a Galaxy A55.", True),
+        ("我换成 Galaxy A55 了。", True),
+    ],
+    ids=["planners", "laundry-zh", "coffee-zh", "new-phone", "new-phone-zh"],
+)
+def test_a_switch_to_a_common_word_leaves_the_held_phone_current(
+    embeddings: Any, tmp_path: Path, news: str, archived: bool
+) -> None:
+    """A switch names what it replaces only when it names a thing of that kind; a common word changes something else."""
+    memory = told(embeddings, tmp_path, ("My phone is a Moto G84.", "2026-02-01"), (news, "2026-03-01"))
+
+    phones = [str(r.value) for r in memory.active("u") if r.attribute == "smartphone"]
+    assert phones == (["Galaxy A55"] if archived else ["Moto G84"])
+    assert len(memory.active("u")) == (1 if archived else 2)
