@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -61,8 +62,9 @@ def _conjugate(verb: str) -> str:
     return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
 
 
-def en_rewrite(text: str) -> str:
-    text = add_elided_i(text)
+def en_rewrite(text: str, names: Iterable[str] = ()) -> str:
+    """An English statement about "the user"; ``names`` stay as written."""
+    text, held = _set_aside(add_elided_i(text), names)
     for pattern, repl in _EN_REWRITES:
         text = pattern.sub(repl, text)
     text = _EN_I_VERB.sub(lambda m: f"the user {m.group(1)}{_conjugate(m.group(2))}", text)
@@ -71,12 +73,46 @@ def en_rewrite(text: str) -> str:
     first = re.search(r"the user|\x00them", text)
     head, tail = (text[: first.end()], text[first.end() :]) if first else ("", text)
     text = head.replace("\x00them", "the user") + tail.replace("the user's", "their").replace("\x00them", "them")
-    text = zh_rewrite(text) if CJK.search(text) else text  # "…, 这个对我很重要", "…, 我爸…"
+    text = _zh_person(text) if CJK.search(text) else text  # "…, 这个对我很重要", "…, 我爸…"
     text = text.strip(" ,;:-!?.。")
-    return text[:1].upper() + text[1:] + "."
+    return _put_back(text[:1].upper() + text[1:] + ".", held)
 
 
-def zh_rewrite(text: str) -> str:
+_TITLE = re.compile(r"《[^》]*》")
+_SPEAKER = re.compile(r"我|\b(?:I|[Mm]y|[Oo]ur|[Mm]e|[Ww]e|[Uu]s)\b")
+_HELD = re.compile("\x01(\\d+)\x02")
+
+
+def _set_aside(text: str, names: Iterable[str]) -> tuple[str, list[str]]:
+    """``text`` with its titles and the ``names`` in it that hold a word for the speaker replaced by markers.
+
+    A name is what the user called something (我爱我家, My Morning Jacket): restating the speaker as "the user"
+    must not reach into it. ``names`` are set aside in the order given (the caller's best reading first).
+    """
+    held: list[str] = []
+
+    def mark(span: str) -> str:
+        held.append(span)
+        return f"\x01{len(held) - 1}\x02"
+
+    text = _TITLE.sub(lambda m: mark(m.group()), text)
+    for name in names:
+        if name and _SPEAKER.search(name) and name in text:
+            text = text.replace(name, mark(name))
+    return text, held
+
+
+def _put_back(text: str, held: list[str]) -> str:
+    return _HELD.sub(lambda m: held[int(m.group(1))], text)
+
+
+def zh_rewrite(text: str, names: Iterable[str] = ()) -> str:
+    """A Chinese statement about "用户"; titles and ``names`` stay as written."""
+    text, held = _set_aside(text, names)
+    return _put_back(_zh_person(text), held)
+
+
+def _zh_person(text: str) -> str:
     text = re.sub(ZH_MY + "(" + ZH_REL + r")", lambda m: "用户的" + ZH_RELATIONS[m.group(1)][1], text)
     text = re.sub(r"^(?:请|麻烦)?(?:记住|记一下|别忘了|注意)[，,：:]?", "", text.strip())
     text = text.replace("我的", "用户的").replace("我家", "用户家").replace("我们", "用户").replace("我", "用户")

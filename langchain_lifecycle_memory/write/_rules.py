@@ -370,11 +370,11 @@ def _names_a_thing(value: str) -> bool:
 _SUBORDINATE = re.compile(r"(?:if|because|while|when|although|though|but)\s")
 
 
-def _content(sentence: str, value: str, zh: bool, whole: bool = False) -> str:
+def _content(sentence: str, value: str, zh: bool, whole: bool = False, names: Sequence[str] = ()) -> str:
     """The statement of a fact: the clauses from its subject to its value and what describes the value.
 
     ``whole``: the clause states this fact alone, so all of it stays (in English, up to a subordinate clause:
-    "…, while mine is in the shop").
+    "…, while mine is in the shop"). ``names``: values read from the clause, kept as written (我爱我家).
     """
     body = sentence if zh else EN_INTRO.sub("", sentence.strip())
     splitter = r"\s*[，,;；]\s*" if zh else r"\s*[,;:]\s*|\s+(?=" + _SUBORDINATE.pattern + ")"
@@ -394,7 +394,7 @@ def _content(sentence: str, value: str, zh: bool, whole: bool = False) -> str:
     ):
         end += 1  # an appositive, a Chinese clause going on about it ("an old Civic, 手动挡的"), or the rest
     chosen = body if index is None or whole and zh else ("，" if zh else ", ").join(clauses[start:end])
-    return zh_rewrite(chosen) if zh else en_rewrite(chosen)
+    return zh_rewrite(chosen, names) if zh else en_rewrite(chosen, names)
 
 
 def _one_member(content: str, members: list[str], value: str, zh: bool) -> str:
@@ -462,14 +462,16 @@ def extract_rule_facts(
         changes = [] if any(c.operation == "retract" for c in chosen) else _named_changes(subject, zh, specs, slots)
         chosen = [c for c in chosen if not any(same_value(c.value, e.value) for e, _ in changes)]  # "never said I…"
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
+        names = [c.value for c in sorted(chosen, key=lambda c: -c.priority)]  # kept as written, best read first
         for c in chosen:
-            facts += _facts(_with_slots(c, subject.entity, slots), clause, subject, zh, specs, when, stamp, seen, whole)
+            c = _with_slots(c, subject.entity, slots)
+            facts += _facts(c, clause, subject, zh, specs, when, stamp, seen, whole, names)
         ended = {str(c.attribute) for c in chosen if c.operation == "retract"}
         instead, news = _what_holds_now(subject, zh, specs, ended)
         changes += [(c, instead) for c in news]
         for c, said in changes:  # what the clause ends and what holds instead, each with its own words
             words = clause if said is None else said.text
-            facts += _facts(c, words, said or subject, zh, specs, when, stamp, seen, c.operation == "assert")
+            facts += _facts(c, words, said or subject, zh, specs, when, stamp, seen, c.operation == "assert", [c.value])
         if len(facts) == before:  # nothing understood, or what a rule read did not hold: kept as said
             kept = kept_as_said(clause, subject, zh, stamp, seen)  # its date spelled out, as in a slot's statement
             facts += [f.model_copy(update={"content": absolute_dates(f.content, when, zh=zh)}) for f in kept]
@@ -486,6 +488,7 @@ def _facts(
     stamp: tuple[datetime, float | None],
     seen: set[tuple[str, str | None, str, str]],
     whole: bool = False,
+    names: Sequence[str] = (),
 ) -> list[Fact]:
     """One fact per value of candidate ``c`` (several for a coordinated set), duplicates skipped."""
     out = []
@@ -495,7 +498,7 @@ def _facts(
         if key in seen:
             continue
         seen.add(key)
-        content = _content(absolute_dates(clause, when, zh=zh), c.value, zh, whole=whole)
+        content = _content(absolute_dates(clause, when, zh=zh), c.value, zh, whole, names)
         if len(members) > 1:
             content = _one_member(content, members, value, zh)
         out.append(Fact(

@@ -42,7 +42,8 @@ _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"[’`]", "'", 0), (r"\bI'm\b", "I am", re.I), (r"\bI've\b", "I have", re.I), (r"\bI'd\b", "I would", re.I),
         (r"\bI'll\b", "I will", re.I), (r"\bwe're\b|\bwe are\b", "I am", re.I),
         (r"\bwe've\b|\bwe have\b", "I have", re.I),
-        (r"\bwe\b", "I", re.I), (r"\bour\b", "my", re.I), (r"\bdon't\b", "do not", re.I),
+        (r"\bwe\b|^We\b", "I", 0), (r"\bour\b|^Our\b", "my", 0),  # "Our Table Bakery" within a sentence: a name
+        (r"\bdon't\b", "do not", re.I),
         (r"\bdoesn't\b", "does not", re.I), (r"\bcan't\b", "cannot", re.I), (r"\bhaven't\b", "have not", re.I),
     )
 )  # fmt: skip

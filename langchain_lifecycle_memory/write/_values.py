@@ -16,7 +16,8 @@ EN_TRAILING = re.compile(
     re.IGNORECASE,
 )
 EN_LEADING = re.compile(
-    r"^(?:(?:a little|a bit of|a|an|the|some|my|our|using|to use|only|really|also|fluent|basic|conversational)\s+)+",
+    r"^(?:(?:a little|a bit of|a|an|the|some|(?-i:my|our)|using|to use|only|really|also|fluent|basic|conversational)"
+    r"\s+)+",  # "My Morning Jacket": a capital "My" within a sentence is part of a name
     re.IGNORECASE,
 )
 ZH_LEADING = re.compile(
