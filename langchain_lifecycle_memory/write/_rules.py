@@ -282,7 +282,7 @@ def _affirmed(
         return Subject(entity, said), []
     rules = ZH_RULES if zh else EN_RULES
     found = [c for r in rules for c in apply(r, said, zh, specs) if c.operation == "assert" and c.attribute in slots]
-    return Subject(entity, said), [replace(c, change=True) for c in _select(found)]
+    return Subject(entity, said), [replace(c, change=True) for c in _select(found, said)]
 
 
 _LEAD_IN = re.compile(r"^(?:我的?|我家的?|那个|那只|那台|那把|my\s+|the\s+|our\s+)", re.IGNORECASE)
@@ -309,7 +309,7 @@ def _sensitive(sentence: str) -> Iterator[Candidate]:
             yield Candidate(attribute, match.original, 95, match.start, "sensitive", 0.95)
 
 
-def _select(candidates: list[Candidate]) -> list[Candidate]:
+def _select(candidates: list[Candidate], text: str) -> list[Candidate]:
     """The best candidate per slot (and per value: one value is one fact, under its best-placed rule)."""
     strong = [c for c in candidates if not c.weak]
     best: dict[tuple[str, str], Candidate] = {}
@@ -322,7 +322,19 @@ def _select(candidates: list[Candidate]) -> list[Candidate]:
         key = normalize_value(c.value)
         if key not in by_value or (c.priority, c.position) > (by_value[key].priority, by_value[key].position):
             by_value[key] = c
-    return sorted(by_value.values(), key=lambda c: c.position)
+    kept: list[Candidate] = []
+    for c in sorted(by_value.values(), key=lambda c: -c.priority):  # one span of words is one value, best read
+        if not any(k.priority > c.priority and _shared_words(text, c.value, k.value) for k in kept):
+            kept.append(c)
+    return sorted(kept, key=lambda c: c.position)
+
+
+def _shared_words(text: str, a: str, b: str) -> bool:
+    """Whether values ``a`` and ``b`` were read from overlapping words of ``text``, neither holding the other."""
+    i, j = text.find(a), text.find(b)
+    if i < 0 or j < 0 or a in b or b in a:
+        return False
+    return i < j + len(b) and j < i + len(a)
 
 
 Slots = Sequence[tuple[str, str, "str | None"]]
@@ -458,7 +470,7 @@ def extract_rule_facts(
         candidates = [c for c in found if c.attribute or c.operation == "retract" or not c.concept]
         stamp = (resolve_valid_from(sentence, when) or when, resolve_ttl_days(sentence, when))
         before = len(facts)
-        chosen = _select(candidates)
+        chosen = _select(candidates, subject.text)
         changes = [] if any(c.operation == "retract" for c in chosen) else _named_changes(subject, zh, specs, slots)
         chosen = [c for c in chosen if not any(same_value(c.value, e.value) for e, _ in changes)]  # "never said I…"
         whole = len(chosen) == 1  # the clause states one fact: its statement keeps all the clause says about it
