@@ -104,7 +104,7 @@ _OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "o
 _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 go with the function characters
 
 
-_GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did"}) - set(_HAVE)
+_GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did", "after", "i'm", "we're"}) - set(_HAVE)
 
 
 def _ends_its_words(old: str, text: str, *, ending: re.Pattern[str] = _ENDS, least: int = 2) -> bool:
@@ -211,12 +211,17 @@ def superseded_by_change(
         The most similar durable statement of the same entity that has no slot; a slot's value only
         when ``new`` has no slot and names that value ("Dr. Okafor retired"), ends the slot it names
         ("I quit smoking" ends ``smoke``), or names something else for a single-valued slot ("signed up at
-        Anytime Fitness instead" for ``gym``), at least as close as ``named``.
+        Anytime Fitness instead" for ``gym``), at least as close as ``named``; a plan not started yet when
+        ``new`` calls it off in its own words (:func:`_calls_off`), among all of ``similar``.
     """
     if not (states_a_change(new.content) or said):  # ``said``: the words ended something, whatever now holds
         return None
     if (again := _changed_again(new, similar)) is not None:
         return again
+    if new.slot is None:  # a plan called off by its own words, however the encoder ranks the two
+        plans = (old for old, _ in similar if old.slot is not None and _entity(old) == _entity(new))
+        if (plan := next((old for old in plans if _calls_off(old, new)), None)) is not None:
+            return plan
     names = named_things(new.content) | (named_things(said) if said else set())
     pairs = _zh_pairs(new.content)
     new_names = {alike: _new_names(new.content, alike) for alike in (False, True)}
@@ -238,7 +243,7 @@ def superseded_by_change(
                 and old.cardinality == "single"
                 and bool(new_names[score >= threshold] - named_things(old.content))
             )
-            if new.slot is None and (named_value or ends or renamed or _calls_off(old, new)):
+            if new.slot is None and (named_value or ends or renamed):
                 return old
         elif (
             score >= threshold
@@ -259,16 +264,6 @@ def _calls_off(plan: MemoryRecord, new: MemoryRecord) -> bool:
     off "下个月搬到上海").
     """
     return plan.valid_from > new.valid_from and _ends_its_words(plan.content, new.content, ending=GONE, least=1)
-    planned = {stem(w.casefold()) for w in LATIN.findall(plan.content)} | set(plan.content)
-    for part in _clause_parts(new.content):
-        if GONE.search(part):
-            said = {stem(w) for w in map(str.casefold, LATIN.findall(GONE.sub(" ", part))) if w not in _GRAMMAR}
-            said = {w for w in said if len(w) >= 3} | set(
-                CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", part)))
-            )
-            if said and said <= planned:
-                return True
-    return False
 
 
 _ZH_PLACE = re.compile(r"[店馆铺房厅厂院所站室场园校司行部吧]")

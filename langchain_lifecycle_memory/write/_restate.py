@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from langchain_lifecycle_memory.schema import Fact
-from langchain_lifecycle_memory.write._change import current_part
+from langchain_lifecycle_memory.write._change import GONE, current_part
 from langchain_lifecycle_memory.write._lexicon import CJK, EN_FUNCTION_WORDS, EN_PRONOUNS, ZH_MY, ZH_RELATIONS
 from langchain_lifecycle_memory.write._subjects import ZH_REL, Subject, add_elided_i
 
@@ -143,7 +143,8 @@ def kept_as_said(
     named = subject.reported  # reported, but a name for what the person has
     if not clause or (not zh and not named and _NOT_SAID_EN.search(clause)):
         return []
-    if not (zh or named or _EN_SUBJECT.search(subject.text) or _DONE_TO_ME.search(subject.text)):
+    ends = bool(GONE.search(clause))  # "我不搬了", "The move is off": short, and what it ends is what it says
+    if not (zh or named or _EN_SUBJECT.search(subject.text) or _DONE_TO_ME.search(subject.text) or ends):
         return []
     body = (
         re.sub(r"[我的了是在也都很就还又吧啊呢呀嘛哦]", "", clause)
@@ -152,7 +153,7 @@ def kept_as_said(
     )
     # Chinese characters and, in a mixed sentence, its Latin words ("我是 airline mechanic")
     size = len(re.findall(r"[\u3400-\u9fff]|[A-Za-z]{2,}", body)) if zh else len(body.split())
-    if size < _MIN_SAID[zh]:
+    if size < _MIN_SAID[zh] - ends:
         return []
     dropped = zh and "我" not in clause and subject.entity == "user"  # "拉丁舞课改到…": the speaker's, unsaid
     # The subject put back ("我" or "我的") on the words as typed: "小米 14" keeps its space

@@ -75,8 +75,12 @@ def test_until_the_move_both_cities_are_shown_and_the_old_one_is_current(embeddi
          "Which city do I live in?", "Kirkenes"),
         ("我住在希尔克内斯。", "我下个月要搬去奥勒松了。", "我们不搬了，房东给续了约。",
          "我住在哪个城市？", "希尔克内斯"),
+        # called off in the fewest words
+        ("我住在伊宁。", "我下个月要搬去喀什了。", "我不搬了。", "我住在哪个城市？", "伊宁"),
+        ("I live in Bodø.", "I'm moving to Hammerfest next month.", "We're not moving after all.",
+         "Which city do I live in?", "Bodø"),
     ],
-    ids=["en", "zh", "called-off", "fell-through", "zh-unnamed"],
+    ids=["en", "zh", "called-off", "fell-through", "zh-unnamed", "zh-short", "not-after-all"],
 )  # fmt: skip
 def test_a_move_called_off_before_it_starts_leaves_the_city_as_it_was(
     embeddings: Any, tmp_path: Path, home: str, move: str, off: str, question: str, old: str
