@@ -56,7 +56,7 @@ ZH_CHANGE = (
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
-_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,4}了")
+_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,8}了")
 """A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
 CLAUSE = re.compile(r"[,;，；。！？!?]|\.(?:\s|$)|\s[—–-]\s")

@@ -38,11 +38,20 @@ def test_an_ending_that_names_a_food_leaves_the_shop_named_after_it(
     assert any("不吃" in content for content in shown), shown  # the ending is kept as what holds now
 
 
-def test_an_ending_that_names_the_help_ends_it(embeddings: Any, tmp_path: Path) -> None:
-    turns = (("我周末在包子铺帮忙。", "2026-02-01"), ("包子铺那边我不去帮忙了。", "2026-04-01"))
-    memory = told(embeddings, tmp_path, *turns)
+@pytest.mark.parametrize(
+    ("held", "ending", "gone"),
+    [
+        ("我周末在包子铺帮忙。", "包子铺那边我不去帮忙了。", "周末在包子铺帮忙"),
+        ("我周末在洗车行打零工。", "我不在洗车行打零工了。", "周末在洗车行打零工"),  # 不…了 around the whole remark
+    ],
+    ids=["help", "whole-remark"],
+)
+def test_an_ending_that_names_the_help_ends_it(
+    embeddings: Any, tmp_path: Path, held: str, ending: str, gone: str
+) -> None:
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (ending, "2026-04-01"))
 
-    assert not [content for content in current(memory) if "周末在包子铺帮忙" in content]
+    assert not [content for content in current(memory) if gone in content]
 
 
 @pytest.mark.parametrize(
