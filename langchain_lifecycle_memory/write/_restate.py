@@ -143,7 +143,9 @@ def kept_as_said(
     named = subject.reported  # reported, but a name for what the person has
     if not clause or (not zh and not named and _NOT_SAID_EN.search(clause)):
         return []
-    ends = bool(GONE.search(clause))  # "我不搬了", "The move is off": short, and what it ends is what it says
+    # An ending ("我不搬了", "Hal's retired now") is kept however short and whoever it is about: what it ends
+    # is what it says (``_replaced.py`` archives that), so a character fewer and no first-person subject
+    ends = bool(GONE.search(clause))
     if not (zh or named or _EN_SUBJECT.search(subject.text) or _DONE_TO_ME.search(subject.text) or ends):
         return []
     body = (
