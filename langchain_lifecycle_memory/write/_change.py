@@ -15,9 +15,9 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_wh
 
 __all__ = [
     "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "ENDED", "FUNCTION", "GONE", "KEPT_WORDS",
-    "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "change_parts", "current_part", "ended_part",
-    "holds_now", "is_name", "named_things", "only_ends", "proper_names", "quantities", "restates_a_measure",
-    "restates_a_number", "split_parts", "states_a_change", "states_an_end",
+    "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "ZH_NO_LONGER", "change_parts", "current_part",
+    "ended_part", "holds_now", "is_name", "named_things", "only_ends", "proper_names", "quantities",
+    "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -56,8 +56,8 @@ ZH_CHANGE = (
 )
 """Chinese words of change: a changed-to verb ("换手机了"), "now", "no longer", leaving a job, "new"."""
 _ZH_CHANGE = re.compile(ZH_CHANGE)
-_ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,8}了")
-"""A Chinese negation ending in 了, "no longer" ("鱼油我不吃了", "乐高机器人不上了")."""
+ZH_NO_LONGER = re.compile(r"不[\u4e00-\u9fff]{1,8}了")
+"""A Chinese negation ending in 了, "no longer", its object as long as it is ("鱼油我不吃了", "不养六角恐龙了")."""
 _ZH_ADDITIVE = re.compile(r"也|另外|还有|此外|又(?![换改搬调转])")  # "又换手机了" changed again
 CLAUSE = re.compile(r"[,;，；。！？!?]|\.(?:\s|$)|\s[—–-]\s")
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,:]\d+)*")
@@ -98,7 +98,7 @@ def _changes(clause: str) -> bool:
         _EN_CHANGE.search(clause)
         or _EN_NEW.search(clause)
         or _ZH_CHANGE.search(clause)
-        or _ZH_NO_LONGER.search(clause)
+        or ZH_NO_LONGER.search(clause)
         or GONE.search(clause)
         or AGAIN.search(clause)
     )

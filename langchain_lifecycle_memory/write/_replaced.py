@@ -24,6 +24,7 @@ from langchain_lifecycle_memory.write._change import (
     KEPT_WORDS,
     LATIN,
     PART,
+    ZH_NO_LONGER,
     change_parts,
     is_name,
     named_things,
@@ -98,7 +99,6 @@ def _clause_parts(text: str) -> list[str]:
 
 
 _NEGATION = frozenset({"doesn't", "don't", "didn't", "isn't", "aren't", "never", "now", "longer", "more"})
-_ZH_NOT_ANY_MORE = re.compile(r"不[\u4e00-\u9fff]{1,8}了")  # "不养六角恐龙了": its object as long as it is
 _HAVE = {"has": "have", "had": "have", "having": "have", "have": "have"}
 _OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "one", "ones"})
 _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 go with the function characters
@@ -117,7 +117,7 @@ def _ends_its_words(old: str, text: str, *, ending: re.Pattern[str] = _ENDS, lea
     """
     said_old = {_HAVE.get(w, stem(w)) for w in map(str.casefold, LATIN.findall(old))}
     for part in _clause_parts(text):
-        if not (GONE.search(part) or _ZH_NOT_ANY_MORE.search(part)):
+        if not (GONE.search(part) or ZH_NO_LONGER.search(part)):
             continue
         if CJK_CHAR.search(part):
             chars = set(CJK_CHAR.findall(_ZH_FUNCTION.sub("", _ZH_SPEAKER.sub("", _ENDS.sub("", part)))))
@@ -277,7 +277,7 @@ def _names_its_place(text: str, old: str) -> bool:
     name. Every run of two or more characters the two share is followed in ``old`` by a place's last character
     the ending does not have; "包子铺那边我不去帮忙了" shares 帮忙 and ends the help.
     """
-    for ending in (m.group() for p in change_parts(text) for m in _ZH_NOT_ANY_MORE.finditer(p)):
+    for ending in (m.group() for p in change_parts(text) for m in ZH_NO_LONGER.finditer(p)):
         shared = _shared_runs(ending, old)
         if shared and all(_ZH_PLACE.fullmatch(old[i : i + 1]) and old[i] not in ending for i in shared):
             return True
