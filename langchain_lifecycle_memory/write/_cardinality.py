@@ -19,7 +19,7 @@ from langchain_lifecycle_memory.write._slot_names import attribute_relation, sam
 
 __all__ = [
     "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "rival_choices",
-    "same_value", "says_only", "set_cue", "with_cardinality",
+    "same_use", "same_value", "says_only", "set_cue", "with_cardinality",
 ]  # fmt: skip
 
 _SET_CUE = re.compile(
@@ -261,3 +261,53 @@ def rival_choices(
         if r.kind == "preference" and r.status is MemoryStatus.ACTIVE and r.id != record.id and r.slot is not None
     ]  # fmt: skip
     return alike(embeddings, record.value, rivals, threshold)
+
+
+_USE_END = re.compile(r"[,;，；。.!?！？]|\s(?:and|but|while|since|because)\s|[和但]", re.IGNORECASE)
+_EN_USE = re.compile(r"^(?:for|to)\s+(.+)$", re.IGNORECASE)
+_ZH_USE = re.compile(r"^(?:来|去)?([\u4e00-\u9fff]{2,})$")
+_NOT_THE_USE = frozenset({"the", "a", "an", "my", "our", "their", "his", "her", "your", "user", "user's"})
+
+
+def _use(content: str, value: str) -> frozenset[str]:
+    """What ``content`` says ``value`` is used for: "for news" or "to edit my photos" right after it, in its clause.
+
+    >>> sorted(_use("The user uses Lightroom for photos and Bitwarden for passwords.", "Lightroom"))
+    ['photo']
+    """
+    at = content.casefold().find(value.casefold()) if value else -1
+    if at < 0:
+        return frozenset()
+    rest = _USE_END.split(content[at + len(value) :], maxsplit=1)[0].strip()
+    rest = re.sub(r"(?:了|的|now|these days|instead)\s*$", "", rest, flags=re.IGNORECASE).strip()
+    if found := _ZH_USE.match(rest):
+        return frozenset({found.group(1)})
+    found = _EN_USE.match(rest)
+    return frozenset(stem(w) for w in words(found.group(1)) if w not in _NOT_THE_USE) if found else frozenset()
+
+
+def _shared_use(new: str, old: str) -> str:
+    """The Chinese words two values of a set end with alike, a name before each ("背单词": 百词斩背单词, 扇贝背单词).
+
+    The rule extractor keeps "用X背单词" whole when nothing marks where the name stops.
+    """
+    if not (CJK.search(new) and CJK.search(old)):
+        return ""
+    n = 0
+    while n < min(len(new), len(old)) - 2 and new[-1 - n] == old[-1 - n]:
+        n += 1
+    return new[len(new) - n :] if n >= 2 and CJK.fullmatch(new[-1]) else ""
+
+
+def same_use(new: MemoryRecord, old: MemoryRecord) -> bool | None:
+    """Whether ``new`` and ``old``, two values of a set, are said to be for the same use (``None``: a use unsaid).
+
+    "I switched to Inoreader for news" and "I use Feedly for news": one use, so the switch replaces Feedly
+    whatever the encoder knows of either name; "…Bitwarden for passwords" is for another use and stays.
+    """
+    if not new.value or not old.value:
+        return None
+    if _shared_use(str(new.value), str(old.value)):
+        return True
+    mine, theirs = _use(new.content, str(new.value)), _use(old.content, str(old.value))
+    return (mine == theirs) if mine and theirs else None

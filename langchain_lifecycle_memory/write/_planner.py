@@ -28,6 +28,7 @@ from langchain_lifecycle_memory.write._cardinality import (
     kind_of,
     renumbered,
     rival_choices,
+    same_use,
     same_value,
     says_only,
 )
@@ -329,9 +330,13 @@ class Planner(Statements):
         if not pending:
             active = [r for r in live if r.status is MemoryStatus.ACTIVE]
             ended = [r for r in active if renumbered(fact.value, r.value)]  # "nifedipine 60 mg" after "… 30mg"
+            uses = {r.id: same_use(record, r) for r in active}  # "switched to Inoreader for news": Feedly's use
+            if fact.switch or states_a_change(record.content):
+                ended += [r for r in active if uses[r.id] and r not in ended]
             if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
                 threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)  # None: off
-                kin = alike(self.store.embeddings, record.value, active, threshold) if threshold is not None else []
+                rivals = [r for r in active if uses[r.id] is not False]  # a member for another use is no rival
+                kin = alike(self.store.embeddings, record.value, rivals, threshold) if threshold is not None else []
                 ended += [r for r in kin if r not in ended]  # its kind's members ("VS Code" ends "Vim")
                 ended += self._alike_elsewhere(record)
             for old in ended:
