@@ -34,7 +34,8 @@ Chinese characters): "banks with Harborline" / "closed my Harborline account" is
 
 _EN_CHANGE = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|transferr(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)"
-    r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no longer|nowadays"
+    r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no (?:longer|more)"
+    r"|nowadays"
     r"|raised|lowered|increased|decreased|went (?:up|down)|down to"
     r"|these days|now)\b"
     r"|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)",
@@ -42,7 +43,7 @@ _EN_CHANGE = re.compile(
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
 ENDED = (
-    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|anymore|any more)\b"
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|no more|anymore|any more)\b"
     r"|戒|辞职|离职|退休|不再"
 )
 """Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
@@ -146,6 +147,8 @@ def only_ends(text: str, old: str) -> bool:
     parts = PART.split(text)[::2]
     if not any(GONE.search(p) for p in parts) or any(_changes(p) and not GONE.search(p) for p in parts):
         return False
+    if any(_STARTS.search(p.strip()) and not GONE.search(p) for p in parts):  # "Signed on with a locksmith…"
+        return False
     named = {w.casefold() for w in LATIN.findall(old)}
     new_names = {w for w in LATIN.findall(text)[1:] if w[0].isupper() and w.casefold() not in named}
     return not new_names and not quantities(text) - quantities(old)
@@ -171,15 +174,15 @@ def current_part(text: str) -> str:
     parts = pieces[::2]
     ended = _ended(parts)
     later = [i for i in range(len(parts)) if ended and i > ended[0] and i not in ended and _changes_or_starts(parts[i])]
-    if not later:
-        return text
+    if not later or any(_STARTS.search(part.strip()) for part in parts[: ended[0]]):
+        return text  # "landed a support gig, no more docks, alarm's at 7:15 these days": the gig holds too
     start = max(i for i in ended if i < later[0]) + 1
     return _LEADING.sub("", "".join(pieces[2 * start :]).strip())
 
 
 _STARTS = re.compile(
-    r"\b(?:took up|picked up|started|began|bought|got|adopted|signed up for|joined)\b"
-    r"|^(?:又|就)?(?:开始|买了|入手了?|养了|报了|学起|迷上|爱上)",
+    r"\b(?:took up|picked up|started|began|bought|got|adopted|sign(?:ed|ing) (?:up|on)|joined|landed|enrolled)\b"
+    r"|^(?:又|就)?(?:开始|买了|入手了?|养了|报了|学起|迷上|爱上|入职|加入)",
     re.IGNORECASE,
 )
 """A part that begins something after a part that ended something ("sold the Corolla and bought a Tesla",

@@ -101,6 +101,15 @@ def _workplace(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
             yield Candidate("job", role, 75, m.start("role"), "profile")
 
 
+def _job_taken(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
+    """去X做Y了: where they work and as what, as 在X做Y says it, when Y is an occupation.
+
+    "去物流公司做客服了", "去采购部当主管了"; not an errand ("去医院做检查了").
+    """
+    if is_term("occupation", clean(m.group("role"), zh), "<"):
+        yield from _workplace(m, zh, specs)
+
+
 def _condition(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """确诊/患有 X: whatever the diagnosis names; 有/得了/查出 X: X if it is a health condition (高血压, 胆结石)."""
     value = clean(m.group("v"), zh)
@@ -404,6 +413,8 @@ ZH_RULES: tuple[Rule, ...] = (
     zh_rule(ZS + r"(?:(?:跳槽|跳)(?:去|到)了?|入职(?:了)?)\s*(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*了?"
             r"(?:[，,]\s*(?:做|当|干)(?P<role>[^，,。]{2,8}?))?" + ZEND, handler=_workplace),
     zh_rule(ZS + r"去(?P<v>[^，,。！!？?\s在去]{2,12}?)\s*上班了(?P<role>)" + ZEND, handler=_workplace),
+    zh_rule(ZS + r"去(?P<v>[^，,。！!？?\s在去做当干]{2,12}?)\s*(?:做|当|干)(?P<role>[^，,。！!？?\s了]{2,8}?)了"
+            + ZEND, handler=_job_taken),
     zh_rule(r"(?:" + ZS + r"(?:在读|读|上)(?P<v>" + _GRADE + r"|高中|初中|小学|大学|研究生|博士|硕士|"
             r"[\u4e00-\u9fff]{2,10}?(?:大学|学院|中学|小学|学校))|(?:^|[，,]|我)(?:的)?(?P<w2>学的是|专业是|主修|辅修)"
             + ZV.replace("v>", "v2>") + ZEND + ")", handler=_study),

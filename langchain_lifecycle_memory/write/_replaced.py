@@ -104,6 +104,8 @@ _OBJECT_PRONOUNS = frozenset({"it", "them", "that", "this", "those", "these", "o
 _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 go with the function characters
 
 
+_FOR_THE_SPEAKER = re.compile(r"\b(?:for|to|with) (?:me|us|them)\b", re.IGNORECASE)
+"""Whom an ending is for ("no more dog walking for me", restated "…for them"): the speaker, not what ends."""
 _GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did", "after", "i'm", "we're"}) - set(_HAVE)
 
 
@@ -124,7 +126,7 @@ def _ends_its_words(old: str, text: str, *, ending: re.Pattern[str] = _ENDS, lea
             if len(chars) >= least and chars <= set(old):
                 return True
             continue
-        said = {w.casefold() for w in LATIN.findall(ending.sub(" ", part))}
+        said = {w.casefold() for w in LATIN.findall(ending.sub(" ", _FOR_THE_SPEAKER.sub(" ", part)))}
         if said & _OBJECT_PRONOUNS:  # "I don't play it anymore": what ends is named elsewhere
             continue
         said -= _GRAMMAR  # the verb stays: "no longer has a bike" does not end "works at a bike shop"
@@ -222,14 +224,17 @@ def superseded_by_change(
         plans = (old for old, _ in similar if old.slot is not None and _entity(old) == _entity(new))
         if (plan := next((old for old in plans if _calls_off(old, new)), None)) is not None:
             return plan
+        # "…, no more tackle shop!" in news of a new job: an ending in nothing but a remark's words ends it
+        remarks = (old for old, _ in similar if old.slot is None and old.id != new.id and _durable_of(old, new))
+        if (remark := next((old for old in remarks if _ends_its_words(old.content, new.content)), None)) is not None:
+            return remark
     names = named_things(new.content) | (named_things(said) if said else set())
     pairs = _zh_pairs(new.content)
     new_names = {alike: _new_names(new.content, alike) for alike in (False, True)}
     for old, score in similar:
         if score < min(threshold, named):
             return None
-        durable = old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)  # words kept for the facts they state
-        if old.id == new.id or not durable or _entity(old) != _entity(new):
+        if old.id == new.id or not _durable_of(old, new):
             continue
         if old.slot is not None:  # a slot's value goes when the change names it, ends its slot, or names another
             named_value = names & named_things(str(old.value)) or _word_named(str(old.value), said or new.content)
@@ -253,6 +258,11 @@ def superseded_by_change(
         ) and not _names_its_place(new.content, old.content):
             return old
     return None
+
+
+def _durable_of(old: MemoryRecord, new: MemoryRecord) -> bool:
+    """Whether ``old`` is a lasting statement (or words kept for the facts they state) of ``new``'s entity."""
+    return bool(old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)) and _entity(old) == _entity(new)
 
 
 def _calls_off(plan: MemoryRecord, new: MemoryRecord) -> bool:

@@ -97,8 +97,10 @@ class Statements:
                 similar = self.store.search_records(self.ns, ended, k=5, statuses=LIVE, now=self.at)
             live = [(old, score) for old, score in similar if old.status in ACTIVE]
             gone = self._supersede_stated(record, live, ended)
-            if gone is not None and only_ends(record.content, gone.content):
-                # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history
+            near = gone is not None and dict((old.id, s) for old, s in live).get(gone.id, 0.0) >= NAMED_CHANGE_THRESHOLD
+            if gone is not None and near and only_ends(record.content, gone.content):
+                # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history;
+                # words far from what their ending names ("Signed on with a locksmith…, no more dog walking") stay
                 self._archive(record, record.valid_from, None)
             elif gone is None:
                 self._supersede_by_words(record, fact)
@@ -201,7 +203,9 @@ class Statements:
         words, as a statement of the user's without a slot, replace what they replace (never written themselves).
         """
         words = fact.evidence
-        if not words or len(words) > OWN_WORDS_LIMIT or copied(fact) or retold(fact) or not states_a_change(words):
+        if not words or len(words) > OWN_WORDS_LIMIT or not states_a_change(words):
             return
+        if (copied(fact) or retold(fact)) and states_a_change(record.content):
+            return  # the statement is the words, the change with them ("…，现在不开吊车了" kept out of it is not)
         said = record.model_copy(update={"content": words, "attribute": None, "value": None})
         self._supersede_stated(said, another=False)

@@ -198,7 +198,6 @@ def test_negated_or_hypothetical_statements_give_no_positive_fact(text: str) -> 
         ("I have a bad knee from an old skiing accident.", "The user has a bad knee from an old skiing accident."),
         ("我有点怕高，坐飞机也紧张。", "用户有点怕高，坐飞机也紧张"),
         ("This week I'm only eating soup because of my tooth.", "This week the user is only eating soup"),
-        ("我现在去采购部当主管了。", "用户现在去采购部当主管了"),  # "现在…了": a new situation, not an errand
     ],
 )
 def test_a_statement_no_rule_understands_is_kept_as_said(text: str, kept: str) -> None:
@@ -641,11 +640,27 @@ def test_a_mixed_sentence_is_read_in_the_language_of_its_subject(text: str, enti
         ("我入职星河科技了，试用期三个月。", "星河科技"),
         ("我去 Tallowmere 上班了。", "Tallowmere"),
         ("我去超市了。", None),  # going somewhere is no job
+        ("我去一家冷链公司做客服了，挺累的。", "冷链公司"),
     ],
 )
 def test_a_chinese_move_to_a_new_employer_files_the_employer(text: str, employer: str | None) -> None:
     found = [f.value for f in extract_rule_facts(text, now=NOW) if f.attribute == "employer"]
     assert found == ([employer] if employer else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "job", "place"),
+    [
+        ("我现在去采购部当主管了。", "主管", "采购部"),  # where, as 在采购部当主管 says it
+        ("我去冷库当司机了。", "司机", "冷库"),
+        ("我去医院做检查了。", None, None),  # an errand: what is done there is no occupation
+        ("我去理发店做头发了。", None, None),
+    ],
+)
+def test_going_to_work_somewhere_as_an_occupation_files_the_job(text: str, job: str | None, place: str | None) -> None:
+    facts = extract_rule_facts(text, now=NOW)
+    assert [f.value for f in facts if f.attribute == "job"] == ([job] if job else [])
+    assert [f.value for f in facts if f.attribute == "employer"] == ([place] if place else [])
 
 
 def test_a_chinese_sentence_with_english_nouns_files_what_its_copula_names(embeddings: Any, tmp_path: Path) -> None:

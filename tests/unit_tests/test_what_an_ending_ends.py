@@ -71,3 +71,33 @@ def test_a_habit_given_up_leaves_the_users_other_facts_current(
 
     assert [r.value for r in memory.active("u") if r.attribute == attribute] == [value]
     assert any(ending.removeprefix("我").rstrip("。") in content for content in current(memory))
+
+
+@pytest.mark.parametrize(
+    ("held", "news", "gone", "kept"),
+    [
+        (
+            "I work the counter at a tackle shop, weekends too.",
+            "Started at the county records office this month, no more tackle shop!",
+            "counter at a tackle shop",
+            "county records office",
+        ),
+        (
+            "Most nights I walk dogs for a kennel out by the ring road.",
+            "Signed on with a locksmith as an apprentice, so no more dog walking for me.",
+            "dogs for a kennel",
+            "locksmith",
+        ),
+        ("我在码头开吊车，三班倒。", "我去物流公司做客服了，现在不开吊车了。", "码头开吊车", "物流公司"),
+    ],
+    ids=["tackle-shop", "dog-walking", "crane-zh"],
+)
+def test_an_ending_inside_news_about_something_else_ends_what_it_names(
+    embeddings: Any, tmp_path: Path, held: str, news: str, gone: str, kept: str
+) -> None:
+    """The news is mostly about the new job, so its words are not close to the old remark's as a whole."""
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (news, "2026-04-01"))
+
+    shown = current(memory)
+    assert not [content for content in shown if gone in content], shown
+    assert any(kept in content for content in shown), shown
