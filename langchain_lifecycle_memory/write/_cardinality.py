@@ -18,8 +18,8 @@ from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
 __all__ = [
-    "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "holds_one_of", "kind_of", "renumbered", "rival_choices",
-    "same_use", "same_value", "says_only", "set_cue", "with_cardinality",
+    "DEFAULT_ALIKE_THRESHOLD", "alike", "decide_cardinality", "held_by", "holds_one_of", "kind_of", "renumbered",
+    "rival_choices", "same_use", "same_value", "says_only", "set_cue", "with_cardinality",
 ]  # fmt: skip
 
 _SET_CUE = re.compile(
@@ -111,6 +111,19 @@ def kind_of(held: str | None, ended: str | None) -> bool:
     if CJK.search(ended):
         return held.endswith(ended)
     return held.split()[-len(ended.split()) :] == ended.split()
+
+
+_HOLDING = re.compile(
+    r"\s*(?:membership|subscription|account|card|plan|pass|contract|policy|lease)s?|的?(?:会员卡?|年卡|月卡|卡|账户|账号|套餐)",
+    re.IGNORECASE,
+)
+"""What holds a thing, said after its name: "my Planet Fitness membership", "山姆会员"."""
+
+
+def held_by(held: str | None, ended: str | None) -> bool:
+    """Whether a retraction ends ``held`` by what holds it ("cancelled my Planet Fitness membership")."""
+    held, ended = normalize_value(held), normalize_value(ended)
+    return bool(held) and ended.startswith(held) and _HOLDING.fullmatch(ended[len(held) :]) is not None
 
 
 def decide_cardinality(

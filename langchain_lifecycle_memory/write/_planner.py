@@ -25,6 +25,7 @@ from langchain_lifecycle_memory.write._ahead import LAPSES_FOR, ahead, lapsing, 
 from langchain_lifecycle_memory.write._cardinality import (
     DEFAULT_ALIKE_THRESHOLD,
     alike,
+    held_by,
     kind_of,
     renumbered,
     rival_choices,
@@ -258,9 +259,16 @@ class Planner(Statements):
             self._only_these(fact, slot, when)
             live = self.live(slot)
         if fact.operation == "retract":
-            for old in list(live):
-                if fact.value is None or same_value(old.value, value) or kind_of(old.value, value):
-                    self._archive(old, when, None)
+            ended = [
+                old for old in live
+                if fact.value is None or same_value(old.value, value) or kind_of(old.value, value)
+                or held_by(old.value, value)
+            ]  # fmt: skip
+            for old in ended:
+                self._archive(old, when, None)
+            if not ended:  # nothing held by that name: the words are kept, and replace what they name
+                said = fact.model_copy(update={"attribute": None, "value": None, "operation": "assert"})
+                self._add_free_text(said, source)
             return
         same = [r for r in live if same_value(r.value, value)]
         # The same value restated with a new number is a new version (the newer words are current), else a refresh.

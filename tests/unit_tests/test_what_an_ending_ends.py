@@ -101,3 +101,39 @@ def test_an_ending_inside_news_about_something_else_ends_what_it_names(
     shown = current(memory)
     assert not [content for content in shown if gone in content], shown
     assert any(kept in content for content in shown), shown
+
+
+@pytest.mark.parametrize(
+    ("held", "ending", "gone"),
+    [
+        ("My gym is Planet Fitness.", "I cancelled my Planet Fitness membership.", "Planet Fitness"),
+        ("My phone carrier is Mint Mobile.", "Cancelled my Mint Mobile plan last week.", "Mint Mobile"),
+    ],
+    ids=["membership", "plan"],
+)
+def test_cancelling_what_holds_a_value_ends_it(
+    embeddings: Any, tmp_path: Path, held: str, ending: str, gone: str
+) -> None:
+    """ "My X membership" holds X: the slot's value ends, as "I quit my gym" ends it."""
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (ending, "2026-04-01"))
+
+    assert not [r.value for r in memory.active("u") if r.value == gone]
+    assert [r.value for r in memory.list("u", statuses="archived") if r.value == gone] == [gone]
+
+
+@pytest.mark.parametrize(
+    ("held", "ending", "value", "said"),
+    [
+        ("I'm allergic to carmine.", "I'm no longer allergic to annatto.", "carmine", "annatto"),
+        ("我对槐花过敏。", "我现在对艾草不过敏了。", "槐花", "艾草"),
+    ],
+    ids=["en", "zh"],
+)
+def test_an_ending_that_ends_nothing_held_is_kept_as_said(
+    embeddings: Any, tmp_path: Path, held: str, ending: str, value: str, said: str
+) -> None:
+    """Nothing held is named: the held value stays, and the words are not lost."""
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (ending, None))
+
+    assert [r.value for r in memory.active("u") if r.attribute == "allergy"] == [value]
+    assert any(said in r.content for r in memory.active("u")), [r.content for r in memory.list("u")]
