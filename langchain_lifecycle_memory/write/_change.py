@@ -109,7 +109,7 @@ def _changes(clause: str) -> bool:
 # dulcimer", "不用了", "卸了"), not a move to somewhere ("moved to Leeds", "调去上海" name where the speaker is now).
 GONE = re.compile(
     ENDED + r"|\b(?:closed|sold|ditched|cancell?ed|got rid of|gave away|uninstalled|deleted|moved out|passed away"
-    r"|died|call(?:s|ed|ing)? off|f(?:a|e)ll(?:s|ing)? through)\b"
+    r"|died|call(?:s|ed|ing)? off|f(?:a|e)ll(?:s|ing)? through|(?:took|taken) (?:me|them|him|her|us) off)\b"
     r"|\bnot\b(?=[^.,;!?]*\bafter all\b)"  # "we're not moving after all": the plan is off
     r"|\bleft(?= (?:the|my|his|her|our|their|a|an)\b|[,.;!]|$)"
     r"|不[\u4e00-\u9fff]{0,4}了|(?:卖|卸|关|退|停|删|丢|扔|送人|砍|忘光|忘掉|取消)(?:掉|载)?了|(?:搬|调|送)走|没了"

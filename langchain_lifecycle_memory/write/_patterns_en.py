@@ -409,6 +409,7 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:(?P<off>am (?:no longer|not) on|am off|(?:came|went|got) off)|(?:am |have been |was )?" + ADV
             + r"(?:(?:started|began) (?:taking |on )|taking |take |on ))(?:a |an |some )?" + V + E_PREP,
             handler=_medicine),
+    en_rule(r"\b(?P<off>took|(?:has|have|had) taken) me off (?:the |my )?" + V + E_PREP, handler=_medicine),
     # pets and children with names
     en_rule(I_ + r"(?:have|have got|got|own|adopted) (?:an?|two|three|\d+) "
             r"(?P<desc>[a-z][a-z -]{1,40}?),? (?:named|called) (?P<name>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)?)",

@@ -137,3 +137,23 @@ def test_an_ending_that_ends_nothing_held_is_kept_as_said(
 
     assert [r.value for r in memory.active("u") if r.attribute == "allergy"] == [value]
     assert any(said in r.content for r in memory.active("u")), [r.content for r in memory.list("u")]
+
+
+@pytest.mark.parametrize(
+    ("held", "ending", "gone"),
+    [
+        ("I take buspirone twice a day.", "My psychiatrist took me off buspirone.", "buspirone"),
+        (
+            "I'm on levocetirizine for hay fever.",
+            "The doctor finally took me off levocetirizine last month.",
+            "levocetirizine",
+        ),
+    ],
+    ids=["psychiatrist", "last-month"],
+)
+def test_being_taken_off_a_medicine_ends_it(embeddings: Any, tmp_path: Path, held: str, ending: str, gone: str) -> None:
+    """Someone else ended it for the user: "took me off X" ends X as "I stopped taking X" does."""
+    memory = told(embeddings, tmp_path, (held, "2026-02-01"), (ending, "2026-04-01"))
+
+    assert not [r.value for r in memory.active("u") if r.value == gone]
+    assert [r.value for r in memory.list("u", statuses="archived") if r.value == gone] == [gone]
