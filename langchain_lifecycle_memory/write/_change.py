@@ -145,10 +145,8 @@ def only_ends(text: str, old: str) -> bool:
     Every part of it that states a change ends something, and it names no number or name ``old`` does not.
     """
     parts = PART.split(text)[::2]
-    if not any(GONE.search(p) for p in parts) or any(_changes(p) and not GONE.search(p) for p in parts):
-        return False
-    if any(_STARTS.search(p.strip()) and not GONE.search(p) for p in parts):  # "Signed on with a locksmith…"
-        return False
+    if not any(GONE.search(p) for p in parts) or any(_changes_or_starts(p) and not GONE.search(p) for p in parts):
+        return False  # a part that changes or begins something ("Signed on with a locksmith…") is news of its own
     named = {w.casefold() for w in LATIN.findall(old)}
     new_names = {w for w in LATIN.findall(text)[1:] if w[0].isupper() and w.casefold() not in named}
     return not new_names and not quantities(text) - quantities(old)

@@ -97,10 +97,10 @@ class Statements:
                 similar = self.store.search_records(self.ns, ended, k=5, statuses=LIVE, now=self.at)
             live = [(old, score) for old, score in similar if old.status in ACTIVE]
             gone = self._supersede_stated(record, live, ended)
-            near = gone is not None and dict((old.id, s) for old, s in live).get(gone.id, 0.0) >= NAMED_CHANGE_THRESHOLD
-            if gone is not None and near and only_ends(record.content, gone.content):
+            near = {old.id for old, score in live if score >= NAMED_CHANGE_THRESHOLD}
+            if gone is not None and gone.id in near and only_ends(record.content, gone.content):
                 # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history;
-                # words far from what their ending names ("Signed on with a locksmith…, no more dog walking") stay
+                # words less alike than that, tied to it only by an ending in its own words, say more: they stay
                 self._archive(record, record.valid_from, None)
             elif gone is None:
                 self._supersede_by_words(record, fact)
