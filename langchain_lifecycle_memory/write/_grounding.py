@@ -115,9 +115,24 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
         chars = [c for c in value if _CJK.match(c)]
         return sum(c in said for c in chars) >= share * len(chars)
     words = _WORD.findall(value)
-    # A word is said in full or cut short ("Mon/Wed/Fri" for Monday, Wednesday and Friday; "hep A" for hepatitis A).
+    # A word is said in full, cut short ("Mon/Wed/Fri" for Monday, Wednesday and Friday; "hep A" for hepatitis A)
+    # or inflected ("bike" said as "biking", "skate" as "skating").
     short = {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
-    return bool(words) and sum(w in said or any(w.startswith(s) for s in short) for w in words) >= share * len(words)
+    return bool(words) and sum(_word_said(w, said, short) for w in words) >= share * len(words)
+
+
+_ENDINGS = ("s", "es", "d", "ed", "ing")
+
+
+def _word_said(word: str, said: str, short: set[str]) -> bool:
+    stem = word[:-1] if word.endswith("e") and len(word) >= 4 else word  # "bike" -> "bik" + "ing"
+    return word in said or any(word.startswith(s) or _inflected(s, stem) for s in short)
+
+
+def _inflected(form: str, stem: str) -> bool:
+    """Whether ``form`` is ``stem`` inflected, its last letter doubled or not ("runn" + "ing", "bik" + "ing")."""
+    rest = form[len(stem) :] if form.startswith(stem) else None
+    return rest is not None and (rest in _ENDINGS or rest[:1] == stem[-1:] and rest[1:] in _ENDINGS)
 
 
 _NAMES = re.compile(r"\s*(?:(?:'s name|'s)?\s*(?:is|was|:|called|named|是|叫|名叫)?)?\s*", re.IGNORECASE)

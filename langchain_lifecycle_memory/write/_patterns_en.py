@@ -356,7 +356,7 @@ def _study(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
 
 
 _COMMUTE_VERBS = ("bike", "cycle", "walk", "drive", "run", "skate", "carpool")
-_COMMUTE_ING = {_ing(v): v for v in _COMMUTE_VERBS}
+_COMMUTE_ING = {_ing(v): v for v in (*_COMMUTE_VERBS, "ride")}
 
 
 def _forms(*verbs: str) -> str:
@@ -367,8 +367,10 @@ def _forms(*verbs: str) -> str:
 
 def _commute(m: re.Match[str], zh: bool, specs: Specs) -> Iterator[Candidate]:
     """For "I bike / am riding my scooter / started taking the bus to work", "I commute by e-scooter"."""
-    verb = m.group("verb")
-    value = clean(_COMMUTE_ING.get(verb.rsplit(" ", 1)[-1], verb) if verb else m.group("v") or m.group("by") or "", zh)
+    verb = m.group("verb") or ""
+    ing = verb.rsplit(" ", 1)[-1].lower()
+    said = m.groupdict()
+    value = clean(said.get("v") or said.get("by") or _COMMUTE_ING.get(ing, ing), zh)
     if acceptable(value, zh):
         yield Candidate("commute", value, 75, m.start(), "fact")
 
@@ -435,6 +437,10 @@ EN_RULES: tuple[Rule, ...] = (
     en_rule(I_ + r"(?:(?P<verb>" + _forms(*_COMMUTE_VERBS) + ")|" + _forms("ride", "take") + r" (?:my |a |an |the )?"
             + V + r") to (?:work|the office|school|campus)|" + I_ + r"commute (?:by|on|via|with) (?P<by>[^,;!?]+?)"
             + E_PREP, handler=_commute),
+    # the way to work as what it takes: "Cycling to the office takes 20 minutes", "Riding my scooter to work takes…"
+    en_rule(r"^(?P<verb>" + "|".join(_COMMUTE_ING) + r")(?: (?:my|a|an|the) "
+            r"(?P<v>[^,;!?]+?))?(?: (?:along|through|across|past|over|via|down|up) [^,;!?]+?)? to (?:work|the office|"
+            r"school|campus)(?: now)? (?:only |now |usually )?takes\b", handler=_commute),
     # verbs of use and habit, likes and dislikes, ongoing activities
     en_rule(I_ + r"(?:am\s+)?(?:(?P<neg>" + _STOP + r")\s+" + ADV + r")?(?:can |still )?(?:(?P<verb>allergic to|"
             + _HABIT + "|" + _EN_ING + r")\s+)?(?!(?:" + CONJ + r")\b)(?:an?\s+|the\s+|some\s+|my\s+|any\s+)?" + V

@@ -7,6 +7,7 @@ keeps its statement without a slot; what a statement worded as a change replaces
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -65,8 +66,17 @@ _AGAINST = frozenset(name for name, spec in _SPECS.items() if spec.against)
 class Planner(Statements):
     """Plans one batch; keeps the slot state in memory so facts in a batch see each other."""
 
-    def __init__(self, store: ChromaMemoryStore, namespace: tuple[str, ...], at: datetime, config: UpdateConfig):
-        self.store, self.ns, self.at, self.cfg = store, namespace, at, config
+    def __init__(
+        self,
+        store: ChromaMemoryStore,
+        namespace: tuple[str, ...],
+        at: datetime,
+        config: UpdateConfig,
+        *,
+        reread: Callable[[Fact], list[Fact]] | None = None,
+    ):
+        """``reread(fact)``: another reading of the words a fact that fails its check came from (the rules')."""
+        self.store, self.ns, self.at, self.cfg, self.reread = store, namespace, at, config, reread
         self.plan = UpdatePlan(namespace=namespace)
         self._slots: dict[tuple[str, str], list[MemoryRecord]] = {}
         self._catalogue: list[dict[str, Any]] | None = None
@@ -151,6 +161,13 @@ class Planner(Statements):
             # words are kept as a statement, which replaces what it names like any stated change.
             fact = fact.model_copy(update={"attribute": None, "value": None, "operation": "assert"})
         doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
+        if doubt is not None and self.reread is not None and (instead := self.reread(fact)):
+            logger.info("%s.%s failed its check (%s): the rules' reading of its words stands in", *fact.slot, doubt)
+            reread, self.reread = self.reread, None  # once: what stands in is not read again
+            for read in instead:
+                self.add(read, source)
+            self.reread = reread
+            return
         if doubt is not None:
             # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):
             # the statement is kept without its slot, beside the current value. It replaces only what its own

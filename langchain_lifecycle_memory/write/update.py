@@ -24,11 +24,13 @@ from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as C
 from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.slots import precedence
 from langchain_lifecycle_memory.write._change import states_a_change
+from langchain_lifecycle_memory.write._grounding import mostly_said, retold, value_said
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
 from langchain_lifecycle_memory.write._lexicon import canonical_entity
 from langchain_lifecycle_memory.write._people import as_known, is_about, named_person, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, UpdateResult, apply_plan, calibrated
 from langchain_lifecycle_memory.write._planner import Planner
+from langchain_lifecycle_memory.write._rules import extract_rule_facts
 from langchain_lifecycle_memory.write._slot_identity import DEFAULT_SLOT_THRESHOLD, create_slot_judge, resolve_facts
 
 __all__ = [
@@ -57,13 +59,47 @@ def plan_updates(
     checked = as_known(checked, people)
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
         checked = _resolve(store, tuple(namespace), checked, cfg)
-    planner = Planner(store, tuple(namespace), when, cfg)
     source = source or MemorySource()
+    reread = None if source.extractor in _RULES else functools.partial(_rules_reading, store, namespace, cfg, when)
+    planner = Planner(store, tuple(namespace), when, cfg, reread=reread)
     for fact in checked:
         planner.add(fact, source)
     if checked and len(planner.unsaid) == len(checked):
         planner.keep_words(source)
     return planner.plan
+
+
+_RULES = ("rule", "rule_extract_memories")
+"""Sources whose facts are the rules' reading already."""
+
+
+def _rules_reading(
+    store: ChromaMemoryStore, namespace: tuple[str, ...], cfg: UpdateConfig, when: datetime, fact: Fact
+) -> list[Fact]:
+    """What the rules read in the words ``fact`` came from, of what its statement speaks of: its stand-in.
+
+    A small model files "I take the 42 bus to work" as ``job = bus driver``: the slot fails its check against the
+    words, and the rules' ``commute = 42 bus`` stands in (no extra model call). The model's statement stays when
+    it is the user's own words about the same person; else the rules' statement, which says whose it is.
+    """
+    said = str(fact.evidence or "")
+    read = [
+        f
+        for f in extract_rule_facts(said, now=when)
+        if f.slot is not None and f.operation == "assert" and f.slot != fact.slot
+        and (value_said(f.value, fact.content) or mostly_said(str(f.evidence), fact.content))
+    ]  # fmt: skip
+    if not read:
+        return []
+    people = store.people(namespace)
+    read = as_known(refile(read, known=people), people)
+    if cfg.resolve_slots:
+        read = _resolve(store, namespace, read, cfg)
+    own = retold(fact)
+    return [
+        f.model_copy(update={"content": fact.content, "cues": fact.cues}) if own and f.entity == fact.entity else f
+        for f in read
+    ]
 
 
 def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[Fact], cfg: UpdateConfig) -> list[Fact]:
