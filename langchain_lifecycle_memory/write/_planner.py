@@ -224,6 +224,10 @@ class Planner(Statements):
             self._said[text] = self._unit(text)
         return self._said[text]
 
+    def _related(self, a: str, b: str) -> float:
+        """Cosine of two texts (the store's encoder)."""
+        return float(self._unit(a) @ self._unit(b))
+
     def _unit(self, text: str) -> np.ndarray:
         vector = np.asarray(self.store.embeddings.embed_documents([text])[0], dtype=np.float64)
         return vector / (np.linalg.norm(vector) or 1.0)

@@ -9,7 +9,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
@@ -170,6 +170,52 @@ def _changes_slot(text: str, attribute: str | None) -> bool:
     return bool(re.search(en, text, re.IGNORECASE) or (zh and re.search(zh, text)))
 
 
+_MOVED = re.compile(
+    r"\b(?:moved|shifted|switched|changed|transferred|rescheduled|pushed)\s+(?P<what>(?:the|my|our|his|her|their)"
+    r"\s+[^,.;!?]+?)\s+(?:over\s+|back\s+)?to\b",
+    re.IGNORECASE,
+)
+_ZH_MOVED = re.compile(r"把(?P<what>[^，,。！？!?把]{1,10}?)(?:改|换|搬|挪|调|转|移)(?:到|成|去)")
+_WHO_MOVES = frozenset({"family", "household", "kids", "children", "everyone", "everything", "stuff", "things"})
+_ZH_WHO_MOVES = ("家", "我们", "孩子")
+"""What moves with the person: moving it is moving house ("moved the whole family to Lahti", "把家搬到嘉兴");
+moving anyone else ("moved my parents to Lahti") is not."""
+
+
+OBJECT_OF_SLOT = 0.15
+"""Cosine (bundled encoder) of what a change moved and a slot's statement at or above which the change is about
+that slot: "auto policy" and "The user's car is insured with Geico…" 0.30, "gym membership" and "The user goes
+to PureGym." 0.20; "team standup", "book club", "office", "parents", "savings" and "The user lives in Tampere."
+0.08 at most."""
+
+
+def _moves_another(text: str, old: MemoryRecord, related: Callable[[str, str], float] | None = None) -> bool:
+    """Whether ``text`` moves something it names that is not ``old``'s: "moved the team standup to Thursdays".
+
+    A change that says what it moved changes that thing, not the slot beside it (the user's city). What moves
+    with the person (their family, their things), names the slot itself ("switched my gym to…") or means what
+    its statement holds (``related``: "switched my auto policy over to…" for a car's insurer) is the slot's.
+    """
+    spec = _SPECS.get(old.attribute or "")
+    own = {stem(w) for w in words(old.attribute or "")}
+    if spec is not None:
+        own |= {stem(w) for noun in (spec.description.split()[0], *spec.aliases) for w in words(noun)}
+    for m in _MOVED.finditer(text):
+        said = {stem(w.casefold()) for w in LATIN.findall(m.group("what"))}
+        whose = {w.casefold() for w in LATIN.findall(m.group("what"))}
+        if said & own or whose & _WHO_MOVES or _word_named(str(old.value), m["what"]):
+            continue
+        if related is None or related(m["what"], old.content) < OBJECT_OF_SLOT:
+            return True
+    for m in _ZH_MOVED.finditer(text):
+        what = m.group("what")
+        if any(w in what for w in _ZH_WHO_MOVES) or (spec and spec.zh and spec.zh in what) or str(old.value) in what:
+            continue
+        if related is None or related(what, old.content) < OBJECT_OF_SLOT:
+            return True
+    return False
+
+
 def _entity(record: MemoryRecord) -> str:
     return record.entity or "user"
 
@@ -196,6 +242,7 @@ def superseded_by_change(
     said: str | None = None,
     *,
     another: bool = True,
+    related: Callable[[str, str], float] | None = None,
 ) -> MemoryRecord | None:
     """The one live statement that ``new`` (worded as a change) replaces, if any.
 
@@ -208,6 +255,7 @@ def superseded_by_change(
             (:func:`ended_part`): what they name counts as named.
         another: Whether a new name ends a single-valued slot (off when the words belong to a fact that has a
             slot of its own: "These days I live in Lisbon" is no new birthplace).
+        related: Cosine of two texts, for what a change says it moved (:func:`_moves_another`).
 
     Returns:
         The most similar durable statement of the same entity that has no slot; a slot's value only
@@ -247,6 +295,7 @@ def superseded_by_change(
                 another
                 and old.cardinality == "single"
                 and bool(new_names[score >= threshold] - named_things(old.content))
+                and not _moves_another(new.content, old, related)
             )
             if new.slot is None and (named_value or ends or renamed):
                 return old

@@ -67,6 +67,7 @@ class Statements:
         def _archive(self, old: MemoryRecord, when: datetime, by: str | None) -> None: ...
         def _new_record(self, fact: Fact, source: MemorySource, status: MemoryStatus) -> MemoryRecord: ...
         def _correct(self, fact: Fact, source: MemorySource, meant: str, said: str) -> bool: ...
+        def _related(self, a: str, b: str) -> float: ...
 
     def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
         if (meant := meant_instead(fact.evidence or "")) and self._correct(fact, source, *meant):
@@ -192,7 +193,8 @@ class Statements:
             similar = self.store.search_records(self.ns, record.content, k=5, now=self.at)
         untouched = [(old, score) for old, score in similar if old.id not in self._touched]
         named = min(threshold, NAMED_CHANGE_THRESHOLD)
-        if (old := superseded_by_change(record, untouched, threshold, named, said, another=another)) is not None:
+        old = superseded_by_change(record, untouched, threshold, named, said, another=another, related=self._related)
+        if old is not None:
             self._archive(old, record.valid_from, record.id)
         return old
 
