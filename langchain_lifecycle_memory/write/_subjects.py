@@ -234,6 +234,8 @@ def _names_someone(key: str, pos: str | None, rest: str) -> bool:
     """Whether a capitalized word at a sentence's start is someone's name (see :func:`_known_person`)."""
     if key in EN_PRONOUNS or key in EN_FUNCTION_WORDS or key in EN_RELATIONS or canonical_entity(key) != key:
         return False
+    if states_a_change(key):  # "Switched gyms to Jetts.": the speaker's news, its "I" dropped
+        return False
     if EN_FIRST_PERSON.search(rest):  # "Big news: I got elected chair": the speaker's, under a heading
         return False
     word = rest.split(" ", 1)[0]
