@@ -106,7 +106,7 @@ _ZH_SPEAKER = re.compile(r"用户|现在|如今|已经|再也")  # 不 and 了 g
 
 _FOR_THE_SPEAKER = re.compile(r"\b(?:for|to|with) (?:me|us|them)\b", re.IGNORECASE)
 """Whom an ending is for ("no more dog walking for me", restated "…for them"): the speaker, not what ends."""
-_GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did", "after", "i'm", "we're"}) - set(_HAVE)
+_GRAMMAR = (FUNCTION | _NEGATION | {"do", "does", "did", "got", "after", "i'm", "we're"}) - set(_HAVE)
 
 
 def _ends_its_words(old: str, text: str, *, ending: re.Pattern[str] = _ENDS, least: int = 2) -> bool:

@@ -189,6 +189,12 @@ _ELIDED_DOING = re.compile(
 """A clause led by what the speaker is doing ("Still restoring the Bonneville…", "Planning to repaint…"), not a
 noun ending in -ing ("Wedding prep is…": a copula follows; "Morning run done": no object), nor a lead before the
 clause's own "I" ("Starting in May I live in Oslo"), nor a doing that is the subject (:data:`_DOING_TAKES`)."""
+_THE_PLAN_OFF = re.compile(
+    r"^the\s+(?:[a-z]+\s+){1,3}?(?:(?:is|was|got|has\s+been)\s+(?:cancell?ed|called\s+off|scrapped)|fell\s+through)\b",
+    re.IGNORECASE,
+)
+"""A clause that calls off something it names with "the" ("The move got cancelled."): said to the assistant,
+the speaker's news, as "Our move fell through" is."""
 _DOING_TAKES = re.compile(r"^(?<![A-Za-z])[A-Za-z]{2,}ing\b[^,.;!?]*?\btakes\b", re.IGNORECASE)
 """A clause whose subject is a doing, measured by the time it takes ("Cycling to the office takes 20 minutes"):
 said to the assistant without naming anyone, the doing is the speaker's."""
@@ -364,7 +370,7 @@ def clause_subject(
         text = pattern.sub(repl, text)
     text = add_elided_i(text)
     if not EN_FIRST_PERSON.search(text):
-        return Subject(speaker, text) if _DOING_TAKES.match(text) else None
+        return Subject(speaker, text) if _DOING_TAKES.match(text) or _THE_PLAN_OFF.match(text) else None
     if m := _EN_PERSON.match(text):
         rel = canonical_entity(m.group("rel")) or ""  # "my mom" and "my mother" are one person
         name = (m.group("name") or "").casefold()
