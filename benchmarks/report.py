@@ -235,9 +235,10 @@ def head_to_head_all(data: dict[str, Any]) -> str:
             "minutes per scenario). This package alone on all of its scenarios, with every question it misses. "
             "Most memory-level misses trace to the small model's extraction: one fact for a compound sentence (the "
             "rent left inside the city's statement, the salary inside the job's), a slot named apart from the one "
-            "it changes (`job_title` beside `job`), no slot at all (the commute). The write path keeps an "
-            "extraction that fails its check as a statement beside the current value rather than let it archive "
-            "that value, so the old and the new are both shown. This run shared the machine with another benchmark "
+            "it changes (`job_title` beside `job`). The write path keeps an extraction that fails its check as a "
+            "statement beside the current value rather than let it archive that value, so the old and the new are "
+            "both shown, unless the rules read a slot from the same words (the commute: the model filed the e-bike "
+            "under `editor`, the rules' `commute` stands in). This run shared the machine with another benchmark "
             "(its seconds are longer).",
             "",
             *_h2h_table(data),
