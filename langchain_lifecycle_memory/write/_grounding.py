@@ -125,6 +125,7 @@ _ENDINGS = ("s", "es", "d", "ed", "ing")
 
 
 def _word_said(word: str, said: str, short: set[str]) -> bool:
+    """Whether ``word`` is in ``said``, or one of its ``short`` words is ``word`` cut short or inflected."""
     stem = word[:-1] if word.endswith("e") and len(word) >= 4 else word  # "bike" -> "bik" + "ing"
     return word in said or any(word.startswith(s) or _inflected(s, stem) for s in short)
 

@@ -137,7 +137,7 @@ class Planner(Statements):
             self._own_words.add(record.id)  # the user's words, not a model's statement
         return record
 
-    def add(self, fact: Fact, source: MemorySource) -> None:
+    def add(self, fact: Fact, source: MemorySource, *, reread: bool = True) -> None:
         if self.cfg.redactor is not None:  # "the Wi-Fi password is tulip-42" with the value "tulip-42": masked in both
             secret = fact.value if fact.kind == "sensitive" else None  # its extractor says: masked whatever its shape
             content, value, evidence = self.cfg.redactor.redact_together(
@@ -161,12 +161,10 @@ class Planner(Statements):
             # words are kept as a statement, which replaces what it names like any stated change.
             fact = fact.model_copy(update={"attribute": None, "value": None, "operation": "assert"})
         doubt = self._unchecked(fact) if fact.slot is not None and fact.operation == "assert" else None
-        if doubt is not None and self.reread is not None and (instead := self.reread(fact)):
+        if doubt is not None and reread and self.reread is not None and (instead := self.reread(fact)):
             logger.info("%s.%s failed its check (%s): the rules' reading of its words stands in", *fact.slot, doubt)
-            reread, self.reread = self.reread, None  # once: what stands in is not read again
             for read in instead:
-                self.add(read, source)
-            self.reread = reread
+                self.add(read, source, reread=False)  # what stands in is not read again
             return
         if doubt is not None:
             # Never a slot on an unchecked extraction ("my sister Kasia lives in Wrocław" is not the user's city):

@@ -184,36 +184,39 @@ moving anyone else ("moved my parents to Lahti") is not."""
 
 OBJECT_OF_SLOT = 0.15
 """Cosine (bundled encoder) of what a change moved and a slot's statement at or above which the change is about
-that slot: "auto policy" and "The user's car is insured with Geico…" 0.30, "gym membership" and "The user goes
-to PureGym." 0.20; "team standup", "book club", "office", "parents", "savings" and "The user lives in Tampere."
-0.08 at most."""
+that slot: "vehicle coverage" and "The user's pickup is insured with Allstate." 0.29, "gym membership" and "The
+user goes to PureGym." 0.20; "team standup", "book club", "office", "parents", "savings" and "The user lives in
+Tampere." 0.08 at most."""
 
 
 def _moves_another(text: str, old: MemoryRecord, related: Callable[[str, str], float] | None = None) -> bool:
     """Whether ``text`` moves something it names that is not ``old``'s: "moved the team standup to Thursdays".
 
     A change that says what it moved changes that thing, not the slot beside it (the user's city). What moves
-    with the person (their family, their things), names the slot itself ("switched my gym to…") or means what
-    its statement holds (``related``: "switched my auto policy over to…" for a car's insurer) is the slot's.
+    with the person (their family, their things), names the slot or its value ("switched my gym to…") or means
+    what its statement holds (``related``: "switched my vehicle coverage over to…" for a pickup's insurer) is the
+    slot's.
     """
+    moved = [m["what"] for pattern in (_MOVED, _ZH_MOVED) for m in pattern.finditer(text)]
+    return any(
+        not _the_slots(what, old) and (related is None or related(what, old.content) < OBJECT_OF_SLOT) for what in moved
+    )
+
+
+def _the_slots(what: str, old: MemoryRecord) -> bool:
+    """Whether ``what`` a change moved is the person's household or names ``old``'s slot or value."""
     spec = _SPECS.get(old.attribute or "")
+    if CJK_CHAR.search(what):
+        return (
+            any(w in what for w in _ZH_WHO_MOVES)
+            or bool(spec and spec.zh and spec.zh in what)
+            or (str(old.value) in what)
+        )
     own = {stem(w) for w in words(old.attribute or "")}
     if spec is not None:
         own |= {stem(w) for noun in (spec.description.split()[0], *spec.aliases) for w in words(noun)}
-    for m in _MOVED.finditer(text):
-        said = {stem(w.casefold()) for w in LATIN.findall(m.group("what"))}
-        whose = {w.casefold() for w in LATIN.findall(m.group("what"))}
-        if said & own or whose & _WHO_MOVES or _word_named(str(old.value), m["what"]):
-            continue
-        if related is None or related(m["what"], old.content) < OBJECT_OF_SLOT:
-            return True
-    for m in _ZH_MOVED.finditer(text):
-        what = m.group("what")
-        if any(w in what for w in _ZH_WHO_MOVES) or (spec and spec.zh and spec.zh in what) or str(old.value) in what:
-            continue
-        if related is None or related(what, old.content) < OBJECT_OF_SLOT:
-            return True
-    return False
+    said = [w.casefold() for w in LATIN.findall(what)]
+    return bool({stem(w) for w in said} & own or set(said) & _WHO_MOVES) or _word_named(str(old.value), what)
 
 
 def _entity(record: MemoryRecord) -> str:
