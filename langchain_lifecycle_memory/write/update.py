@@ -60,7 +60,9 @@ def plan_updates(
     if cfg.resolve_slots and any(f.slot is not None for f in checked):
         checked = _resolve(store, tuple(namespace), checked, cfg)
     source = source or MemorySource()
-    reread = None if source.extractor in _RULES else functools.partial(_rules_reading, store, namespace, cfg, when)
+    reread = None
+    if source.extractor not in _RULES:
+        reread = functools.partial(_rules_reading, store, namespace, cfg, when, people)
     planner = Planner(store, tuple(namespace), when, cfg, reread=reread)
     for fact in checked:
         planner.add(fact, source)
@@ -74,12 +76,18 @@ _RULES = ("rule", "rule_extract_memories")
 
 
 def _rules_reading(
-    store: ChromaMemoryStore, namespace: tuple[str, ...], cfg: UpdateConfig, when: datetime, fact: Fact
+    store: ChromaMemoryStore,
+    namespace: tuple[str, ...],
+    cfg: UpdateConfig,
+    when: datetime,
+    people: list[str],
+    fact: Fact,
 ) -> list[Fact]:
     """What the rules read in the words ``fact`` came from, of what its statement speaks of: its stand-in.
 
-    A small model files "I take the 42 bus to work" as ``job = bus driver``: the slot fails its check against the
-    words, and the rules' ``commute = 42 bus`` stands in (no extra model call). The model's statement stays when
+    A small model files "Got an e-bike last month. Riding along the river to the office takes 20 minutes" under
+    the prompt's example slot (``editor = e-bike``): the slot fails its check against the words, and the rules'
+    ``commute = ride`` stands in (no extra model call). The model's statement stays when
     it is the user's own words about the same person; else the rules' statement, which says whose it is.
     """
     said = str(fact.evidence or "")
@@ -91,8 +99,7 @@ def _rules_reading(
     ]  # fmt: skip
     if not read:
         return []
-    people = store.people(namespace)
-    read = as_known(refile(read, known=people), people)
+    read = as_known(refile(read, known=people), people)  # ``people``: the batch's read of the stored persons
     if cfg.resolve_slots:
         read = _resolve(store, namespace, read, cfg)
     own = retold(fact)
