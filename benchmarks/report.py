@@ -238,8 +238,9 @@ def head_to_head_all(data: dict[str, Any]) -> str:
             "it changes (`job_title` beside `job`). The write path keeps an extraction that fails its check as a "
             "statement beside the current value rather than let it archive that value, so the old and the new are "
             "both shown, unless the rules read a slot from the same words (the commute: the model filed the e-bike "
-            "under `editor`, the rules' `commute` stands in). This run shared the machine with another benchmark "
-            "(its seconds are longer).",
+            "under `editor`, the rules' `commute` stands in). Each line of our block names the slot and value its "
+            "statement was filed under; where the block holds an old value filed under its slot beside a new one "
+            "the model kept without a slot (the salary, the swim distance), the model answered from the named line.",
             "",
             *_h2h_table(data),
             "",

@@ -5,7 +5,6 @@ Both engines hear the same conversation; every verdict is computed from what eac
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Any, Literal
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
+from langchain_lifecycle_memory.read.injection import block_lines
 from langchain_lifecycle_memory.schema import MemoryRecord, ensure_aware
 
 __all__ = ["DemoResult", "DemoRound", "EngineView", "Verdict", "memory_lines", "run_demo"]
@@ -163,24 +163,10 @@ def memory_lines(block: str) -> list[str]:
     r"""The statements inside a ``format_memories`` block (unquoted), in order.
 
     Example:
-        >>> memory_lines('head\n<memories>\n- [2024-01-01 · conf 0.75] "用户喜欢 Vim"\n</memories>')
+        >>> memory_lines('head\n<memories>\n- [2024-01-01 · conf 0.75] editor: "Vim" — "用户喜欢 Vim"\n</memories>')
         ['用户喜欢 Vim']
     """
-    out: list[str] = []
-    inside = False
-    for raw in block.splitlines():
-        line = raw.strip()
-        if line == "<memories>":
-            inside = True
-        elif line == "</memories>":
-            inside = False
-        elif inside and line.startswith("- ["):
-            _, _, quoted = line.partition("] ")
-            try:
-                out.append(str(json.loads(quoted)))
-            except ValueError:
-                out.append(quoted)
-    return out
+    return [statement for _, statement in block_lines(block)]
 
 
 def _mentions(line: str, value: str) -> bool:

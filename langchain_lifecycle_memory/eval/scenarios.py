@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_lifecycle_memory.graph.memory import LifecycleMemory
 from langchain_lifecycle_memory.graph.naive import NaiveEngine, ScenarioEngine, drop_store, fresh_store
-from langchain_lifecycle_memory.read.injection import MemoryBlock
+from langchain_lifecycle_memory.read.injection import MemoryBlock, block_lines
 from langchain_lifecycle_memory.read.retrieval import LifecycleRetriever
 from langchain_lifecycle_memory.schema import Fact, ensure_aware, utcnow
 
@@ -250,21 +250,8 @@ class LifecycleEngine:
 
 # ---------------------------------------------------------------------------- parsing
 def memory_lines(text: str) -> list[str]:
-    """The memory lines of an injected block, statements JSON-unquoted (``[]`` if none)."""
-    start, end = text.find(_OPEN), text.rfind(_CLOSE)
-    if start < 0 or end < start:
-        return []
-    lines = []
-    for line in text[start + len(_OPEN) : end].splitlines():
-        head, sep, rest = line.partition('] "')
-        if sep:
-            try:
-                line = head + "] " + str(json.loads('"' + rest))
-            except json.JSONDecodeError:
-                pass
-        if line.strip():
-            lines.append(line)
-    return lines
+    """The memory lines of an injected block, values and statements JSON-unquoted (``[]`` if none)."""
+    return [line for line, _ in block_lines(text)]
 
 
 def judge_block(
