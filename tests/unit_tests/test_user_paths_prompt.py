@@ -132,7 +132,8 @@ def test_an_app_system_prompt_stays_first_and_the_memory_block_joins_or_follows_
 # ---------------------------------------------------------------------- 8a. invisible characters
 TAG_PAYLOAD = "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
 INVISIBLE = "\ufe00\ufe0f\U000e0100\U000e01ef\u115f\u1160\u3164\uffa0\u2800\u034f" + TAG_PAYLOAD
-_LINE = re.compile(r'^- \[[^\]]*\] (".*")$')
+_LINE = re.compile(r'^- \[[^\]]*\] (.*")$')
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')  # the slot's value and the statement
 
 
 def _check_block(text: str, word: str) -> None:
@@ -142,7 +143,7 @@ def _check_block(text: str, word: str) -> None:
     assert not re.search(r"\\U[0-9a-fA-F]{8}", text), f"an escape JSON cannot read: {ascii(text)}"
     lines = [m.group(1) for m in map(_LINE.match, text.splitlines()) if m]
     assert lines, text
-    for quoted in lines:
+    for quoted in (q for line in lines for q in _QUOTED.findall(line)):
         json.loads(quoted)  # every escape the block uses is valid JSON
 
 
