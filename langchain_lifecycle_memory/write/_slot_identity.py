@@ -142,13 +142,15 @@ def resolve_facts(
     specs: Sequence[AttributeSpec] = DEFAULT_ATTRIBUTES,
     statements: Callable[[str], dict[str, str]] | None = None,
     changes: Callable[[str], bool] | None = None,
+    alike: float | None = None,
 ) -> list[Fact]:
     """Rename each fact's entity/attribute to the stored slot it means (``catalogue``), and decide its cardinality.
 
     ``statements(entity)``: the current statement of each of that entity's slots, for names that only the
     statements relate (:data:`STATEMENT_SLOT_THRESHOLD`). ``changes(content)``: whether a statement is worded
     as a change; a change replaces the value of the slot whose statement it is closest to, among names that
-    share a word too (:data:`CHANGE_SLOT_THRESHOLD`).
+    share a word too (:data:`CHANGE_SLOT_THRESHOLD`). ``alike``: cosine of two values of one kind, which lets a
+    slot named nearly as alike as the nearest name win when only its values are of the new value's kind.
     """
     spec_map = {s.name: s for s in specs}
     entities = list(dict.fromkeys(str(r["entity"]) for r in catalogue))
@@ -169,8 +171,9 @@ def resolve_facts(
             entity = _named_entity(fact.content, entity, entities)
         stored = list(by_entity.get(entity, {}))
         attribute, undecided = _resolve_attribute(
-            fact.attribute or "", stored, spec_map, embedder, threshold, judge is not None
-        )
+            fact.attribute or "", stored, spec_map, embedder, threshold, judge is not None,
+            _Held(fact.value or "", values.get(entity, {}), alike),
+        )  # fmt: skip
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
             said_change = fact.switch or (changes is not None and changes(fact.content))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
@@ -194,6 +197,7 @@ def _resolve_attribute(
     embedder: _Embedder | None,
     threshold: float | None,
     has_judge: bool,
+    held: _Held | None = None,
 ) -> tuple[str, list[str]]:
     if attribute in stored or not stored:
         return attribute, []
@@ -207,9 +211,39 @@ def _resolve_attribute(
     scored = sorted(((name_similarity(attribute, b, embedder, specs), b) for b in open_), reverse=True)
     best_score, best = scored[0]
     if best_score >= threshold and not has_judge:
-        return best, []
+        near = [b for s, b in scored[1:] if s >= JOINT_NAME]
+        return (_of_its_kind(best, near, held, embedder) if held and near else best), []
     undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
     return attribute, undecided
+
+
+class _Held(NamedTuple):
+    """A new fact's value, the live values of its entity's slots, and the cosine of two values of one kind."""
+
+    value: str
+    values: dict[str, list[str]]
+    alike: float | None
+
+
+def _of_its_kind(best: str, near: list[str], held: _Held, embedder: _Embedder) -> str:
+    """``best``, the nearest name, unless another slot's values are of the new value's kind and none of its own.
+
+    The other slot's name must be alike enough for statements to decide (:data:`JOINT_NAME`). "泳队 = 海豚泳队" is
+    nearer by name to 游泳教练 (0.72) than to 游泳俱乐部 (0.68): 周指导 is no swim club (values 0.09), 蓝鲸游泳俱乐部
+    is (0.50); a change of club must not archive the coach.
+    """
+    if held.alike is None or not held.value or not held.values.get(best):
+        return best
+    names = [best, *(b for b in near if held.values.get(b))]
+    texts = [held.value, *(v for b in names for v in held.values[b])]
+    new, *old = embedder.vectors(texts)
+    kin: dict[str, float] = {}
+    for name, vector in zip((b for b in names for _ in held.values[b]), old):
+        kin[name] = max(kin.get(name, -1.0), _cos(new, vector))
+    if kin[best] >= held.alike:
+        return best
+    other = max(names[1:], key=kin.__getitem__, default=best)
+    return other if kin.get(other, -1.0) >= held.alike else best
 
 
 _USER_WORDS = re.compile(r"\bthe user(?:'s)?\b|\buser's\b|用户的?|\b(?:his|her|their)\b", re.IGNORECASE)

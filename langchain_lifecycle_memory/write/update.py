@@ -23,6 +23,7 @@ from langchain_lifecycle_memory.schema import (
 from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore as ChromaMemoryStore
 from langchain_lifecycle_memory.store.repair import repair_namespace, writer_lock
 from langchain_lifecycle_memory.store.slots import precedence
+from langchain_lifecycle_memory.write._cardinality import DEFAULT_ALIKE_THRESHOLD
 from langchain_lifecycle_memory.write._change import states_a_change
 from langchain_lifecycle_memory.write._grounding import mostly_said, retold, value_said
 from langchain_lifecycle_memory.write._judge import ConflictVerdict, create_conflict_judge
@@ -121,6 +122,7 @@ def _resolve(store: ChromaMemoryStore, namespace: tuple[str, ...], facts: list[F
     return resolve_facts(
         facts, store.slot_catalogue(namespace), embeddings=store.embeddings, threshold=threshold,
         judge=cfg.slot_judge, statements=statements, changes=states_a_change,
+        alike=calibrated(cfg.alike_threshold, store, DEFAULT_ALIKE_THRESHOLD),
     )  # fmt: skip
 
 
