@@ -37,7 +37,7 @@ __all__ = [
 Extractor = Literal["gold", "rule", "llm"]
 EngineName = Literal["ours", "naive"]
 _TICK = timedelta(seconds=1)
-_OPEN, _CLOSE = "<memories>", "</memories>"
+_OPEN = "<memories>"
 
 
 # ---------------------------------------------------------------------------- the file format

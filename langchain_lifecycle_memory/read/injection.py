@@ -304,7 +304,8 @@ def block_lines(text: str) -> list[tuple[str, str]]:
         except json.JSONDecodeError:
             said = []
         if said:
-            out.append((_QUOTED.sub(lambda m: str(json.loads(m.group())), line), said[-1]))
+            between = _QUOTED.split(line)  # the text around the quoted parts, one piece more than them
+            out.append((between[0] + "".join(q + rest for q, rest in zip(said, between[1:])), said[-1]))
         elif line.strip():
             out.append((line, line.strip()))
     return out

@@ -197,7 +197,7 @@ def _resolve_attribute(
     embedder: _Embedder | None,
     threshold: float | None,
     has_judge: bool,
-    held: _Held | None = None,
+    held: _Held,
 ) -> tuple[str, list[str]]:
     if attribute in stored or not stored:
         return attribute, []
@@ -212,7 +212,7 @@ def _resolve_attribute(
     best_score, best = scored[0]
     if best_score >= threshold and not has_judge:
         near = [b for s, b in scored[1:] if s >= JOINT_NAME]
-        return (_of_its_kind(best, near, held, embedder) if held and near else best), []
+        return (_of_its_kind(best, near, held, embedder) if near else best), []
     undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
     return attribute, undecided
 
@@ -234,16 +234,15 @@ def _of_its_kind(best: str, near: list[str], held: _Held, embedder: _Embedder) -
     """
     if held.alike is None or not held.value or not held.values.get(best):
         return best
-    names = [best, *(b for b in near if held.values.get(b))]
-    texts = [held.value, *(v for b in names for v in held.values[b])]
-    new, *old = embedder.vectors(texts)
-    kin: dict[str, float] = {}
-    for name, vector in zip((b for b in names for _ in held.values[b]), old):
-        kin[name] = max(kin.get(name, -1.0), _cos(new, vector))
-    if kin[best] >= held.alike:
+
+    def kin(name: str) -> float:  # the new value's nearest among the slot's live values
+        new, *old = embedder.vectors([held.value, *held.values[name]])
+        return max(_cos(new, v) for v in old)
+
+    if kin(best) >= held.alike:
         return best
-    other = max(names[1:], key=kin.__getitem__, default=best)
-    return other if kin.get(other, -1.0) >= held.alike else best
+    score, other = max(((kin(b), b) for b in near if held.values.get(b)), default=(-1.0, best))
+    return other if score >= held.alike else best
 
 
 _USER_WORDS = re.compile(r"\bthe user(?:'s)?\b|\buser's\b|用户的?|\b(?:his|her|their)\b", re.IGNORECASE)
