@@ -17,6 +17,8 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import with_cardinality
+from langchain_lifecycle_memory.write._change import CLAUSE
+from langchain_lifecycle_memory.write._grounding import holding
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 from langchain_lifecycle_memory.write._slot_names import (
@@ -175,7 +177,7 @@ def resolve_facts(
             _Held(fact.value or "", values.get(entity, {}), alike),
         )  # fmt: skip
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
-            said_change = fact.switch or (changes is not None and changes(fact.content))
+            said_change = fact.switch or (changes is not None and any(map(changes, (fact.content, _own_words(fact)))))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
             said = _Said(fact.content, entity, statements, values.get(entity, {}), fact.value or "")
             attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed)
@@ -215,6 +217,15 @@ def _resolve_attribute(
         return (_of_its_kind(best, near, held, embedder) if near else best), []
     undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
     return attribute, undecided
+
+
+def _own_words(fact: Fact) -> str:
+    """The clause of the user's words (``evidence``) that holds the fact's value; ``""`` without them.
+
+    "These days I shoot at Foxhollow instead" says a change that the model's "The user shoots at Foxhollow." leaves
+    out; another clause of the same message ("…, I also joined a choir") says nothing of this value.
+    """
+    return holding(fact.value, CLAUSE.split(fact.evidence)) or "" if fact.evidence else ""
 
 
 class _Held(NamedTuple):

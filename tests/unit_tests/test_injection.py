@@ -70,6 +70,14 @@ def test_one_sentence_behind_two_slots_is_one_line() -> None:
     assert [line.split('"')[-2] for line in _memory_lines(block)] == [same, "The user likes tea."]
 
 
+def test_a_merged_line_reads_the_same_whichever_record_comes_first() -> None:
+    """Two records of one sentence often tie in rank; the prompt must not change with the order they come back in."""
+    same = "The user's nephew Benedek fixes bikes at Spokes & Co."
+    a = _rec(same, "a", entity="nephew_benedek", attribute="job", value="bike mechanic")
+    b = _rec(same, "b", entity="nephew_benedek", attribute="employer", value="Spokes & Co.")
+    assert format_memories([a, b]).text == format_memories([b, a]).text
+
+
 @pytest.mark.parametrize("budget", [140, 160, 200, 300])
 def test_budget_is_respected_and_dropped_ids_reported(budget: int) -> None:
     records = [_rec(f"The user mentioned fact number {i} about their weekend plans.", f"m{i}") for i in range(20)]
