@@ -29,6 +29,7 @@ from pathlib import Path
 
 from langchain_lifecycle_memory import UniversalSentenceEncoderEmbeddings
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES
+from langchain_lifecycle_memory.write._cardinality import DEFAULT_ALIKE_THRESHOLD
 from langchain_lifecycle_memory.write._slot_identity import (
     CARDINALITY_THRESHOLD,
     DEFAULT_SLOT_THRESHOLD,
@@ -37,6 +38,7 @@ from langchain_lifecycle_memory.write._slot_identity import (
     STATEMENT_SLOT_THRESHOLD,
     UNRELATED_NAMES,
     _Embedder,
+    _frame,
     attribute_relation,
     name_similarity,
     predicate,
@@ -114,6 +116,17 @@ def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
         u, v = embedder.vectors([predicate(a["content"], a["entity"]), predicate(b["content"], b["entity"])])
         return sum(x * y for x, y in zip(u, v))
 
+    def framed(a: dict, b: dict) -> float:  # the statements without their values ("lives in ." for any city)
+        said = [_frame(predicate(f["content"], f["entity"]), [str(f.get("value") or "")]) for f in (a, b)]
+        u, v = embedder.vectors(said)
+        return sum(x * y for x, y in zip(u, v))
+
+    def alike(a: dict, b: dict) -> float:
+        if not a.get("value") or not b.get("value"):
+            return -1.0
+        u, v = embedder.vectors([str(a["value"]), str(b["value"])])
+        return sum(x * y for x, y in zip(u, v))
+
     dev = [shared / "public.jsonl", *(ROOT / "tests/scenarios" / n for n in ("extra.jsonl", "dev_rules.jsonl"))]
     other = unrelated_pairs([*dev, ROOT / "tests/scenarios/heldout_domains.jsonl"], specs, drift=False)
     negatives = [cosine(a, b) for a, b in other]
@@ -125,6 +138,11 @@ def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
         print(f"  >= {t:.2f}: {sum(n >= t for n in negatives) / len(negatives):.2%}")
     joint = sum(c >= JOINT_STATEMENT and n >= JOINT_NAME for c, n in zip(negatives, names))
     print(f"  names >= {JOINT_NAME} and statements >= {JOINT_STATEMENT}: {joint / len(negatives):.2%}")
+    kind = sum(framed(a, b) >= JOINT_STATEMENT and alike(a, b) >= DEFAULT_ALIKE_THRESHOLD for a, b in other)
+    print(
+        f"  statements without their values >= {JOINT_STATEMENT} and values >= {DEFAULT_ALIKE_THRESHOLD}: "
+        f"{kind}/{len(negatives)}"
+    )
     for a, b, c in positives:
         n = name_similarity(a, b, embedder, specs)
         one = (c >= STATEMENT_SLOT_THRESHOLD and n >= UNRELATED_NAMES) or (c >= JOINT_STATEMENT and n >= JOINT_NAME)

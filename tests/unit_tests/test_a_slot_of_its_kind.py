@@ -42,3 +42,18 @@ def test_a_change_of_club_keeps_the_coach(embeddings: Any, tmp_path: Path, lang:
     assert coach.value in current, current
     assert new.value in current and club.value not in current, current
     assert [r.value for r in memory.history("u", "user", str(club.attribute))] == [club.value, new.value]
+
+
+def test_statements_alike_but_for_their_values_of_one_kind_are_one_slot(embeddings: Any, tmp_path: Path) -> None:
+    """Names that share nothing (0.35), statements that say the same of two towns: the new town replaces the old."""
+    old = Fact(entity="user", attribute="residence", value="Lillehammer", content="The user lives in Lillehammer.")
+    new = Fact(
+        entity="user", attribute="where_i_am", value="Drammen",
+        content="The user lives in Drammen, in a flat by the river.",
+    )  # fmt: skip
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    memory.add_facts([old], "u", at="2023-05-01")
+    memory.add_facts([new], "u", at="2025-02-01")
+    assert {r.value for r in memory.active("u")} == {"Drammen"}
+    block = memory.inject("Any good bakeries near where I live?", user_id="u", now="2025-03-01").text
+    assert "Drammen" in block and "Lillehammer" not in block
