@@ -362,7 +362,7 @@ def format_memories(
         if (first := lines.get(line := (item.content.strip(), item.valid_to))) is not None:
             shown = unique[first]
             more = tuple(s for s in item.slots if s not in shown.slots)
-            unique[first] = replace(shown, slots=tuple(sorted(shown.slots + more)))  # whichever came first
+            unique[first] = replace(shown, slots=tuple(sorted(shown.slots + more)))  # one order, whichever came first
             continue
         if item.id not in unique:
             lines[line] = item.id

@@ -225,7 +225,7 @@ def _own_words(fact: Fact) -> str:
     "These days I shoot at Foxhollow instead" says a change that the model's "The user shoots at Foxhollow." leaves
     out; another clause of the same message ("…, I also joined a choir") says nothing of this value.
     """
-    return holding(fact.value, CLAUSE.split(fact.evidence)) or "" if fact.evidence else ""
+    return (holding(fact.value, CLAUSE.split(fact.evidence)) or "") if fact.evidence else ""
 
 
 class _Held(NamedTuple):
@@ -245,15 +245,17 @@ def _of_its_kind(best: str, near: list[str], held: _Held, embedder: _Embedder) -
     """
     if held.alike is None or not held.value or not held.values.get(best):
         return best
-
-    def kin(name: str) -> float:  # the new value's nearest among the slot's live values
-        new, *old = embedder.vectors([held.value, *held.values[name]])
-        return max(_cos(new, v) for v in old)
-
-    if kin(best) >= held.alike:
+    if _nearest_value(held.value, held.values[best], embedder) >= held.alike:
         return best
-    score, other = max(((kin(b), b) for b in near if held.values.get(b)), default=(-1.0, best))
+    kin = ((_nearest_value(held.value, held.values[b], embedder), b) for b in near if held.values.get(b))
+    score, other = max(kin, default=(-1.0, best))
     return other if score >= held.alike else best
+
+
+def _nearest_value(value: str, values: list[str], embedder: _Embedder) -> float:
+    """Cosine from ``value`` to the nearest of a slot's live ``values`` (two of one kind at ``alike``)."""
+    new, *old = embedder.vectors([value, *values])
+    return max(_cos(new, v) for v in old)
 
 
 _USER_WORDS = re.compile(r"\bthe user(?:'s)?\b|\buser's\b|用户的?|\b(?:his|her|their)\b", re.IGNORECASE)
@@ -375,8 +377,7 @@ def _of_a_kind(said: _Said, name: str, embedder: _Embedder) -> bool:
     """Whether the new value and one of slot ``name``'s live values are two of one kind (``said.alike``)."""
     if said.alike is None or not said.value or not said.values.get(name):
         return False
-    new, *old = embedder.vectors([said.value, *said.values[name]])
-    return max(_cos(new, v) for v in old) >= said.alike
+    return _nearest_value(said.value, said.values[name], embedder) >= said.alike
 
 
 def _keeps_qualifier(name: str, statement: str, new: str) -> bool:
