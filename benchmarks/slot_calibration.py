@@ -112,20 +112,21 @@ def unrelated_pairs(paths: list[Path], specs: dict, *, drift: bool) -> list[tupl
 
 
 def statement_sweep(shared: Path, specs: dict, embedder: _Embedder) -> None:
+    def between(x: str, y: str) -> float:
+        u, v = embedder.vectors([x, y])
+        return sum(p * q for p, q in zip(u, v))
+
+    def said(f: dict) -> str:
+        return predicate(f["content"], f["entity"])
+
     def cosine(a: dict, b: dict) -> float:
-        u, v = embedder.vectors([predicate(a["content"], a["entity"]), predicate(b["content"], b["entity"])])
-        return sum(x * y for x, y in zip(u, v))
+        return between(said(a), said(b))
 
     def framed(a: dict, b: dict) -> float:  # the statements without their values ("lives in ." for any city)
-        said = [_frame(predicate(f["content"], f["entity"]), [str(f.get("value") or "")]) for f in (a, b)]
-        u, v = embedder.vectors(said)
-        return sum(x * y for x, y in zip(u, v))
+        return between(*(_frame(said(f), [str(f.get("value") or "")]) for f in (a, b)))
 
     def alike(a: dict, b: dict) -> float:
-        if not a.get("value") or not b.get("value"):
-            return -1.0
-        u, v = embedder.vectors([str(a["value"]), str(b["value"])])
-        return sum(x * y for x, y in zip(u, v))
+        return between(str(a["value"]), str(b["value"])) if a.get("value") and b.get("value") else -1.0
 
     dev = [shared / "public.jsonl", *(ROOT / "tests/scenarios" / n for n in ("extra.jsonl", "dev_rules.jsonl"))]
     other = unrelated_pairs([*dev, ROOT / "tests/scenarios/heldout_domains.jsonl"], specs, drift=False)

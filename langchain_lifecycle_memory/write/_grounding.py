@@ -31,6 +31,7 @@ __all__ = [
     "SAID_THRESHOLD",
     "SOMEONE_ELSE",
     "about_someone_else",
+    "held_clause",
     "copied",
     "dropped_names",
     "filed_as_the_example",
@@ -150,12 +151,17 @@ def about_someone_else(value: str, evidence: str, *, person_value: bool = True) 
     ``person_value``: the value may be the relative itself ("add my coworker Tomas as an emergency contact");
     never so for the user's own name ("my son Leo" does not name the user).
     """
-    clause = holding(value, _CLAUSE.split(evidence)) or evidence
+    clause = held_clause(value, evidence) or evidence
     where = clause.casefold().find(value.casefold())
     relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
     if person_value and any(m.start() <= where and _NAMES.fullmatch(clause[m.end() : where]) for m in relatives):
         return False
     return speaks_of_someone_else(clause)
+
+
+def held_clause(value: str | None, evidence: str) -> str | None:
+    """The clause of ``evidence`` (cut at punctuation and line breaks) that holds ``value`` (:func:`holding`)."""
+    return holding(value, _CLAUSE.split(evidence))
 
 
 def holding(value: str | None, parts: Sequence[str]) -> str | None:

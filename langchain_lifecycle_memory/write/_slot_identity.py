@@ -17,8 +17,7 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import with_cardinality
-from langchain_lifecycle_memory.write._change import CLAUSE
-from langchain_lifecycle_memory.write._grounding import holding
+from langchain_lifecycle_memory.write._grounding import held_clause
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 from langchain_lifecycle_memory.write._slot_names import (
@@ -172,14 +171,13 @@ def resolve_facts(
         if entity not in entities and not ambiguous:
             entity = _named_entity(fact.content, entity, entities)
         stored = list(by_entity.get(entity, {}))
+        said = _Said(fact.content, entity, statements, values.get(entity, {}), fact.value or "", alike)
         attribute, undecided = _resolve_attribute(
-            fact.attribute or "", stored, spec_map, embedder, threshold, judge is not None,
-            _Held(fact.value or "", values.get(entity, {}), alike),
-        )  # fmt: skip
+            fact.attribute or "", stored, spec_map, embedder, threshold, judge is not None, said
+        )
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
             said_change = fact.switch or (changes is not None and any(map(changes, (fact.content, _own_words(fact)))))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
-            said = _Said(fact.content, entity, statements, values.get(entity, {}), fact.value or "", alike)
             attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed)
         out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
         if judge is not None and (undecided or ambiguous):
@@ -199,7 +197,7 @@ def _resolve_attribute(
     embedder: _Embedder | None,
     threshold: float | None,
     has_judge: bool,
-    held: _Held,
+    said: _Said,
 ) -> tuple[str, list[str]]:
     if attribute in stored or not stored:
         return attribute, []
@@ -214,7 +212,7 @@ def _resolve_attribute(
     best_score, best = scored[0]
     if best_score >= threshold and not has_judge:
         near = [b for s, b in scored[1:] if s >= JOINT_NAME]
-        return (_of_its_kind(best, near, held, embedder) if near else best), []
+        return (_of_its_kind(best, near, said, embedder) if near else best), []
     undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
     return attribute, undecided
 
@@ -225,31 +223,21 @@ def _own_words(fact: Fact) -> str:
     "These days I shoot at Foxhollow instead" says a change that the model's "The user shoots at Foxhollow." leaves
     out; another clause of the same message ("…, I also joined a choir") says nothing of this value.
     """
-    return (holding(fact.value, CLAUSE.split(fact.evidence)) or "") if fact.evidence else ""
+    return (held_clause(fact.value, fact.evidence) or "") if fact.evidence else ""
 
 
-class _Held(NamedTuple):
-    """A new fact's value, the live values of its entity's slots, and the cosine of two values of one kind."""
-
-    value: str
-    values: dict[str, list[str]]
-    alike: float | None
-
-
-def _of_its_kind(best: str, near: list[str], held: _Held, embedder: _Embedder) -> str:
+def _of_its_kind(best: str, near: list[str], said: _Said, embedder: _Embedder) -> str:
     """``best``, the nearest name, unless another slot's values are of the new value's kind and none of its own.
 
     The other slot's name must be alike enough for statements to decide (:data:`JOINT_NAME`). "泳队 = 海豚泳队" is
     nearer by name to 游泳教练 (0.72) than to 游泳俱乐部 (0.68): 周指导 is no swim club (values 0.09), 蓝鲸游泳俱乐部
     is (0.50); a change of club must not archive the coach.
     """
-    if held.alike is None or not held.value or not held.values.get(best):
+    if said.alike is None or _of_a_kind(said, best, embedder, unknown=True):
         return best
-    if _nearest_value(held.value, held.values[best], embedder) >= held.alike:
-        return best
-    kin = ((_nearest_value(held.value, held.values[b], embedder), b) for b in near if held.values.get(b))
+    kin = ((_nearest_value(said.value, said.values[b], embedder), b) for b in near if said.values.get(b))
     score, other = max(kin, default=(-1.0, best))
-    return other if score >= held.alike else best
+    return other if score >= said.alike else best
 
 
 def _nearest_value(value: str, values: list[str], embedder: _Embedder) -> float:
@@ -309,11 +297,14 @@ def _zh_names(content: str, parts: list[str]) -> set[str]:
 
 
 class _Said(NamedTuple):
-    """A new statement about ``entity``, and what is stored about it: each slot's current statement and values."""
+    """A new statement about ``entity`` with its value, and what is stored about the entity.
+
+    Each slot's current statement (``statements``) and live values; ``alike``: the cosine of two values of one kind.
+    """
 
     content: str
     entity: str
-    statements: Callable[[str], dict[str, str]]
+    statements: Callable[[str], dict[str, str]] | None
     values: dict[str, list[str]]
     value: str = ""
     alike: float | None = None
@@ -348,7 +339,7 @@ def _by_statement(
         for b, rel in ((b, attribute_relation(attribute, b, specs)) for b in stored)
         if rel is None or (kin(attribute, b, specs) and (changed or same_head(attribute, b)))
     ]
-    current = said.statements(said.entity) if open_ else {}
+    current = said.statements(said.entity) if open_ and said.statements is not None else {}
     builds_on = {b for b in open_ if any(says_whole(v, said.content) for v in said.values.get(b, ()))}
     candidates = [b for b in open_ if current.get(b) and (changed or b not in builds_on)]
     if not candidates:
@@ -373,10 +364,13 @@ def _by_statement(
     return best if alike or (bare >= JOINT_STATEMENT and _of_a_kind(said, best, embedder)) else attribute
 
 
-def _of_a_kind(said: _Said, name: str, embedder: _Embedder) -> bool:
-    """Whether the new value and one of slot ``name``'s live values are two of one kind (``said.alike``)."""
+def _of_a_kind(said: _Said, name: str, embedder: _Embedder, *, unknown: bool = False) -> bool:
+    """Whether the new value and one of slot ``name``'s live values are two of one kind (``said.alike``).
+
+    ``unknown``: the answer when that cannot be told (no threshold, no new value, nothing held).
+    """
     if said.alike is None or not said.value or not said.values.get(name):
-        return False
+        return unknown
     return _nearest_value(said.value, said.values[name], embedder) >= said.alike
 
 
