@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import with_cardinality
-from langchain_lifecycle_memory.write._grounding import held_clause
+from langchain_lifecycle_memory.write._grounding import held_clause, number_for_words
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 from langchain_lifecycle_memory.write._slot_names import (
@@ -205,7 +205,7 @@ def _resolve_attribute(
     if same := [b for b, rel in relations.items() if rel == "same"]:
         # Prefer the stored name closest in structure (most shared core tokens).
         return max(same, key=lambda b: len(core(b) & core(attribute))), []
-    open_ = [b for b, rel in relations.items() if rel is None]
+    open_ = [b for b, rel in relations.items() if rel is None and _can_hold(said, b)]
     if not open_ or embedder is None or threshold is None:
         return attribute, []
     scored = sorted(((name_similarity(attribute, b, embedder, specs), b) for b in open_), reverse=True)
@@ -215,6 +215,15 @@ def _resolve_attribute(
         return (_of_its_kind(best, near, said, embedder) if near else best), []
     undecided = [b for s, b in scored if s >= JUDGE_BAND][:3] if has_judge else []
     return attribute, undecided
+
+
+def _can_hold(said: _Said, name: str) -> bool:
+    """Whether slot ``name`` can take the new value: a bare quantity is no new value of a slot that holds words.
+
+    "年薪 33 万" beside ``job`` = 游戏原画 ("我是做游戏原画的，年薪大概 28 万") is a salary, named by the model's own
+    name, not a new job (:func:`number_for_words`, which the update also checks).
+    """
+    return not number_for_words(said.value, said.values.get(name, []))
 
 
 def _own_words(fact: Fact) -> str:
@@ -337,7 +346,7 @@ def _by_statement(
     open_ = [
         b
         for b, rel in ((b, attribute_relation(attribute, b, specs)) for b in stored)
-        if rel is None or (kin(attribute, b, specs) and (changed or same_head(attribute, b)))
+        if (rel is None or (kin(attribute, b, specs) and (changed or same_head(attribute, b)))) and _can_hold(said, b)
     ]
     current = said.statements(said.entity) if open_ and said.statements is not None else {}
     builds_on = {b for b in open_ if any(says_whole(v, said.content) for v in said.values.get(b, ()))}

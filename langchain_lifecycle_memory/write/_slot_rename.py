@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from langchain_lifecycle_memory.schema import Fact
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
+from langchain_lifecycle_memory.write._grounding import number_for_words
 from langchain_lifecycle_memory.write._slot_identity import resolve_entity
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, core
 from langchain_lifecycle_memory.write._structured import PROMPTED, MethodChain, is_capability_error, loads_tolerant
@@ -61,9 +62,9 @@ def plan(
     facts: Sequence[Fact], slots: Sequence[tuple[str, str, str | None]], specs: dict[str, AttributeSpec]
 ) -> tuple[list[Fact], list[Question]]:
     """Facts with structural renames applied, and the questions left for the model."""
-    by_entity: dict[str, dict[str, str | None]] = {}
+    by_entity: dict[str, dict[str, list[str | None]]] = {}
     for entity, attribute, value in slots:
-        by_entity.setdefault(entity, {}).setdefault(attribute, value)
+        by_entity.setdefault(entity, {}).setdefault(attribute, []).append(value)
     entities = list(by_entity)
     out, questions = list(facts), []
     for i, fact in enumerate(facts):
@@ -83,7 +84,9 @@ def plan(
             best = max(same, key=lambda name: len(core(name) & core(attribute)))
             out[i] = out[i].model_copy(update={"attribute": best})
             continue
-        if choices := tuple(name for name, rel in relations.items() if rel is None)[:_MAX_CHOICES]:
+        held = by_entity[entity]  # a bare quantity is offered no slot that holds words ("年薪 33 万" is no job)
+        open_ = (n for n, rel in relations.items() if rel is None and not number_for_words(fact.value, held[n]))
+        if choices := tuple(open_)[:_MAX_CHOICES]:
             questions.append(Question(i, entity, choices))
     return out, questions
 

@@ -1,0 +1,98 @@
+"""A bare quantity is never taken as a new value of a slot that holds words.
+
+A model tells "I'm a saddler, my day rate is around $240" as one statement under ``job``. When the user later
+says the rate went up, the new fact (``day_rate = $310``) reads close to that statement, and a rename step or
+a model's answer can put it under ``job``: the update then refuses it (a number is no job), and the rise was
+kept as a statement with no slot. The quantity keeps the name the model gave it, so it opens its own slot and
+the job stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
+
+
+class _Scripted(FakeListChatModel):
+    """Answers each extraction with the next canned facts; a rename question gets ``rename`` as its answer."""
+
+    rename: str = '{"answers": []}'
+
+    def _call(self, messages: list[Any], *args: Any, **kwargs: Any) -> str:
+        if messages and str(messages[-1].content).startswith("New facts:"):
+            return self.rename
+        return super()._call(messages, *args, **kwargs)
+
+
+def _told(
+    embeddings: Any, tmp_path: Path, *said: tuple[str, str, dict[str, Any]], rename: str = '{"answers": []}'
+) -> LifecycleMemory:
+    responses = [json.dumps({"facts": [{**fact, "entity": "user", "confidence": 0.9}]}) for _, _, fact in said]
+    model = _Scripted(responses=responses, rename=rename)
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings), extractor=model)
+    for words, at, _ in said:
+        memory.add_messages([("user", words)], user_id="u", at=at)
+    return memory
+
+
+CASES = [
+    pytest.param(
+        (
+            "I'm a saddler, I make and repair saddles, and my day rate is around $240.",
+            {
+                "attribute": "job", "value": "saddler",
+                "content": "The user is a saddler who makes and repairs saddles, with a day rate of around $240.",
+            },
+        ),
+        (
+            "Raised my day rate this spring, it's $310 now.",
+            {"attribute": "day_rate", "value": "$310", "content": "The user's day rate as a saddler is now $310."},
+        ),
+        "What's my day rate these days?",
+        id="en",
+    ),
+    pytest.param(
+        (
+            "我做门窗安装的，日薪大概 380。",
+            {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"},
+        ),
+        (
+            "老板给涨了，现在日薪 450。",
+            {"attribute": "日薪", "value": "450", "content": "用户做门窗安装，现在日薪 450"},
+        ),
+        "我现在日薪多少？",
+        id="zh",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("job", "rise", "question"), CASES)
+def test_a_rise_opens_its_own_slot_beside_the_job(
+    embeddings: Any, tmp_path: Path, job: tuple[str, dict[str, Any]], rise: tuple[str, dict[str, Any]], question: str
+) -> None:
+    memory = _told(embeddings, tmp_path, (job[0], "2025-01-10", job[1]), (rise[0], "2025-04-02", rise[1]))
+    rate = rise[1]
+    assert [r.value for r in memory.history("u", "user", rate["attribute"])] == [rate["value"]]
+    assert [r.value for r in memory.history("u", "user", "job")] == [job[1]["value"]]
+    assert rate["value"] in memory.inject(question, user_id="u", now="2025-04-20").text
+
+
+def test_a_model_that_answers_the_job_for_a_rate_is_not_followed(embeddings: Any, tmp_path: Path) -> None:
+    """The narrow rename call is offered no slot that holds words for a bare number, whatever the model would say."""
+    memory = _told(
+        embeddings,
+        tmp_path,
+        ("I repair sousaphones for a living.", "2025-01-10",
+         {"attribute": "job", "value": "sousaphone repairer", "content": "The user repairs sousaphones for a living."}),
+        ("I bill $95 an hour for bench work.", "2025-02-03",
+         {"attribute": "hourly_rate", "value": "$95", "content": "The user bills $95 an hour for bench work."}),
+        rename='{"answers": [{"fact": 0, "slot": "job"}]}',
+    )  # fmt: skip
+    assert [r.value for r in memory.history("u", "user", "hourly_rate")] == ["$95"]
+    assert [r.value for r in memory.active("u") if r.attribute == "job"] == ["sousaphone repairer"]
