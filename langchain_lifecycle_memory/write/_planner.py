@@ -181,6 +181,8 @@ class Planner(Statements):
             self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY) and not lapses)
         else:
             self._add_slot(fact, fact.slot, source)
+        if (written := next((r for r in reversed(self.plan.added) if r.content == fact.content), None)) is not None:
+            self._restated_measures(written, fact.evidence or "")
 
     def _set_beside(self, record: MemoryRecord, slot: tuple[str, str]) -> None:
         """``record`` out of its slot, kept as a statement found as the slot is (its routing card as cues)."""

@@ -9,6 +9,7 @@ what holds now.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from langchain_lifecycle_memory.schema import (
     normalize_value,
 )
 from langchain_lifecycle_memory.write._change import (
+    CLAUSE,
     DEFAULT_CHANGE_THRESHOLD,
     KEPT_WORDS,
     NAMED_CHANGE_THRESHOLD,
@@ -28,6 +30,8 @@ from langchain_lifecycle_memory.write._change import (
     ended_part,
     holds_now,
     only_ends,
+    quantities,
+    restates_a_measure,
     states_a_change,
 )
 from langchain_lifecycle_memory.write._dates import says_ahead
@@ -169,6 +173,42 @@ class Statements:
         if (slot := record.slot) in self._slots:
             self._slots[slot] = [trimmed if r.id == record.id else r for r in self._slots[slot]]
 
+    def _restated_measures(self, record: MemoryRecord, words: str) -> None:
+        """A change that gives a measure again ends the clause of another slot's statement that gave it before.
+
+        "今年调薪了，现在年薪 33 万" beside ``job`` = 游戏原画, told "我是做游戏原画的，年薪大概 28 万": the job holds,
+        its statement drops the old salary, which is kept as said then (archived, replaced by the new record).
+        ``words``: the user's words, which may say the change the statement leaves out.
+        """
+        if record.status is not MemoryStatus.ACTIVE or not record.entity or not quantities(record.content):
+            return
+        if not (states_a_change(record.content) or states_a_change(words)):
+            return
+        held = self.store.list_records(self.ns, statuses=ACTIVE, entity=record.entity, now=self.at)
+        for old in held:
+            old = self._touched.get(old.id, old)
+            if old.slot in (None, record.slot) or old.entity != record.entity or old.status is not MemoryStatus.ACTIVE:
+                continue
+            parts = CLAUSE.split(old.content)
+            gone = [p for p in parts if restates_a_measure(record.content, p) and not value_said(old.value, p)]
+            if not gone:
+                continue
+            kept = _without(old.content, gone)
+            if not value_said(old.value, kept):
+                continue
+            said = old.metadata.get(SAID_WORDS, old.content)
+            self._write(
+                old.model_copy(update={"content": kept, "metadata": {**old.metadata, SAID_WORDS: said}}),
+                self.plan.refreshed,
+            )
+            then = MemoryRecord(
+                namespace=self.ns, content=", ".join(p.strip() for p in gone), entity=old.entity, kind=old.kind,
+                status=MemoryStatus.ACTIVE, confidence=old.confidence, source=old.source, created_at=self.at,
+                updated_at=self.at, valid_from=old.valid_from, expires_at=old.expires_at,
+            )  # fmt: skip
+            self._write(then, self.plan.added)
+            self._archive(then, record.valid_from, record.id)
+
     def _supersede_stated(
         self,
         record: MemoryRecord,
@@ -211,3 +251,13 @@ class Statements:
             return  # the statement is the words, the change with them ("…，现在不开吊车了" kept out of it is not)
         said = record.model_copy(update={"content": words, "attribute": None, "value": None})
         self._supersede_stated(said, another=False)
+
+
+def _without(text: str, parts: list[str]) -> str:
+    """``text`` without its clauses ``parts``, each with the mark that opened it (or closed it, when first)."""
+    pieces = re.split(f"({CLAUSE.pattern})", text)
+    drop = {i for i in range(0, len(pieces), 2) if pieces[i] in parts}
+    for i in drop:
+        pieces[i] = ""
+        pieces[i - 1 if i > 0 else min(i + 1, len(pieces) - 1)] = ""
+    return "".join(pieces).strip()

@@ -96,3 +96,55 @@ def test_a_model_that_answers_the_job_for_a_rate_is_not_followed(embeddings: Any
     )  # fmt: skip
     assert [r.value for r in memory.history("u", "user", "hourly_rate")] == ["$95"]
     assert [r.value for r in memory.active("u") if r.attribute == "job"] == ["sousaphone repairer"]
+
+
+SPLIT_CASES = [
+    pytest.param(
+        ("I'm a saddler, earning $240 a day.",
+         {"attribute": "job", "value": "saddler", "content": "The user is a saddler, earning $240 a day."}),
+        ("Raised my prices this spring, I'm earning $310 a day now.",
+         {"attribute": "day_rate", "value": "$310", "content": "The user is now earning $310 a day."}),
+        "What do I do for a living?", "$240",
+        id="en",
+    ),
+    pytest.param(
+        ("我做门窗安装的，日薪大概 380。",
+         {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"}),
+        ("老板给涨了，现在日薪 450。", {"attribute": "日薪", "value": "450", "content": "用户现在日薪 450"}),
+        "我是做什么工作的？", "380",
+        id="zh",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("job", "rise", "question", "old"), SPLIT_CASES)
+def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
+    embeddings: Any,
+    tmp_path: Path,
+    job: tuple[str, dict[str, Any]],
+    rise: tuple[str, dict[str, Any]],
+    question: str,
+    old: str,
+) -> None:
+    """The job holds and is still shown; the rate it was told with is history, replaced by the new one."""
+    memory = _told(embeddings, tmp_path, (job[0], "2025-01-10", job[1]), (rise[0], "2025-04-02", rise[1]))
+    block = memory.inject(question, user_id="u", now="2025-04-20").text
+    assert job[1]["value"] in block
+    assert old not in block
+    assert [r.value for r in memory.active("u") if r.attribute == "job"] == [job[1]["value"]]
+    then = [r for r in memory.list("u", statuses=("archived",)) if old in r.content]
+    assert len(then) == 1
+    assert then[0].valid_to is not None and then[0].valid_to.date().isoformat() == "2025-04-02"
+
+
+def test_a_change_of_another_measure_leaves_the_statement_whole(embeddings: Any, tmp_path: Path) -> None:
+    memory = _told(
+        embeddings,
+        tmp_path,
+        ("我做门窗安装的，日薪大概 380。", "2025-01-10",
+         {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"}),
+        ("现在每天骑车 12 公里去工地。", "2025-04-02",
+         {"attribute": "commute", "value": "骑车", "content": "用户现在每天骑车 12 公里去工地"}),
+    )  # fmt: skip
+    assert [r.content for r in memory.active("u") if r.attribute == "job"] == ["用户做门窗安装，日薪大概 380"]
+    assert memory.list("u", statuses=("archived",)) == []
