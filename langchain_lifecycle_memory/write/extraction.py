@@ -140,6 +140,9 @@ def _to_fact(item: Any, now: datetime) -> Fact:
         raise ValueError(msg)
     content = str(item.get("content") or "").strip()
     attribute = _snake(item.get("attribute"))
+    value = None if item.get("value") is None else str(item["value"])
+    if attribute in Fact.model_fields:  # "value = 4850": a small model naming the slot by a field names none
+        attribute = value = None
     entity = _snake(item.get("entity")) or ("user" if attribute else None)
     entity = "user" if entity in _USER_ALIASES else entity
     try:
@@ -151,7 +154,7 @@ def _to_fact(item: Any, now: datetime) -> Fact:
     except (TypeError, ValueError):
         ttl = None
     return Fact(
-        entity=entity, attribute=attribute, value=None if item.get("value") is None else str(item["value"]),
+        entity=entity, attribute=attribute, value=value,
         content=content, kind=str(item.get("kind") or "fact").strip().casefold() or "fact", confidence=confidence,
         valid_from=parse_model_date(item.get("valid_from"), now) or resolve_valid_from(content, now) or now,
         ttl_days=ttl if ttl and ttl > 0 else resolve_ttl_days(content, now),

@@ -148,3 +148,18 @@ def test_a_change_of_another_measure_leaves_the_statement_whole(embeddings: Any,
     )  # fmt: skip
     assert [r.content for r in memory.active("u") if r.attribute == "job"] == ["用户做门窗安装，日薪大概 380"]
     assert memory.list("u", statuses=("archived",)) == []
+
+
+def test_a_fact_filed_under_a_field_name_is_kept_as_said(embeddings: Any, tmp_path: Path) -> None:
+    """A small model answers ``"attribute": "value"`` when it has no name: the statement is kept, in no slot."""
+    memory = _told(
+        embeddings,
+        tmp_path,
+        ("The sawmill pays me $5,200 a month.", "2025-01-10",
+         {"attribute": "monthly_pay", "value": "$5,200", "content": "The sawmill pays the user $5,200 a month."}),
+        ("My hangar spot costs $140 a month now.", "2025-03-02",
+         {"attribute": "value", "value": "$140", "content": "$140 a month"}),
+    )  # fmt: skip
+    assert [r.value for r in memory.history("u", "user", "monthly_pay")] == ["$5,200"]
+    said = [r for r in memory.active("u") if "$140" in r.content]
+    assert [(r.attribute, r.value) for r in said] == [(None, None)]
