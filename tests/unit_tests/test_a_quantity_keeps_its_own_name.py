@@ -104,20 +104,20 @@ SPLIT_CASES = [
          {"attribute": "job", "value": "saddler", "content": "The user is a saddler, earning $240 a day."}),
         ("Raised my prices this spring, I'm earning $310 a day now.",
          {"attribute": "day_rate", "value": "$310", "content": "The user is now earning $310 a day."}),
-        "What do I do for a living?", "$240",
+        "What do I do for a living?", "$240", "How much was I earning a day in February?",
         id="en",
     ),
     pytest.param(
         ("我做门窗安装的，日薪大概 380。",
          {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"}),
         ("老板给涨了，现在日薪 450。", {"attribute": "日薪", "value": "450", "content": "用户现在日薪 450"}),
-        "我是做什么工作的？", "380",
+        "我是做什么工作的？", "380", "二月份我日薪多少？",
         id="zh",
     ),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("job", "rise", "question", "old"), SPLIT_CASES)
+@pytest.mark.parametrize(("job", "rise", "question", "old", "then_question"), SPLIT_CASES)
 def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
     embeddings: Any,
     tmp_path: Path,
@@ -125,6 +125,7 @@ def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
     rise: tuple[str, dict[str, Any]],
     question: str,
     old: str,
+    then_question: str,
 ) -> None:
     """The job holds and is still shown; the rate it was told with is history, replaced by the new one."""
     memory = _told(embeddings, tmp_path, (job[0], "2025-01-10", job[1]), (rise[0], "2025-04-02", rise[1]))
@@ -135,6 +136,7 @@ def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
     then = [r for r in memory.list("u", statuses=("archived",)) if old in r.content]
     assert len(then) == 1
     assert then[0].valid_to is not None and then[0].valid_to.date().isoformat() == "2025-04-02"
+    assert old in memory.inject(then_question, user_id="u", now="2025-04-20", as_of="2025-02-15").text
 
 
 def test_a_change_of_another_measure_leaves_the_statement_whole(embeddings: Any, tmp_path: Path) -> None:
