@@ -31,14 +31,44 @@ class _Scripted(FakeListChatModel):
 
 
 def _told(
-    embeddings: Any, tmp_path: Path, *said: tuple[str, str, dict[str, Any]], rename: str = '{"answers": []}'
+    embeddings: Any,
+    tmp_path: Path,
+    first: tuple[str, dict[str, Any]],
+    then: tuple[str, dict[str, Any]],
+    *,
+    rename: str = '{"answers": []}',
 ) -> LifecycleMemory:
-    responses = [json.dumps({"facts": [{**fact, "entity": "user", "confidence": 0.9}]}) for _, _, fact in said]
+    """A memory told ``first`` in January and ``then`` in April, each turn's words with the fact the model gives."""
+    said = [(*first, "2025-01-10"), (*then, "2025-04-02")]
+    responses = [json.dumps({"facts": [{**fact, "entity": "user", "confidence": 0.9}]}) for _, fact, _ in said]
     model = _Scripted(responses=responses, rename=rename)
     memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings), extractor=model)
-    for words, at, _ in said:
+    for words, _, at in said:
         memory.add_messages([("user", words)], user_id="u", at=at)
     return memory
+
+
+DOORS = (
+    "我做门窗安装的，日薪大概 380。",
+    {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"},
+)
+SOUSAPHONES = (
+    "I repair sousaphones for a living.",
+    {"attribute": "job", "value": "sousaphone repairer", "content": "The user repairs sousaphones for a living."},
+)
+BENCH_RATE = (
+    "I bill $95 an hour for bench work.",
+    {"attribute": "hourly_rate", "value": "$95", "content": "The user bills $95 an hour for bench work."},
+)
+RIDE = (
+    "现在每天骑车 12 公里去工地。",
+    {"attribute": "commute", "value": "骑车", "content": "用户现在每天骑车 12 公里去工地"},
+)
+SAWMILL_PAY = (
+    "The sawmill pays me $5,200 a month.",
+    {"attribute": "monthly_pay", "value": "$5,200", "content": "The sawmill pays the user $5,200 a month."},
+)
+HANGAR = ("My hangar spot costs $140 a month now.", {"attribute": "value", "value": "$140", "content": "$140 a month"})
 
 
 CASES = [
@@ -58,10 +88,7 @@ CASES = [
         id="en",
     ),
     pytest.param(
-        (
-            "我做门窗安装的，日薪大概 380。",
-            {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"},
-        ),
+        DOORS,
         (
             "老板给涨了，现在日薪 450。",
             {"attribute": "日薪", "value": "450", "content": "用户做门窗安装，现在日薪 450"},
@@ -76,7 +103,7 @@ CASES = [
 def test_a_rise_opens_its_own_slot_beside_the_job(
     embeddings: Any, tmp_path: Path, job: tuple[str, dict[str, Any]], rise: tuple[str, dict[str, Any]], question: str
 ) -> None:
-    memory = _told(embeddings, tmp_path, (job[0], "2025-01-10", job[1]), (rise[0], "2025-04-02", rise[1]))
+    memory = _told(embeddings, tmp_path, job, rise)
     rate = rise[1]
     assert [r.value for r in memory.history("u", "user", rate["attribute"])] == [rate["value"]]
     assert [r.value for r in memory.history("u", "user", "job")] == [job[1]["value"]]
@@ -85,15 +112,7 @@ def test_a_rise_opens_its_own_slot_beside_the_job(
 
 def test_a_model_that_answers_the_job_for_a_rate_is_not_followed(embeddings: Any, tmp_path: Path) -> None:
     """The narrow rename call is offered no slot that holds words for a bare number, whatever the model would say."""
-    memory = _told(
-        embeddings,
-        tmp_path,
-        ("I repair sousaphones for a living.", "2025-01-10",
-         {"attribute": "job", "value": "sousaphone repairer", "content": "The user repairs sousaphones for a living."}),
-        ("I bill $95 an hour for bench work.", "2025-02-03",
-         {"attribute": "hourly_rate", "value": "$95", "content": "The user bills $95 an hour for bench work."}),
-        rename='{"answers": [{"fact": 0, "slot": "job"}]}',
-    )  # fmt: skip
+    memory = _told(embeddings, tmp_path, SOUSAPHONES, BENCH_RATE, rename='{"answers": [{"fact": 0, "slot": "job"}]}')
     assert [r.value for r in memory.history("u", "user", "hourly_rate")] == ["$95"]
     assert [r.value for r in memory.active("u") if r.attribute == "job"] == ["sousaphone repairer"]
 
@@ -108,8 +127,7 @@ SPLIT_CASES = [
         id="en",
     ),
     pytest.param(
-        ("我做门窗安装的，日薪大概 380。",
-         {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"}),
+        DOORS,
         ("老板给涨了，现在日薪 450。", {"attribute": "日薪", "value": "450", "content": "用户现在日薪 450"}),
         "我是做什么工作的？", "380", "二月份我日薪多少？",
         id="zh",
@@ -128,7 +146,7 @@ def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
     then_question: str,
 ) -> None:
     """The job holds and is still shown; the rate it was told with is history, replaced by the new one."""
-    memory = _told(embeddings, tmp_path, (job[0], "2025-01-10", job[1]), (rise[0], "2025-04-02", rise[1]))
+    memory = _told(embeddings, tmp_path, job, rise)
     block = memory.inject(question, user_id="u", now="2025-04-20").text
     assert job[1]["value"] in block
     assert old not in block
@@ -140,28 +158,14 @@ def test_a_new_rate_takes_the_old_one_out_of_the_job_statement(
 
 
 def test_a_change_of_another_measure_leaves_the_statement_whole(embeddings: Any, tmp_path: Path) -> None:
-    memory = _told(
-        embeddings,
-        tmp_path,
-        ("我做门窗安装的，日薪大概 380。", "2025-01-10",
-         {"attribute": "job", "value": "门窗安装", "content": "用户做门窗安装，日薪大概 380"}),
-        ("现在每天骑车 12 公里去工地。", "2025-04-02",
-         {"attribute": "commute", "value": "骑车", "content": "用户现在每天骑车 12 公里去工地"}),
-    )  # fmt: skip
+    memory = _told(embeddings, tmp_path, DOORS, RIDE)
     assert [r.content for r in memory.active("u") if r.attribute == "job"] == ["用户做门窗安装，日薪大概 380"]
     assert memory.list("u", statuses=("archived",)) == []
 
 
 def test_a_fact_filed_under_a_field_name_is_kept_as_said(embeddings: Any, tmp_path: Path) -> None:
     """A small model answers ``"attribute": "value"`` when it has no name: the statement is kept, in no slot."""
-    memory = _told(
-        embeddings,
-        tmp_path,
-        ("The sawmill pays me $5,200 a month.", "2025-01-10",
-         {"attribute": "monthly_pay", "value": "$5,200", "content": "The sawmill pays the user $5,200 a month."}),
-        ("My hangar spot costs $140 a month now.", "2025-03-02",
-         {"attribute": "value", "value": "$140", "content": "$140 a month"}),
-    )  # fmt: skip
+    memory = _told(embeddings, tmp_path, SAWMILL_PAY, HANGAR)
     assert [r.value for r in memory.history("u", "user", "monthly_pay")] == ["$5,200"]
     said = [r for r in memory.active("u") if "$140" in r.content]
     assert [(r.attribute, r.value) for r in said] == [(None, None)]
