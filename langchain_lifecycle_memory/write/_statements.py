@@ -184,9 +184,9 @@ class Statements:
             return
         if not (states_a_change(record.content) or states_a_change(words)):
             return
-        held = self.store.list_records(self.ns, statuses=ACTIVE, entity=record.entity, now=self.at)
-        for old in held:
-            old = self._touched.get(old.id, old)
+        held = {r.id: r for r in self.store.list_records(self.ns, statuses=ACTIVE, entity=record.entity, now=self.at)}
+        held |= self._touched  # this batch's writes, as they are now
+        for old in list(held.values()):
             if old.slot in (None, record.slot) or old.entity != record.entity or old.status is not MemoryStatus.ACTIVE:
                 continue
             parts = CLAUSE.split(old.content)
@@ -197,10 +197,11 @@ class Statements:
             if not value_said(old.value, kept):
                 continue
             said = old.metadata.get(SAID_WORDS, old.content)
-            self._write(
-                old.model_copy(update={"content": kept, "metadata": {**old.metadata, SAID_WORDS: said}}),
-                self.plan.refreshed,
-            )
+            trimmed = old.model_copy(update={"content": kept, "metadata": {**old.metadata, SAID_WORDS: said}})
+            new = any(r.id == old.id for r in self.plan.added)  # told in this batch: still an addition
+            self._write(trimmed, self.plan.added if new else self.plan.refreshed)
+            if (slot := old.slot) in self._slots:  # a later fact of this batch for that slot sees the trimmed words
+                self._slots[slot] = [trimmed if r.id == old.id else r for r in self._slots[slot]]
             then = MemoryRecord(
                 namespace=self.ns, content=", ".join(p.strip() for p in gone), entity=old.entity, kind=old.kind,
                 status=MemoryStatus.ACTIVE, confidence=old.confidence, source=old.source, created_at=self.at,

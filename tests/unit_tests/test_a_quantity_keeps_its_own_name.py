@@ -169,3 +169,23 @@ def test_a_fact_filed_under_a_field_name_is_kept_as_said(embeddings: Any, tmp_pa
     assert [r.value for r in memory.history("u", "user", "monthly_pay")] == ["$5,200"]
     said = [r for r in memory.active("u") if "$140" in r.content]
     assert [(r.attribute, r.value) for r in said] == [(None, None)]
+
+
+def test_a_rate_corrected_in_the_same_turn_leaves_an_added_job_without_it(embeddings: Any, tmp_path: Path) -> None:
+    """Both facts of one turn: the job is reported as added, in its trimmed words, and the old rate as history."""
+    model = _Scripted(
+        responses=[
+            json.dumps({"facts": [
+                {"entity": "user", "attribute": "job", "value": "saddler", "confidence": 0.9,
+                 "content": "The user is a saddler, earning $240 a day."},
+                {"entity": "user", "attribute": "day_rate", "value": "$310", "confidence": 0.9,
+                 "content": "The user is now earning $310 a day."},
+            ]})
+        ]
+    )  # fmt: skip
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings), extractor=model)
+    said = "I'm a saddler, earning $240 a day back then; since the spring I'm earning $310 a day now."
+    result = memory.add_messages([("user", said)], user_id="u", at="2025-04-02")
+    assert sorted(r.content for r in result.added) == ["The user is a saddler.", "The user is now earning $310 a day."]
+    assert [r.content for r in result.archived] == ["earning $240 a day"]
+    assert result.refreshed == []
