@@ -167,9 +167,13 @@ class Statements:
         now = holds_now(record.content, old.content, str(old.value or ""))
         if now == record.content or (record.value is not None and not value_said(record.value, now)):
             return
+        self._reword(record, now, self.plan.added)
+
+    def _reword(self, record: MemoryRecord, content: str, bucket: list[MemoryRecord]) -> None:
+        """``record`` shown in ``content``; its whole words stay in ``metadata``, and the batch's slots see it."""
         words = record.metadata.get(SAID_WORDS, record.content)
-        trimmed = record.model_copy(update={"content": now, "metadata": {**record.metadata, SAID_WORDS: words}})
-        self._write(trimmed, self.plan.added)
+        trimmed = record.model_copy(update={"content": content, "metadata": {**record.metadata, SAID_WORDS: words}})
+        self._write(trimmed, bucket)
         if (slot := record.slot) in self._slots:
             self._slots[slot] = [trimmed if r.id == record.id else r for r in self._slots[slot]]
 
@@ -196,12 +200,8 @@ class Statements:
             kept = _without(old.content, gone)
             if not value_said(old.value, kept):
                 continue
-            said = old.metadata.get(SAID_WORDS, old.content)
-            trimmed = old.model_copy(update={"content": kept, "metadata": {**old.metadata, SAID_WORDS: said}})
             new = any(r.id == old.id for r in self.plan.added)  # told in this batch: still an addition
-            self._write(trimmed, self.plan.added if new else self.plan.refreshed)
-            if (slot := old.slot) in self._slots:  # a later fact of this batch for that slot sees the trimmed words
-                self._slots[slot] = [trimmed if r.id == old.id else r for r in self._slots[slot]]
+            self._reword(old, kept, self.plan.added if new else self.plan.refreshed)
             then = MemoryRecord(
                 namespace=self.ns, content=", ".join(p.strip() for p in gone), entity=old.entity, kind=old.kind,
                 status=MemoryStatus.ACTIVE, confidence=old.confidence, source=old.source, created_at=self.at,
