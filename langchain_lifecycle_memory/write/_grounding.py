@@ -143,6 +143,9 @@ _CLAUSE = re.compile(r"[.;!?。；！？，,\n]")
 _I_EN = re.compile(r"\b(?:I|me)\b")
 _MY_EN = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
 _I_ZH = re.compile(r"我")
+_WE_EN = re.compile(r"\b(?:we|us)\b", re.IGNORECASE)
+_THIRD = re.compile(r"\b(?:he|she|him|his|her|hers)\b|(?<!其)[他她]", re.IGNORECASE)
+"""Someone spoken of: "he", "she", 他, 她 (not 其他, "other")."""
 
 
 def about_someone_else(value: str, evidence: str, *, person_value: bool = True) -> bool:
@@ -157,6 +160,17 @@ def about_someone_else(value: str, evidence: str, *, person_value: bool = True) 
     if person_value and any(m.start() <= where and _NAMES.fullmatch(clause[m.end() : where]) for m in relatives):
         return False
     return speaks_of_someone_else(clause)
+
+
+def told_of_them(value: str, evidence: str) -> bool:
+    """Whether the sentence that holds the value speaks of someone as "he" or "she", and never of the speaker.
+
+    "小崔现在去开网约车了，她说比坐办公室自在" is about 小崔, though no relative is named; "my manager says I'm
+    escalation lead now" is the speaker's own news.
+    """
+    sentence = holding(value, _SENTENCE.split(evidence)) or evidence
+    speaker = (_I_EN, _MY_EN, _WE_EN, _I_ZH)
+    return bool(_THIRD.search(sentence)) and not any(p.search(sentence) for p in speaker)
 
 
 def held_clause(value: str | None, evidence: str) -> str | None:
@@ -251,7 +265,9 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         return f"the value {fact.value!r} is not in what was said"
     self_fact = is_self_entity(fact.entity)
     name = bool(NAME_ATTRIBUTE.search(fact.attribute or ""))
-    if self_fact and about_someone_else(fact.value, evidence, person_value=not name):
+    if self_fact and (
+        about_someone_else(fact.value, evidence, person_value=not name) or told_of_them(fact.value, evidence)
+    ):
         return SOMEONE_ELSE
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"
