@@ -231,6 +231,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
     word ("my brother Raj" -> ``raj``) and, in Chinese statements, from the characters after the relation word,
     one per romanised syllable (``daughter_keke``, "女儿可可..." -> ``可可``).
     """
+    contents = list(contents)  # read twice
     norm = normalize_text(_unaccented(entity))
     in_law = bool(_IN_LAW.search(norm))
     norm = _IN_LAW.sub("", norm)  # not the names "in", "law"
@@ -243,6 +244,9 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             continue
         if len(part) >= 2:
             names.add(part)
+        elif "\u4e00" <= part <= "\u9fff":  # "阿旺" kept as ``nephew_旺``: the name as its statements say it
+            prefixed = re.compile(f"[{''.join(_NAME_PREFIXES)}]{part}")
+            names.update(m.group() for content in contents for m in prefixed.finditer(content))
         if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
             romanized = part
     if not relations and names:  # a bare name ("jonas"): how the statements introduce them ("roommate Jonas")

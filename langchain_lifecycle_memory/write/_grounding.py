@@ -22,6 +22,7 @@ from langchain_lifecycle_memory.write._lexicon import (
 )
 
 __all__ = [
+    "AIMED_AT",
     "A_QUANTITY",
     "EXAMPLE_SLOT",
     "EXAMPLE_SLOT_TOPIC",
@@ -48,6 +49,7 @@ __all__ = [
 
 SOMEONE_ELSE = "what was said is about someone else"
 A_QUANTITY = "a quantity, in a slot that holds none"
+AIMED_AT = "what the user is working towards, not what they hold"
 SAID_THRESHOLD = 0.15
 """Cosine (bundled encoder) below which an extracted statement is not in the turn it came from: a small
 model's copy of the prompt's example ("The user now uses the VS Code editor."), from
@@ -173,6 +175,25 @@ def told_of_them(value: str, evidence: str) -> bool:
     return bool(_THIRD.search(sentence)) and not any(p.search(sentence) for p in speaker)
 
 
+_AIMING = re.compile(
+    r"\b(?:study|studying|train|training|prepare|preparing|apply|applying|applied|aim|aiming|hope|hoping|want|wanting"
+    r"|plan|planning)\s+(?:to\s+(?:become|be)|for)(?:\s+(?:an?|the|my))?\s*$"
+    r"|(?:备考|准备考|想考|考取|申请|想当|想成为|想做|目标是)(?:了|个|一个|一名)?$",
+    re.IGNORECASE,
+)
+"""Words right before a value that say the user works towards it: "studying to become a", "在备考", "想当"."""
+
+
+def aimed_at(value: str, evidence: str) -> bool:
+    """Whether the words just before ``value`` in its clause say the user is working towards it, not holding it.
+
+    "Studying to become a patent agent", "最近在备考一级注册结构工程师": a goal; "I'm a patent agent now" holds.
+    """
+    clause = held_clause(value, evidence) or ""
+    where = clause.casefold().find(value.casefold())
+    return where > 0 and _AIMING.search(clause[:where]) is not None
+
+
 def held_clause(value: str | None, evidence: str) -> str | None:
     """The clause of ``evidence`` (cut at punctuation and line breaks) that holds ``value`` (:func:`holding`)."""
     return holding(value, _CLAUSE.split(evidence))
@@ -269,6 +290,8 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         about_someone_else(fact.value, evidence, person_value=not name) or told_of_them(fact.value, evidence)
     ):
         return SOMEONE_ELSE
+    if aimed_at(fact.value, evidence):
+        return AIMED_AT
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"
     return None

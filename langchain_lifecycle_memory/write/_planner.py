@@ -40,6 +40,7 @@ from langchain_lifecycle_memory.write._change import (
 from langchain_lifecycle_memory.write._denial import correction
 from langchain_lifecycle_memory.write._grounding import (
     A_QUANTITY,
+    AIMED_AT,
     EXAMPLE_SLOT_TOPIC,
     FILED_THRESHOLD,
     SAID_THRESHOLD,
@@ -178,7 +179,7 @@ class Planner(Statements):
             cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
             fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
         if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY) and not lapses)
+            self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY, AIMED_AT) and not lapses)
         else:
             self._add_slot(fact, fact.slot, source)
         if (written := next((r for r in reversed(self.plan.added) if r.content == fact.content), None)) is not None:

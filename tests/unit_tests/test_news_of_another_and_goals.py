@@ -1,0 +1,124 @@
+"""News of a relative found by their name, and a goal that is not yet what the user holds.
+
+A sentence about someone else ("阿旺现在改学小号了，他说…") filed as the user's own fact goes to that person and
+keeps the user's value; asked by name ("阿旺…"), the nephew's statements are found though the name's
+characters have no romanization (kept as ``nephew_旺``). A value the user is working towards ("studying to
+become a patent agent", "在备考一级注册结构工程师") is not one they hold yet: the job stays until they get there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from langchain_lifecycle_memory import ChromaMemoryStore, LifecycleMemory
+
+
+def _told(embeddings: Any, tmp_path: Path, turns: list[tuple[str, str, dict[str, Any]]]) -> LifecycleMemory:
+    """A memory told each turn's words, with the fact the model gives for them (``entity`` defaults to the user)."""
+    facts = [{"entity": "user", "confidence": 0.9, **fact} for _, _, fact in turns]
+    responses = [json.dumps({"facts": [fact]}) for fact in facts]
+    memory = LifecycleMemory(
+        ChromaMemoryStore(tmp_path / "m", embeddings=embeddings), extractor=FakeListChatModel(responses=responses)
+    )
+    for at, words, _ in turns:
+        memory.add_messages([("user", words)], user_id="u", at=at)
+    return memory
+
+
+DESIGNER = (
+    "2025-01-08",
+    "我是做室内设计的。",
+    {"attribute": "job", "value": "室内设计师", "content": "用户是室内设计师"},
+)
+NEPHEW = (
+    "2025-02-16",
+    "我外甥阿旺今年九岁，最近在学单簧管。",
+    {"attribute": None, "value": None, "content": "用户的外甥阿旺今年九岁，最近在学单簧管"},
+)
+NEPHEW_NOW = (
+    "2025-05-04",
+    "阿旺现在改学小号了，他说更好玩。",
+    {"attribute": "job", "value": "小号老师", "content": "阿旺现在改学小号了"},
+)
+
+
+def test_news_of_a_nephew_is_found_by_his_name_and_keeps_the_users_job(embeddings: Any, tmp_path: Path) -> None:
+    memory = _told(embeddings, tmp_path, [DESIGNER, NEPHEW, NEPHEW_NOW])
+
+    nephew = memory.inject("阿旺现在在学什么乐器？", user_id="u", now="2025-06-01").text
+    job = memory.inject("我是做什么工作的？", user_id="u", now="2025-06-01").text
+
+    assert "小号" in nephew
+    assert "室内设计师" in job
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == "室内设计师"] == ["active"]
+
+
+PARALEGAL = (
+    "2025-01-08",
+    "I'm a paralegal at Quenby & Hart.",
+    {"attribute": "job", "value": "paralegal", "content": "The user is a paralegal at Quenby & Hart."},
+)
+DRAFTER = (
+    "2025-01-08",
+    "我在设计院画施工图，是结构设计员。",
+    {"attribute": "job", "value": "结构设计员", "content": "用户是结构设计员"},
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "question", "held"),
+    [
+        pytest.param(
+            PARALEGAL,
+            (
+                "2025-04-02",
+                "Studying to become a patent agent, flashcards all over my desk.",
+                {"attribute": "job", "value": "patent agent", "content": "The user is a patent agent."},
+            ),
+            "What do I do for work?",
+            "paralegal",
+            id="en",
+        ),
+        pytest.param(
+            DRAFTER,
+            (
+                "2025-04-02",
+                "最近在备考一级注册结构工程师，天天刷题。",
+                {"attribute": "job", "value": "一级注册结构工程师", "content": "用户是一级注册结构工程师"},
+            ),
+            "我现在是做什么的？",
+            "结构设计员",
+            id="zh",
+        ),
+    ],
+)
+def test_a_goal_does_not_replace_the_job(embeddings: Any, tmp_path: Path, first, then, question, held) -> None:
+    memory = _told(embeddings, tmp_path, [first, then])
+
+    block = memory.inject(question, user_id="u", now="2025-05-01").text
+
+    assert held in block
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == held] == ["active"]
+
+
+def test_a_goal_reached_replaces_the_job(embeddings: Any, tmp_path: Path) -> None:
+    then = (
+        "2025-09-12",
+        "Passed the exam! I'm a registered patent agent now.",
+        {
+            "attribute": "job",
+            "value": "registered patent agent",
+            "content": "The user is now a registered patent agent.",
+        },
+    )
+    memory = _told(embeddings, tmp_path, [PARALEGAL, then])
+
+    block = memory.inject("What do I do for work?", user_id="u", now="2025-10-01").text
+
+    assert "registered patent agent" in block
+    assert "paralegal" not in block
