@@ -179,7 +179,9 @@ class Planner(Statements):
             cues = [*fact.cues, *card_phrases(str(fact.attribute), _SPECS.get(str(fact.attribute)))]
             fact = fact.model_copy(update={"attribute": None, "value": None, "cues": cues})
         if fact.slot is None:
-            self._add_free_text(fact, source, replaces=doubt not in (SOMEONE_ELSE, A_QUANTITY, AIMED_AT) and not lapses)
+            replaces = doubt not in (A_QUANTITY, AIMED_AT) and not lapses
+            # Someone else's news replaces what was said of them, never a value of the user's slots.
+            self._add_free_text(fact, source, replaces=replaces, slots=doubt != SOMEONE_ELSE)
         else:
             self._add_slot(fact, fact.slot, source)
         if (written := next((r for r in reversed(self.plan.added) if r.content == fact.content), None)) is not None:

@@ -73,7 +73,12 @@ class Statements:
         def _correct(self, fact: Fact, source: MemorySource, meant: str, said: str) -> bool: ...
         def _related(self, a: str, b: str) -> float: ...
 
-    def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True) -> None:
+    def _add_free_text(self, fact: Fact, source: MemorySource, *, replaces: bool = True, slots: bool = True) -> None:
+        """Keep a statement without a slot.
+
+        ``replaces``: it replaces what it states a change of; ``slots``: that may be a value of a slot, not only
+        another statement (someone else's news ends what was said of them, never the user's own values).
+        """
         if (meant := meant_instead(fact.evidence or "")) and self._correct(fact, source, *meant):
             return
         content = fact.content
@@ -100,14 +105,14 @@ class Statements:
         if self.cfg.judge is None:
             if ended := ended_part(fact.evidence or ""):  # "卸了，现在改用…": what ended is in the words, not kept
                 similar = self.store.search_records(self.ns, ended, k=5, statuses=LIVE, now=self.at)
-            live = [(old, score) for old, score in similar if old.status in ACTIVE]
+            live = [(old, score) for old, score in similar if old.status in ACTIVE and (slots or old.slot is None)]
             gone = self._supersede_stated(record, live, ended)
             near = {old.id for old, score in live if score >= NAMED_CHANGE_THRESHOLD}
             if gone is not None and gone.id in near and only_ends(record.content, gone.content):
                 # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history;
                 # words less alike than that, tied to it only by an ending in its own words, say more: they stay
                 self._archive(record, record.valid_from, None)
-            elif gone is None:
+            elif gone is None and slots:
                 self._supersede_by_words(record, fact)
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]

@@ -122,3 +122,31 @@ def test_a_goal_reached_replaces_the_job(embeddings: Any, tmp_path: Path) -> Non
 
     assert "registered patent agent" in block
     assert "paralegal" not in block
+
+
+def test_news_of_another_replaces_what_was_said_of_them(embeddings: Any, tmp_path: Path) -> None:
+    # A small model gives the daughter's name as the user's (``name`` = 小穗) and her new class as the user's job:
+    # both fail their check and are kept as the user's statements; the second replaces the first, not the job.
+    said_before = "我的女儿小穗今年六岁，上小学一年级，最近在学陶笛。"
+    now = "小穗现在改学架子鼓了，每周日下午上课，她说比之前那个带劲。"
+    memory = _told(
+        embeddings,
+        tmp_path,
+        [
+            DESIGNER,
+            ("2025-02-16", said_before, {"attribute": "name", "value": "小穗", "content": said_before}),
+            (
+                "2025-05-04",
+                now,
+                {"attribute": "job", "value": "架子鼓老师", "content": "小穗现在改学架子鼓了，每周日下午上课。"},
+            ),
+        ],
+    )
+
+    block = memory.inject("小穗现在周末在学什么？", user_id="u", now="2025-06-01").text
+    job = memory.inject("我是做什么工作的？", user_id="u", now="2025-06-01").text
+
+    assert "架子鼓" in block
+    assert "陶笛" not in block
+    assert "室内设计师" in job
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.content == said_before] == ["archived"]
