@@ -83,18 +83,12 @@ DEFAULT_ATTRIBUTES: tuple[AttributeSpec, ...] = (
     ),
     AttributeSpec(
         "job",
-        "occupation / role, job title or level",
+        "occupation / role",
         "职业",
         "profile",
-        (
-            "what I do for a living",
-            "what I teach or work on",
-            "promotion at work",
-            "我是做什么工作的",
-            "方便打电话开会的时间",
-        ),
-        aliases=("job_title", "职级"),
+        ("what I do for a living", "what I teach or work on", "我是做什么工作的", "方便打电话开会的时间"),
     ),
+    AttributeSpec("job_title", "job title or level", "职级", "profile", ("promotion at work",)),
     AttributeSpec(
         "employer",
         "company they work at",
