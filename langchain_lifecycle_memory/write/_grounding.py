@@ -290,7 +290,7 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         about_someone_else(fact.value, evidence, person_value=not name) or told_of_them(fact.value, evidence)
     ):
         return SOMEONE_ELSE
-    if aimed_at(fact.value, evidence):
+    if not opening and aimed_at(fact.value, evidence):  # a goal fills an empty slot, never replaces a held value
         return AIMED_AT
     if self_fact and name and not opening and not _NAMING.search(evidence):
         return "a name changes only where the user names themselves"

@@ -150,3 +150,17 @@ def test_news_of_another_replaces_what_was_said_of_them(embeddings: Any, tmp_pat
     assert "陶笛" not in block
     assert "室内设计师" in job
     assert [r.status.value for r in memory.list("u", statuses=None) if r.content == said_before] == ["archived"]
+
+
+def test_a_goal_with_nothing_before_it_opens_its_slot(embeddings: Any, tmp_path: Path) -> None:
+    # Only a value the user holds is protected from a goal; a goal slot with nothing in it takes the goal.
+    said = "I'm training for the Coniston End to End swim this summer."
+    memory = _told(
+        embeddings,
+        tmp_path,
+        [("2025-03-02", said, {"attribute": "goal", "value": "Coniston End to End swim", "content": said})],
+    )
+
+    goals = [r for r in memory.list("u") if r.attribute == "goal"]
+
+    assert [r.value for r in goals] == ["Coniston End to End swim"]
