@@ -1,9 +1,10 @@
-"""News of a relative found by their name, and a goal that is not yet what the user holds.
+"""An extracted fact checked against its own sentence before it may replace what the user holds.
 
-A sentence about someone else ("阿旺现在改学小号了，他说…") filed as the user's own fact goes to that person and
-keeps the user's value; asked by name ("阿旺…"), the nephew's statements are found though the name's
-characters have no romanization (kept as ``nephew_旺``). A value the user is working towards ("studying to
-become a patent agent", "在备考一级注册结构工程师") is not one they hold yet: the job stays until they get there.
+A sentence that speaks of someone else in the third person ("小崔现在去开网约车了，她说比坐办公室自在", filed by a
+small model as the user's ``job``) leaves the user's value: the sentence is kept as a statement, and still ends
+what was said of that person. A relative kept under an id whose name has no romanization (``nephew_旺``) is found
+by the name as written (阿旺). A value the user is working towards ("studying to become a patent agent", "在备考一级
+注册结构工程师") is not one they hold yet: the job stays until they get there; an empty slot still takes a goal.
 """
 
 from __future__ import annotations
@@ -164,3 +165,76 @@ def test_a_goal_with_nothing_before_it_opens_its_slot(embeddings: Any, tmp_path:
     goals = [r for r in memory.list("u") if r.attribute == "goal"]
 
     assert [r.value for r in goals] == ["Coniston End to End swim"]
+
+
+TALLY_CLERK = (
+    "2025-02-10",
+    "我在一家物流公司的仓库做理货员。",
+    {"attribute": "job", "value": "理货员", "content": "用户在物流公司的仓库做理货员"},
+)
+SUPPORT = (
+    "2025-02-10",
+    "I'm a support engineer at Quorvane.",
+    {"attribute": "job", "value": "support engineer", "content": "The user is a support engineer at Quorvane."},
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "question", "mine", "hers"),
+    [
+        pytest.param(
+            TALLY_CLERK,
+            (
+                "2025-05-06",
+                "小崔现在去开网约车了，她说比坐办公室自在多了。",
+                {"attribute": "job", "value": "网约车司机", "content": "用户现在开网约车"},
+            ),
+            "我现在是做什么工作的？",
+            "理货员",
+            "网约车",
+            id="zh-she",
+        ),
+        pytest.param(
+            SUPPORT,
+            (
+                "2025-05-06",
+                "Bexley quit the bakery, he drives for a moving company now and says the night jobs pay double.",
+                {
+                    "attribute": "job",
+                    "value": "moving company driver",
+                    "content": "The user drives for a moving company.",
+                },
+            ),
+            "What do I do for work?",
+            "support engineer",
+            "moving company",
+            id="en-he",
+        ),
+    ],
+)
+def test_a_third_person_sentence_leaves_the_users_job(
+    embeddings: Any, tmp_path: Path, first, then, question, mine, hers
+) -> None:
+    memory = _told(embeddings, tmp_path, [first, then])
+
+    block = memory.inject(question, user_id="u", now="2025-06-01").text
+
+    assert mine in block
+    records = memory.list("u", statuses=None)
+    assert [r.status.value for r in records if r.value == mine] == ["active"]
+    assert not [r for r in records if r.value and hers in r.value]  # no slot of the user's holds it
+    assert [r.status.value for r in records if hers in r.content] == ["active"]  # what was said is kept
+
+
+def test_a_sentence_where_the_user_speaks_too_still_changes_the_job(embeddings: Any, tmp_path: Path) -> None:
+    then = (
+        "2025-05-06",
+        "My manager finally signed off, she says I'm escalation lead from this week.",
+        {"attribute": "job", "value": "escalation lead", "content": "The user is now escalation lead."},
+    )
+    memory = _told(embeddings, tmp_path, [SUPPORT, then])
+
+    block = memory.inject("What do I do for work?", user_id="u", now="2025-06-01").text
+
+    assert "escalation lead" in block
+    assert "support engineer" not in block
