@@ -156,8 +156,7 @@ def about_someone_else(value: str, evidence: str, *, person_value: bool = True) 
     ``person_value``: the value may be the relative itself ("add my coworker Tomas as an emergency contact");
     never so for the user's own name ("my son Leo" does not name the user).
     """
-    clause = held_clause(value, evidence) or evidence
-    where = clause.casefold().find(value.casefold())
+    clause, where = _clause_at(value, evidence)
     relatives = [*_RELATIVE_EN.finditer(clause), *_RELATIVE_ZH.finditer(clause)]
     if person_value and any(m.start() <= where and _NAMES.fullmatch(clause[m.end() : where]) for m in relatives):
         return False
@@ -189,9 +188,14 @@ def aimed_at(value: str, evidence: str) -> bool:
 
     "Studying to become a patent agent", "最近在备考一级注册结构工程师": a goal; "I'm a patent agent now" holds.
     """
-    clause = held_clause(value, evidence) or ""
-    where = clause.casefold().find(value.casefold())
+    clause, where = _clause_at(value, evidence)
     return where > 0 and _AIMING.search(clause[:where]) is not None
+
+
+def _clause_at(value: str, evidence: str) -> tuple[str, int]:
+    """The clause that holds ``value`` (the whole words when none does), and where the value starts in it (-1)."""
+    clause = held_clause(value, evidence) or evidence
+    return clause, clause.casefold().find(value.casefold())
 
 
 def held_clause(value: str | None, evidence: str) -> str | None:

@@ -195,7 +195,7 @@ class Statements:
             return
         held = {r.id: r for r in self.store.list_records(self.ns, statuses=ACTIVE, entity=record.entity, now=self.at)}
         held |= self._touched  # this batch's writes, as they are now
-        for old in list(held.values()):
+        for old in held.values():
             if old.slot in (None, record.slot) or old.entity != record.entity or old.status is not MemoryStatus.ACTIVE:
                 continue
             parts = CLAUSE.split(old.content)
