@@ -238,3 +238,22 @@ def test_a_sentence_where_the_user_speaks_too_still_changes_the_job(embeddings: 
 
     assert "escalation lead" in block
     assert "support engineer" not in block
+
+
+def test_a_distance_said_again_ends_the_clause_that_gave_it_in_another_language(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    rowing = (
+        "2025-01-06",
+        "我每周划四次船，每次 6 公里。",
+        {"attribute": "sport", "value": "划船", "content": "The user rows four mornings a week, each time 6 km."},
+    )
+    words = "Pushed it to 9 km per outing now, coach says my stroke is cleaner."
+    farther = ("2025-04-20", words, {"attribute": None, "value": None, "content": words})
+    memory = _told(embeddings, tmp_path, [rowing, farther])
+
+    block = memory.inject("How far do I row each time?", user_id="u", now="2025-05-01").text
+
+    assert "9 km" in block and "6 km" not in block, block
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == "划船"] == ["active"]
+    assert any("6 km" in r.content for r in memory.list("u", statuses=None)), "the old distance is kept as history"

@@ -566,6 +566,26 @@ def test_a_raised_price_replaces_the_old_one_and_another_measure_stays(embedding
     assert any("30 pages" in c for c in active), active  # another number, of something else: kept
 
 
+def test_an_amount_said_again_in_its_unit_replaces_the_old_one(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "I do the treadmill most mornings before work, 25 minutes each go."),
+        ("2025-05-02", "I'm up to 40 minutes a go now, my knees feel fine."),
+    )  # "up to 40" names nothing: the unit says what the number measures
+    assert any("40 minutes" in c for c in active) and not any("25 minutes" in c for c in active), active
+
+
+def test_an_amount_of_something_named_otherwise_keeps_the_old_one(embeddings: Any, tmp_path: Path) -> None:
+    memory = _memory(embeddings, tmp_path)
+    active = _said(
+        memory,
+        ("2025-01-04", "I run 5 km along the towpath on Saturdays."),
+        ("2025-05-02", "Now I walk 8 km with the dog every evening."),
+    )  # one unit, two things measured: the walk names its own
+    assert any("5 km" in c for c in active) and any("8 km" in c for c in active), active
+
+
 def test_a_change_made_again_replaces_the_last_one(embeddings: Any, tmp_path: Path) -> None:
     memory = _memory(embeddings, tmp_path)
     active = _said(
