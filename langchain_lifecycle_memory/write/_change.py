@@ -286,12 +286,20 @@ def quantities(text: str) -> set[str]:
 def restates_a_measure(new: str, old: str) -> bool:
     """Whether ``new`` gives other numbers for what ``old`` measured: a word before them is the same.
 
+    A number whose words name nothing ("I'm up to 40 minutes a go now", "Pushed it to 2400m per session now")
+    measures what the old one measured in its unit; one that names its own thing ("Now I walk 8 km") does not.
+
     >>> restates_a_measure("我的静息心率降到 58 了", "体检时静息心率 72")
     True
     >>> restates_a_measure("I swim 40 laps on Sundays", "I cycle 30 miles on Saturdays")
     False
+    >>> restates_a_measure("Pushed it to 2400m per session now", "each time 1500 meters")
+    True
     """
-    return restates_a_number(new, old) and bool(_measured(new) & _measured(old))
+    if not restates_a_number(new, old):
+        return False
+    named = _measured(new)
+    return bool(named & _measured(old)) if named else bool(_units(new) & _units(old))
 
 
 def _measured(text: str) -> set[str]:
@@ -303,6 +311,30 @@ def _measured(text: str) -> set[str]:
         found |= {w.casefold() for w in LATIN.findall(window) if len(w) > 3 and w.casefold() not in FUNCTION}
         found |= {r[i : i + 2] for r in CJK_WORD.findall(window) for i in range(len(r) - 1) if "我" not in r[i : i + 2]}
     return found - _COUNTED
+
+
+_UNIT = re.compile(
+    r"\s?(?:(?P<length>km|kilomet(?:er|re)s?|met(?:er|re)s?|m|miles?|mi|feet|foot|ft|yards?|公里|千米|米)"
+    r"|(?P<mass>kg|kilos?|kilograms?|grams?|lbs?|pounds?|公斤|千克|克|斤)"
+    r"|(?P<time>min(?:ute)?s?|hours?|hrs?|h|seconds?|secs?|分钟|小时|秒)"
+    r"|(?P<volume>ml|lit(?:er|re)s?|毫升|升)"
+    r"|(?P<energy>kcal|cal(?:orie)?s?|大卡|千卡)"
+    r"|(?P<money>dollars?|bucks|euros?|yuan|rmb|usd|元|块))(?![A-Za-z])",
+    re.IGNORECASE,
+)
+"""A unit of measure right after a number, by what it measures (a closed class: length, mass, time…)."""
+_CURRENCY = re.compile(r"[$€£¥]\s?$")
+
+
+def _units(text: str) -> set[str]:
+    """What the units of ``text``'s quantities measure ("2400m" and "1500 meters": length; "$48": money)."""
+    found: set[str] = set()
+    for m in _NUMBER.finditer(text):
+        if unit := _UNIT.match(text, m.end()):
+            found.add(str(unit.lastgroup))
+        if _CURRENCY.search(text, 0, m.start()):
+            found.add("money")
+    return found
 
 
 _COUNTED = frozenset({"每天", "每周", "每月", "每年", "一天", "一周", "一个", "大概", "左右", "差不多"})

@@ -203,8 +203,8 @@ class Statements:
             if not gone:
                 continue
             kept = _without(old.content, gone)
-            if not value_said(old.value, kept):
-                continue
+            if value_said(old.value, old.content) and not value_said(old.value, kept):
+                continue  # a statement that says its value keeps saying it (one in another language cannot)
             new = any(r.id == old.id for r in self.plan.added)  # told in this batch: still an addition
             self._reword(old, kept, self.plan.added if new else self.plan.refreshed)
             then = MemoryRecord(
