@@ -257,3 +257,106 @@ def test_a_distance_said_again_ends_the_clause_that_gave_it_in_another_language(
     assert "9 km" in block and "6 km" not in block, block
     assert [r.status.value for r in memory.list("u", statuses=None) if r.value == "划船"] == ["active"]
     assert any("6 km" in r.content for r in memory.list("u", statuses=None)), "the old distance is kept as history"
+
+
+TEACHER = (
+    "2025-01-08",
+    "我在一所小学教语文。",
+    {"attribute": "job", "value": "小学语文老师", "content": "用户是小学语文老师"},
+)
+SURVEYOR = (
+    "2025-01-08",
+    "I work as a land surveyor for the county.",
+    {"attribute": "job", "value": "land surveyor", "content": "The user is a land surveyor for the county."},
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "question", "held"),
+    [
+        pytest.param(
+            TEACHER,
+            (
+                "2025-04-02",
+                "最近在给学校编一本奥数习题集，周末都搭进去了。",
+                {"attribute": "job", "value": "奥数习题编辑", "content": "用户是奥数习题编辑"},
+            ),
+            "我是做什么工作的？",
+            "小学语文老师",
+            id="zh",
+        ),
+        pytest.param(
+            SURVEYOR,
+            (
+                "2025-04-02",
+                "Spent the whole week on a zoning appeal brief, so tired.",
+                {
+                    "attribute": "job",
+                    "value": "zoning appeal attorney",
+                    "content": "The user is a zoning appeal attorney.",
+                },
+            ),
+            "What do I do for work?",
+            "land surveyor",
+            id="en",
+        ),
+    ],
+)
+def test_a_value_whose_head_was_never_said_does_not_replace(
+    embeddings: Any, tmp_path: Path, first, then, question, held
+) -> None:
+    # The sentence says what the work is about (奥数习题, a zoning appeal), never the kind of worker the model named.
+    memory = _told(embeddings, tmp_path, [first, then])
+
+    block = memory.inject(question, user_id="u", now="2025-05-01").text
+
+    assert held in block
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == held] == ["active"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "question", "now", "before"),
+    [
+        pytest.param(
+            (
+                "2025-01-08",
+                "我是一家超市的会计。",
+                {"attribute": "job", "value": "会计", "content": "用户是超市的会计"},
+            ),
+            (
+                "2025-04-02",
+                "我现在改做审计了。",
+                {"attribute": "job", "value": "审计员", "content": "用户现在做审计员"},
+            ),
+            "我是做什么工作的？",
+            "审计员",
+            "会计",
+            id="zh-suffix",
+        ),
+        pytest.param(
+            (
+                "2025-01-08",
+                "I've been pescatarian for years.",
+                {"attribute": "diet", "value": "pescatarian", "content": "The user is pescatarian."},
+            ),
+            (
+                "2025-04-02",
+                "I eat strictly raw vegan now.",
+                {"attribute": "diet", "value": "raw vegan diet", "content": "The user now eats a raw vegan diet."},
+            ),
+            "What should I order for dinner?",
+            "raw vegan",
+            "pescatarian",
+            id="en-slot-name",
+        ),
+    ],
+)
+def test_a_value_that_only_adds_a_suffix_or_its_slot_replaces(
+    embeddings: Any, tmp_path: Path, first, then, question, now, before
+) -> None:
+    memory = _told(embeddings, tmp_path, [first, then])
+
+    block = memory.inject(question, user_id="u", now="2025-05-01").text
+
+    assert now in block
+    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == before] == ["archived"]
