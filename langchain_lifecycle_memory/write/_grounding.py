@@ -125,6 +125,29 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
 
 
 _ENDINGS = ("s", "es", "d", "ed", "ing")
+_SLOT_ZH = {a.name: a.zh for a in DEFAULT_ATTRIBUTES}
+_APPOSITION = re.compile(r"[,，(（]")
+
+
+def _head_said(value: str, evidence: str, attribute: str) -> bool:
+    """Whether the head of ``value``, the kind of thing it names (its last word), is said or is its slot's name.
+
+    A model names a kind the words never did: "奥数习题编辑" from "编一本奥数习题集", "zoning appeal attorney" from
+    "a zoning appeal brief" (most of the value said, not its head). A one-character suffix ("审计员" for "改做审计"),
+    the slot's own name ("raw vegan diet" as ``diet``) or a place after a comma ("Porto Alegre, Brazil") adds none;
+    an English word may be said inflected or cut short ("teacher" in "I teach"), a Chinese one only as written.
+    """
+    said = normalize_value(evidence)
+    first = _APPOSITION.split(normalize_value(value))[0].strip()
+    slot = {*attribute.casefold().split("_"), _SLOT_ZH.get(attribute, "")} - {""}
+    if not first or first.replace(" ", "") in said.replace(" ", ""):
+        return True
+    if _CJK.search(first):  # the last two characters, or all but the last, said together ("编" is no "编辑")
+        chars, compact = "".join(_CJK.findall(first)), said.replace(" ", "")
+        return len(chars) < 3 or chars[-2:] in compact or chars[-3:-1] in compact or any(chars[-2:] in n for n in slot)
+    words = _WORD.findall(first)
+    short = {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
+    return len(words) < 2 or _word_said(words[-1], said, short) or words[-1] in slot
 
 
 def _word_said(word: str, said: str, short: set[str]) -> bool:
@@ -288,6 +311,8 @@ def grounded(fact: Fact, *, opening: bool = False) -> str | None:
         return None
     if not _value_said(fact.value, evidence, 0.5 if opening else 0.6):
         return f"the value {fact.value!r} is not in what was said"
+    if not opening and not _head_said(fact.value, evidence, fact.attribute or ""):
+        return f"the kind of thing {fact.value!r} names is not in what was said"
     self_fact = is_self_entity(fact.entity)
     name = bool(NAME_ATTRIBUTE.search(fact.attribute or ""))
     if self_fact and (
