@@ -148,6 +148,7 @@ class Statements:
             self._write(record, self.plan.added)
             self._own_words.add(record.id)
             self._supersede_stated(record)  # "我爸又换手机了，那台华为给我妈用了…" still ends the Huawei
+            self._restated_measures(record, content)  # "Pushed it to 2400m per session now" ends "each time 1500 m"
 
     def _as_said(self, fact: Fact, value: str | None) -> Fact:
         """A statement that copies the turn or states the value, for a value the turn does not say: the turn's words.
@@ -189,14 +190,15 @@ class Statements:
         its statement drops the old salary, which is kept as said then (archived, replaced by the new record).
         ``words``: the user's words, which may say the change the statement leaves out.
         """
-        if record.status is not MemoryStatus.ACTIVE or not record.entity or not quantities(record.content):
+        if record.status is not MemoryStatus.ACTIVE or not quantities(record.content):
             return
         if not (states_a_change(record.content) or states_a_change(words)):
             return
-        held = {r.id: r for r in self.store.list_records(self.ns, statuses=ACTIVE, entity=record.entity, now=self.at)}
+        entity = record.entity or "user"  # words kept for the user's facts have no entity
+        held = {r.id: r for r in self.store.list_records(self.ns, statuses=ACTIVE, entity=entity, now=self.at)}
         held |= self._touched  # this batch's writes, as they are now
         for old in held.values():
-            if old.slot in (None, record.slot) or old.entity != record.entity or old.status is not MemoryStatus.ACTIVE:
+            if old.slot in (None, record.slot) or old.entity != entity or old.status is not MemoryStatus.ACTIVE:
                 continue
             parts = CLAUSE.split(old.content)
             gone = [p for p in parts if restates_a_measure(record.content, p) and not value_said(old.value, p)]

@@ -240,17 +240,28 @@ def test_a_sentence_where_the_user_speaks_too_still_changes_the_job(embeddings: 
     assert "support engineer" not in block
 
 
+_FARTHER = "Pushed it to 9 km per outing now, coach says my stroke is cleaner."
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        pytest.param({"attribute": None, "value": None, "content": _FARTHER}, id="statement"),
+        pytest.param(  # the prompt's example echoed, not in the words: dropped, the words kept in its place
+            {"attribute": "editor", "value": "VS Code", "content": "The user now uses the VS Code editor."},
+            id="words-kept",
+        ),
+    ],
+)
 def test_a_distance_said_again_ends_the_clause_that_gave_it_in_another_language(
-    embeddings: Any, tmp_path: Path
+    embeddings: Any, tmp_path: Path, fact: dict[str, Any]
 ) -> None:
     rowing = (
         "2025-01-06",
         "我每周划四次船，每次 6 公里。",
         {"attribute": "sport", "value": "划船", "content": "The user rows four mornings a week, each time 6 km."},
     )
-    words = "Pushed it to 9 km per outing now, coach says my stroke is cleaner."
-    farther = ("2025-04-20", words, {"attribute": None, "value": None, "content": words})
-    memory = _told(embeddings, tmp_path, [rowing, farther])
+    memory = _told(embeddings, tmp_path, [rowing, ("2025-04-20", _FARTHER, fact)])
 
     block = memory.inject("How far do I row each time?", user_id="u", now="2025-05-01").text
 
