@@ -144,3 +144,24 @@ def test_a_name_question_about_the_askers_own_is_theirs(embeddings: Any, tmp_pat
     asked = "What's my little guy's name again? need it for the adoption paperwork"
     assert "Quillon" in memory.inject(asked, "ann", now=NOW).text
     assert memory.inject("What's the name of the longest river in Asia?", "ann", now=NOW).empty
+
+
+def test_a_question_about_something_of_the_users_by_its_name_gets_what_recurs_that_day(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    # "Pippin" names no person and says no "I": it is the user's bird, named in their records.
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="user", attribute="pet", value="cockatoo Pippin", content="The user has a cockatoo named Pippin."),
+        Fact(
+            entity="user", attribute="bird_trainer", value="Dara Lindqvist",
+            content="The user's cockatoo does flight training with Dara Lindqvist on Thursday evenings.",
+        ),
+        Fact(entity="user", attribute="job", value="cartographer", content="The user works as a cartographer."),
+    ]  # fmt: skip
+    memory.add_facts(facts, "ann", at=AT)
+
+    block = memory.inject("Pippin has a session Thursday. Who's running it?", "ann", now=NOW).text
+
+    assert "Lindqvist" in block
+    assert "cartographer" not in block
