@@ -237,14 +237,14 @@ def head_to_head_all(data: dict[str, Any]) -> str:
             "rent left inside the city's statement), a slot named apart from the one it changes (`job_title` beside "
             "`job`). A compound statement loses an old number when a later change gives the same measure again, "
             'by the word before it (the salary: "现在年薪 33 万" takes "年薪大概 28 万" out of the job\'s statement) '
-            'or, when the new number\'s words name nothing, by its unit (the swim: "Pushed it to 2400m per session '
+            "or, when the new number's words name nothing, by its unit (the swim: \"Pushed it to 2400m per session "
             'now" takes "each time 1500 meters" out of the sport\'s statement); "月租 4200" and "现在每个月 4850" are '
             "not read as one measure. The write path keeps an extraction that fails its check as a statement beside "
             "the current value rather than let it archive that value, so the old and the new are both shown, unless "
             "the rules read a slot from the same words (the commute: the model filed the e-bike under `editor`, the "
             "rules' `commute` stands in). Each line of our block names the slot and value its statement was filed "
-            "under; where a named line sits beside the user's words kept without a slot (the swim: \"sport: 游泳\" "
-            "beside \"Pushed it to 2400m per session now\"), the model answered from the named line.",
+            'under; where a named line sits beside the user\'s words kept without a slot (the swim: "sport: 游泳" '
+            'beside "Pushed it to 2400m per session now"), the model answered from the named line.',
             "",
             *_h2h_table(data),
             "",
