@@ -171,6 +171,38 @@ def test_an_in_law_is_found_by_the_words_for_them_not_by_the_parents(embeddings:
 
 
 @pytest.mark.parametrize(
+    ("stored", "query", "theirs"),
+    [
+        pytest.param("father", "周末带女儿去找外公，他下午一般在哪儿？", "老年活动中心", id="zh-father"),
+        pytest.param("father_in_law", "周末带女儿去找外公，他下午一般在哪儿？", "老年活动中心", id="zh-in-law"),
+        pytest.param(
+            "father_in_law",
+            "Taking the kids to see grandpa on Sunday, where is he usually then?",
+            "老年活动中心",
+            id="en",
+        ),
+    ],
+)
+def test_a_grandparent_said_for_the_children_is_the_users_parent_or_in_law(
+    embeddings: Any, tmp_path: Path, stored: str, query: str, theirs: str
+) -> None:
+    """A parent speaks of their own parent or in-law by the child's word for them ("带女儿去找外公", "take the
+    kids to see grandpa"): with no grandparent of the user's stored, that is the one it means."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity=stored, attribute="afternoons", value="老年活动中心", content="他每天下午去老年活动中心下棋。"),
+        Fact(entity="user", attribute="job", value="药剂师", content="用户是医院的药剂师。"),
+    ]
+    memory.add_facts(facts, "u", at="2024-03-18")
+
+    block = memory.inject(query, "u", now="2024-03-20").text
+    mine = memory.inject("我爷爷以前是做什么的？", "u", now="2024-03-20").text
+
+    assert theirs in block, block
+    assert theirs not in mine  # the user's own grandfather is no parent of theirs
+
+
+@pytest.mark.parametrize(
     ("text", "entity"),
     [
         ("Priyanka plays the oboe in the city orchestra.", "person_priyanka"),
