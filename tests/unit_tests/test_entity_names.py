@@ -202,6 +202,24 @@ def test_a_grandparent_said_for_the_children_is_the_users_parent_or_in_law(
     assert theirs not in mine  # the user's own grandfather is no parent of theirs
 
 
+def test_a_pet_name_for_someone_close_is_found_by_its_meaning(embeddings: Any, tmp_path: Path) -> None:
+    """ "my hubby" is no word of the relation vocabulary; its meaning is the husband's. A possessed word that is
+    only near a relation by its letters ("my housewarming" and the housemate) or by its topic is no one."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="husband", attribute="employer", value="Ferrovia", content="The user's husband works at Ferrovia."),
+        Fact(entity="housemate_ines", attribute="hobby", value="bouldering", content="Ines goes bouldering."),
+        Fact(entity="user", attribute="job", value="radiographer", content="The user is a radiographer."),
+    ]
+    memory.add_facts(facts, "u", at="2024-03-18")
+
+    hubby = memory.inject("Where does my hubby work these days?", "u", now="2024-03-20").text
+    party = memory.inject("What snacks should I get for my housewarming?", "u", now="2024-03-20").text
+
+    assert "Ferrovia" in hubby, hubby
+    assert "bouldering" not in party, party
+
+
 @pytest.mark.parametrize(
     ("text", "entity"),
     [
