@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ __all__ = [
     "is_self_entity",
     "mentioned_attributes",
     "query_entities",
+    "relatives_by_meaning",
     "value_in",
     "value_mentioned",
     "without_time",
@@ -324,7 +326,65 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
             if hit and (possessed or not loose):
                 found.add(entity)
                 break
-    return found
+    return found | _called_so_by_the_children(words, text, aliases, found)
+
+
+_KEYED = {r.key: r for r in RELATIONS}
+_CHILDS_WORDS = tuple(
+    (
+        frozenset(_KEYED[grand].forms()),
+        frozenset({*_KEYED[parent].words, *_KEYED[f"{parent}_in_law"].words, f"{parent} in law"}),
+    )
+    for grand, parent in (("grandfather", "father"), ("grandmother", "mother"))
+)
+"""A grandparent's words, and the words for the user's parent or parent-in-law whom the children call so."""
+_CHILDREN = frozenset(f for key in ("child", "son", "daughter") for f in _KEYED[key].forms())
+
+
+def _called_so_by_the_children(
+    words: Sequence[str], text: str, aliases: Mapping[str, tuple[set[str], set[str]]], found: set[str]
+) -> set[str]:
+    """The user's parents or in-laws named by the children's word for them ("带女儿去找外公", "the kids… grandpa").
+
+    Only beside a word for the children, and only when no grandparent of the user's own is among ``found``
+    ("我爷爷以前是做什么的？" asks about the user's grandfather).
+    """
+    if not any(_says(form, words, text) for form in _CHILDREN):
+        return set()
+    out: set[str] = set()
+    for grand, parents in _CHILDS_WORDS:
+        if any(_says(form, words, text) for form in grand) and not any(aliases[e][1] & grand for e in found):
+            out |= {e for e, (_, relations) in aliases.items() if relations & parents}
+    return out
+
+
+RELATION_NEAR = 0.72
+"""Cosine (bundled encoder) from a pet name the user possesses to a relation word of a stored person above which
+it names them: "hubby" is 0.81 to husband, "roomie" 0.75 to roommate, "wifey" 0.94 to wife, "kiddo" 0.81 to
+kid; "my family" is 0.69 to parents, "my nanny" 0.69 to child, "my party" 0.47 to partner."""
+_PET_NAME = re.compile(r"\b(?:my|our)\s+([a-z]{2,}(?:y|ie|ey|o))\b", re.IGNORECASE)
+"""A possessed word with a diminutive ending ("my hubby", "our roomie", "my kiddo"), as pet names for people are
+made; "my flatshare", "my friendship", "my tenant" end otherwise and are not looked up."""
+
+
+def relatives_by_meaning(
+    queries: Sequence[str], aliases: Mapping[str, tuple[set[str], set[str]]], embeddings: Any
+) -> set[str]:
+    """The people a pet name the relation vocabulary lacks names by its meaning ("my hubby": the husband)."""
+    said = {m.group(1).casefold() for q in queries for m in _PET_NAME.finditer(_unaccented(q))} - _EN_PERSON_FORMS
+    relations = sorted({r for _, rels in aliases.values() for r in rels if r.isascii() and " " not in r} - {PERSON})
+    if not said or not relations:
+        return set()
+    words = sorted(said)
+    matrix = TextVectors.of(embeddings).matrix([*words, *relations])
+    near = matrix[: len(words)] @ matrix[len(words) :].T >= RELATION_NEAR
+    named = {relations[j] for j in np.flatnonzero(near.any(axis=0))}
+    return {e for e, (_, rels) in aliases.items() if rels & named}
+
+
+def _says(form: str, words: Sequence[str], text: str) -> bool:
+    """Whether a query says a relation word: a whole English word, or Chinese characters anywhere."""
+    return form in words if form.isascii() else form in text
 
 
 def _names(attribute: str, spec: AttributeSpec | None) -> list[tuple[bool, tuple[str, ...] | str]]:

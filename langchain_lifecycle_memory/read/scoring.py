@@ -34,6 +34,7 @@ from langchain_lifecycle_memory.read.routing import (
     is_personal,
     mentioned_attributes,
     query_entities,
+    relatives_by_meaning,
     value_in,
 )
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot, micros
@@ -108,6 +109,7 @@ def _slot(
     for vector, offset in zip(q.vectors, q.offsets, strict=True):
         route = np.maximum(route, router.score_array(vector, names) - offset)
     targets = set().union(*(query_entities(t, snap.entity_alias) for t in q.texts))
+    targets = targets or relatives_by_meaning(q.texts, snap.entity_alias, router.embeddings)
     sure = bool(names) and float(route.max()) >= cal.route_ceiling  # a topic of the user's, asked for outright
     personal = bool(targets) or any(
         is_personal(t) or snap.index.mentions_known_name(t) or (sure and is_lookup(t)) for t in q.texts
