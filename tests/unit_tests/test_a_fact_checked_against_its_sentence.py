@@ -69,6 +69,16 @@ DRAFTER = (
     "我在设计院画施工图，是结构设计员。",
     {"attribute": "job", "value": "结构设计员", "content": "用户是结构设计员"},
 )
+TEACHER = (
+    "2025-01-08",
+    "我在一所小学教语文。",
+    {"attribute": "job", "value": "小学语文老师", "content": "用户是小学语文老师"},
+)
+SURVEYOR = (
+    "2025-01-08",
+    "I work as a land surveyor for the county.",
+    {"attribute": "job", "value": "land surveyor", "content": "The user is a land surveyor for the county."},
+)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +93,7 @@ DRAFTER = (
             ),
             "What do I do for work?",
             "paralegal",
-            id="en",
+            id="goal-en",
         ),
         pytest.param(
             DRAFTER,
@@ -94,11 +104,41 @@ DRAFTER = (
             ),
             "我现在是做什么的？",
             "结构设计员",
-            id="zh",
+            id="goal-zh",
+        ),
+        pytest.param(
+            TEACHER,
+            (
+                "2025-04-02",
+                "最近在给学校编一本奥数习题集，周末都搭进去了。",
+                {"attribute": "job", "value": "奥数习题编辑", "content": "用户是奥数习题编辑"},
+            ),
+            "我是做什么工作的？",
+            "小学语文老师",
+            id="head-zh",
+        ),
+        pytest.param(
+            SURVEYOR,
+            (
+                "2025-04-02",
+                "Spent the whole week on a zoning appeal brief, so tired.",
+                {
+                    "attribute": "job",
+                    "value": "zoning appeal attorney",
+                    "content": "The user is a zoning appeal attorney.",
+                },
+            ),
+            "What do I do for work?",
+            "land surveyor",
+            id="head-en",
         ),
     ],
 )
-def test_a_goal_does_not_replace_the_job(embeddings: Any, tmp_path: Path, first, then, question, held) -> None:
+def test_a_goal_or_an_unsaid_kind_does_not_replace_the_job(
+    embeddings: Any, tmp_path: Path, first, then, question, held
+) -> None:
+    # A goal ("studying to become…") is not held yet; a kind the sentence never said (奥数习题编辑 from "编一本奥数
+    # 习题集", a zoning appeal attorney from "a zoning appeal brief") is what the work was about, not the worker.
     memory = _told(embeddings, tmp_path, [first, then])
 
     block = memory.inject(question, user_id="u", now="2025-05-01").text
@@ -268,61 +308,6 @@ def test_a_distance_said_again_ends_the_clause_that_gave_it_in_another_language(
     assert "9 km" in block and "6 km" not in block, block
     assert [r.status.value for r in memory.list("u", statuses=None) if r.value == "划船"] == ["active"]
     assert any("6 km" in r.content for r in memory.list("u", statuses=None)), "the old distance is kept as history"
-
-
-TEACHER = (
-    "2025-01-08",
-    "我在一所小学教语文。",
-    {"attribute": "job", "value": "小学语文老师", "content": "用户是小学语文老师"},
-)
-SURVEYOR = (
-    "2025-01-08",
-    "I work as a land surveyor for the county.",
-    {"attribute": "job", "value": "land surveyor", "content": "The user is a land surveyor for the county."},
-)
-
-
-@pytest.mark.parametrize(
-    ("first", "then", "question", "held"),
-    [
-        pytest.param(
-            TEACHER,
-            (
-                "2025-04-02",
-                "最近在给学校编一本奥数习题集，周末都搭进去了。",
-                {"attribute": "job", "value": "奥数习题编辑", "content": "用户是奥数习题编辑"},
-            ),
-            "我是做什么工作的？",
-            "小学语文老师",
-            id="zh",
-        ),
-        pytest.param(
-            SURVEYOR,
-            (
-                "2025-04-02",
-                "Spent the whole week on a zoning appeal brief, so tired.",
-                {
-                    "attribute": "job",
-                    "value": "zoning appeal attorney",
-                    "content": "The user is a zoning appeal attorney.",
-                },
-            ),
-            "What do I do for work?",
-            "land surveyor",
-            id="en",
-        ),
-    ],
-)
-def test_a_value_whose_head_was_never_said_does_not_replace(
-    embeddings: Any, tmp_path: Path, first, then, question, held
-) -> None:
-    # The sentence says what the work is about (奥数习题, a zoning appeal), never the kind of worker the model named.
-    memory = _told(embeddings, tmp_path, [first, then])
-
-    block = memory.inject(question, user_id="u", now="2025-05-01").text
-
-    assert held in block
-    assert [r.status.value for r in memory.list("u", statuses=None) if r.value == held] == ["active"]
 
 
 @pytest.mark.parametrize(
