@@ -197,8 +197,8 @@ def score(
         kept = profile
     if for_user and cfg.situation:
         kept = kept | _situation(cfg, snap, eligible, about)
-    named = for_user or any(map(snap.index.mentions_known_name, q.texts))  # "Wattle has a lesson Tuesday"
-    if named and (asked := sum(1 << d for t in q.texts for d in weekdays(t, every=False))):
+    asked = sum(1 << d for t in q.texts for d in weekdays(t, every=False))
+    if asked and (for_user or any(map(snap.index.mentions_known_name, q.texts))):  # or "Wattle has a lesson Tuesday"
         kept = kept | (eligible & about & (snap.days & asked > 0))  # "free on Sunday?": what recurs on Sundays
     if targets and cfg.news and kept.any():
         kept = kept | _news(cfg, snap, eligible & about, kept)
