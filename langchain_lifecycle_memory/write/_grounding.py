@@ -120,11 +120,18 @@ def _value_said(value: str, evidence: str, share: float = 0.6) -> bool:
     words = _WORD.findall(value)
     # A word is said in full, cut short ("Mon/Wed/Fri" for Monday, Wednesday and Friday; "hep A" for hepatitis A)
     # or inflected ("bike" said as "biking", "skate" as "skating").
-    short = {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
+    short = _short_words(said)
     return bool(words) and sum(_word_said(w, said, short) for w in words) >= share * len(words)
 
 
 _ENDINGS = ("s", "es", "d", "ed", "ing")
+
+
+def _short_words(said: str) -> set[str]:
+    """The words of ``said`` that a value's word may be a cut-short or inflected form of (:func:`_word_said`)."""
+    return {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
+
+
 _SLOT_ZH = {a.name: a.zh for a in DEFAULT_ATTRIBUTES}
 _APPOSITION = re.compile(r"[,，(（]")
 
@@ -146,7 +153,7 @@ def _head_said(value: str, evidence: str, attribute: str) -> bool:
         chars, compact = "".join(_CJK.findall(first)), said.replace(" ", "")
         return len(chars) < 3 or chars[-2:] in compact or chars[-3:-1] in compact or any(chars[-2:] in n for n in slot)
     words = _WORD.findall(first)
-    short = {w for w in _WORD.findall(said) if len(w) >= 3 and not w.isdigit() and w not in EN_FUNCTION_WORDS}
+    short = _short_words(said)
     return len(words) < 2 or _word_said(words[-1], said, short) or words[-1] in slot
 
 

@@ -37,7 +37,7 @@ from langchain_lifecycle_memory.write._change import (
 from langchain_lifecycle_memory.write._lexicon import ZH_MEASURE, alternation, says_whole
 from langchain_lifecycle_memory.write._slot_names import stem, words
 
-__all__ = ["restates_held", "superseded_by_change"]
+__all__ = ["entity_of", "restates_held", "superseded_by_change"]
 
 _ENDS = re.compile(ENDED, re.IGNORECASE)
 _DURABLE = frozenset({"fact", "preference", "profile"})
@@ -219,7 +219,8 @@ def _the_slots(what: str, old: MemoryRecord) -> bool:
     return bool({stem(w) for w in said} & own or set(said) & _WHO_MOVES) or _word_named(str(old.value), what)
 
 
-def _entity(record: MemoryRecord) -> str:
+def entity_of(record: MemoryRecord) -> str:
+    """Whom ``record`` is about: its entity, the user when it has none (words kept for the user's facts)."""
     return record.entity or "user"
 
 
@@ -231,7 +232,7 @@ def _changed_again(new: MemoryRecord, similar: Sequence[tuple[MemoryRecord, floa
     same = [
         old
         for old, _ in similar
-        if old.id != new.id and old.slot is None and old.kind in _DURABLE and _entity(old) == _entity(new)
+        if old.id != new.id and old.slot is None and old.kind in _DURABLE and entity_of(old) == entity_of(new)
         and verb in old.content.casefold() and states_a_change(old.content)
     ]  # fmt: skip
     return max(same, key=lambda old: old.valid_from, default=None)
@@ -272,7 +273,7 @@ def superseded_by_change(
     if (again := _changed_again(new, similar)) is not None:
         return again
     if new.slot is None:  # a plan called off by its own words, however the encoder ranks the two
-        plans = (old for old, _ in similar if old.slot is not None and _entity(old) == _entity(new))
+        plans = (old for old, _ in similar if old.slot is not None and entity_of(old) == entity_of(new))
         if (plan := next((old for old in plans if _calls_off(old, new)), None)) is not None:
             return plan
         # "…, no more tackle shop!" in news of a new job: an ending in nothing but a remark's words ends it
@@ -314,7 +315,7 @@ def superseded_by_change(
 
 def _durable_of(old: MemoryRecord, new: MemoryRecord) -> bool:
     """Whether ``old`` is a lasting statement (or words kept for the facts they state) of ``new``'s entity."""
-    return bool(old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)) and _entity(old) == _entity(new)
+    return bool(old.kind in _DURABLE or old.metadata.get(KEPT_WORDS)) and entity_of(old) == entity_of(new)
 
 
 def _calls_off(plan: MemoryRecord, new: MemoryRecord) -> bool:

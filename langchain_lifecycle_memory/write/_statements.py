@@ -39,7 +39,7 @@ from langchain_lifecycle_memory.write._denial import meant_instead
 from langchain_lifecycle_memory.write._grounding import OWN_WORDS_LIMIT, copied, retold, value_said
 from langchain_lifecycle_memory.write._people import as_known, refile
 from langchain_lifecycle_memory.write._plan import UpdateConfig, UpdatePlan, calibrated
-from langchain_lifecycle_memory.write._replaced import superseded_by_change
+from langchain_lifecycle_memory.write._replaced import entity_of, superseded_by_change
 
 if TYPE_CHECKING:
     from langchain_lifecycle_memory.store.chroma_store import ChromaRecordStore
@@ -194,11 +194,11 @@ class Statements:
             return
         if not (states_a_change(record.content) or states_a_change(words)):
             return
-        entity = record.entity or "user"  # words kept for the user's facts have no entity
+        entity = entity_of(record)  # words kept for the user's facts have no entity
         held = {r.id: r for r in self.store.list_records(self.ns, statuses=ACTIVE, entity=entity, now=self.at)}
         held |= self._touched  # this batch's writes, as they are now
         for old in held.values():
-            if old.slot in (None, record.slot) or old.entity != entity or old.status is not MemoryStatus.ACTIVE:
+            if old.slot in (None, record.slot) or entity_of(old) != entity or old.status is not MemoryStatus.ACTIVE:
                 continue
             parts = CLAUSE.split(old.content)
             gone = [p for p in parts if restates_a_measure(record.content, p) and not value_said(old.value, p)]
