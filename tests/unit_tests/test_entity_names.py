@@ -132,6 +132,9 @@ def test_a_name_in_syllables_or_in_chinese_after_an_english_relation_reaches_tha
         ("mother-in-law", "mother_in_law"), ("Tomasz", "Tomasz"), ("sisterhood", "sisterhood"), ("user", "user"),
         # a Chinese relation word in pinyin, as a model writes it; one syllable ("ma") spells too many names
         ("popo", "mother_in_law"), ("sanshu", "uncle"), ("nuer_xiaohe", "daughter_xiaohe"), ("ma", "ma"),
+        # the in-laws a Chinese speaker names with a word of their own, and the elderly word for a spouse
+        ("女婿", "son_in_law"), ("儿媳妇", "daughter_in_law"), ("嫂子", "sister_in_law"), ("姐夫", "brother_in_law"),
+        ("老伴", "spouse"),
     ],
 )  # fmt: skip
 def test_a_relative_has_one_id_whatever_word_named_them(entity: str, canonical: str) -> None:
@@ -292,3 +295,20 @@ def test_someone_filed_under_a_bare_name_is_who_the_statements_say_not_the_user(
 
     assert "trade routes" in mine and "volcanic" not in mine, mine
     assert "volcanic" in his, his
+
+
+def test_a_relative_by_marriage_said_in_chinese_is_not_the_user(embeddings: Any, tmp_path: Path) -> None:
+    """女婿, 嫂子, 姐夫, 老伴 name someone else: their job is not the user's, and asking for them finds it."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for turn in ["我在印刷厂做排版。", "我女婿在消防队当指导员。", "我姐夫在开货车跑长途。", "我老伴退休前是钳工。"]:
+        memory.add_messages([("user", turn)], "u", at="2024-05-02T09:00:00Z")
+
+    def block(query: str) -> str:
+        return memory.inject(query, "u", now="2024-05-06T09:00:00Z").text
+
+    mine = block("我是做什么工作的？")
+    assert "排版" in mine
+    assert not any(theirs in mine for theirs in ("消防队", "货车", "钳工"))
+    assert "消防队" in block("女婿现在在哪个单位？")
+    assert "货车" in block("姐夫是干什么的？")
+    assert "钳工" in block("老伴儿退休前做什么？")

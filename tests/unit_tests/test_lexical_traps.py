@@ -51,3 +51,38 @@ def test_questions_about_the_users_own_things_still_find_them(mem_store: Any) ->
     assert "Amazon" in memory.inject("Which company do I work for?", "u1", now=NOW).text
     assert "MacBook" in memory.inject("Is my Apple laptop good for video editing?", "u1", now=NOW).text
     assert "小米14" in memory.inject("我的小米手机电池不耐用怎么办？", "u1", now=NOW).text
+
+
+NAMED = [
+    {
+        "entity": "user",
+        "attribute": "pet",
+        "value": "Nutmeg",
+        "content": "The user's cat is called Nutmeg.",
+        "kind": "profile",
+    },
+    {"entity": "user", "attribute": "pet", "value": "Saffron", "content": "用户的狗叫 Saffron", "kind": "profile"},
+    {
+        "entity": "user",
+        "attribute": "car",
+        "value": "Ford Mustang",
+        "content": "The user drives a Ford Mustang.",
+        "kind": "fact",
+    },
+]
+
+
+def test_a_name_used_as_a_common_noun_is_not_the_named_thing(mem_store: Any) -> None:
+    """A pet or a car named after a common noun: the noun in lower case or in the plural names no pet, no car."""
+    memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
+    memory.add_facts(NAMED, "u1", at="2025-04-01T09:00:00Z")
+    for question in (
+        "How much grated nutmeg goes into a batch of eggnog?",
+        "Is saffron worth the price compared to turmeric?",
+        "Where do wild mustangs still roam in the US?",
+    ):
+        assert memory.search(question, "u1", now=NOW) == [], question
+    # the name as a name, or the user asking about their own, still finds them
+    assert "Nutmeg" in memory.inject("Nutmeg has been sneezing all week, should I worry?", "u1", now=NOW).text
+    assert "Saffron" in memory.inject("Can I give saffron a bit of cheese as a treat?", "u1", now=NOW).text
+    assert "Mustang" in memory.inject("When is my Mustang due for new tyres?", "u1", now=NOW).text
