@@ -312,3 +312,12 @@ def test_a_relative_by_marriage_said_in_chinese_is_not_the_user(embeddings: Any,
     assert "消防队" in block("女婿现在在哪个单位？")
     assert "货车" in block("姐夫是干什么的？")
     assert "钳工" in block("老伴儿退休前做什么？")
+
+
+@pytest.mark.parametrize(
+    ("text", "entity"),
+    [("我舅舅只抽旱烟。", "uncle"), ("老伴儿迷上了太极拳。", "spouse"), ("我小姨子只坐高铁。", "sister_in_law")],
+)
+def test_an_adverb_or_an_erhua_after_a_relative_is_not_their_name(text: str, entity: str) -> None:
+    """只 ("only") and the spoken 儿 after 老伴 were read as a given name (``uncle_只``, ``spouse_儿``)."""
+    assert {f.entity for f in extract_rule_facts(text)} == {entity}
