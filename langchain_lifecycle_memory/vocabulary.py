@@ -391,7 +391,7 @@ class Relation:
 RELATIONS: tuple[Relation, ...] = (
     Relation("wife", ("wife",), ("老婆=妻子", "妻子", "太太", "媳妇=妻子"), broader="spouse"),
     Relation("husband", ("husband",), ("老公=丈夫", "丈夫"), broader="spouse"),
-    Relation("spouse", ("spouse",), ("爱人", "伴侣")),
+    Relation("spouse", ("spouse",), ("爱人", "伴侣", "老伴")),
     Relation("partner", ("partner",), ("对象",)),
     Relation("fiance", ("fiance", "fiancee", "fiancé", "fiancée"), ("未婚夫", "未婚妻"), broader="partner"),
     Relation("girlfriend", ("girlfriend",), ("女朋友", "女友"), broader="partner"),
@@ -426,6 +426,10 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("nephew", ("nephew",), ("侄子", "外甥")),
     Relation("father_in_law", (), ("公公", "岳父")),  # English: any relation word takes "-in-law"
     Relation("mother_in_law", (), ("婆婆", "岳母")),
+    Relation("son_in_law", (), ("女婿",)),
+    Relation("daughter_in_law", (), ("儿媳", "儿媳妇")),
+    Relation("brother_in_law", (), ("姐夫", "妹夫", "大伯子", "小叔子", "大舅子", "小舅子")),
+    Relation("sister_in_law", (), ("嫂子", "弟媳", "大姑子", "小姑子", "大姨子", "小姨子")),
     Relation("friend", ("friend", "buddy", "pal"), ("朋友", "好朋友", "闺蜜", "发小", "兄弟"), False),
     Relation("best_friend", ("best friend",), (), False, broader="friend"),
     Relation("colleague", ("colleague", "coworker", "co-worker"), ("同事",), False),

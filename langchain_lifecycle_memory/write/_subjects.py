@@ -79,7 +79,13 @@ _ZH_REST = (
 )
 """What follows whom a Chinese clause is about: a verb, an adverb or a time, and the rest of the clause."""
 ZH_PERSON = re.compile(
-    "^" + ZH_MY + _ZH_RANK + r"(?P<rel>" + ZH_REL + r")(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??" + _ZH_REST
+    "^"
+    + ZH_MY
+    + _ZH_RANK
+    + r"(?P<rel>"
+    + ZH_REL
+    + r")儿?(?P<name>[\u4e00-\u9fff]{1,3}?|\s*[A-Z][a-z]+\s*)??只?"
+    + _ZH_REST
 )
 _ZH_NAME_FIRST = re.compile(r"^(?P<name>[阿小老][\u4e00-\u9fff])" + _ZH_REST)
 """A clause led by a given name with its diminutive ("阿杰喜欢打篮球", "小芳搬去成都了"): about that person."""
@@ -131,6 +137,8 @@ _ZH_DONE = r"(?:刚刚?|终于|已经)(?:把|[\u4e00-\u9fff](?:了|过|下来|�
 _ZH_AT = r"^" + _ZH_WHEN + r"在[\u4e00-\u9fffA-Za-z0-9 ]{2,12}?(?:当|做|教|上班|工作|上学|读|实习|打工)"
 _ZH_ACT = re.compile(_ZH_NO_ONE_ELSE + r"(?:.*(?:" + _ZH_HABIT + "|" + _ZH_DONE + ")|" + _ZH_AT + ")")
 _NOT_NAME = re.compile(r"[说他她它们的是在和跟都也不很最就又还要会想刚去来把被给]")
+_ONE_CHAR_ACT = re.compile(r"[\u4e00-\u9fff](?:了|过|着)")
+"""A character and its aspect after one more: a two-character verb ("迷上了", "考过了"), not a name and a verb."""
 
 
 _NAMED_BY_EN = re.compile(
@@ -357,13 +365,15 @@ def clause_subject(
             remark = _ZH_NO_ONE.match(sentence) and not _ZH_ASKED.search(sentence) and not _ZH_REPLY.match(sentence)
             return Subject(speaker, sentence) if remark else None
         if m := ZH_PERSON.match(sentence):
-            name = m.group("name") or ""
+            name, rest, start = m.group("name") or "", m.group("rest"), m.start("rest")
             if _NOT_NAME.search(name):
                 return None
+            if len(name) == 1 and _ONE_CHAR_ACT.match(rest):  # "我妈迷上了…": 迷上 is the verb, not a name
+                name, rest, start = "", name + rest, m.start("name")
             rel = ZH_RELATIONS[m.group("rel")][0]
             name = romanize(name.strip()).casefold()  # "小芳" -> "fang", " Felix " -> "felix"
-            mention = sentence[: m.start("rest")].rstrip()
-            return Subject(f"{rel}_{name}" if name else rel, "我" + m.group("rest"), mention)
+            mention = sentence[:start].rstrip()
+            return Subject(f"{rel}_{name}" if name else rel, "我" + rest, mention)
         return Subject(speaker, sentence)
     text = EN_INTRO.sub("", sentence.strip())
     for pattern, repl in _EN_CONTRACTIONS:
