@@ -73,6 +73,7 @@ _EN_PERSONAL = frozenset(
     "i me my mine myself im ive id we us our ours user users "
     "give put recommend suggest help find book order remind plan pick choose get buy tell worth".split()
 )
+_FIRST_PERSON = frozenset("i me my mine myself im ive id we us our ours".split())
 _ZH_PERSONAL = (
     *("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点"),
     *("值得", "适合"),
@@ -212,6 +213,28 @@ def asks_for_the_user(query: str) -> bool:
     if _ASKS_LANGUAGE.search(query) and not possessed:
         return False
     return is_personal(query) and (possessed or not _ASKS_NAME.search(query))
+
+
+def said_as_a_noun(value: str, content: str, query: str) -> bool:
+    """Whether ``query`` says a thing's name only as the common noun it also is.
+
+    "How much grated nutmeg…" names no cat called Nutmeg, "wild mustangs" no Ford Mustang: a name is a capitalised
+    latin word of the value, capitalised in its statement too; said in lower case or in the plural, it is the noun.
+    ``False`` when the query says no such word, says one as written, or speaks of the user.
+    """
+    words = re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
+    if any(w.split("'")[0] in _FIRST_PERSON for w in words) or re.search("[我咱俺]", query):
+        return False  # "can I give saffron some cheese?": the user's own may be meant
+    said = False
+    for word in re.findall(r"\b[A-Z][a-z]{2,}\b", value):
+        if word not in content:
+            continue
+        stem = word[:-1] if word.endswith("y") else word
+        for m in re.finditer(rf"\b{stem}(y|ies|s|es)?\b" if stem != word else rf"\b{word}(s|es)?\b", query, re.I):
+            if m.group() == word:
+                return False
+            said = True
+    return said
 
 
 def value_mentioned(query: str, value: str | None) -> bool:

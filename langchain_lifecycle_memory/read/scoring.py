@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.read.routing import (
     mentioned_attributes,
     query_entities,
     relatives_by_meaning,
+    said_as_a_noun,
     value_in,
 )
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot, micros
@@ -184,11 +185,15 @@ def score(
     about = _naming(snap, targets) if targets else ~snap.entity_mask(snap.other_entities)
     factor = np.where(about, 1.0, cfg.other_entity_factor)
     fused = fuse_calibrated_array(channels, weights) * factor
+    nouns = _nouns(snap, q.text, bm25 > 0)  # "how much nutmeg goes in eggnog?" asks of no cat called Nutmeg
+    by_noun = bool(nouns) and bool((fused[nouns] >= opts.min_score).any())  # and would have found it
+    fused[nouns] = 0.0
     matched = fused >= opts.min_score
     kept = (eligible & matched) | _successors(snap, eligible, ~eligible & matched)
     if cfg.set_members and kept.any():
         kept = kept | _members(snap, eligible, kept)
-    for_user = bool(targets) or any(asks_for_the_user(t) for t in q.texts)
+    # a question found only by the thing a name of theirs also names ("is saffron worth it?") is not for the user
+    for_user = bool(targets) or (not by_noun and any(asks_for_the_user(t) for t in q.texts))
     household = about
     if any(map(is_collective, q.texts)):  # "Should we take the kids…", "a party for my kids": the family's facts count
         household = np.ones(len(snap), dtype=bool)
@@ -221,6 +226,12 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+def _nouns(snap: Snapshot, query: str, found: np.ndarray) -> list[int]:
+    """The records among ``found`` whose name the query says only as a common noun (``said_as_a_noun``)."""
+    rows = snap.rows
+    return [p for p in np.flatnonzero(found) if rows[p].value and said_as_a_noun(rows[p].value, rows[p].content, query)]
 
 
 def _successors(snap: Snapshot, eligible: np.ndarray, matched: np.ndarray) -> np.ndarray:
