@@ -86,3 +86,11 @@ def test_a_name_used_as_a_common_noun_is_not_the_named_thing(mem_store: Any) -> 
     assert "Nutmeg" in memory.inject("Nutmeg has been sneezing all week, should I worry?", "u1", now=NOW).text
     assert "Saffron" in memory.inject("Can I give saffron a bit of cheese as a treat?", "u1", now=NOW).text
     assert "Mustang" in memory.inject("When is my Mustang due for new tyres?", "u1", now=NOW).text
+
+
+def test_a_how_to_asks_of_the_noun_even_when_it_says_i(mem_store: Any) -> None:
+    """ "How can I tell…" is anyone's "I": the noun is still the noun; the name as written is still the pet."""
+    memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
+    memory.add_facts(NAMED, "u1", at="2025-04-01T09:00:00Z")
+    assert memory.search("How can I tell if saffron threads are real or dyed?", "u1", now=NOW) == []
+    assert "Nutmeg" in memory.inject("How do I get Nutmeg to stop scratching the sofa?", "u1", now=NOW).text
