@@ -220,11 +220,13 @@ def said_as_a_noun(value: str, content: str, query: str) -> bool:
 
     "How much grated nutmeg…" names no cat called Nutmeg, "wild mustangs" no Ford Mustang: a name is a capitalised
     latin word of the value, capitalised in its statement too; said in lower case or in the plural, it is the noun.
-    ``False`` when the query says no such word, says one as written, or speaks of the user.
+    ``False`` when the query says no such word, says one as written, or speaks of the user (a how-to's "I" is
+    anyone's).
     """
     words = re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
-    if any(w.split("'")[0] in _FIRST_PERSON for w in words) or re.search("[我咱俺]", query):
-        return False  # "can I give saffron some cheese?": the user's own may be meant
+    speaks = any(w.split("'")[0] in _FIRST_PERSON for w in words) or re.search("[我咱俺]", query)
+    if speaks and not (_HOW_TO.match(query) and not _POSSESSED.search(query)):
+        return False  # "can I give saffron some cheese?": the user's own may be meant ("how can I tell…": anyone's)
     said = False
     for word in re.findall(r"\b[A-Z][a-z]{2,}\b", value):
         if word not in content:
