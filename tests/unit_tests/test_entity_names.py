@@ -321,3 +321,31 @@ def test_a_relative_by_marriage_said_in_chinese_is_not_the_user(embeddings: Any,
 def test_an_adverb_or_an_erhua_after_a_relative_is_not_their_name(text: str, entity: str) -> None:
     """只 ("only") and the spoken 儿 after 老伴 were read as a given name (``uncle_只``, ``spouse_儿``)."""
     assert {f.entity for f in extract_rule_facts(text)} == {entity}
+
+
+@pytest.mark.parametrize(
+    ("query", "theirs"),
+    [("What's my niece's name again?", "Linnea"), ("侄子叫什么来着？", "糖葫芦"), ("Any gift ideas for my grandson?", "kites")],
+)  # fmt: skip
+def test_a_relative_named_through_another_is_found_through_them(
+    embeddings: Any, tmp_path: Path, query: str, theirs: str
+) -> None:
+    """A niece is a sibling's daughter, a grandson a child's son: with none stored under that word, the facts of
+    the one they are named through answer, and the user's own child is no niece."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(
+            entity="sister", attribute="daughter", value="Linnea", content="The user's sister has a daughter, Linnea."
+        ),
+        Fact(entity="brother", attribute="儿子", value="糖葫芦", content="用户的哥哥有个儿子，小名叫糖葫芦。"),
+        Fact(
+            entity="son", attribute="child_hobby", value="kites", content="The user's son's boy is crazy about kites."
+        ),
+        Fact(entity="user", attribute="child", value="Ottavio", content="The user's own child is Ottavio."),
+    ]
+    memory.add_facts(facts, "u", at="2024-03-18")
+
+    block = memory.inject(query, "u", now="2024-03-20").text
+
+    assert theirs in block, block
+    assert "Ottavio" not in block
