@@ -351,7 +351,8 @@ def query_entities(query: str, aliases: Mapping[str, tuple[set[str], set[str]]])
             if hit and (possessed or not loose):
                 found.add(entity)
                 break
-    return found | _called_so_by_the_children(words, text, aliases, found)
+    found |= _called_so_by_the_children(words, text, aliases, found)
+    return found | _named_through_another(words, text, aliases, found)
 
 
 _KEYED = {r.key: r for r in RELATIONS}
@@ -380,6 +381,31 @@ def _called_so_by_the_children(
     for grand, parents in _CHILDS_WORDS:
         if any(_says(form, words, text) for form in grand) and not any(aliases[e][1] & grand for e in found):
             out |= {e for e, (_, relations) in aliases.items() if relations & parents}
+    return out
+
+
+_THROUGH = tuple(
+    (frozenset(_KEYED[named].forms()), frozenset(f for key in through for f in _KEYED[key].forms()))
+    for named, through in (
+        *((n, ("brother", "sister")) for n in ("nephew", "niece")),
+        *((n, ("son", "daughter")) for n in ("grandson", "granddaughter", "grandchild")),
+        ("cousin", ("aunt", "uncle")),
+    )
+)
+"""A relative's words, and the words for the one they are named through: a niece is a sibling's daughter."""
+
+
+def _named_through_another(
+    words: Sequence[str], text: str, aliases: Mapping[str, tuple[set[str], set[str]]], found: set[str]
+) -> set[str]:
+    """The siblings for "my niece", the children for "my grandson": whom a relative is named through.
+
+    Only when no one stored is called so: then the answer is in their facts ("The user's sister has a daughter").
+    """
+    out: set[str] = set()
+    for named, through in _THROUGH:
+        if any(_says(form, words, text) for form in named) and not any(aliases[e][1] & named for e in found):
+            out |= {e for e, (_, relations) in aliases.items() if relations & through}
     return out
 
 
