@@ -26,6 +26,7 @@ from langchain_lifecycle_memory.read.fusion import (
     fuse_calibrated_array,
     lifecycle_decision,
 )
+from langchain_lifecycle_memory.read.people import query_entities, relatives_by_meaning
 from langchain_lifecycle_memory.read.routing import (
     AttributeRouter,
     asks_for_the_user,
@@ -33,8 +34,6 @@ from langchain_lifecycle_memory.read.routing import (
     is_lookup,
     is_personal,
     mentioned_attributes,
-    query_entities,
-    relatives_by_meaning,
     said_as_a_noun,
     value_in,
 )

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from langchain_lifecycle_memory.read.lexical import LexicalIndex
-from langchain_lifecycle_memory.read.routing import entity_aliases, is_other_person, is_self_entity, value_in
+from langchain_lifecycle_memory.read.people import entity_aliases, is_other_person
+from langchain_lifecycle_memory.read.routing import is_self_entity, value_in
 from langchain_lifecycle_memory.read.vectors import unit
 from langchain_lifecycle_memory.schema import MemoryRecord, MemoryStatus, ensure_aware, normalize_value
 from langchain_lifecycle_memory.store.slots import SET, cardinality, out_of_line_groups, resolve_current

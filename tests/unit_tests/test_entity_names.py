@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
-from langchain_lifecycle_memory.read.routing import entity_aliases, query_entities
+from langchain_lifecycle_memory.read.people import entity_aliases, query_entities
 from langchain_lifecycle_memory.schema import is_self_entity
 from langchain_lifecycle_memory.write._rules import extract_rule_facts
 
@@ -325,8 +325,12 @@ def test_an_adverb_or_an_erhua_after_a_relative_is_not_their_name(text: str, ent
 
 @pytest.mark.parametrize(
     ("query", "theirs"),
-    [("What's my niece's name again?", "Linnea"), ("侄子叫什么来着？", "糖葫芦"), ("Any gift ideas for my grandson?", "kites")],
-)  # fmt: skip
+    [
+        ("What's my niece's name again?", "Linnea"),
+        ("侄子叫什么来着？", "糖葫芦"),
+        ("Any gift ideas for my grandson?", "kites"),
+    ],
+)
 def test_a_relative_named_through_another_is_found_through_them(
     embeddings: Any, tmp_path: Path, query: str, theirs: str
 ) -> None:
