@@ -682,6 +682,17 @@ def test_signing_up_for_a_class_is_one_more_held() -> None:
     assert holds_one_of("给朵朵报了个少儿口才班，周日下午。")
 
 
+def test_one_more_named_as_it_came_is_held_not_the_one_named(embeddings: Any) -> None:
+    """ "添了盆…叫…" names what was added, not who fills a role ("用户家的家政阿姨是小琴"): the orchid joins the
+    plants, and the first one stays."""
+    assert holds_one_of("用户的阳台添了盆蝴蝶兰叫小紫")
+    assert not holds_one_of("用户家的家政阿姨是小琴")
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", "阳台盆栽", "三角梅", "用户的阳台上种着一盆三角梅")], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", "阳台盆栽", "蝴蝶兰", "用户的阳台添了盆蝴蝶兰叫小紫")], "u", at="2024-02-01")
+    assert _active(memory, "user", "阳台盆栽") == ["三角梅", "蝴蝶兰"]
+
+
 @pytest.mark.parametrize(
     ("first", "later", "old", "new"),
     [
