@@ -43,7 +43,7 @@ def says_only(content: str, value: str | None) -> bool:
 
 
 _NAMES_THE_ONE = re.compile(
-    r"(?:\b(?:my|our|his|her|their)|'s)\s+(?:[\w'-]+\s+){0,3}?(?:is|was)\b|的[^有，。,；;！!？?]{1,10}?(?:是|叫)",
+    r"(?:\b(?:my|our|his|her|their)|'s)\s+(?:[\w'-]+\s+){0,3}?(?:is|was)\b|的[^有了，。,；;！!？?]{1,10}?(?:是|叫)",
     re.IGNORECASE,
 )
 _CLASSIFIER = r"[一两几]\s*[台张个款只盆家辆部件把双套份门项本枚块]"
