@@ -799,3 +799,31 @@ def test_a_change_near_no_statement_replaces_the_slot_whose_name_is_nearest(embe
         [_fact("user", "timepiece", "Tudor Black Bay", "用户现在戴一块 Tudor Black Bay。")], "u", at="2024-06-01"
     )
     assert _active(memory, "user", "wristwatch") == ["Tudor Black Bay"]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "first", "second", "both"),
+    [
+        (
+            "classmate",
+            ("Sunniva", "Sunniva sat next to the user in the glazing workshop."),
+            ("Beto", "Beto from the glazing workshop drives the user home on Thursdays."),
+            True,
+        ),
+        ("同事", ("老郑", "老郑和用户在同一个教研组"), ("阿兰", "阿兰是用户教研组新来的"), True),
+        (
+            "landlord",
+            ("Mrs. Abiodun", "The user's landlord is Mrs. Abiodun."),
+            ("Mr. Lindahl", "The user's landlord is Mr. Lindahl."),
+            False,
+        ),
+    ],
+)
+def test_people_one_has_many_of_are_a_set_and_one_has_one_of_are_not(
+    embeddings: Any, attribute: str, first: tuple[str, str], second: tuple[str, str], both: bool
+) -> None:
+    """A second classmate or colleague is one more person, not a replacement of the first; a second landlord is."""
+    memory = _memory(embeddings)
+    memory.add_facts([_fact("user", attribute, *first)], "u", at="2024-01-01")
+    memory.add_facts([_fact("user", attribute, *second)], "u", at="2024-02-01")
+    assert _active(memory, "user", attribute) == (sorted([first[0], second[0]]) if both else [second[0]])
