@@ -371,6 +371,8 @@ class Relation:
     possessed ("my friend") or named."""
     broader: str | None = None
     """A relation whose words name this person too ("my spouse", "爱人" for a wife or a husband)."""
+    one: bool = False
+    """One person at a time holds it (a wife, a landlord); of the others one can have many (classmates, 同事)."""
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -389,13 +391,13 @@ class Relation:
 
 
 RELATIONS: tuple[Relation, ...] = (
-    Relation("wife", ("wife",), ("老婆=妻子", "妻子", "太太", "媳妇=妻子"), broader="spouse"),
-    Relation("husband", ("husband",), ("老公=丈夫", "丈夫"), broader="spouse"),
-    Relation("spouse", ("spouse",), ("爱人", "伴侣", "老伴")),
-    Relation("partner", ("partner",), ("对象",)),
-    Relation("fiance", ("fiance", "fiancee", "fiancé", "fiancée"), ("未婚夫", "未婚妻"), broader="partner"),
-    Relation("girlfriend", ("girlfriend",), ("女朋友", "女友"), broader="partner"),
-    Relation("boyfriend", ("boyfriend",), ("男朋友", "男友"), broader="partner"),
+    Relation("wife", ("wife",), ("老婆=妻子", "妻子", "太太", "媳妇=妻子"), broader="spouse", one=True),
+    Relation("husband", ("husband",), ("老公=丈夫", "丈夫"), broader="spouse", one=True),
+    Relation("spouse", ("spouse",), ("爱人", "伴侣", "老伴"), one=True),
+    Relation("partner", ("partner",), ("对象",), one=True),
+    Relation("fiance", ("fiance", "fiancee", "fiancé", "fiancée"), ("未婚夫", "未婚妻"), broader="partner", one=True),
+    Relation("girlfriend", ("girlfriend",), ("女朋友", "女友"), broader="partner", one=True),
+    Relation("boyfriend", ("boyfriend",), ("男朋友", "男友"), broader="partner", one=True),
     Relation("sister", ("sister", "sis"), ("姐姐", "妹妹", "姐", "妹")),
     Relation("brother", ("brother", "bro"), ("哥哥", "弟弟", "哥", "弟")),
     Relation("son", ("son", "stepson"), ("儿子",), broader="child"),
@@ -407,12 +409,14 @@ RELATIONS: tuple[Relation, ...] = (
         ("mother", "mom", "mum", "mama", "stepmother"),
         ("妈妈", "母亲", "老妈=妈妈", "妈=妈妈"),
         broader="parent",
+        one=True,
     ),
     Relation(
         "father",
         ("father", "dad", "daddy", "papa", "stepfather"),
         ("爸爸", "父亲", "老爸=爸爸", "爸=爸爸"),
         broader="parent",
+        one=True,
     ),
     Relation("grandmother", ("grandmother", "grandma", "granny"), ("奶奶", "外婆", "姥姥")),
     Relation("grandfather", ("grandfather", "grandpa"), ("爷爷", "外公", "姥爷")),
@@ -424,23 +428,23 @@ RELATIONS: tuple[Relation, ...] = (
     Relation("cousin", ("cousin",), ("表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "堂妹", "堂弟")),
     Relation("niece", ("niece",), ("侄女", "外甥女")),
     Relation("nephew", ("nephew",), ("侄子", "外甥")),
-    Relation("father_in_law", (), ("公公", "岳父")),  # English: any relation word takes "-in-law"
-    Relation("mother_in_law", (), ("婆婆", "岳母")),
+    Relation("father_in_law", (), ("公公", "岳父"), one=True),  # English: any relation word takes "-in-law"
+    Relation("mother_in_law", (), ("婆婆", "岳母"), one=True),
     Relation("son_in_law", (), ("女婿",)),
     Relation("daughter_in_law", (), ("儿媳", "儿媳妇")),
     Relation("brother_in_law", (), ("姐夫", "妹夫", "大伯子", "小叔子", "大舅子", "小舅子")),
     Relation("sister_in_law", (), ("嫂子", "弟媳", "大姑子", "小姑子", "大姨子", "小姨子")),
     Relation("friend", ("friend", "buddy", "pal"), ("朋友", "好朋友", "闺蜜", "发小", "兄弟"), False),
-    Relation("best_friend", ("best friend",), (), False, broader="friend"),
+    Relation("best_friend", ("best friend",), (), False, broader="friend", one=True),
     Relation("colleague", ("colleague", "coworker", "co-worker"), ("同事",), False),
-    Relation("boss", ("boss",), ("老板", "领导", "上司"), False),
-    Relation("manager", ("manager",), (), False, broader="boss"),
+    Relation("boss", ("boss",), ("老板", "领导", "上司"), False, one=True),
+    Relation("manager", ("manager",), (), False, broader="boss", one=True),
     Relation("roommate", ("roommate", "flatmate", "housemate"), ("室友", "舍友"), False),
     Relation("neighbor", ("neighbor", "neighbour"), ("邻居",), False),
     Relation("classmate", ("classmate", "schoolmate"), ("同学",), False),
     Relation("teammate", ("teammate",), ("队友",), False),
     Relation("teacher", ("teacher", "tutor", "coach", "mentor"), ("老师", "教练", "导师"), False),
-    Relation("landlord", ("landlord", "landlady"), ("房东",), False),
+    Relation("landlord", ("landlord", "landlady"), ("房东",), False, one=True),
 )
 """The relation words of both languages, one source for extraction and retrieval."""
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemoryStatus, normalize_value
-from langchain_lifecycle_memory.vocabulary import AttributeSpec, weekdays
+from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec, weekdays
 from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
@@ -155,6 +155,9 @@ def decide_cardinality(
         if spec.kind == "preference" and fact.operation == "assert" and set_cue(fact.content) and not fact.switch:
             return "set"  # "also into the Lex Fridman podcast": a taste held beside the others
         return spec.cardinality
+    if _people_of_a_kind(attribute):  # "classmate", "neighbours", "同事": a second one is one more person…
+        changes = replaces is not None and fact.operation == "assert" and replaces(fact.content)
+        return "single" if (changes or fact.switch) and not set_cue(fact.content) else "set"  # …unless it took over
     if nearest is not None and (near := nearest(attribute)) is not None and near.cardinality == "set":
         return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
     if fact.cardinality:
@@ -174,6 +177,16 @@ def decide_cardinality(
         adds = one_more and not fact.switch and not replaces(fact.content) and not restates
         return "set" if adds else "single"
     return "single"
+
+
+_MANY = frozenset(w.casefold() for r in RELATIONS if not r.one for w in r.words)
+"""The words of the relations one can have many of (vocabulary ``Relation.one``): classmates, neighbours, 同事."""
+
+
+def _people_of_a_kind(attribute: str) -> bool:
+    """Whether a slot's name is a relation one has many of ("classmate", "neighbours", "同事"), not a landlord."""
+    name = attribute.casefold().replace("_", " ").strip()
+    return name in _MANY or (name.endswith("s") and name[:-1] in _MANY)
 
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")

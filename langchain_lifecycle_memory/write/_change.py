@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from langchain_lifecycle_memory.vocabulary import RELATIONS
 from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_whole
 
 __all__ = [
@@ -34,7 +35,8 @@ Chinese characters): "banks with Harborline" / "closed my Harborline account" is
 
 _EN_CHANGE = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|transferr(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)"
-    r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no (?:longer|more)"
+    r"|relocat(?:ed|ing)|promoted|upgraded|(?<!\ba )(?<!\bthe )retired|closed|quit|stopped|instead|anymore|any more"
+    r"|no (?:longer|more)"
     r"|nowadays"
     r"|raised|lowered|increased|decreased|went (?:up|down)|down to"
     r"|these days|now)\b"
@@ -42,8 +44,13 @@ _EN_CHANGE = re.compile(
     re.IGNORECASE,
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
+_ZH_NEW = re.compile(
+    "新(?:" + "|".join(sorted({w for r in RELATIONS for w in r.words if not w.isascii()}, key=len)[::-1]) + ")"
+)
+"""新 before a relation word ("新室友", "新房东"), as "my new landlord" is said: someone took over."""
 ENDED = (
-    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|no more|anymore|any more)\b"
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|(?<!\ba )(?<!\bthe )retired|no longer|no more|anymore"
+    r"|any more)\b"
     r"|戒|辞职|离职|退休|不再"
 )
 """Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
@@ -98,6 +105,7 @@ def _changes(clause: str) -> bool:
     return bool(
         _EN_CHANGE.search(clause)
         or _EN_NEW.search(clause)
+        or _ZH_NEW.search(clause)
         or _ZH_CHANGE.search(clause)
         or ZH_NO_LONGER.search(clause)
         or GONE.search(clause)
