@@ -14,6 +14,7 @@ import numpy as np
 
 from langchain_lifecycle_memory.schema import Fact, MemoryRecord, MemoryStatus, normalize_value
 from langchain_lifecycle_memory.vocabulary import RELATIONS, AttributeSpec, weekdays
+from langchain_lifecycle_memory.write._change import names_a_successor
 from langchain_lifecycle_memory.write._lexicon import CJK
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, same_head, stem, words
 
@@ -156,8 +157,8 @@ def decide_cardinality(
             return "set"  # "also into the Lex Fridman podcast": a taste held beside the others
         return spec.cardinality
     if _people_of_a_kind(attribute):  # "classmate", "neighbours", "同事": a second one is one more person…
-        changes = replaces is not None and fact.operation == "assert" and replaces(fact.content)
-        return "single" if (changes or fact.switch) and not set_cue(fact.content) else "set"  # …unless it took over
+        took_over = fact.switch or names_a_successor(fact.content) or _NAMES_THE_ONE.search(fact.content)
+        return "single" if took_over and not set_cue(fact.content) else "set"  # …not "my new mentor", "my mentor is"
     if nearest is not None and (near := nearest(attribute)) is not None and near.cardinality == "set":
         return "set"  # a name that means a set-valued attribute; a single-valued one decides nothing alone
     if fact.cardinality:

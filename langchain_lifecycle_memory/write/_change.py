@@ -17,8 +17,8 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_wh
 __all__ = [
     "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "ENDED", "FUNCTION", "GONE", "KEPT_WORDS",
     "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "ZH_NO_LONGER", "change_parts", "current_part",
-    "ended_part", "holds_now", "is_name", "named_things", "only_ends", "proper_names", "quantities",
-    "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
+    "ended_part", "holds_now", "is_name", "named_things", "names_a_successor", "only_ends", "proper_names",
+    "quantities", "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -35,8 +35,7 @@ Chinese characters): "banks with Harborline" / "closed my Harborline account" is
 
 _EN_CHANGE = re.compile(
     r"\b(?:switch(?:ed|ing)?|chang(?:ed|ing)|mov(?:ed|ing)|transferr(?:ed|ing)|replac(?:ed|ing)|swapp(?:ed|ing)"
-    r"|relocat(?:ed|ing)|promoted|upgraded|(?<!\ba )(?<!\bthe )retired|closed|quit|stopped|instead|anymore|any more"
-    r"|no (?:longer|more)"
+    r"|relocat(?:ed|ing)|promoted|upgraded|retired|closed|quit|stopped|instead|anymore|any more|no (?:longer|more)"
     r"|nowadays"
     r"|raised|lowered|increased|decreased|went (?:up|down)|down to"
     r"|these days|now)\b"
@@ -45,12 +44,13 @@ _EN_CHANGE = re.compile(
 )
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
 _ZH_NEW = re.compile(
-    "新(?:" + "|".join(sorted({w for r in RELATIONS for w in r.words if not w.isascii()}, key=len)[::-1]) + ")"
+    "新(?:"
+    + "|".join(sorted({w for r in RELATIONS for w in r.words if not w.isascii()}, key=lambda w: (-len(w), w)))
+    + ")"
 )
 """新 before a relation word ("新室友", "新房东"), as "my new landlord" is said: someone took over."""
 ENDED = (
-    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|(?<!\ba )(?<!\bthe )retired|no longer|no more|anymore"
-    r"|any more)\b"
+    r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|no more|anymore|any more)\b"
     r"|戒|辞职|离职|退休|不再"
 )
 """Words that end something ("I quit smoking", "我戒酒了"): what they end was true until then."""
@@ -97,6 +97,11 @@ def states_a_change(text: str) -> bool:
     Clause by clause: "只好换到云栖酒店，日子也挪到11月8日了" changes the venue though its second clause adds.
     """
     return any(_changes(clause) for clause in CLAUSE.split(text))
+
+
+def names_a_successor(text: str) -> bool:
+    """Whether ``text`` says someone or something new took the place ("my new landlord", "新室友", "现在和…合租")."""
+    return bool(_EN_NEW.search(text) or _ZH_NEW.search(text) or _NOW.search(text))
 
 
 def _changes(clause: str) -> bool:
