@@ -1,7 +1,8 @@
 """Cardinality: whether a slot holds one value or a set, and whether a new value is one more or a replacement.
 
-In order: the vocabulary, the extractor, the stored slot, then the fact's own words ("also", "bought a", "持有",
-things on other days of the week); otherwise single (a wrong set keeps a stale value current).
+In order: the vocabulary (its attributes, then relation words of people one has many of), the extractor, the
+stored slot, then the fact's own words ("also", "bought a", "持有", things on other days of the week); otherwise
+single (a wrong set keeps a stale value current).
 """
 
 from __future__ import annotations
