@@ -45,10 +45,13 @@ _EN_CHANGE = re.compile(
 _EN_NEW = re.compile(r"\bnew\b")  # lower case: "my new landlord", not "New York"
 _ZH_NEW = re.compile(
     "新(?:"
-    + "|".join(sorted({w for r in RELATIONS for w in r.words if not w.isascii()}, key=lambda w: (-len(w), w)))
+    + "|".join(
+        sorted({w for r in RELATIONS for w in r.words if not w.isascii() and len(w) > 1}, key=lambda w: (-len(w), w))
+    )
     + ")"
 )
-"""新 before a relation word ("新室友", "新房东"), as "my new landlord" is said: someone took over."""
+"""新 before a relation word ("新室友", "新房东"), as "my new landlord" is said: someone took over ("新弟子" is no
+new 弟: one-character forms are left out)."""
 ENDED = (
     r"\b(?:quit|quitting|stopped|gave up|given up|giving up|retired|no longer|no more|anymore|any more)\b"
     r"|戒|辞职|离职|退休|不再"
