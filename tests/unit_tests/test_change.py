@@ -606,6 +606,7 @@ def test_gai_before_a_verb_states_a_change_but_gai_tian_does_not() -> None:
     [
         ("用户的新房东姓俞", True),  # 新 before a relation word, as "my new landlord": someone took over
         ("小蒋是用户车间新来的", False),
+        ("用户的师父收了个新弟子", False),  # 新弟子 is no new 弟: a one-character form is left out
     ],
 )
 def test_a_new_relation_is_a_change(text: str, change: bool) -> None:
