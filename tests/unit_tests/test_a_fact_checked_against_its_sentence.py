@@ -59,26 +59,23 @@ def test_news_of_a_nephew_is_found_by_his_name_and_keeps_the_users_job(embedding
     assert [r.status.value for r in memory.list("u", statuses=None) if r.value == "室内设计师"] == ["active"]
 
 
-PARALEGAL = (
-    "2025-01-08",
-    "I'm a paralegal at Quenby & Hart.",
-    {"attribute": "job", "value": "paralegal", "content": "The user is a paralegal at Quenby & Hart."},
+def _job(at: str, said: str, value: str, content: str) -> tuple[str, str, dict[str, str]]:
+    """A turn and the model's fact for it: the user's job."""
+    return at, said, {"attribute": "job", "value": value, "content": content}
+
+
+PARALEGAL = _job(
+    "2025-01-08", "I'm a paralegal at Quenby & Hart.", "paralegal", "The user is a paralegal at Quenby & Hart."
 )
-DRAFTER = (
-    "2025-01-08",
-    "我在设计院画施工图，是结构设计员。",
-    {"attribute": "job", "value": "结构设计员", "content": "用户是结构设计员"},
-)
-TEACHER = (
-    "2025-01-08",
-    "我在一所小学教语文。",
-    {"attribute": "job", "value": "小学语文老师", "content": "用户是小学语文老师"},
-)
-SURVEYOR = (
+DRAFTER = _job("2025-01-08", "我在设计院画施工图，是结构设计员。", "结构设计员", "用户是结构设计员")
+TEACHER = _job("2025-01-08", "我在一所小学教语文。", "小学语文老师", "用户是小学语文老师")
+SURVEYOR = _job(
     "2025-01-08",
     "I work as a land surveyor for the county.",
-    {"attribute": "job", "value": "land surveyor", "content": "The user is a land surveyor for the county."},
+    "land surveyor",
+    "The user is a land surveyor for the county.",
 )
+LATER = "2025-04-02"
 
 
 @pytest.mark.parametrize(
@@ -86,54 +83,28 @@ SURVEYOR = (
     [
         pytest.param(
             PARALEGAL,
-            (
-                "2025-04-02",
-                "Studying to become a patent agent, flashcards all over my desk.",
-                {"attribute": "job", "value": "patent agent", "content": "The user is a patent agent."},
-            ),
-            "What do I do for work?",
-            "paralegal",
-            id="goal-en",
+            _job(LATER, "Studying to become a patent agent, flashcards all over my desk.", "patent agent",
+                 "The user is a patent agent."),
+            "What do I do for work?", "paralegal", id="goal-en",
         ),
         pytest.param(
             DRAFTER,
-            (
-                "2025-04-02",
-                "最近在备考一级注册结构工程师，天天刷题。",
-                {"attribute": "job", "value": "一级注册结构工程师", "content": "用户是一级注册结构工程师"},
-            ),
-            "我现在是做什么的？",
-            "结构设计员",
-            id="goal-zh",
+            _job(LATER, "最近在备考一级注册结构工程师，天天刷题。", "一级注册结构工程师", "用户是一级注册结构工程师"),
+            "我现在是做什么的？", "结构设计员", id="goal-zh",
         ),
         pytest.param(
             TEACHER,
-            (
-                "2025-04-02",
-                "最近在给学校编一本奥数习题集，周末都搭进去了。",
-                {"attribute": "job", "value": "奥数习题编辑", "content": "用户是奥数习题编辑"},
-            ),
-            "我是做什么工作的？",
-            "小学语文老师",
-            id="head-zh",
+            _job(LATER, "最近在给学校编一本奥数习题集，周末都搭进去了。", "奥数习题编辑", "用户是奥数习题编辑"),
+            "我是做什么工作的？", "小学语文老师", id="head-zh",
         ),
         pytest.param(
             SURVEYOR,
-            (
-                "2025-04-02",
-                "Spent the whole week on a zoning appeal brief, so tired.",
-                {
-                    "attribute": "job",
-                    "value": "zoning appeal attorney",
-                    "content": "The user is a zoning appeal attorney.",
-                },
-            ),
-            "What do I do for work?",
-            "land surveyor",
-            id="head-en",
+            _job(LATER, "Spent the whole week on a zoning appeal brief, so tired.", "zoning appeal attorney",
+                 "The user is a zoning appeal attorney."),
+            "What do I do for work?", "land surveyor", id="head-en",
         ),
     ],
-)
+)  # fmt: skip
 def test_a_goal_or_an_unsaid_kind_does_not_replace_the_job(
     embeddings: Any, tmp_path: Path, first, then, question, held
 ) -> None:
@@ -148,14 +119,11 @@ def test_a_goal_or_an_unsaid_kind_does_not_replace_the_job(
 
 
 def test_a_goal_reached_replaces_the_job(embeddings: Any, tmp_path: Path) -> None:
-    then = (
+    then = _job(
         "2025-09-12",
         "Passed the exam! I'm a registered patent agent now.",
-        {
-            "attribute": "job",
-            "value": "registered patent agent",
-            "content": "The user is now a registered patent agent.",
-        },
+        "registered patent agent",
+        "The user is now a registered patent agent.",
     )
     memory = _told(embeddings, tmp_path, [PARALEGAL, then])
 
