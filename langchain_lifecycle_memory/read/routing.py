@@ -26,17 +26,18 @@ __all__ = [
     "is_personal",
     "is_self_entity",
     "mentioned_attributes",
+    "said_as_a_noun",
+    "speaks_of_the_user",
     "value_in",
     "value_mentioned",
     "without_time",
 ]
 
 
-_EN_PERSONAL = frozenset(
-    "i me my mine myself im ive id we us our ours user users "
-    "give put recommend suggest help find book order remind plan pick choose get buy tell worth".split()
-)
 _FIRST_PERSON = frozenset("i me my mine myself im ive id we us our ours".split())
+_EN_PERSONAL = _FIRST_PERSON | frozenset(
+    "user users give put recommend suggest help find book order remind plan pick choose get buy tell worth".split()
+)
 _ZH_PERSONAL = (
     *("我", "俺", "咱", "用户", "帮", "给", "推荐", "替", "提醒", "安排", "挑", "选", "订", "来点", "放点"),
     *("值得", "适合"),
@@ -90,8 +91,7 @@ def is_personal(query: str) -> bool:
     It says so ("my", "I", "我", "帮我", "recommend..."), leaves out its subject before a verb of intent
     ("想换辆新车…") or asks the assistant for advice ("…你觉得怎么样？").
     """
-    words = re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
-    if any(w.split("'")[0] in _EN_PERSONAL for w in words) or any(m in query for m in _ZH_PERSONAL):
+    if any(w.split("'")[0] in _EN_PERSONAL for w in _en_words(query)) or any(m in query for m in _ZH_PERSONAL):
         return True
     asks = _ELIDED_SPEAKER.search(query) or _ADVICE.search(query) or _ZH_TIMED_ASK.search(query.strip())
     return asks is not None
@@ -178,18 +178,28 @@ def asks_for_the_user(query: str) -> bool:
     return is_personal(query) and (possessed or not _ASKS_NAME.search(query))
 
 
+def _en_words(query: str) -> list[str]:
+    """The English words of a query, lower case ("the US" left out: it is no "us")."""
+    return re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
+
+
+def speaks_of_the_user(query: str) -> bool:
+    """Whether a query speaks of the user ("can I give saffron some cheese?"), so a name in it may be theirs.
+
+    A how-to's "I" is anyone's ("How can I tell if a mango is ripe?").
+    """
+    said = any(w.split("'")[0] in _FIRST_PERSON for w in _en_words(query)) or re.search("[我咱俺]", query)
+    return bool(said) and not (_HOW_TO.match(query) and not _POSSESSED.search(query))
+
+
 def said_as_a_noun(value: str, content: str, query: str) -> bool:
     """Whether ``query`` says a thing's name only as the common noun it also is.
 
     "How much grated nutmeg…" names no cat called Nutmeg, "wild mustangs" no Ford Mustang: a name is a capitalised
     latin word of the value, capitalised in its statement too; said in lower case or in the plural, it is the noun.
-    ``False`` when the query says no such word, says one as written, or speaks of the user (a how-to's "I" is
-    anyone's).
+    ``False`` when the query says no such word or says one as written. Ask :func:`speaks_of_the_user` first: a
+    question about the user may mean theirs.
     """
-    words = re.findall(r"[a-z']+", normalize_text(_COUNTRY.sub(" ", query)))
-    speaks = any(w.split("'")[0] in _FIRST_PERSON for w in words) or re.search("[我咱俺]", query)
-    if speaks and not (_HOW_TO.match(query) and not _POSSESSED.search(query)):
-        return False  # "can I give saffron some cheese?": the user's own may be meant ("how can I tell…": anyone's)
     said = False
     for word in re.findall(r"\b[A-Z][a-z]{2,}\b", value):
         if word not in content:

@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.read.routing import (
     is_personal,
     mentioned_attributes,
     said_as_a_noun,
+    speaks_of_the_user,
     value_in,
 )
 from langchain_lifecycle_memory.read.snapshot import OPEN, Snapshot, micros
@@ -229,6 +230,8 @@ def score(
 
 def _nouns(snap: Snapshot, query: str, found: np.ndarray) -> list[int]:
     """The records among ``found`` whose name the query says only as a common noun (``said_as_a_noun``)."""
+    if speaks_of_the_user(query):  # "can I give saffron some cheese?": the user's own may be meant
+        return []
     rows = snap.rows
     return [p for p in np.flatnonzero(found) if rows[p].value and said_as_a_noun(rows[p].value, rows[p].content, query)]
 
