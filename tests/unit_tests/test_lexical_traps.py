@@ -94,3 +94,21 @@ def test_a_how_to_asks_of_the_noun_even_when_it_says_i(mem_store: Any) -> None:
     memory.add_facts(NAMED, "u1", at="2025-04-01T09:00:00Z")
     assert memory.search("How can I tell if saffron threads are real or dyed?", "u1", now=NOW) == []
     assert "Nutmeg" in memory.inject("How do I get Nutmeg to stop scratching the sofa?", "u1", now=NOW).text
+
+
+GROOMING = [
+    ("2024-01-01T09:00:00Z", "pet", "Wiggum", "The user has a standard poodle named Wiggum."),
+    ("2024-02-01T09:00:00Z", "groomer", "Snip Street", "The user brings the dog to Snip Street every six weeks."),
+    ("2024-03-01T09:00:00Z", "pet", "Dorrit", "The user adopted a second poodle, Dorrit."),
+]
+
+
+def test_two_words_of_the_question_in_a_statement_back_a_word_match(mem_store: Any) -> None:
+    """A statement that holds two of the question's words is about it, however far apart their meanings read."""
+    memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
+    for at, attribute, value, content in GROOMING:
+        fact = {"entity": "user", "attribute": attribute, "value": value, "content": content, "kind": "fact"}
+        memory.add_facts([fact], "u1", at=at)
+    assert "Snip Street" in memory.inject("Where do I usually bring my dog for a trim?", "u1", now=NOW).text
+    # one word in common ("bring") is no such evidence
+    assert "Snip Street" not in memory.inject("Where should I bring my laptop for repairs?", "u1", now=NOW).text
