@@ -271,6 +271,37 @@ class LexicalIndex:
         """``idf`` of each of ``tokens`` that more than one indexed text holds."""
         return {t: self.idf(t) for t in tokens if self.doc_freq(t) > 1}
 
+    def shared_words(self, query: str) -> np.ndarray:
+        """How many of ``query``'s words each indexed text holds, one count per text.
+
+        A latin word counts once (stemmed, stopwords out); a Chinese word is a run of the query's bigrams that a
+        text holds one after another ("抛光用" holds 抛光 and 光用: one word), since bigrams overlap.
+        """
+        count = np.zeros(self.size, dtype=np.int64)
+        latin: set[str] = set()
+        for run in _RUN.findall(normalize_text(query).replace("用户", " ")):
+            if run[0] <= "z":
+                latin |= set() if run in _EN_STOPWORDS else {_stem(run)}
+                continue
+            before = np.zeros(self.size, dtype=bool)
+            for i in range(len(run) - 1):
+                held = self._holders(run[i : i + 2])
+                count += held & ~before
+                before = held
+        for word in latin:
+            count += self._holders(word)
+        return count
+
+    def _holders(self, token: str) -> np.ndarray:
+        """Which indexed texts hold the index term ``token``."""
+        held = np.zeros(len(self._alive), dtype=bool)
+        term = self._vocab.get(token)
+        if term is not None:
+            if term + 1 < len(self._indptr):
+                held[self._post_slots[self._indptr[term] : self._indptr[term + 1]]] = True
+            held[[slot for slot, _ in self._fresh.get(term, ())]] = True
+        return held if self._identity else held[self._order]
+
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Raw BM25 scores and coverages in [0, 1], one per indexed text."""
         tokens = list(dict.fromkeys(tokenize(query)))

@@ -45,6 +45,11 @@ from langchain_lifecycle_memory.vocabulary import weekdays
 
 __all__ = ["Query", "RetrievalOptions", "kept_if_live", "score"]
 
+SHARED_WORDS = 2
+"""Words of the query (``LexicalIndex.shared_words``) a statement must hold for its word match to count whatever
+its cosine: one shared word may be a homonym ("apple pie" and an Apple laptop), two are the same topic ("Where do I
+bring my dog for a trim?" and "brings the dog to Snip Street every six weeks", cosine 0.16)."""
+
 
 @dataclass
 class RetrievalOptions:
@@ -174,6 +179,8 @@ def score(
         cue[list(cue_scores)] = calibrate_array(np.array(list(cue_scores.values())), cal.route_floor, cal.route_ceiling)
         topic = np.maximum(topic, cue * damp)
     agree = calibrate_array(cosine, cal.agreement_floor, cal.agreement_ceiling)
+    words = np.max([snap.index.shared_words(t) for t in q.texts], axis=0) if n else np.zeros(0)
+    agree = np.where(words >= SHARED_WORDS, 1.0, agree)
     support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
     slot = np.where(snap.value_mentions(q.texts), np.maximum(topic, cal.value_mention * support), topic)
     episode = episodes.episode_scores(
