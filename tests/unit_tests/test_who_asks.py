@@ -165,3 +165,19 @@ def test_a_question_about_something_of_the_users_by_its_name_gets_what_recurs_th
 
     assert "Lindqvist" in block
     assert "cartographer" not in block
+
+
+def test_a_chinese_errand_that_asks_where_or_which_is_the_askers(embeddings: Any, tmp_path: Path) -> None:
+    """A verb that asks where or which with its subject left out ("去哪补", "推去哪修") is the asker's errand: their
+    lasting facts come; where or which asked of a thing by 在/是/出自 stays a question about the world."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    facts = [
+        Fact(entity="user", attribute="hardware_supplier", value="城南五金店", content="用户买五金配件都去城南五金店"),
+        Fact(entity="user", attribute="repair_shop", value="楼下维修点", content="用户的电动车都在楼下维修点修"),
+        Fact(entity="user", attribute="job", value="木匠", content="用户是木匠"),
+    ]
+    memory.add_facts(facts, "ann", at=AT)
+    assert "城南五金店" in memory.inject("钻头用完了，去哪补？", "ann", now=NOW).text
+    assert "楼下维修点" in memory.inject("车胎又漏气了，推去哪修？", "ann", now=NOW).text
+    for world in ("长颈鹿住在哪儿？", "这句诗出自哪本书？", "世界杯下一届是哪个国家办？"):
+        assert memory.inject(world, "ann", now=NOW).empty, world
