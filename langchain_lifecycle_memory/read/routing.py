@@ -45,7 +45,8 @@ _ZH_PERSONAL = (
 # Shapes of a request that is the speaker's without saying "I" (closed word classes, not topics): the
 # speaker is left out before a verb of intent or a done deed ("想换辆新车…", "网上买了个书架", "Thinking
 # about a sofa…"), before their home or company ("家里…", "一起去…"), or before a choice or a lapse of memory
-# ("该设哪儿", "用哪个", "找谁", "是哪家来着"), or between a time and 能/可以…吗 ("这周六上午能…吗"); or it asks
+# ("该设哪儿", "用哪个", "去哪补货", "找谁", "是哪家来着": a verb that asks where or which, not 是/在/出自哪, which
+# ask of a thing), or between a time and 能/可以…吗 ("这周六上午能…吗"); or it asks
 # the assistant for advice ("你觉得…", "…怎么办", "any ideas…"). A time word alone is not one: "明天会下雨吗？"
 # asks about the world, and "猫能吃巧克力吗？" names its subject.
 _ZH_WHEN = (
@@ -55,7 +56,8 @@ _ZH_WHEN = (
 _ELIDED_SPEAKER = re.compile(
     r"(?:^|[，,。；;！!？?、\s])[^，,。；;！!？?\s他她它你您]{0,6}?(?<![思理感梦幻猜])(?:想|打算|准备|计划|考虑|要去)"
     r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
-    r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?(?:哪|谁)|来着"  # "该设哪儿", "用哪个", "找谁", "是哪家来着"
+    r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?谁|来着"  # "找谁", "是哪家来着"
+    r"|(?:^|[，,。；;！!？?\s])[^，,。；;！!？?\s他她它]*?[\u4e00-\u9fff](?<![是在有从于自属])哪"  # "去哪补", "用哪个"
     r"|(?:^|[，,])" + _ZH_WHEN + r"(?:能|可以)[^，,。？?]{1,15}吗"  # "这周六上午能约中介看房吗": a time, no subject
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
     re.IGNORECASE,
