@@ -353,3 +353,10 @@ def test_a_relative_named_through_another_is_found_through_them(
 
     assert theirs in block, block
     assert "Ottavio" not in block
+
+
+@pytest.mark.parametrize("query", ["老郑女儿在学什么乐器？", "老郑的女儿在学什么乐器？", "老郑家女儿在学什么乐器？"])
+def test_an_entity_filed_as_someones_relative_in_chinese_is_found_with_or_without_the_de(query: str) -> None:
+    """An id written as a phrase, "老郑的女儿" (a model's or an import's), is who "老郑女儿" and "老郑家女儿" name."""
+    aliases = {"老郑的女儿": entity_aliases("老郑的女儿", ["老郑的女儿在学大提琴。"])}
+    assert query_entities(query, aliases) == {"老郑的女儿"}
