@@ -71,7 +71,8 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             relations |= {f"{part} in law", *_IN_LAW_FORMS.get(part, ())} if in_law else forms
             continue
         if len(part) >= 2:
-            names.add(part)
+            # an id written as a phrase, "老郑的女儿", is also said without 的 or with 家: "老郑女儿", "老郑家女儿"
+            names |= {part, *(part.replace("的", x) for x in ("", "家") if "的" in part[1:-1])}
         elif "\u4e00" <= part <= "\u9fff":  # "阿旺" kept as ``nephew_旺``: the name as its statements say it
             prefixed = re.compile(f"[{''.join(_NAME_PREFIXES)}]{part}")
             names.update(m.group() for content in contents for m in prefixed.finditer(content))
