@@ -67,3 +67,19 @@ def test_a_fact_dated_before_1970_with_no_deadline_is_not_a_situation(embeddings
     assert "Hyundai Kona" in text
     explanation = memory.explain("Plan my Saturday errands for me.", "ann", now="2025-06-04T12:00:00Z")
     assert all(c.reason != "situation" for c in explanation.candidates if c.record.value == "Tromsø")
+
+
+def test_a_passing_situation_filed_as_an_episode_comes_while_it_lasts(embeddings: Any, tmp_path: Path) -> None:
+    """A caller may file what holds for a while as an ``episode`` under a slot ("a sugar-free February"): while it
+    lasts it comes with the user's lasting facts to a request that matches nothing; after, it does not."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    challenge = Fact(
+        entity="user", attribute="diet_challenge", value="sugar-free February", kind="episode", ttl_days=28,
+        content="The user is doing a sugar-free February.",
+    )  # fmt: skip
+    job = Fact(entity="user", attribute="job", value="beekeeper", content=JOB, kind="profile")
+    memory.add_facts([job, challenge], "ann", at="2025-02-01T08:00:00Z")
+    ask = "Someone brought donuts to the office, should I have one?"
+    assert "sugar-free" in memory.inject(ask, "ann", now="2025-02-10T12:00:00Z").text
+    later = memory.inject(ask, "ann", now="2025-03-10T12:00:00Z").text
+    assert "beekeeper" in later and "sugar-free" not in later
