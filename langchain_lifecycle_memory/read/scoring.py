@@ -291,8 +291,9 @@ SITUATION = "situation"
 """The reason of a record kept below the threshold as part of the user's passing situation (``_situation``)."""
 _STANDING = ("preference", "profile", "fact", "event")
 """Kinds that join the profile fallback while live: a plan still ahead ("retires on June 30") bears on a request
-about the months around it as a lasting fact does; a conversation's episode and a sensitive record never come
-unasked."""
+about the months around it as a lasting fact does; a conversation's episode (a raw turn, filed under no slot) and
+a sensitive record never come unasked. An episode a caller filed under a slot ("diet_challenge = sugar-free
+February", for 28 days) is a passing situation, and joins while it lasts."""
 
 
 def _profile(
@@ -308,7 +309,8 @@ def _profile(
     if (~eligible & ~later & (fused >= opts.min_score)).any():  # a replaced answer, not one still to come
         return None
     near = fused >= opts.min_score / 2  # a near miss of any kind ("婚礼日期是11月8日" for "大喜日子是哪天") leads
-    pool = np.flatnonzero(eligible & (snap.kind_mask(_STANDING) | near) & about)
+    filed = snap.kind_mask(("episode",)) & (snap.attribute_code >= 0)  # a situation, not a raw turn
+    pool = np.flatnonzero(eligible & (snap.kind_mask(_STANDING) | near | filed) & about)
     if not len(pool):
         return None
     order = np.lexsort((-snap.fresh_at[pool], -snap.confidence[pool], -fused[pool]))
