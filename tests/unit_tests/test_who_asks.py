@@ -181,3 +181,13 @@ def test_a_chinese_errand_that_asks_where_or_which_is_the_askers(embeddings: Any
     assert "楼下维修点" in memory.inject("车胎又漏气了，推去哪修？", "ann", now=NOW).text
     for world in ("长颈鹿住在哪儿？", "这句诗出自哪本书？", "世界杯下一届是哪个国家办？"):
         assert memory.inject(world, "ann", now=NOW).empty, world
+
+
+def test_a_chinese_yes_or_no_on_a_bare_verb_after_an_invitation_is_the_askers(embeddings: Any, tmp_path: Path) -> None:
+    """An invitation then "去吗？" asks whether the asker goes: their lasting facts come. "…，对吗？" asks whether a
+    statement is right, and a statement about the world stays the world's."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    ear = Fact(entity="user", attribute="medical_condition", value="耳膜穿孔", content="用户左耳耳膜穿孔，还没长好")
+    memory.add_facts([ear], "ann", at=AT)
+    assert "耳膜" in memory.inject("表哥约周日去玩滑翔伞，去吗？", "ann", now=NOW).text
+    assert memory.inject("地球绕着太阳转，对吗？", "ann", now=NOW).empty
