@@ -46,9 +46,9 @@ _ZH_PERSONAL = (
 # speaker is left out before a verb of intent or a done deed ("想换辆新车…", "网上买了个书架", "Thinking
 # about a sofa…"), before their home or company ("家里…", "一起去…"), or before a choice or a lapse of memory
 # ("该设哪儿", "用哪个", "去哪补货", "找谁", "是哪家来着": a verb that asks where or which, not 是/在/出自哪, which
-# ask of a thing), or between a time and 能/可以…吗 ("这周六上午能…吗"); or it asks
-# the assistant for advice ("你觉得…", "…怎么办", "any ideas…"). A time word alone is not one: "明天会下雨吗？"
-# asks about the world, and "猫能吃巧克力吗？" names its subject.
+# ask of a thing), before a bare verb asked as yes-or-no after an invitation ("…，去吗"), or between a time
+# and 能/可以…吗 ("这周六上午能…吗"); or it asks the assistant for advice ("你觉得…", "…怎么办", "any ideas…").
+# A time word alone is not one: "明天会下雨吗？" asks about the world, and "猫能吃巧克力吗？" names its subject.
 _ZH_WHEN = (
     r"(?:今天|明天|后天|今晚|明晚|(?:这|下)个?(?:周|星期|礼拜)[一二三四五六日天末]?|(?:周|星期|礼拜)[一二三四五六日天末]"
     r"|上午|下午|晚上|早上|中午|一早)+"
@@ -58,6 +58,7 @@ _ELIDED_SPEAKER = re.compile(
     r"|^[^，,。？?]{0,6}?了个|家里|在家|回家|家中|一起|一块儿|\bat home\b"
     r"|(?:该|得|用|找|选|写)[\u4e00-\u9fff]?谁|来着"  # "找谁", "是哪家来着"
     r"|(?:^|[，,。；;！!？?\s])[^，,。；;！!？?\s他她它]*?[\u4e00-\u9fff](?<![是在有从于自属])哪"  # "去哪补", "用哪个"
+    r"|[，,]\s*(?:要|该|能)?(?![对是有])[\u4e00-\u9fff]吗"  # "朋友约周五去喝一杯，去吗": not "…，对吗"
     r"|(?:^|[，,])" + _ZH_WHEN + r"(?:能|可以)[^，,。？?]{1,15}吗"  # "这周六上午能约中介看房吗": a time, no subject
     r"|^\s*(?:just\s+)?(?:thinking|planning|going|heading|hoping|trying|looking|wanting|gonna|want to|need to)\b",
     re.IGNORECASE,
