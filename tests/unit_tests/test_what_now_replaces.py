@@ -1,0 +1,55 @@
+"""A set-valued slot told what it holds now ("now plays", "现在练"): with one value held, that value is replaced.
+
+With several held, which one "now" replaces is unsaid and all stay; "now also" adds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
+
+
+def _told(embeddings: Any, tmp_path: Path, attribute: str, *said: tuple[str, str]) -> LifecycleMemory:
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for day, (value, content) in enumerate(said, start=1):
+        fact = Fact(entity="user", attribute=attribute, value=value, content=content, kind="preference")
+        memory.add_facts([fact], "u", at=f"2025-03-{day:02d}T09:00:00Z")
+    return memory
+
+
+def _held(memory: LifecycleMemory, attribute: str) -> set[str]:
+    return {str(r.value) for r in memory.active("u") if r.attribute == attribute}
+
+
+def test_now_in_a_set_of_one_replaces_it(embeddings: Any, tmp_path: Path) -> None:
+    memory = _told(
+        embeddings, tmp_path / "en", "instrument",
+        ("harmonium", "The user plays the harmonium in the village band."),
+        ("sousaphone", "The user now plays the sousaphone in the village band."),
+    )  # fmt: skip
+    assert _held(memory, "instrument") == {"sousaphone"}
+    memory = _told(
+        embeddings, tmp_path / "zh", "sport",
+        ("踢毽子", "用户每周六去公园踢毽子"),
+        ("太极扇", "用户现在每周六去公园练太极扇"),
+    )  # fmt: skip
+    assert _held(memory, "sport") == {"太极扇"}
+    assert "太极扇" in memory.inject("这周六想活动活动，我平常练什么？", "u", now="2025-03-05T09:00:00Z").text
+
+
+def test_now_also_adds_and_now_among_several_replaces_none(embeddings: Any, tmp_path: Path) -> None:
+    memory = _told(
+        embeddings, tmp_path / "also", "instrument",
+        ("harmonium", "The user plays the harmonium in the village band."),
+        ("sousaphone", "The user now also plays the sousaphone in the village band."),
+    )  # fmt: skip
+    assert _held(memory, "instrument") == {"harmonium", "sousaphone"}
+    memory = _told(
+        embeddings, tmp_path / "several", "instrument",
+        ("harmonium", "The user plays the harmonium in the village band."),
+        ("mandola", "The user plays the mandola at folk sessions."),
+        ("sousaphone", "The user now plays the sousaphone in the village band."),
+    )  # fmt: skip
+    assert _held(memory, "instrument") == {"harmonium", "mandola", "sousaphone"}
