@@ -18,7 +18,8 @@ __all__ = [
     "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "ENDED", "FUNCTION", "GONE", "KEPT_WORDS",
     "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "ZH_NO_LONGER", "change_parts", "current_part",
     "ended_part", "holds_now", "is_name", "named_things", "names_a_successor", "only_ends", "proper_names",
-    "quantities", "restates_a_measure", "restates_a_number", "split_parts", "states_a_change", "states_an_end",
+    "quantities", "restates_a_measure", "restates_a_number", "says_now", "split_parts", "states_a_change",
+    "states_an_end",
 ]  # fmt: skip
 
 KEPT_WORDS = "kept_words"
@@ -100,6 +101,14 @@ def states_a_change(text: str) -> bool:
     Clause by clause: "只好换到云栖酒店，日子也挪到11月8日了" changes the venue though its second clause adds.
     """
     return any(_changes(clause) for clause in CLAUSE.split(text))
+
+
+def says_now(text: str) -> bool:
+    """Whether a clause of ``text`` says what holds from now on, not as an addition ("now also plays…").
+
+    "The user now plays the sousaphone", "用户现在练太极扇": what a set of one holds now (``_planner._join_set``).
+    """
+    return any(_NOW.search(clause) and not _adds(clause) for clause in CLAUSE.split(text))
 
 
 def names_a_successor(text: str) -> bool:

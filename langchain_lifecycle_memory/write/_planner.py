@@ -35,6 +35,7 @@ from langchain_lifecycle_memory.write._cardinality import (
     says_only,
 )
 from langchain_lifecycle_memory.write._change import (
+    says_now,
     states_a_change,
 )
 from langchain_lifecycle_memory.write._denial import correction
@@ -365,6 +366,8 @@ class Planner(Statements):
             uses = {r.id: same_use(record, r) for r in active}  # "switched to Inoreader for news": Feedly's use
             if fact.switch or states_a_change(record.content):
                 ended += [r for r in active if uses[r.id] and r not in ended]
+                if _replaced_now(record, active, uses):
+                    ended += [r for r in active if r not in ended]  # what the slot holds now: the one said before
             if fact.switch or _SPECS.get(slot[1], _PLAIN).replaces_alike:
                 threshold = calibrated(self.cfg.alike_threshold, self.store, DEFAULT_ALIKE_THRESHOLD)  # None: off
                 rivals = [r for r in active if uses[r.id] is not False]  # a member for another use is no rival
@@ -440,3 +443,18 @@ class Planner(Statements):
             held[old.id], held[again.id] = again, again
             restored.append(again)
         return restored
+
+
+def _replaced_now(record: MemoryRecord, active: list[MemoryRecord], uses: dict[str, bool | None]) -> bool:
+    """Whether ``record`` says what its set-valued slot holds now, in place of the one value held (use unsaid).
+
+    "The user now plays the sousaphone" after "…plays the harmonium": a preference, told what it is now. Not a
+    profile fact one gathers (a second child, an allergy, a pet said "now"), and not a slot named by a verb, which
+    holds whatever the verb takes (``uses``: "what they use regularly", a note app beside a vocabulary app).
+    """
+    spec = _SPECS.get(record.attribute or "")
+    catch_all = spec is not None and spec.description.startswith("what they")
+    return (
+        len(active) == 1 and uses[active[0].id] is None and record.kind == "preference" and not catch_all
+        and says_now(record.content)
+    )  # fmt: skip

@@ -53,3 +53,15 @@ def test_now_also_adds_and_now_among_several_replaces_none(embeddings: Any, tmp_
         ("sousaphone", "The user now plays the sousaphone in the village band."),
     )  # fmt: skip
     assert _held(memory, "instrument") == {"harmonium", "mandola", "sousaphone"}
+
+
+def test_now_in_a_profile_fact_one_gathers_replaces_nothing(embeddings: Any, tmp_path: Path) -> None:
+    """A pet, a child, an allergy said "now" is one more: only a preference is told what it is now."""
+    memory = LifecycleMemory(ChromaMemoryStore(tmp_path / "m", embeddings=embeddings))
+    for day, (value, content) in enumerate(
+        [("Wonton", "The user has a dachshund named Wonton."), ("Kiwi", "The user now has a parakeet named Kiwi.")],
+        start=1,
+    ):
+        fact = Fact(entity="user", attribute="pet", value=value, content=content, kind="profile")
+        memory.add_facts([fact], "u", at=f"2025-03-{day:02d}T09:00:00Z")
+    assert _held(memory, "pet") == {"Wonton", "Kiwi"}
