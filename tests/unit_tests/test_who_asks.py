@@ -191,3 +191,12 @@ def test_a_chinese_yes_or_no_on_a_bare_verb_after_an_invitation_is_the_askers(em
     memory.add_facts([ear], "ann", at=AT)
     assert "耳膜" in memory.inject("表哥约周日去玩滑翔伞，去吗？", "ann", now=NOW).text
     assert memory.inject("地球绕着太阳转，对吗？", "ann", now=NOW).empty
+
+
+def test_a_chinese_name_question_about_the_askers_own_is_theirs(embeddings: Any, tmp_path: Path) -> None:
+    """ "我家那个…叫什么来着" (家, 那 after 我, as 的) asks for the user's own: their facts come."""
+    memory = _memory(embeddings, tmp_path)
+    pet = Fact(entity="user", attribute="hamster", value="芝麻糊", content="用户养了一只叫芝麻糊的金丝熊")
+    memory.add_facts([pet], "ann", at=AT)
+    assert "芝麻糊" in memory.inject("我家那个小毛球叫什么来着？", "ann", now=NOW).text
+    assert memory.inject("世界上最长的河叫什么名字？", "ann", now=NOW).empty
