@@ -159,6 +159,8 @@ _HOW_TO = re.compile(
     re.IGNORECASE,
 )
 _POSSESSED = re.compile(r"\b(?:my|our|me|us|mine)\b", re.IGNORECASE)
+_ZH_POSSESSED = re.compile(r"[我咱俺]们?(?:的|家|那)")
+"""The speaker's own in Chinese: "我的", "我家那个小家伙", "咱们家", "我那台机器"."""
 _ASKS_NAME = re.compile(r"叫什么|什么名字|名字是|\bname\b|\bcalled\b", re.IGNORECASE)
 _ASKS_LANGUAGE = re.compile(
     r"什么是|是什么意思|翻译|解释一下|有什么区别"
@@ -173,7 +175,7 @@ def asks_for_the_user(query: str) -> bool:
     Not a how-to about the world, a name question, nor a question about words or the world ("什么是通货膨胀",
     "translate…"): for those, facts about the user are noise unless a search matched them.
     """
-    possessed = bool(_POSSESSED.search(query)) or "我的" in query
+    possessed = bool(_POSSESSED.search(query) or _ZH_POSSESSED.search(query))
     if _HOW_TO.match(query):
         return possessed
     if _ASKS_LANGUAGE.search(query) and not possessed:
