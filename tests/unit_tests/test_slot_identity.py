@@ -827,3 +827,24 @@ def test_people_one_has_many_of_are_a_set_and_one_has_one_of_are_not(
     memory.add_facts([_fact("user", attribute, *first)], "u", at="2024-01-01")
     memory.add_facts([_fact("user", attribute, *second)], "u", at="2024-02-01")
     assert _active(memory, "user", attribute) == (sorted([first[0], second[0]]) if both else [second[0]])
+
+
+@pytest.mark.parametrize(
+    ("attribute", "first", "second"),
+    [
+        ("condition", ("耳鸣", "用户耳鸣特别厉害"), ("鼻中隔偏曲", "用户有鼻中隔偏曲，冬天容易鼻塞")),
+        ("condition", ("shingles", "The user has shingles."), ("deviated septum", "The user has a deviated septum.")),
+    ],
+)
+def test_a_name_that_is_the_head_of_a_vocabulary_name_holds_values_as_it_does(
+    embeddings: Any, attribute: str, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    """A name that is the head of a vocabulary name holds values as it does.
+
+    "condition" ends ``medical_condition`` (a set): a second condition is one more, not a replacement, though the
+    names are only 0.63 alike for the bundled encoder.
+    """
+    memory = _memory(embeddings)
+    for at, (value, content) in zip(("2025-01-01T09:00:00Z", "2025-02-01T09:00:00Z"), (first, second)):
+        memory.add_facts([_fact("user", attribute, value, content, kind="profile")], "u", at=at)
+    assert _active(memory, "user", attribute) == sorted([first[0], second[0]])
