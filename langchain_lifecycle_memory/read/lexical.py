@@ -280,8 +280,9 @@ class LexicalIndex:
         count = np.zeros(self.size, dtype=np.int64)
         latin: set[str] = set()
         for run in _RUN.findall(normalize_text(query).replace("用户", " ")):
-            if run[0] <= "z":
-                latin |= set() if run in _EN_STOPWORDS else {_stem(run)}
+            if run[0] <= "z":  # _RUN yields [a-z0-9]+ runs or CJK runs
+                if run not in _EN_STOPWORDS:
+                    latin.add(_stem(run))
                 continue
             before = np.zeros(self.size, dtype=bool)
             for i in range(len(run) - 1):

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from langchain_lifecycle_memory import ChromaMemoryStore, Fact, LifecycleMemory
 
 
@@ -23,36 +25,40 @@ def _held(memory: LifecycleMemory, attribute: str) -> set[str]:
     return {str(r.value) for r in memory.active("u") if r.attribute == attribute}
 
 
-def test_now_in_a_set_of_one_replaces_it(embeddings: Any, tmp_path: Path) -> None:
+HARMONIUM = ("harmonium", "The user plays the harmonium in the village band.")
+SOUSAPHONE = ("sousaphone", "The user now plays the sousaphone in the village band.")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "said", "held"),
+    [
+        ("instrument", [HARMONIUM, SOUSAPHONE], {"sousaphone"}),  # one value held, told what it is now
+        ("sport", [("踢毽子", "用户每周六去公园踢毽子"), ("太极扇", "用户现在每周六去公园练太极扇")], {"太极扇"}),
+        (  # "now also" adds
+            "instrument",
+            [HARMONIUM, ("sousaphone", "The user now also plays the sousaphone in the village band.")],
+            {"harmonium", "sousaphone"},
+        ),
+        (  # among several, "now" does not say which it replaces
+            "instrument",
+            [HARMONIUM, ("mandola", "The user plays the mandola at folk sessions."), SOUSAPHONE],
+            {"harmonium", "mandola", "sousaphone"},
+        ),
+    ],
+    ids=["now-en", "now-zh", "now-also", "now-among-several"],
+)
+def test_now_in_a_set_of_one_replaces_it(
+    embeddings: Any, tmp_path: Path, attribute: str, said: list[tuple[str, str]], held: set[str]
+) -> None:
+    memory = _told(embeddings, tmp_path, attribute, *said)
+    assert _held(memory, attribute) == held
+
+
+def test_the_sport_said_now_answers_what_the_user_practises(embeddings: Any, tmp_path: Path) -> None:
     memory = _told(
-        embeddings, tmp_path / "en", "instrument",
-        ("harmonium", "The user plays the harmonium in the village band."),
-        ("sousaphone", "The user now plays the sousaphone in the village band."),
-    )  # fmt: skip
-    assert _held(memory, "instrument") == {"sousaphone"}
-    memory = _told(
-        embeddings, tmp_path / "zh", "sport",
-        ("踢毽子", "用户每周六去公园踢毽子"),
-        ("太极扇", "用户现在每周六去公园练太极扇"),
-    )  # fmt: skip
-    assert _held(memory, "sport") == {"太极扇"}
+        embeddings, tmp_path, "sport", ("踢毽子", "用户每周六去公园踢毽子"), ("太极扇", "用户现在每周六去公园练太极扇")
+    )
     assert "太极扇" in memory.inject("这周六想活动活动，我平常练什么？", "u", now="2025-03-05T09:00:00Z").text
-
-
-def test_now_also_adds_and_now_among_several_replaces_none(embeddings: Any, tmp_path: Path) -> None:
-    memory = _told(
-        embeddings, tmp_path / "also", "instrument",
-        ("harmonium", "The user plays the harmonium in the village band."),
-        ("sousaphone", "The user now also plays the sousaphone in the village band."),
-    )  # fmt: skip
-    assert _held(memory, "instrument") == {"harmonium", "sousaphone"}
-    memory = _told(
-        embeddings, tmp_path / "several", "instrument",
-        ("harmonium", "The user plays the harmonium in the village band."),
-        ("mandola", "The user plays the mandola at folk sessions."),
-        ("sousaphone", "The user now plays the sousaphone in the village band."),
-    )  # fmt: skip
-    assert _held(memory, "instrument") == {"harmonium", "mandola", "sousaphone"}
 
 
 def test_now_in_a_profile_fact_one_gathers_replaces_nothing(embeddings: Any, tmp_path: Path) -> None:
