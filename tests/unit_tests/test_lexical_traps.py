@@ -113,3 +113,18 @@ def test_two_words_of_the_question_in_a_statement_back_a_word_match(mem_store: A
     # one word in common ("bring") is no such evidence: nothing matches, the user's lasting facts are shown as such
     block = memory.inject("Where should I bring my laptop for repairs?", "u1", now=NOW)
     assert block.text.startswith("No stored memory matched this request by topic")
+
+
+def test_the_words_that_name_whom_a_question_asks_about_are_not_its_topic(mem_store: Any) -> None:
+    """Every statement about her holds "sister": only the rest of the question ("live") is its topic, so an older
+    statement that names her and where she lived is not found by those two words."""
+    memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
+    said = [
+        ("2025-01-21T20:00:00Z", "name", "Ilse", "My sister Ilse lives in Viljandi, she restores church organs."),
+        ("2025-04-28T19:20:00Z", "city", "Pärnu", "Ilse just moved to Pärnu for a job at the concert hall."),
+    ]
+    for at, attribute, value, content in said:
+        fact = {"entity": "sister_ilse", "attribute": attribute, "value": value, "content": content, "kind": "fact"}
+        memory.add_facts([fact], "u1", at=at)
+    text = memory.inject("Where does my sister live these days?", "u1", now="2025-05-10T09:00:00Z").text
+    assert "Pärnu" in text and "Viljandi" not in text
