@@ -120,7 +120,12 @@ def test_the_words_that_name_whom_a_question_asks_about_are_not_its_topic(mem_st
     statement that names her and where she lived is not found by those two words."""
     memory = LifecycleMemory(store=mem_store, extractor=RunnableLambda(lambda _: []))
     said = [
-        ("2025-01-21T20:00:00Z", "name", "Ilse", "My sister Ilse lives in Viljandi, she restores church organs."),
+        (
+            "2025-01-21T20:00:00Z",
+            "name",
+            "Ilse",
+            "Ilse, my sister, lives in Viljandi; she fixes old accordions and sings in a choir.",
+        ),
         ("2025-04-28T19:20:00Z", "city", "Pärnu", "Ilse just moved to Pärnu for a job at the concert hall."),
     ]
     for at, attribute, value, content in said:
