@@ -9,6 +9,7 @@ scaled down; kept records are ordered by an open-ceiling calibration plus small 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
@@ -179,7 +180,7 @@ def score(
         cue[list(cue_scores)] = calibrate_array(np.array(list(cue_scores.values())), cal.route_floor, cal.route_ceiling)
         topic = np.maximum(topic, cue * damp)
     agree = calibrate_array(cosine, cal.agreement_floor, cal.agreement_ceiling)
-    words = np.max([snap.index.shared_words(t) for t in q.texts], axis=0) if n else np.zeros(0)
+    words = np.max([snap.index.shared_words(_topic(t, snap, targets)) for t in q.texts], axis=0) if n else 0
     agree = np.where(words >= SHARED_WORDS, 1.0, agree)
     support = np.where(snap.attribute_code >= 0, np.maximum(agree, np.minimum(1.0, topic / cal.attribute_mention)), 1.0)
     slot = np.where(snap.value_mentions(q.texts), np.maximum(topic, cal.value_mention * support), topic)
@@ -233,6 +234,17 @@ def score(
         k=opts.k, as_of=opts.as_of, now=opts.now, routes=routes, target_entities=sorted(targets),
         personal=personal, candidates=candidates, expired_matches=expired,
     )  # fmt: skip
+
+
+def _topic(query: str, snap: Snapshot, targets: set[str]) -> str:
+    """``query`` without the words that name whom it asks about ("my sister", "Ilse").
+
+    Every statement about them holds those words, so they say nothing of its topic (``SHARED_WORDS``).
+    """
+    named = {w for e in targets for group in snap.entity_alias.get(e, ((), ())) for w in group if w}
+    for word in sorted(named, key=len, reverse=True):
+        query = re.sub(rf"\b{re.escape(word)}s?\b" if word.isascii() else re.escape(word), " ", query, flags=re.I)
+    return query
 
 
 def _nouns(snap: Snapshot, query: str, found: np.ndarray) -> list[int]:
