@@ -293,14 +293,18 @@ class LexicalIndex:
             count += self._holders(word)
         return count
 
+    def _postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """The slots that hold ``term`` and its count in each: the sealed ones, then those added since."""
+        lo, hi = (self._indptr[term], self._indptr[term + 1]) if term + 1 < len(self._indptr) else (0, 0)
+        fresh = self._fresh.get(term, ())
+        slots = np.concatenate([self._post_slots[lo:hi], np.array([s for s, _ in fresh], dtype=np.int64)])
+        return slots, np.concatenate([self._post_tf[lo:hi], np.array([tf for _, tf in fresh], dtype=np.float64)])
+
     def _holders(self, token: str) -> np.ndarray:
         """Which indexed texts hold the index term ``token``."""
         held = np.zeros(len(self._alive), dtype=bool)
-        term = self._vocab.get(token)
-        if term is not None:
-            if term + 1 < len(self._indptr):
-                held[self._post_slots[self._indptr[term] : self._indptr[term + 1]]] = True
-            held[[slot for slot, _ in self._fresh.get(term, ())]] = True
+        if (term := self._vocab.get(token)) is not None:
+            held[self._postings(term)[0]] = True
         return held if self._identity else held[self._order]
 
     def scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
@@ -313,12 +317,8 @@ class LexicalIndex:
         norm = self.k1 * ((1 - self.b) + self.b * self._dl / (self._total / max(1, self.size)))
         by_slot = np.zeros(len(self._alive), dtype=np.float64)
         for term, idf in known:
-            if term + 1 < len(self._indptr):
-                lo, hi = self._indptr[term], self._indptr[term + 1]
-                slots, tf = self._post_slots[lo:hi], self._post_tf[lo:hi]
-                by_slot[slots] += idf * tf / (norm[slots] + tf)
-            for slot, tf in self._fresh.get(term, ()):
-                by_slot[slot] += idf * tf / (norm[slot] + tf)
+            slots, tf = self._postings(term)
+            by_slot[slots] += idf * tf / (norm[slots] + tf)
         if not self._identity:
             by_slot[~self._alive] = 0.0
             by_slot = by_slot[self._order]
