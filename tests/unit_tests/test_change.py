@@ -22,7 +22,6 @@ from langchain_lifecycle_memory.write._change import (
     current_part,
     ended_part,
     holds_now,
-    only_ends,
     states_a_change,
 )
 from langchain_lifecycle_memory.write._replaced import superseded_by_change
@@ -323,16 +322,21 @@ def test_a_chinese_change_after_an_ending_keeps_the_new_state(embeddings: Any, t
     assert any("Pennywort" in c for c in active), active
 
 
-def test_words_that_only_end_something_are_history_not_a_current_fact(embeddings: Any, tmp_path: Path) -> None:
+def test_words_that_only_end_something_stay_a_current_fact(embeddings: Any, tmp_path: Path) -> None:
+    """That the user stopped is news the assistant needs ("Do I still bowl?"): the words stay, not what they end."""
     memory = _memory(embeddings, tmp_path)
     active = _said(
         memory,
-        ("2025-01-10", "I carry a Corvane Rewards card for groceries."),
-        ("2025-05-20", "Cancelled the Corvane Rewards card, the annual fee was silly."),
+        ("2025-01-14", "I bowl in a Thursday night league at Starlite Lanes."),
+        ("2025-02-03", "I'm a hospice chaplain, so some weeks are heavy."),
+        ("2025-05-06", "Quit the Thursday bowling league, my wrist can't take it anymore."),
     )
-    assert not any("Corvane" in c for c in active), active
-    archived = [r.content for r in memory.list("kim", statuses="archived")]
-    assert any("Cancelled" in c or "cancelled" in c for c in archived), archived  # kept, as history
+    assert not any("Starlite" in c for c in active), active
+    for question in ("Do I still bowl?", "I'm free Thursday night, what should I do?"):
+        block = memory.inject(question, "kim", now="2025-06-01").text
+        assert "quit the thursday bowling league" in block.lower() and "Starlite" not in block, block
+    past = memory.inject("Where do I bowl?", "kim", now="2025-06-01", as_of="2025-03-01").text
+    assert "Starlite" in past  # history keeps what it ended
 
 
 def test_an_ending_beside_something_new_is_no_ending_only() -> None:
@@ -341,11 +345,6 @@ def test_an_ending_beside_something_new_is_no_ending_only() -> None:
     )
     assert current_part("I sold the dulcimer and switched to a zither") == "switched to a zither"
     assert ended_part("I sold the dulcimer and switched to a zither") == "I sold the dulcimer"
-    assert only_ends("Sold the dulcimer, never had time.", "The user owns a dulcimer.")
-    assert not only_ends(
-        "Sold the dulcimer and got a Ostrava zither.", "The user owns a dulcimer."
-    )  # names a new thing
-    assert not only_ends("Retiring at 62 now, not 60.", "The user plans to retire at 60.")  # a new number
 
 
 def test_changing_the_thing_a_slot_names_ends_its_value(embeddings: Any, tmp_path: Path) -> None:
