@@ -17,7 +17,7 @@ from langchain_lifecycle_memory.write._lexicon import EN_FUNCTION_WORDS, says_wh
 __all__ = [
     "AGAIN", "CJK_CHAR", "CJK_WORD", "CLAUSE", "DEFAULT_CHANGE_THRESHOLD", "ENDED", "FUNCTION", "GONE", "KEPT_WORDS",
     "LATIN", "NAMED_CHANGE_THRESHOLD", "PART", "ZH_CHANGED_TO", "ZH_NO_LONGER", "change_parts", "current_part",
-    "ended_part", "holds_now", "is_name", "named_things", "names_a_successor", "only_ends", "proper_names",
+    "ended_part", "holds_now", "is_name", "named_things", "names_a_successor", "proper_names",
     "quantities", "restates_a_measure", "restates_a_number", "says_now", "split_parts", "states_a_change",
     "states_an_end",
 ]  # fmt: skip
@@ -162,19 +162,6 @@ def change_parts(text: str) -> list[str]:
 def states_an_end(text: str) -> bool:
     """Whether ``text`` ends something with a verb of ending or disposal ("sold the dulcimer", "手风琴不拉了")."""
     return GONE.search(text) is not None
-
-
-def only_ends(text: str, old: str) -> bool:
-    """Whether ``text`` only ends what ``old`` stated ("Cancelled the Corvane card, the annual fee was silly").
-
-    Every part of it that states a change ends something, and it names no number or name ``old`` does not.
-    """
-    parts = PART.split(text)[::2]
-    if not any(GONE.search(p) for p in parts) or any(_changes_or_starts(p) and not GONE.search(p) for p in parts):
-        return False  # a part that changes or begins something ("Signed on with a locksmith…") is news of its own
-    named = {w.casefold() for w in LATIN.findall(old)}
-    new_names = {w for w in LATIN.findall(text)[1:] if w[0].isupper() and w.casefold() not in named}
-    return not new_names and not quantities(text) - quantities(old)
 
 
 def ended_part(text: str) -> str:

@@ -29,7 +29,6 @@ from langchain_lifecycle_memory.write._change import (
     change_parts,
     ended_part,
     holds_now,
-    only_ends,
     quantities,
     restates_a_measure,
     states_a_change,
@@ -107,12 +106,7 @@ class Statements:
                 similar = self.store.search_records(self.ns, ended, k=5, statuses=LIVE, now=self.at)
             live = [(old, score) for old, score in similar if old.status in ACTIVE and (slots or old.slot is None)]
             gone = self._supersede_stated(record, live, ended)
-            near = {old.id for old, score in live if score >= NAMED_CHANGE_THRESHOLD}
-            if gone is not None and gone.id in near and only_ends(record.content, gone.content):
-                # "Cancelled the Corvane card": what it ended is archived, and so are the words, as its history;
-                # words less alike than that, tied to it only by an ending in its own words, say more: they stay
-                self._archive(record, record.valid_from, None)
-            elif gone is None and slots:
+            if gone is None and slots:
                 self._supersede_by_words(record, fact)
             return
         candidates = [old for old, _ in similar if old.slot is None and old.id not in self._touched]
