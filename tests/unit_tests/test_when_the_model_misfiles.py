@@ -80,3 +80,42 @@ def test_a_way_to_work_said_as_what_it_takes_replaces_the_last(
     memory = told(embeddings, tmp_path, (before, "2025-01-06"), (after, "2025-05-12"))
     assert [r.value for r in memory.active("u") if r.attribute == "commute"] == [now]
     assert len(memory.history("u", "user", "commute")) == 2
+
+
+@pytest.mark.parametrize(
+    ("held", "news", "query", "new", "old"),
+    [
+        (
+            _fact("gym", "Planet Fitness", "My gym membership is at Planet Fitness, $10 a month."),
+            _fact("editor", "Crunch Fitness", "Joined Crunch Fitness yesterday for the spin classes, $25 a month."),
+            "Which gym do I go to?",
+            "Crunch",
+            "Planet",
+        ),
+        (
+            _fact("broadband", "电信", "我的宽带是电信的，200 兆一个月 99。"),
+            _fact("editor", "联通", "宽带换成联通了，500 兆一个月 129。"),
+            "我家宽带是哪家的？",
+            "联通",
+            "电信",
+        ),
+    ],
+    ids=["gym", "宽带"],
+)
+def test_a_value_filed_as_the_example_goes_where_its_words_and_kind_belong(
+    embeddings: Any, tmp_path: Path, held: dict[str, Any], news: dict[str, Any], query: str, new: str, old: str
+) -> None:
+    """The example slot's name says nothing of a value no editor is: the statement and the kind of value decide.
+
+    "Joined Crunch Fitness…" filed as ``editor`` is a new value of ``gym`` (statements 0.63, values 0.61 alike), so the
+    old gym is archived; a fact of another kind (the job) is left alone.
+    """
+    job = _fact("job", "hospice chaplain", "I'm a hospice chaplain, so some weeks are heavy.")
+    memory = _memory(embeddings, tmp_path, [held], [job], [news])
+    for fact, at in ((held, "2025-01-06"), (job, "2025-02-03"), (news, "2025-05-12")):
+        memory.add_messages([("user", fact["content"])], user_id="u", at=at)
+
+    assert [r.value for r in memory.active("u") if r.attribute == held["attribute"]] == [news["value"]]
+    assert [r.value for r in memory.active("u") if r.attribute == "job"] == ["hospice chaplain"]
+    block = memory.inject(query, user_id="u", now="2025-06-01").text
+    assert new in block and old not in block, block
