@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable
 from langchain_lifecycle_memory.schema import PERSON, Fact, is_self_entity
 from langchain_lifecycle_memory.vocabulary import DEFAULT_ATTRIBUTES, AttributeSpec
 from langchain_lifecycle_memory.write._cardinality import with_cardinality
-from langchain_lifecycle_memory.write._grounding import held_clause, number_for_words
+from langchain_lifecycle_memory.write._grounding import filed_as_the_example, held_clause, number_for_words
 from langchain_lifecycle_memory.write._lexicon import CJK, ZH_RELATIONS, chinese_spans, romanize, says_whole
 from langchain_lifecycle_memory.write._slot_judge import Question, ask_judge, create_slot_judge
 from langchain_lifecycle_memory.write._slot_names import (
@@ -55,6 +55,11 @@ CHANGE_SLOT_THRESHOLD = 0.45
 replaces something, so a lower bar (``_change.DEFAULT_CHANGE_THRESHOLD``'s calibration:
 two values of one slot have a median statement cosine of 0.56, 75 % reach 0.45)."""
 
+NAMELESS_STATEMENT = 0.5
+"""Cosine (bundled encoder) of statements above which a fact in the prompt's example slot, its value of the kind a
+stored slot holds (``alike``), is that slot's new value: its name says nothing ("Ported my number over to Mint
+Mobile…" as ``editor`` beside "My phone plan is with T-Mobile…": 0.55). No pair of two slots of one entity in the
+development files reaches 0.5 (``python benchmarks/slot_calibration.py``)."""
 UNRELATED_NAMES = 0.3
 """Names less alike than this (:func:`name_similarity`) share nothing the encoder sees: a statement about one is
 no new value of the other unless it is worded as a change, however alike the statements ("practice_nights" /
@@ -178,7 +183,8 @@ def resolve_facts(
         if attribute not in stored and stored and embedder is not None and statements is not None and not undecided:
             said_change = fact.switch or (changes is not None and any(map(changes, (fact.content, _own_words(fact)))))
             changed = fact.operation == "assert" and said_change  # a retraction ends the slot its words name
-            attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed)
+            nameless = filed_as_the_example(fact)  # the prompt's example slot: its name says nothing of the value
+            attribute = _by_statement(said, attribute, stored, spec_map, embedder, changed=changed, nameless=nameless)
         out[i] = fact.model_copy(update={"entity": entity, "attribute": attribute})
         if judge is not None and (undecided or ambiguous):
             questions.append(Question(i, entity, attribute, undecided, ambiguous))
@@ -327,6 +333,7 @@ def _by_statement(
     embedder: _Embedder,
     *,
     changed: bool = False,
+    nameless: bool = False,
 ) -> str:
     """The stored slot whose current statement says what ``said.content`` says, among names nothing else relates.
 
@@ -341,7 +348,8 @@ def _by_statement(
     ("用户现在完全吃纯素" as ``dietary_preference`` replaces ``diet``: names 0.65, statements 0.25 across languages).
     The nearest statement counts as near when it is near without the values of both (:func:`_frame`: "team lead
     at the warehouse is now Raúl" and "shift supervisor at the warehouse is Donna"), unless the new statement
-    names the same kind of thing qualified otherwise (:func:`_keeps_qualifier`).
+    names the same kind of thing qualified otherwise (:func:`_keeps_qualifier`). A ``nameless`` fact (filed in the
+    prompt's example slot, its value no editor) is placed by its statement and its kind of value alone.
     """
     open_ = [
         b
@@ -364,6 +372,8 @@ def _by_statement(
         )
         bare = _cos(said_frame, best_frame)
     framed = max(score, bare)
+    if nameless:  # "Joined Crunch Fitness…" as ``editor``: statements 0.63 and values 0.61 alike to the gym's
+        return best if framed >= NAMELESS_STATEMENT and _of_a_kind(said, best, embedder) else attribute
     if framed >= (CHANGE_SLOT_THRESHOLD if changed else STATEMENT_SLOT_THRESHOLD):
         return best if changed or name_similarity(attribute, best, embedder, specs) >= UNRELATED_NAMES else attribute
     if changed:  # it replaces something: the stored name nearest its own, when no statement is near enough
