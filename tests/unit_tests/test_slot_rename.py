@@ -111,3 +111,36 @@ async def test_the_async_path_renames_the_same_way() -> None:
     value = {"messages": [HumanMessage("VS Code now")], "now": NOW, "slots": [("user", "editor", "Vim")]}
     out = await create_extractor(model).ainvoke(value)
     assert [(f.attribute, f.value) for f in out] == [("editor", "VS Code")] and model.calls == 2
+
+
+def test_a_change_filed_under_a_vocabulary_name_the_user_has_not_is_offered_the_stored_slots(
+    mem_store: ChromaMemoryStore,
+) -> None:
+    """Words of a change mean an old value somewhere: a vocabulary name the user holds nothing under is asked about.
+
+    A small model files "Bought a Brompton, now I ride it to the office" as ``job``; the stored slots are offered
+    (one narrow call), the answer moves it onto ``commute`` and the tram is archived. The same name in words that
+    state no change, or that speak of someone else, is taken as it is (no call).
+    """
+    model = ScriptedChatModel(
+        replies=[
+            facts(("user", "commute", "38 tram")),
+            facts(("user", "job", "Brompton")),
+            renames((0, "commute")),
+        ]
+    )
+    memory = LifecycleMemory(mem_store, extractor=model)
+    memory.add_messages([("user", "I take the 38 tram to the office.")], "u1", at="2024-01-08T08:00:00Z")
+    memory.add_messages(
+        [("user", "Bought a Brompton, now I ride it to the office every day.")], "u1", at="2024-04-02T08:00:00Z"
+    )
+    assert model.calls == 3 and '"commute" (now: 38 tram)' in prompt_text(model, 2)
+    assert [(r.value, r.status) for r in memory.history("u1", "user", "commute")] == [
+        ("38 tram", MemoryStatus.ARCHIVED),
+        ("Brompton", MemoryStatus.ACTIVE),
+    ]
+
+    slots = [("user", "commute", "38 tram")]
+    for said in ("I'm a locksmith.", "My neighbour bought a Brompton, now he rides it to the office."):
+        got, model = run([facts(("user", "job", "Brompton"))], said, slots)
+        assert (got, model.calls) == ([("user", "job", "Brompton")], 1), said
