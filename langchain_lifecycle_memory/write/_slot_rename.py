@@ -17,7 +17,13 @@ from pydantic import BaseModel, Field
 
 from langchain_lifecycle_memory.schema import Fact
 from langchain_lifecycle_memory.vocabulary import AttributeSpec
-from langchain_lifecycle_memory.write._grounding import number_for_words
+from langchain_lifecycle_memory.write._change import states_a_change
+from langchain_lifecycle_memory.write._grounding import (
+    held_clause,
+    number_for_words,
+    speaks_of_someone_else,
+    told_of_them,
+)
 from langchain_lifecycle_memory.write._slot_identity import resolve_entity
 from langchain_lifecycle_memory.write._slot_names import attribute_relation, core
 from langchain_lifecycle_memory.write._structured import PROMPTED, MethodChain, is_capability_error, loads_tolerant
@@ -59,9 +65,14 @@ Reply with JSON only, in exactly this shape: {"answers": [{"fact": 0, "slot": "e
 
 
 def plan(
-    facts: Sequence[Fact], slots: Sequence[tuple[str, str, str | None]], specs: dict[str, AttributeSpec]
+    facts: Sequence[Fact], slots: Sequence[tuple[str, str, str | None]], specs: dict[str, AttributeSpec], said: str = ""
 ) -> tuple[list[Fact], list[Question]]:
-    """Facts with structural renames applied, and the questions left for the model."""
+    """Facts with structural renames applied, and the questions left for the model.
+
+    A vocabulary name is canonical and never offered an invented one, unless the user's words (``said``) state a
+    change of theirs (:func:`_a_change_of_theirs`) and the user holds nothing under it: "Bought a Brompton, now I
+    ride it to the office" filed as ``job`` ends an old value somewhere, so every stored slot is offered.
+    """
     by_entity: dict[str, dict[str, list[str | None]]] = {}
     for entity, attribute, value in slots:
         by_entity.setdefault(entity, {}).setdefault(attribute, []).append(value)
@@ -77,7 +88,8 @@ def plan(
             out[i] = fact.model_copy(update={"entity": entity})
         if not stored or attribute in stored:
             continue
-        if attribute in specs:  # a vocabulary name is already the canonical one: never renamed onto an invented one
+        changed = attribute in specs and _a_change_of_theirs(fact, said)
+        if attribute in specs and not changed:  # a vocabulary name is the canonical one: never renamed onto another
             continue
         relations = {name: attribute_relation(attribute, name, specs) for name in stored}
         if same := [name for name, rel in relations.items() if rel == "same"]:
@@ -85,10 +97,18 @@ def plan(
             out[i] = out[i].model_copy(update={"attribute": best})
             continue
         held = by_entity[entity]  # a bare quantity is offered no slot that holds words ("年薪 33 万" is no job)
-        open_ = (n for n, rel in relations.items() if rel is None and not number_for_words(fact.value, held[n]))
+        open_ = (
+            n for n, rel in relations.items() if (rel is None or changed) and not number_for_words(fact.value, held[n])
+        )
         if choices := tuple(open_)[:_MAX_CHOICES]:
             questions.append(Question(i, entity, choices))
     return out, questions
+
+
+def _a_change_of_theirs(fact: Fact, said: str) -> bool:
+    """Whether the user's words state a change and the clause that holds the fact's value is not someone else's."""
+    clause = held_clause(fact.value, said) or said
+    return states_a_change(said) and not (speaks_of_someone_else(clause) or told_of_them(fact.value or "", said))
 
 
 def prompt(
@@ -158,11 +178,15 @@ def rename(
     facts: list[Fact],
     slots: Sequence[tuple[str, str, str | None]],
     specs: dict[str, AttributeSpec],
+    said: str = "",
 ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
-    """The rename step as :data:`Steps`, skipping the ``rejected`` methods; any failure keeps the extracted names."""
+    """The rename step as :data:`Steps`, skipping the ``rejected`` methods; any failure keeps the extracted names.
+
+    ``said``: the user's words in the turn (:func:`plan`).
+    """
     if not slots:
         return facts
-    facts, questions = plan(facts, slots, specs)
+    facts, questions = plan(facts, slots, specs, said)
     while questions:
         for method in rejected:
             if renamer.method == method and not renamer.exhausted:

@@ -336,9 +336,9 @@ class _LLMExtraction:
                 continue
             facts, failure = self.finish((yield self.parse_step, output), now)
             if failure is None:
-                if self.slot_context == "rename":
-                    facts = yield from self.rename(facts, _slot_items(value))
                 said = "\n".join(m.text for m in messages if isinstance(m, HumanMessage))
+                if self.slot_context == "rename":
+                    facts = yield from self.rename(facts, _slot_items(value), said)
                 facts = [
                     _refiled(f, said, self.specs).model_copy(update={"evidence": said})
                     for f in _drop_echoes(facts, value, messages)
@@ -350,10 +350,11 @@ class _LLMExtraction:
         raise self.error(messages, failure) from failure.exception
 
     def rename(
-        self, facts: list[Fact], slots: list[tuple[str, str, str | None]]
+        self, facts: list[Fact], slots: list[tuple[str, str, str | None]], said: str
     ) -> Generator[tuple[Runnable[Any, Any], Any], Any, list[Fact]]:
         """Facts renamed onto the existing slots they mean (structure first, then one narrow model call)."""
-        return (yield from _slot_rename.rename(self.renamer, self.chain.rejected, self.head, facts, slots, self.specs))
+        renamer, rejected, specs = self.renamer, self.chain.rejected, self.specs
+        return (yield from _slot_rename.rename(renamer, rejected, self.head, facts, slots, specs, said))
 
     def run(self, value: Any, config: RunnableConfig) -> list[Fact]:
         return drive(self.attempts_of(value), config)
