@@ -324,3 +324,28 @@ def test_a_value_that_only_adds_a_suffix_or_its_slot_replaces(
 
     assert now in block
     assert [r.status.value for r in memory.list("u", statuses=None) if r.value == before] == ["archived"]
+
+
+def test_a_relative_whose_name_has_no_romanization_is_found_by_it_when_no_statement_says_it(
+    embeddings: Any, tmp_path: Path
+) -> None:
+    """``niece_粟`` (小粟: the diminutive dropped, 粟 has no pinyin here) is asked about as 小粟.
+
+    A small model's statements need not keep the name ("The user's niece is learning horse riding.", "改练跳水了"):
+    the id itself says it was one of 小/阿/老 and the character, so those forms name her.
+    """
+    niece = (
+        "2025-02-16",
+        "我外甥女小粟在学马术，每周六去马场。",
+        {"attribute": "hobby", "value": "马术", "content": "The user's niece is learning horse riding."},
+    )
+    niece_now = (
+        "2025-05-04",
+        "小粟不学马术了，改练跳水了。",
+        {"attribute": "hobby", "value": "跳水", "content": "改练跳水了"},
+    )
+    memory = _told(embeddings, tmp_path, [DESIGNER, niece, niece_now])
+
+    block = memory.inject("小粟现在在学什么？", user_id="u", now="2025-06-01").text
+    assert "跳水" in block, block
+    assert "室内设计师" not in memory.inject("小粟现在在学什么？", user_id="u", now="2025-06-01").text
