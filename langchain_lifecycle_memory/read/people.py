@@ -39,6 +39,8 @@ _POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
 
 _NAME_PREFIXES = {"小": "xiao", "老": "lao", "阿": "a", "大": "da"}
 """Diminutives before a Chinese given name, with their pinyin (``ajie`` is "阿杰": the 阿 is one of its syllables)."""
+_DROPPED_PREFIXES = "小阿老"
+"""The diminutives an id drops before a name of one character with no pinyin (``romanize``: 小粟 -> ``niece_粟``)."""
 _SEPARATORS = re.compile(r"[_\-\s]+")
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
 
@@ -73,9 +75,8 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
         if len(part) >= 2:
             # an id written as a phrase, "老郑的女儿", is also said without 的 or with 家: "老郑女儿", "老郑家女儿"
             names |= {part, *(part.replace("的", x) for x in ("", "家") if "的" in part[1:-1])}
-        elif "\u4e00" <= part <= "\u9fff":  # "阿旺" kept as ``nephew_旺``: the name as its statements say it
-            prefixed = re.compile(f"[{''.join(_NAME_PREFIXES)}]{part}")
-            names.update(m.group() for content in contents for m in prefixed.finditer(content))
+        elif "\u4e00" <= part <= "\u9fff":  # "阿旺" kept as ``nephew_旺``: the diminutive the id dropped
+            names.update(prefix + part for prefix in _DROPPED_PREFIXES)
         if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
             romanized = part
     if not relations and names:  # a bare name ("jonas"): how the statements introduce them ("roommate Jonas")
