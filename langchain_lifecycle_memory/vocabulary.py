@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = [
-    "DEFAULT_ATTRIBUTES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "card_phrases", "humanize",
-    "weekdays",
+    "DEFAULT_ATTRIBUTES", "DIMINUTIVES", "RELATIONS", "AttributeSpec", "Relation", "attribute_names", "card_phrases",
+    "humanize", "weekdays",
 ]  # fmt: skip
 
 
@@ -389,6 +389,10 @@ class Relation:
         ranked = tuple(rank + w[0] for w in self.words if len(w) == 2 and w[0] == w[1] for rank in "二三四五")
         return self.words + ranked + (broad.forms() if broad is not None else ())
 
+
+DIMINUTIVES = "小阿老"
+"""Diminutives before a Chinese given name of one character ("小芳", "阿旺", "老郑"): an entity id keeps the name
+without one (``sister_fang``, ``nephew_旺``), and a question may say it with any of them."""
 
 RELATIONS: tuple[Relation, ...] = (
     Relation("wife", ("wife",), ("老婆=妻子", "妻子", "太太", "媳妇=妻子"), broader="spouse", one=True),

@@ -18,7 +18,7 @@ import numpy as np
 from langchain_lifecycle_memory.read.lexical import normalize_text, word_tokens
 from langchain_lifecycle_memory.read.vectors import TextVectors
 from langchain_lifecycle_memory.schema import PERSON, is_self_entity
-from langchain_lifecycle_memory.vocabulary import RELATIONS
+from langchain_lifecycle_memory.vocabulary import DIMINUTIVES, RELATIONS
 
 __all__ = ["RELATION_NEAR", "entity_aliases", "is_other_person", "query_entities", "relatives_by_meaning"]
 
@@ -39,8 +39,6 @@ _POSSESSIVES_ZH = ("我的", "我家", "我们", "我")
 
 _NAME_PREFIXES = {"小": "xiao", "老": "lao", "阿": "a", "大": "da"}
 """Diminutives before a Chinese given name, with their pinyin (``ajie`` is "阿杰": the 阿 is one of its syllables)."""
-_DROPPED_PREFIXES = "小阿老"
-"""The diminutives an id drops before a name of one character with no pinyin (``romanize``: 小粟 -> ``niece_粟``)."""
 _SEPARATORS = re.compile(r"[_\-\s]+")
 _VOWEL_GROUPS = re.compile(r"[aeiouv]+")
 
@@ -76,7 +74,7 @@ def entity_aliases(entity: str, contents: Iterable[str] = ()) -> tuple[set[str],
             # an id written as a phrase, "老郑的女儿", is also said without 的 or with 家: "老郑女儿", "老郑家女儿"
             names |= {part, *(part.replace("的", x) for x in ("", "家") if "的" in part[1:-1])}
         elif "\u4e00" <= part <= "\u9fff":  # "阿旺" kept as ``nephew_旺``: the diminutive the id dropped
-            names.update(prefix + part for prefix in _DROPPED_PREFIXES)
+            names.update(prefix + part for prefix in DIMINUTIVES)
         if re.fullmatch(r"[a-z]+", part) and len(_VOWEL_GROUPS.findall(part)) > len(_VOWEL_GROUPS.findall(romanized)):
             romanized = part
     if not relations and names:  # a bare name ("jonas"): how the statements introduce them ("roommate Jonas")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from langchain_lifecycle_memory.schema import SELF_ENTITIES, normalize_value
-from langchain_lifecycle_memory.vocabulary import RELATIONS
+from langchain_lifecycle_memory.vocabulary import DIMINUTIVES, RELATIONS
 
 __all__ = [
     "CITY_SUFFIX", "canonical_entity", "EN_FUNCTION_WORDS", "EN_PRONOUNS", "EN_RELATIONS", "EN_VERBS", "LEX",
@@ -371,7 +371,7 @@ def misfiled(attribute: str | None, value: str | None, *, named: bool = False) -
 
 def romanize(name: str) -> str:
     """Pinyin for a Chinese given name, diminutive prefix dropped ("小芳" -> "fang"); unknown characters stay."""
-    core = name[1:] if len(name) == 2 and name[0] in "小阿老" else name
+    core = name[1:] if len(name) == 2 and name[0] in DIMINUTIVES else name
     letters = [_PINYIN.get(ch, "") for ch in core]
     return "".join(letters) if all(letters) else core
 
