@@ -266,10 +266,10 @@ def head_to_head_switches(data: dict[str, Any]) -> str:
             "### Held-out switches",
             "",
             "`benchmarks/scenarios/heldout_switches.jsonl` was written and committed before the changes it measures "
-            "and has not been edited since: 10 scenarios, 12 questions, on themes none of the other files use (a "
-            "commute by e-scooter, a neighbour's pigeons, body fat, a father-in-law's trade, a 5k best, languages, a "
-            "phone carrier, a pottery class given up, a son's class, home internet). LangMem and mem0 take an hour or "
-            "more per file on this machine and did not run on it; `full` and `none` did.",
+            "and has not been edited since: 10 scenarios, 12 questions, on themes chosen apart from the other files' "
+            "(a commute by e-scooter, a neighbour's pigeons, body fat, a father-in-law's trade, a 5k best, languages, "
+            "a phone carrier, a pottery class given up, a son's class, home internet). LangMem and mem0 take an hour "
+            "or more per file on this machine and did not run on it; `full` and `none` did.",
             "",
             *_h2h_table(data),
             "",
